@@ -1,0 +1,20 @@
+"""rehydrate: working state for AI coding agents that survives context compaction, crashes and hand-offs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = ["RehydrateError", "State", "__version__"]
+
+
+def __getattr__(name: str) -> Any:  # lazy: `import rehydrate` stays cheap on the hook path
+    if name == "State":
+        from rehydrate.state import State
+
+        return State
+    if name == "RehydrateError":
+        from rehydrate.errors import RehydrateError
+
+        return RehydrateError
+    raise AttributeError(name)

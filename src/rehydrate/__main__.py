@@ -1,0 +1,5 @@
+import sys
+
+from rehydrate.cli import main
+
+sys.exit(main())

@@ -1,0 +1,382 @@
+"""The command line: the only module that prints or exits. `main(argv) -> int`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rehydrate import __version__
+from rehydrate.errors import ExitCode, RehydrateError, UsageError
+
+JSON_VERSION = 1
+
+DESCRIPTION = """\
+Working state for AI coding agents that survives context compaction, crashes and hand-offs.
+The state lives in plain files (state/ by default); every command checks them first and repairs what is safe.
+
+exit codes: 0 ok · 1 discrepancy or degraded · 2 usage error · 3 state missing or unreadable · 4 internal bug
+            130 interrupted
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # usage errors exit 2 through main, not from deep inside argparse
+        raise UsageError(f"{self.prog}: {message}", f"see `{self.prog} --help`")
+
+
+def _common(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
+    p.add_argument("--dir", metavar="DIR", help="the state folder (default: $REHYDRATE_DIR, else ./state found upward)")
+    p.add_argument("--actor", metavar="NAME", help="whose WAL to write (default: $REHYDRATE_ACTOR, else 'agent')")
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="rehydrate", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"rehydrate {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("init", help="create the state folder with a write-once goal and install the boot rule",
+                       description="Create state/ (00_goal.md, 10_invariants.md, 99_next.md, wal/ACTOR.jsonl). "
+                       "The goal is write-once: an existing one is never replaced. The boot rule goes, as a marked "
+                       "block, into AGENTS.md, CLAUDE.md and GEMINI.md where they exist, and into those --rules names.")
+    p.add_argument("--goal", required=True, help="the task, in a sentence or a few")
+    p.add_argument("--done-when", metavar="TEXT", help="what counts as done")
+    p.add_argument("--rules", metavar="LIST", default="",
+                   help="instruction files to create if absent: comma-separated from agents,claude,gemini")
+    _common(p)
+
+    p = sub.add_parser("invariant", help="record a decision (append-only, one line)",
+                       description="Append a decision to 10_invariants.md through the WAL, with a content-hash id.")
+    p.add_argument("text", help="the decision")
+    p.add_argument("--because", required=True, help="why: so that a later session does not undo it")
+    _common(p)
+
+    p = sub.add_parser("reject", help="record a rejected approach (it stays rejected)",
+                       description="Append a rejected approach to 10_invariants.md through the WAL.")
+    p.add_argument("approach", help="the approach that was tried or considered and ruled out")
+    p.add_argument("--because", required=True, help="why it was ruled out")
+    p.add_argument("--guard", metavar="PATTERN", help="a path glob or command pattern a harness hook can watch for")
+    _common(p)
+
+    p = sub.add_parser("checkpoint", help="record the step just finished and the next allowed action",
+                       description="Append a checkpoint record (binding git HEAD, branch and dirty files), then "
+                       "replace 99_next.md, the program counter.")
+    p.add_argument("--done", required=True, metavar="TEXT", help="what was just completed")
+    p.add_argument("--next", required=True, metavar="TEXT", help="the next allowed action")
+    p.add_argument("--goal", metavar="TEXT", help="the current goal (default: the previous checkpoint's)")
+    _common(p)
+
+    p = sub.add_parser("handoff", help="replace 20_handoff.md, the note the next session reads in full",
+                       description="Replace 20_handoff.md through the WAL; the text comes from stdin or --file.")
+    p.add_argument("--file", metavar="F", help="read the note from F instead of stdin")
+    _common(p)
+
+    p = sub.add_parser("resume", help="print the brief a fresh context reads first",
+                       description="Reconcile the state, then print the brief in boot order within a character "
+                       "budget, ending with the ledger of checks. Logged as a resume record. Exit 1 if degraded.")
+    p.add_argument("--budget", type=int, metavar="CHARS", help="the most characters the brief may use (default 9000)")
+    _common(p)
+
+    p = sub.add_parser("verify", help="check the WAL chain, the latches and the views (exit 1 on any problem)",
+                       description="The full recognize step: every log's hash chain, 00 and 10 against what the "
+                       "WAL bound, each view against the WAL, a torn tail. --repair applies only the safe repairs: "
+                       "redo a lagging view, cut a torn tail (keeping a .broken copy), record lines added by hand.")
+    p.add_argument("--repair", action="store_true", help="apply the safe repairs and say what was done")
+    _common(p)
+
+    p = sub.add_parser("rotate", help="archive the WAL at the end of a task and start a new one anchored to it",
+                       description="Move the WAL's records to state/archive/ and start a new log whose first "
+                       "record carries the old last hash, the goal and every recorded line of 10_invariants.md.")
+    _common(p)
+
+    p = sub.add_parser("status", help="one screen: goal, last checkpoint, next action, problems",
+                       description="Show the goal, the last checkpoint, the next action and any problem. Exit 1 "
+                       "if there is a problem.")
+    _common(p)
+
+    p = sub.add_parser("demo", help="show the whole loop on a throwaway git repository",
+                       description="Run init, decisions, a rejected approach and checkpoints in a temporary git "
+                       "repository, kill a writer between the WAL append and the view update, rewrite a line of "
+                       "10_invariants.md by hand, then verify, repair and print the brief a fresh context reads.")
+    p.add_argument("--keep", action="store_true", help="keep the temporary repository and print its path")
+    return parser
+
+
+# ---------------------------------------------------------------------------------------------------- output
+
+
+def _emit_json(command: str, ok: bool, **fields: Any) -> None:
+    print(json.dumps({"version": JSON_VERSION, "command": command, "ok": ok, **fields}, ensure_ascii=False, indent=2))
+
+
+def _report(out: Any, args: argparse.Namespace) -> None:
+    """Repairs and leftover problems of a writing command go to stderr (stdout stays the command's answer)."""
+    if args.json:
+        return
+    for r in out.repaired:
+        print(f"rehydrate: repaired: {r}", file=sys.stderr)
+    for p in out.problems:
+        where = p.file + (f":{p.line}" if p.line else "")
+        print(f"rehydrate: warning: {where}: {p.message} [{p.code}] (see `rehydrate verify`)", file=sys.stderr)
+
+
+def _problems_json(out: Any) -> dict[str, Any]:
+    return {"problems": [p.as_dict() for p in out.problems], "repaired": list(out.repaired)}
+
+
+# ---------------------------------------------------------------------------------------------------- commands
+
+
+def _open(args: argparse.Namespace) -> Any:
+    from rehydrate.state import State
+
+    return State.open(args.dir, args.actor)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from rehydrate import rules
+    from rehydrate.state import State
+
+    create = rules.parse_names(args.rules)
+    state, out = State.init(args.dir, args.goal, args.done_when, args.actor)
+    project = os.path.dirname(state.root)
+    installed = rules.install(project, os.path.relpath(state.root, project), create)
+    if args.json:
+        _emit_json("init", True, state=state.root, actor=state.actor, record=out.record, rules=dict(installed),
+                   **_problems_json(out))
+        return 0
+    _report(out, args)
+    print(f"initialized {state.rel('')} (actor {state.actor}): {', '.join(['00_goal.md', '10_invariants.md', '99_next.md', f'wal/{state.actor}.jsonl'])}")
+    for name, what in installed:
+        print(f"boot rule: {name} {what}")
+    if not installed:
+        print("boot rule: no AGENTS.md, CLAUDE.md or GEMINI.md here; add one with --rules agents,claude,gemini")
+    return 0
+
+
+def _cmd_entry(args: argparse.Namespace, kind: str) -> int:
+    state = _open(args)
+    if kind == "invariant":
+        out = state.invariant(args.text, args.because)
+    else:
+        out = state.reject(args.approach, args.because, args.guard)
+    rec = out.record
+    if args.json:
+        _emit_json(kind, True, id=rec["data"]["id"], line=rec["data"]["line"], seq=rec["seq"], **_problems_json(out))
+        return 0
+    _report(out, args)
+    print(f"recorded {rec['data']['id']} in {state.rel('10_invariants.md')} (record {rec['seq']})")
+    return 0
+
+
+def cmd_invariant(args: argparse.Namespace) -> int:
+    return _cmd_entry(args, "invariant")
+
+
+def cmd_reject(args: argparse.Namespace) -> int:
+    return _cmd_entry(args, "reject")
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    state = _open(args)
+    out = state.checkpoint(args.done, args.next, args.goal)
+    rec = out.record
+    git = rec.get("git") or {}
+    if args.json:
+        _emit_json("checkpoint", True, seq=rec["seq"], ts=rec["ts"], git=git, **_problems_json(out))
+        return 0
+    _report(out, args)
+    if git.get("repo") is False:
+        where = f"no git ({git.get('reason', 'not a repository')})"
+    else:
+        head = (git.get("head") or "no commit yet")[:7]
+        dirty = git.get("dirty_count", len(git.get("dirty", [])))
+        where = f"HEAD {head} on {git.get('branch') or 'a detached HEAD'}, {dirty} dirty file(s)"
+    print(f"checkpoint {rec['seq']} written: {where}; next: {state.rel('99_next.md')}")
+    return 0
+
+
+def cmd_handoff(args: argparse.Namespace) -> int:
+    if args.file:
+        try:
+            with open(args.file, encoding="utf-8", errors="replace") as f:
+                text = f.read(8 << 20)
+        except OSError as e:
+            raise UsageError(f"cannot read {args.file}: {e.strerror}") from None
+    else:
+        if sys.stdin is None or sys.stdin.closed:
+            raise UsageError("no handoff text: give it on stdin or with --file F")
+        if sys.stdin.isatty():
+            print("type the handoff note; end with Ctrl-D", file=sys.stderr)
+        text = sys.stdin.read(8 << 20)
+    state = _open(args)
+    out = state.handoff(text)
+    if args.json:
+        _emit_json("handoff", True, seq=out.record["seq"], chars=len(out.record["data"]["text"]), **_problems_json(out))
+        return 0
+    _report(out, args)
+    print(f"{state.rel('20_handoff.md')} replaced ({len(out.record['data']['text']):,} characters, record {out.record['seq']})")
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from rehydrate.state import State, locate, reduced_brief, resolve_actor
+
+    try:
+        state = State.open(args.dir, args.actor)
+        result = state.resume(args.budget)
+    except UsageError:
+        raise
+    except RehydrateError as e:  # still show what can be read, and say what is wrong
+        text = reduced_brief(locate(args.dir), resolve_actor(args.actor), str(e), args.budget)
+        if args.json:
+            _emit_json("resume", False, brief=text, confidence="degraded (state)", error=e.message)
+        else:
+            sys.stdout.write(text)
+            print(f"rehydrate: {e}", file=sys.stderr)
+        return int(e.exit_code)
+    degraded = result.confidence != "recovered"
+    if args.json:
+        _emit_json(
+            "resume",
+            not degraded,
+            brief=result.text,
+            confidence=result.confidence,
+            findings=[f.__dict__ for f in result.findings],
+            omitted=result.omitted,
+            seq=result.record["seq"],
+            **_problems_json(result),
+        )
+    else:
+        sys.stdout.write(result.text)
+    return ExitCode.DISCREPANCY if degraded else 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    state = _open(args)
+    out = state.verify(repair=args.repair)
+    seq = out.record["seq"] if out.record else None
+    if args.json:
+        _emit_json("verify", out.ok, state=state.root, records=seq, **_problems_json(out))
+        return 0 if out.ok else ExitCode.DISCREPANCY
+    for r in out.repaired:
+        print(f"repaired: {r}")
+    for p in out.problems:
+        where = p.file + (f":{p.line}" if p.line else "")
+        fix = " (safe to repair: rehydrate verify --repair)" if p.repairable and not args.repair else ""
+        print(f"problem: {where}: {p.message} [{p.code}]{fix}")
+    if out.ok:
+        print(f"ok: {state.rel('')} verified: {seq} record(s), hash chain intact, latches hold, views match the WAL")
+        return 0
+    print(f"{len(out.problems)} problem(s) in {state.rel('')}")
+    return ExitCode.DISCREPANCY
+
+
+def cmd_rotate(args: argparse.Namespace) -> int:
+    state = _open(args)
+    out = state.rotate()
+    data = out.record["data"]
+    if args.json:
+        _emit_json("rotate", True, archive=data["archive"], records=data["records"], seq=out.record["seq"],
+                   **_problems_json(out))
+        return 0
+    _report(out, args)
+    print(f"archived {data['records']} record(s) to {state.rel(data['archive'])}; "
+          f"the new WAL starts at record {out.record['seq']}, anchored to the old last hash")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    state = _open(args)
+    out = state.status()
+    x = out.extra
+    if args.json:
+        _emit_json("status", out.ok, state=state.root, actor=state.actor, goal=x["goal"], checkpoint=x["checkpoint"],
+                   next=x["next"], records=x["records"], **_problems_json(out))
+        return 0 if out.ok else ExitCode.DISCREPANCY
+    print(f"state:       {state.root} (actor {state.actor}, {x['records']} record(s))")
+    print(f"goal:        {x['goal']}")
+    print(f"checkpoint:  {x['checkpoint']}")
+    print(f"last done:   {x['next'].get('done', '?')}")
+    print(f"next action: {x['next'].get('next', '?')}")
+    for r in out.repaired:
+        print(f"repaired:    {r}")
+    if out.ok:
+        print("problems:    none")
+        return 0
+    for p in out.problems:
+        where = p.file + (f":{p.line}" if p.line else "")
+        print(f"problem:     {where}: {p.message} [{p.code}]")
+    return ExitCode.DISCREPANCY
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from rehydrate import demo
+
+    return demo.run(keep=args.keep)
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "init": cmd_init,
+    "invariant": cmd_invariant,
+    "reject": cmd_reject,
+    "checkpoint": cmd_checkpoint,
+    "handoff": cmd_handoff,
+    "resume": cmd_resume,
+    "verify": cmd_verify,
+    "rotate": cmd_rotate,
+    "status": cmd_status,
+    "demo": cmd_demo,
+}
+
+
+def _crash_log(exc: BaseException) -> str:
+    import tempfile
+    import time
+    import traceback
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    text = f"rehydrate {__version__} {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\nargv: {sys.argv!r}\n\n"
+    text += "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    for folder in (os.path.join(base, "rehydrate"), tempfile.gettempdir()):
+        try:
+            os.makedirs(folder, exist_ok=True)
+            path = os.path.join(folder, "crash.log")
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(text + "\n")
+            return path
+        except OSError:
+            continue
+    return "(no writable place for a crash log)"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if not args.command:
+            parser.print_help(sys.stderr)
+            return ExitCode.USAGE
+        return int(COMMANDS[args.command](args))
+    except SystemExit as e:  # --help and --version
+        return e.code if isinstance(e.code, int) else 0
+    except RehydrateError as e:
+        print(f"rehydrate: {e}", file=sys.stderr)
+        return int(e.exit_code)
+    except KeyboardInterrupt:
+        print("rehydrate: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Exception as e:  # noqa: BLE001 - the last resort: a bug, reported with a crash log
+        path = _crash_log(e)
+        print(f"rehydrate: internal error ({type(e).__name__}: {e}); details in {path}", file=sys.stderr)
+        print("rehydrate: this is a bug; please report it with that file", file=sys.stderr)
+        return ExitCode.BUG

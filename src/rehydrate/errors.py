@@ -1,0 +1,44 @@
+"""Exit codes and the one exception the library raises."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """The process exit codes; README.md documents the same table."""
+
+    OK = 0
+    DISCREPANCY = 1  # a check found a discrepancy, or confidence is degraded
+    USAGE = 2
+    STATE = 3  # state missing or unreadable
+    BUG = 4  # internal bug, with the path of a crash log
+    INTERRUPTED = 130
+
+
+class RehydrateError(Exception):
+    """A problem the user can act on: the message says what is wrong, the hint what to do."""
+
+    exit_code: ExitCode = ExitCode.STATE
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class StateMissing(RehydrateError):
+    """No state folder (or no log for this actor) where one was expected."""
+
+
+class UnsafeFile(RehydrateError):
+    """A state path is a symlink, a FIFO, a folder or otherwise not a regular file."""
+
+
+class UsageError(RehydrateError):
+    """Bad input that the user typed (exit 2)."""
+
+    exit_code = ExitCode.USAGE

@@ -1,0 +1,293 @@
+"""Every byte the state writes goes through this module.
+
+The writes are made of a handful of system calls, all made through ``fsio.sys``. Tests replace it with a recorder
+that logs each call, then rebuild the disk as it could be after a crash at every point of the log (see
+``tests/crashsim.py``). Each ``fsync`` names its sync point so that a test can remove one and watch recovery fail.
+
+Opens never follow symlinks and never block: a state file that is a symlink, a FIFO or a folder is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import stat
+from collections.abc import Iterator
+
+from rehydrate.errors import RehydrateError, UnsafeFile
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+READ_FLAGS = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK
+APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | _NOFOLLOW | _CLOEXEC | _NONBLOCK
+CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+
+
+class Sys:
+    """The system calls behind every state write. The real one; tests swap in a recorder."""
+
+    def open(self, path: str, flags: int, mode: int = 0o644) -> int:
+        return os.open(path, flags, mode)
+
+    def write(self, fd: int, data: bytes) -> int:
+        return os.write(fd, data)
+
+    def fsync(self, fd: int, point: str) -> None:  # noqa: ARG002 - the point names the call site for tests
+        os.fsync(fd)
+
+    def close(self, fd: int) -> None:
+        os.close(fd)
+
+    def replace(self, src: str, dst: str) -> None:
+        os.replace(src, dst)
+
+    def link(self, src: str, dst: str) -> None:
+        os.link(src, dst, follow_symlinks=False)
+
+    def mkdir(self, path: str) -> None:
+        os.mkdir(path, 0o755)
+
+    def unlink(self, path: str) -> None:
+        os.unlink(path)
+
+    def ftruncate(self, fd: int, size: int) -> None:
+        os.ftruncate(fd, size)
+
+
+sys: Sys = Sys()
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _unsafe(path: str, what: str) -> UnsafeFile:
+    return UnsafeFile(
+        f"{path} is {what}; rehydrate only reads and writes regular files inside the state folder",
+        "move it away and run `rehydrate verify --repair`, or restore the file from git",
+    )
+
+
+def lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def check_regular(path: str) -> bool:
+    """True if path is a regular file, False if absent; UnsafeFile for anything else."""
+    st = lstat(path)
+    if st is None:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        raise _unsafe(path, _kind(st.st_mode))
+    return True
+
+
+def check_dir(path: str) -> bool:
+    """True if path is a real folder (not a symlink to one), False if absent; UnsafeFile otherwise."""
+    st = lstat(path)
+    if st is None:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        raise _unsafe(path, _kind(st.st_mode))
+    return True
+
+
+def open_read(path: str) -> int | None:
+    """An fd open for reading on a regular file, or None if the file is absent. Never follows, never blocks."""
+    try:
+        fd = os.open(path, READ_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise _unsafe(path, "a symbolic link") from None
+        if e.errno in (errno.ENXIO, errno.EISDIR):
+            raise _unsafe(path, "not a regular file") from None
+        raise RehydrateError(f"cannot read {path}: {e.strerror}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _unsafe(path, _kind(st.st_mode))
+    return fd
+
+
+def read_bytes(path: str, limit: int) -> bytes | None:
+    """The whole file (None if absent); RehydrateError if it is larger than limit."""
+    fd = open_read(path)
+    if fd is None:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise RehydrateError(f"{path} is {size:,} bytes, more than the {limit:,} allowed for it")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_tail(path: str, want_lines: int, max_bytes: int) -> tuple[int, bytes, bool]:
+    """The end of a file holding at least want_lines complete lines (fewer if the file is short).
+
+    Returns (offset of the returned bytes in the file, bytes, whether the start of the file was reached).
+    Reads backwards in growing chunks and stops after max_bytes: the cost depends on the lines read,
+    not on the size of the file.
+    """
+    fd = open_read(path)
+    if fd is None:
+        raise FileNotFoundError(path)
+    try:
+        size = os.fstat(fd).st_size
+        start = size
+        buf = b""
+        chunk = 8192
+        while start > 0:
+            step = min(chunk, start)
+            start -= step
+            buf = os.pread(fd, step, start) + buf
+            # newlines that end a complete line before the (possibly torn) last one
+            if buf.count(b"\n", 0, len(buf) - 1) >= want_lines:
+                break
+            if size - start >= max_bytes:
+                break
+            chunk = min(chunk * 4, 1 << 22)
+        return start, buf, start == 0
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = sys.write(fd, bytes(view))
+        view = view[n:]
+
+
+def fsync_dir(path: str, point: str) -> None:
+    fd = sys.open(path, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    try:
+        sys.fsync(fd, point)
+    finally:
+        sys.close(fd)
+
+
+def ensure_dir(path: str, point: str) -> bool:
+    """Create a folder (durably) if it is absent. True if it was created."""
+    if check_dir(path):
+        return False
+    try:
+        sys.mkdir(path)
+    except FileExistsError:
+        check_dir(path)
+        return False
+    fsync_dir(os.path.dirname(path) or ".", point)
+    return True
+
+
+def append(path: str, data: bytes, point: str, *, create: bool = False) -> None:
+    """Append data with one write and sync it. With create, a new file's folder entry is synced too."""
+    flags = APPEND_FLAGS | (os.O_CREAT if create else 0)
+    existed = check_regular(path)
+    if not existed and not create:
+        raise RehydrateError(f"{path} is missing", "run `rehydrate verify` to see the state, then `--repair`")
+    try:
+        fd = sys.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise _unsafe(path, "a symbolic link") from None
+        raise RehydrateError(f"cannot write {path}: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _unsafe(path, _kind(st.st_mode))
+        _write_all(fd, data)
+        sys.fsync(fd, point)
+    finally:
+        sys.close(fd)
+    if not existed:
+        fsync_dir(os.path.dirname(path), point + ".dir")
+
+
+def replace(path: str, data: bytes, point: str) -> None:
+    """Replace a file atomically: temp file in the same folder, sync, rename, sync the folder."""
+    folder = os.path.dirname(path)
+    st = lstat(path)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise _unsafe(path, _kind(st.st_mode))
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = sys.open(tmp, CREATE_FLAGS)
+    try:
+        _write_all(fd, data)
+        sys.fsync(fd, point + ".file")
+    finally:
+        sys.close(fd)
+    sys.replace(tmp, path)
+    fsync_dir(folder, point + ".dir")
+
+
+def link(src: str, dst: str, point: str) -> None:
+    """Hard-link src to dst (kept if dst exists already) and sync dst's folder."""
+    try:
+        sys.link(src, dst)
+    except FileExistsError:
+        check_regular(dst)
+    fsync_dir(os.path.dirname(dst), point)
+
+
+def truncate(path: str, size: int, point: str) -> None:
+    fd = sys.open(path, os.O_WRONLY | _NOFOLLOW | _CLOEXEC)
+    try:
+        sys.ftruncate(fd, size)
+        sys.fsync(fd, point)
+    finally:
+        sys.close(fd)
+
+
+def unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        sys.unlink(path)
+
+
+@contextlib.contextmanager
+def locked(folder: str, *, shared: bool = False) -> Iterator[None]:
+    """Hold the state folder's lock file (never a state file itself) for the duration."""
+    path = os.path.join(folder, ".lock")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise _unsafe(path, "a symbolic link") from None
+        if e.errno in (errno.EACCES, errno.EROFS, errno.EPERM) and shared:
+            yield  # a read-only checkout can still be verified
+            return
+        raise RehydrateError(f"cannot open the lock file {path}: {e.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _unsafe(path, "not a regular file")
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

@@ -1,0 +1,990 @@
+"""The state store: latches, checkpoints, the handoff, reconciliation and verification.
+
+Every write follows the redo-log rule: under one lock, (1) reconcile the views with the WAL, (2) append a WAL record
+that carries everything needed to redo the view update, (3) update the view. A crash between (2) and (3) leaves a view
+that lags the WAL's last record; the next command redoes it from that record and says so. A view that differs in any
+other way was edited by hand: it is reported, never overwritten silently.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from rehydrate import fsio, layout, wal
+from rehydrate.errors import RehydrateError, StateMissing, UnsafeFile, UsageError
+from rehydrate.layout import GOAL, HANDOFF, INVARIANTS, NEXT
+
+DEFAULT_DIR = "state"
+DEFAULT_ACTOR = "agent"
+MAX_VIEW = 4 << 20  # a view file larger than this is not read into a brief
+
+Record = wal.Record
+
+
+@dataclass
+class Problem:
+    """One discrepancy, named with its file and (where it has one) its line."""
+
+    code: str
+    file: str
+    line: int | None
+    message: str
+    repairable: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "file": self.file,
+            "line": self.line,
+            "message": self.message,
+            "repairable": self.repairable,
+        }
+
+
+@dataclass
+class Outcome:
+    """What a command did: the record it wrote (if any), what reconciliation repaired, what is still wrong."""
+
+    record: Record | None = None
+    repaired: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class ResumeResult:
+    text: str
+    confidence: str
+    findings: list[Any]
+    omitted: list[str]
+    record: Record
+    repaired: list[str]
+    problems: list[Problem]
+
+
+def reduced_brief(root: str, actor: str, error: str, budget: int | None = None) -> str:
+    """What can still be shown when the state cannot be opened: the view files as they are, and the error."""
+    from rehydrate import brief, checks
+
+    state = State(root, actor)
+    views: dict[str, str | None] = {}
+    if fsio.lstat(root) is not None:
+        try:
+            views = state._brief_views()
+        except (RehydrateError, OSError):
+            views = {}
+    findings = checks.run_all(checks.Context(None, None, error=error))
+    inp = state._brief_input(views, findings, checks.confidence(findings), None, None)
+    inp.next_action = "fix the state first: " + error.split("\n")[0]
+    return brief.render(inp, budget or brief.DEFAULT_BUDGET).text
+
+
+@dataclass
+class _Recon:
+    last: Record
+    prev: Record | None
+    last_offset: int
+    problems: list[Problem] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+    inv_bytes: bytes | None = None
+    inv_ok: bool = True  # 10_invariants.md holds every recorded line, in order
+    unrecorded: list[tuple[int, str]] = field(default_factory=list)
+
+
+def locate(path: str | os.PathLike[str] | None = None) -> str:
+    """The state folder: PATH, else $REHYDRATE_DIR, else the nearest `state/` holding a WAL, upward from here."""
+    if path is None:
+        path = os.environ.get("REHYDRATE_DIR") or None
+    if path is not None:
+        return os.path.abspath(os.fspath(path))
+    here = os.getcwd()
+    while True:
+        candidate = os.path.join(here, DEFAULT_DIR)
+        if os.path.isdir(os.path.join(candidate, layout.WAL_DIR)):
+            return candidate
+        if os.path.exists(os.path.join(here, ".git")):
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return os.path.join(os.getcwd(), DEFAULT_DIR)
+
+
+def resolve_actor(actor: str | None = None) -> str:
+    actor = actor or os.environ.get("REHYDRATE_ACTOR") or DEFAULT_ACTOR
+    if not layout.ACTOR.match(actor):
+        raise UsageError(
+            f"invalid actor name {actor!r}",
+            "use letters, digits, '.', '_' or '-' (at most 64, not starting with '.' or '-')",
+        )
+    return actor
+
+
+def _sha(data: bytes | None) -> str | None:
+    return None if data is None else wal.sha256(data)
+
+
+def _lines(data: bytes) -> list[str]:
+    text = data.decode("utf-8", "replace")
+    if text.endswith("\n"):
+        text = text[:-1]
+    return text.split("\n") if text else []
+
+
+def _first_difference(a: list[str], b: list[str]) -> int:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i + 1
+    return min(len(a), len(b)) + 1
+
+
+def _recorded_lines(rec: Record) -> list[str]:
+    """The lines of 10_invariants.md that a record binds."""
+    op, data = rec.get("op"), rec.get("data")
+    if not isinstance(data, dict):
+        return []
+    if op == "init":
+        return [ln for ln in str(data.get("header", "")).split("\n") if ln.strip()]
+    if op in ("invariant", "reject") and isinstance(data.get("line"), str):
+        return [data["line"]]
+    if op == "rotate" and isinstance(data.get("lines"), list):
+        return [ln for ln in data["lines"] if isinstance(ln, str)]
+    return []
+
+
+def check_lines(file_lines: list[str], recorded: dict[str, list[str]]) -> tuple[list[tuple[str, int, str]], list[int]]:
+    """Bind 10_invariants.md line by line: every recorded line present verbatim, in its actor's order.
+
+    Returns (violations as (code, line number, message), line numbers that no record carries).
+    """
+    where: dict[str, list[int]] = {}
+    for n, text in enumerate(file_lines, 1):
+        where.setdefault(text, []).append(n)
+    used: set[int] = set()
+    out: list[tuple[str, int, str]] = []
+    for actor in sorted(recorded):
+        cursor = 0
+        for text in recorded[actor]:
+            free = [n for n in where.get(text, []) if n not in used]
+            after = [n for n in free if n > cursor]
+            if after:
+                used.add(after[0])
+                cursor = after[0]
+                continue
+            if free:
+                used.add(free[0])
+                out.append(("latch-reordered", free[0], f"latch violation: a recorded line was moved out of its order: {text[:120]}"))
+                continue
+            ident = layout.entry_id(text)
+            changed = [
+                n for n, t in enumerate(file_lines, 1) if ident and n not in used and layout.entry_id(t) == ident
+            ]
+            if changed:
+                used.add(changed[0])
+                out.append(("latch-changed", changed[0], f"latch violation: a recorded line was changed; it was: {text[:160]}"))
+            else:
+                out.append(("latch-missing", cursor + 1, f"latch violation: a recorded line is missing (expected here): {text[:160]}"))
+    unrecorded = [n for n, t in enumerate(file_lines, 1) if t.strip() and n not in used]
+    return out, unrecorded
+
+
+class State:
+    """One state folder, written by one actor. Open it with State.open or create it with State.init."""
+
+    def __init__(self, root: str, actor: str) -> None:
+        self.root = root
+        self.actor = actor
+        self.wal_dir = os.path.join(root, layout.WAL_DIR)
+        self.wal_path = os.path.join(self.wal_dir, actor + ".jsonl")
+
+    # ----------------------------------------------------------------------------------------------- opening
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None, actor: str | None = None) -> State:
+        root = locate(path)
+        state = cls(root, resolve_actor(actor))
+        if not fsio.check_dir(root):
+            raise StateMissing(f"no state folder at {root}", "run `rehydrate init --goal TEXT` to create one")
+        if not fsio.check_dir(state.wal_dir) or not fsio.check_regular(state.wal_path):
+            others = state._actors()
+            if others:
+                raise StateMissing(
+                    f"actor {state.actor!r} has no log in {state.rel(layout.WAL_DIR)}/ (found: {', '.join(others)})",
+                    f"set REHYDRATE_ACTOR or --actor to {others[0]!r}; one folder serves one actor until team mode",
+                )
+            raise StateMissing(f"no WAL in {root}", "run `rehydrate init --goal TEXT` to create the state")
+        return state
+
+    @classmethod
+    def init(
+        cls,
+        path: str | os.PathLike[str] | None,
+        goal: str,
+        done_when: str | None = None,
+        actor: str | None = None,
+    ) -> tuple[State, Outcome]:
+        """Create the state folder, its WAL and views. The goal is write-once: an existing one is never replaced."""
+        goal = layout.clean(goal)
+        done_when = layout.clean(done_when) if done_when else None
+        if not goal:
+            raise UsageError("the goal is empty", "say what the task is: rehydrate init --goal 'Ship X'")
+        _cap("goal", goal, layout.MAX_GOAL)
+        _cap("done-when", done_when or "", layout.MAX_GOAL)
+        root = locate(path) if path is not None else os.path.abspath(os.environ.get("REHYDRATE_DIR") or DEFAULT_DIR)
+        state = cls(root, resolve_actor(actor))
+        parent = os.path.dirname(root)
+        if not os.path.isdir(parent):
+            raise RehydrateError(f"cannot create {root}: {parent} is not a folder")
+        fsio.ensure_dir(root, "mkdir.state")
+        fsio.ensure_dir(state.wal_dir, "mkdir.wal")
+        out = Outcome()
+        with fsio.locked(root):
+            if fsio.check_regular(os.path.join(root, GOAL)):
+                raise RehydrateError(
+                    f"{state.rel(GOAL)} exists: the goal is write-once",
+                    "keep working on it (`rehydrate resume`), or archive the folder and init a new one",
+                )
+            if fsio.check_regular(state.wal_path) and os.path.getsize(state.wal_path) > 0:
+                tail = wal.read_tail(state.wal_path, 1)
+                if tail.records:
+                    raise RehydrateError(
+                        f"{state.rel(layout.WAL_DIR, state.actor + '.jsonl')} already holds a state",
+                        "run `rehydrate verify --repair` to finish a crashed init",
+                    )
+                state._cut_torn(tail, out)
+            for name in (INVARIANTS, NEXT, HANDOFF):
+                if fsio.check_regular(os.path.join(root, name)):
+                    raise RehydrateError(
+                        f"{state.rel(name)} exists but no WAL does", "move it out of the state folder, then init again"
+                    )
+            from rehydrate import gitinfo
+
+            git = gitinfo.snapshot(root)
+            rec: Record = {
+                "v": wal.VERSION,
+                "seq": 1,
+                "ts": wal.now(),
+                "actor": state.actor,
+                "op": "init",
+                "data": {"goal": goal, "done_when": done_when, "header": layout.INVARIANTS_HEADER},
+                "git": git,
+                "prev": None,
+            }
+            rec["views"] = {
+                GOAL: wal.sha256(layout.render_goal(goal, done_when).encode()),
+                INVARIANTS: wal.sha256(layout.INVARIANTS_HEADER.encode()),
+                NEXT: wal.sha256(state._render_next(rec).encode()),
+            }
+            rec = wal.seal(rec)
+            fsio.append(state.wal_path, wal.encode(rec), "wal.append", create=True)
+            state._apply(rec)
+            out.record = rec
+        return state, out
+
+    def _actors(self) -> list[str]:
+        try:
+            names = os.listdir(self.wal_dir)
+        except OSError:
+            return []
+        return sorted(n[:-6] for n in names if n.endswith(".jsonl") and layout.ACTOR.match(n[:-6]))
+
+    def rel(self, *parts: str) -> str:
+        """A path as shown to users: from the state folder's parent (state/wal/agent.jsonl)."""
+        return os.path.join(os.path.basename(self.root), *parts)
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.root, name)
+
+    # ----------------------------------------------------------------------------------------------- rendering
+
+    def _render_next(self, rec: Record) -> str:
+        data = rec["data"]
+        git = rec.get("git") or {}
+        head = git.get("head") if isinstance(git, dict) else None
+        if rec["op"] == "init":
+            return layout.render_next(
+                None,
+                rec["ts"],
+                head,
+                data["goal"].split("\n")[0],
+                "nothing yet (state initialized)",
+                "start on the goal; record decisions and rejected approaches as they happen; checkpoint after each step",
+            )
+        return layout.render_next(rec["seq"], rec["ts"], head, data["goal"], data["done"], data["next"])
+
+    # ----------------------------------------------------------------------------------------------- redo
+
+    def _apply(self, rec: Record) -> list[str]:
+        """Bring the views up to a record. Idempotent: used both to write and to redo after a crash."""
+        done: list[str] = []
+        op = rec["op"]
+        data = rec["data"]
+        if op == "init":
+            for name, text in (
+                (INVARIANTS, data["header"]),
+                (NEXT, self._render_next(rec)),
+                (GOAL, layout.render_goal(data["goal"], data.get("done_when"))),
+                (layout.GITIGNORE, layout.GITIGNORE_TEXT),
+            ):
+                if not fsio.check_regular(self.path(name)):
+                    fsio.replace(self.path(name), text.encode(), "view.replace")
+                    done.append(name)
+        elif op in ("invariant", "reject"):
+            if self._append_line(data["line"]):
+                done.append(INVARIANTS)
+        elif op == "checkpoint":
+            fsio.replace(self.path(NEXT), self._render_next(rec).encode(), "view.replace")
+            done.append(NEXT)
+        elif op == "handoff":
+            fsio.replace(self.path(HANDOFF), layout.render_handoff(data["text"]).encode(), "view.replace")
+            done.append(HANDOFF)
+        elif op == "rotate":
+            fsio.ensure_dir(self.path(layout.ARCHIVE_DIR), "mkdir.archive")
+            fsio.link(self.wal_path, self.path(data["archive"]), "rotate.link")
+            fsio.replace(self.wal_path, wal.encode(rec), "rotate.replace")
+            done.append(data["archive"])
+        return done
+
+    def _append_line(self, line: str) -> bool:
+        """Append a recorded line to 10_invariants.md unless it is there; cut a torn prefix of it first."""
+        path = self.path(INVARIANTS)
+        current = fsio.read_bytes(path, MAX_VIEW) or b""
+        encoded = line.encode()
+        if encoded in current.split(b"\n"):
+            return False
+        cut = current.rfind(b"\n") + 1
+        partial = current[cut:]
+        if partial and encoded.startswith(partial):  # our own torn append
+            fsio.truncate(path, cut, "view.truncate")
+            partial = b""
+        sep = b"\n" if partial else b""
+        fsio.append(path, sep + encoded + b"\n", "view.append", create=True)
+        return True
+
+    def _cut_torn(self, tail: wal.Tail, out: Outcome) -> None:
+        """Cut a torn last line off the WAL, keeping the cut bytes in a .broken file beside it."""
+        n = wal.line_number(self.wal_path, tail.torn_offset)
+        broken = self.wal_path + ".broken"
+        i = 1
+        while fsio.lstat(broken) is not None:
+            i += 1
+            broken = f"{self.wal_path}.broken.{i}"
+        fsio.replace(broken, tail.torn, "repair.broken")
+        fsio.truncate(self.wal_path, tail.torn_offset, "repair.truncate")
+        out.repaired.append(
+            f"cut a torn last line off {self.rel(layout.WAL_DIR, os.path.basename(self.wal_path))} "
+            f"(line {n}, {len(tail.torn)} bytes: {tail.torn_reason}); kept in {self.rel(layout.WAL_DIR, os.path.basename(broken))}"
+        )
+
+    # ----------------------------------------------------------------------------------------------- reconcile
+
+    def _read_view(self, name: str, problems: list[Problem]) -> bytes | None:
+        try:
+            return fsio.read_bytes(self.path(name), MAX_VIEW)
+        except UnsafeFile as e:
+            problems.append(Problem("not-regular-file", self.rel(name), None, e.message))
+        except RehydrateError as e:
+            problems.append(Problem("unreadable", self.rel(name), None, e.message))
+        return b""  # unreadable: compared as empty, so it never matches
+
+    def _reconcile(self, repair: bool) -> _Recon:
+        """The recognize step, cheap path: the WAL's tail against the views. Lock held by the caller."""
+        problems: list[Problem] = []
+        repaired: list[str] = []
+        if not fsio.check_dir(self.root):
+            raise StateMissing(f"no state folder at {self.root}")
+        fsio.check_dir(self.wal_dir)
+        for folder in (self.root, self.wal_dir):
+            for name in os.listdir(folder):
+                if name.startswith(".") and name.endswith(".tmp"):
+                    where = os.path.relpath(os.path.join(folder, name), os.path.dirname(self.root))
+                    if repair:
+                        fsio.unlink(os.path.join(folder, name))
+                        repaired.append(f"removed a temporary file left by a crash: {where}")
+                    else:
+                        problems.append(Problem("stale-temp", where, None, "temporary file left by a crash", True))
+        wal_rel = self.rel(layout.WAL_DIR, os.path.basename(self.wal_path))
+        tail = self._tail(wal_rel)
+        if tail.torn:
+            if repair:
+                scratch = Outcome()
+                self._cut_torn(tail, scratch)
+                repaired += scratch.repaired
+                tail = self._tail(wal_rel)
+            else:
+                n = wal.line_number(self.wal_path, tail.torn_offset)
+                problems.append(Problem("torn-tail", wal_rel, n, tail.torn_reason, True))
+        if not tail.records:
+            raise StateMissing(
+                f"{wal_rel} holds no record (a crash during init?)", "run `rehydrate init --goal TEXT` again"
+            )
+        last_offset, last = tail.records[-1]
+        prev = tail.records[-2][1] if len(tail.records) > 1 else None
+        if prev is not None and last["prev"] != prev["h"]:
+            n = wal.line_number(self.wal_path, last_offset)
+            problems.append(Problem("chain-broken", wal_rel, n, "the last record does not follow the one before it"))
+        recon = _Recon(last, prev, last_offset, problems, repaired)
+        if last["op"] == "rotate" and last_offset > 0:
+            if repair:
+                self._apply(last)
+                repaired.append(f"finished an interrupted rotate ({last['data'].get('archive')})")
+                recon.last_offset, recon.prev = 0, None
+            else:
+                problems.append(Problem("interrupted-rotate", wal_rel, None, "a rotate was interrupted", True))
+        self._reconcile_views(recon, repair)
+        return recon
+
+    def _tail(self, wal_rel: str) -> wal.Tail:
+        try:
+            return wal.read_tail(self.wal_path, 2)
+        except FileNotFoundError:
+            raise StateMissing(f"no WAL at {wal_rel}", "run `rehydrate init --goal TEXT`") from None
+        except wal.BadRecord as e:
+            bad = self._first_bad_line()
+            where = f"line {bad[0]}: {bad[1]}" if bad else str(e)
+            raise RehydrateError(
+                f"{wal_rel} is damaged before its last line ({where})",
+                "the WAL cannot be repaired safely: restore it from git (`git checkout -- <file>`) "
+                "or move it away; `rehydrate verify` lists every problem",
+            ) from None
+
+    def _first_bad_line(self) -> tuple[int, str] | None:
+        for line in wal.iter_lines(self.wal_path):
+            if line.raw is None:
+                return line.number, f"a line longer than {wal.MAX_LINE:,} bytes"
+            try:
+                wal.decode(line.raw)
+            except wal.BadRecord as e:
+                return line.number, str(e)
+        return None
+
+    def _reconcile_views(self, recon: _Recon, repair: bool) -> None:
+        last, prev = recon.last, recon.prev
+        views: dict[str, Any] = last["views"]
+        problems = recon.problems
+        for name in (GOAL, NEXT, HANDOFF):
+            expected = views.get(name)
+            data = self._read_view(name, problems)
+            if _sha(data) == expected:
+                continue
+            if data == b"" and any(p.file == self.rel(name) for p in problems):
+                continue  # already named as unsafe or unreadable
+            if name == GOAL:
+                self._goal_mismatch(data, repair, recon)
+                continue
+            producer = {NEXT: ("checkpoint", "init"), HANDOFF: ("handoff",)}[name]
+            lags = last["op"] in producer and (
+                data is None or (prev is not None and _sha(data) == prev["views"].get(name))
+            )
+            if lags or (data is None and expected is not None):
+                if repair and self._redo_view(name, expected, last if lags else None):
+                    recon.repaired.append(f"redid {self.rel(name)} from the WAL (it lagged the last record)")
+                    continue
+                if lags:
+                    problems.append(
+                        Problem("view-lags", self.rel(name), None, "lags the WAL's last record (a crash?)", True)
+                    )
+                    continue
+            if expected is None:
+                problems.append(
+                    Problem(
+                        "view-unrecorded",
+                        self.rel(name),
+                        None,
+                        f"was not written through rehydrate; record it with `rehydrate handoff --file {self.rel(name)}`",
+                    )
+                )
+            else:
+                problems.append(
+                    Problem(
+                        "view-edited",
+                        self.rel(name),
+                        None,
+                        "differs from what the WAL says was written (edited by hand?); "
+                        f"the next write keeps your version as {self.rel(name)}.edited",
+                    )
+                )
+        self._reconcile_invariants(recon, repair)
+
+    def _goal_mismatch(self, data: bytes | None, repair: bool, recon: _Recon) -> None:
+        goal = self._goal_data()
+        text = layout.render_goal(goal["goal"], goal.get("done_when")).encode()
+        if data is None:
+            if repair:
+                fsio.replace(self.path(GOAL), text, "view.replace")
+                recon.repaired.append(f"redid {self.rel(GOAL)} from the WAL (it was missing)")
+            else:
+                recon.problems.append(Problem("view-lags", self.rel(GOAL), None, "missing; redo it from the WAL", True))
+            return
+        n = _first_difference(_lines(data), _lines(text))
+        recon.problems.append(
+            Problem(
+                "latch-violation",
+                self.rel(GOAL),
+                n,
+                f"latch violation: the goal is write-once but line {n} differs from the goal recorded in the WAL",
+            )
+        )
+
+    def _goal_data(self) -> dict[str, Any]:
+        """The goal as bound by the first record of this actor's log (init, or rotate after an archive)."""
+        first = self._first_record()
+        data = first["data"]
+        if first["op"] == "rotate":
+            data = data["goal"]
+        return {"goal": data["goal"], "done_when": data.get("done_when")}
+
+    def _first_record(self) -> Record:
+        for line in wal.iter_lines(self.wal_path):
+            try:
+                if line.raw is not None:
+                    return wal.decode(line.raw)
+            except wal.BadRecord:
+                pass
+            break
+        raise RehydrateError(f"the first line of {self.rel(layout.WAL_DIR, os.path.basename(self.wal_path))} is damaged")
+
+    def _redo_view(self, name: str, expected: str | None, producer: Record | None) -> bool:
+        """Re-render a replaceable view from the last record that produced it, if that gives the expected bytes.
+
+        After a crash the producer is the WAL's last record; a view deleted by hand needs a scan for it.
+        """
+        ops = {NEXT: ("checkpoint", "init", "rotate"), HANDOFF: ("handoff", "rotate")}[name]
+        found: Record | None = producer
+        if found is None:
+            for rec in self._records():
+                if rec["op"] in ops:
+                    found = rec
+        if found is None or found["op"] == "rotate":
+            return False
+        text = (self._render_next(found) if name == NEXT else layout.render_handoff(found["data"]["text"])).encode()
+        if wal.sha256(text) != expected:
+            return False
+        fsio.replace(self.path(name), text, "view.replace")
+        return True
+
+    def _records(self, path: str | None = None) -> Iterator[Record]:
+        """Every valid record of a log, oldest first (full scan: verify and error paths only)."""
+        for line in wal.iter_lines(path or self.wal_path):
+            if line.raw is not None and line.newline:
+                try:
+                    yield wal.decode(line.raw)
+                except wal.BadRecord:
+                    continue
+
+    def _reconcile_invariants(self, recon: _Recon, repair: bool, full: bool = False) -> None:
+        last = recon.last
+        rel = self.rel(INVARIANTS)
+        data = self._read_view(INVARIANTS, recon.problems)
+        if data == b"" and any(p.file == rel for p in recon.problems):
+            recon.inv_ok = False
+            return
+        expected = last["views"].get(INVARIANTS)
+        if _sha(data) == expected and not full:
+            recon.inv_bytes = data
+            return
+        if last["op"] in ("invariant", "reject") and data is not None:
+            line = last["data"]["line"]
+            if line.encode() not in data.split(b"\n"):
+                if repair:
+                    self._append_line(line)
+                    recon.repaired.append(f"redid {rel} from the WAL (its last line was missing)")
+                    data = fsio.read_bytes(self.path(INVARIANTS), MAX_VIEW)
+                else:
+                    recon.problems.append(Problem("view-lags", rel, None, "lags the WAL's last record", True))
+                    recon.inv_ok = False
+                    return
+                if _sha(data) == expected and not full:
+                    recon.inv_bytes = data
+                    return
+        recorded = self.recorded_lines()
+        if data is None:
+            if repair:
+                text = "".join(ln + "\n" for actor in sorted(recorded) for ln in recorded[actor])
+                fsio.replace(self.path(INVARIANTS), text.encode(), "view.replace")
+                recon.repaired.append(f"rebuilt the missing {rel} from the WAL")
+                data = text.encode()
+            else:
+                recon.problems.append(Problem("view-lags", rel, None, "missing; rebuild it from the WAL", True))
+                recon.inv_ok = False
+                return
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            n = data[: e.start].count(b"\n") + 1
+            recon.problems.append(Problem("invalid-utf8", rel, n, "invalid UTF-8"))
+        violations, unrecorded = check_lines(_lines(data), recorded)
+        file_lines = _lines(data)
+        for code, n, message in violations:
+            recon.problems.append(Problem(code, rel, n, message))
+        recon.inv_ok = not violations
+        recon.inv_bytes = data
+        recon.unrecorded = [(n, file_lines[n - 1]) for n in unrecorded]
+        if recon.unrecorded and not repair:
+            for n, _ in recon.unrecorded:
+                recon.problems.append(
+                    Problem("unrecorded-line", rel, n, "added by hand, not through the WAL; the next write records it", True)
+                )
+
+    def recorded_lines(self) -> dict[str, list[str]]:
+        """Every actor's recorded lines of 10_invariants.md, each in its actor's order (reads every log)."""
+        out: dict[str, list[str]] = {}
+        for actor in self._actors():
+            lines: list[str] = []
+            for rec in self._records(os.path.join(self.wal_dir, actor + ".jsonl")):
+                lines.extend(_recorded_lines(rec))
+            out[actor] = lines
+        return out
+
+    # ----------------------------------------------------------------------------------------------- writing
+
+    def _begin(self, repair: bool = True) -> _Recon:
+        recon = self._reconcile(repair)
+        if repair and recon.unrecorded:
+            self._adopt(recon)
+        return recon
+
+    def _adopt(self, recon: _Recon) -> None:
+        for n, text in recon.unrecorded:
+            self._append(recon, "invariant", {"line": text, "line_sha256": wal.sha256(text.encode()), "adopted": True})
+            recon.repaired.append(f"recorded line {n} of {self.rel(INVARIANTS)}, added by hand: {text[:80]}")
+        recon.unrecorded = []
+
+    def _append(
+        self, recon: _Recon, op: str, data: dict[str, Any], *, views: dict[str, str] | None = None, git: Any = None
+    ) -> Record:
+        """Append one record to this actor's WAL (the commit point) and return it."""
+        last = recon.last
+        new_views = dict(last["views"])
+        if recon.inv_ok and recon.inv_bytes is not None:
+            new_views[INVARIANTS] = wal.sha256(recon.inv_bytes)
+        new_views.update(views or {})
+        rec: Record = {
+            "v": wal.VERSION,
+            "seq": int(last["seq"]) + 1,
+            "ts": wal.now(),
+            "actor": self.actor,
+            "op": op,
+            "data": data,
+            "views": new_views,
+            "prev": last["h"],
+        }
+        if git is not None:
+            rec["git"] = git
+        if op == "checkpoint":
+            rec["views"][NEXT] = wal.sha256(self._render_next(rec).encode())
+        rec = wal.seal(rec)
+        line = wal.encode(rec)
+        if len(line) > wal.MAX_LINE:
+            raise UsageError(f"the record would be {len(line):,} bytes, more than the {wal.MAX_LINE:,} allowed")
+        fsio.append(self.wal_path, line, "wal.append")
+        recon.prev, recon.last = last, rec
+        return rec
+
+    def _keep_edit(self, name: str, recon: _Recon, out: Outcome) -> None:
+        """Before replacing a view that was edited by hand, keep the edit beside it (never overwrite silently)."""
+
+        def edited(p: Problem) -> bool:
+            return p.code in ("view-edited", "view-unrecorded") and p.file == self.rel(name)
+
+        if any(edited(p) for p in recon.problems):
+            data = fsio.read_bytes(self.path(name), MAX_VIEW)
+            if data is not None:
+                fsio.replace(self.path(name + ".edited"), data, "keep.edited")
+                out.repaired.append(f"kept the hand-edited {self.rel(name)} as {self.rel(name)}.edited")
+            recon.problems = [p for p in recon.problems if not edited(p)]
+
+    def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
+        touched = {"invariant": INVARIANTS, "reject": INVARIANTS, "checkpoint": NEXT, "handoff": HANDOFF}.get(op)
+        with fsio.locked(self.root):
+            recon = self._begin()
+            for p in recon.problems:
+                if p.code in ("not-regular-file", "unreadable") and touched and p.file == self.rel(touched):
+                    raise RehydrateError(f"cannot write {p.file}: {p.message}", "move it away, then run the command again")
+            out = Outcome(repaired=recon.repaired)
+            git = None
+            if with_git:
+                from rehydrate import gitinfo
+
+                git = gitinfo.snapshot(self.root)
+            views: dict[str, str] = {}
+            if op in ("invariant", "reject"):
+                inv = recon.inv_bytes or b""
+                sep = b"\n" if inv and not inv.endswith(b"\n") else b""
+                recon.inv_bytes = inv + sep + data["line"].encode() + b"\n"
+            elif op == "handoff":
+                views[HANDOFF] = wal.sha256(layout.render_handoff(data["text"]).encode())
+                self._keep_edit(HANDOFF, recon, out)
+            elif op == "checkpoint":
+                self._keep_edit(NEXT, recon, out)
+                if data.get("goal") is None:
+                    data["goal"] = self._current_goal(recon)
+            rec = self._append(recon, op, data, views=views, git=git)
+            self._apply(rec)
+            out.record = rec
+            out.problems = recon.problems
+            return out
+
+    def _current_goal(self, recon: _Recon) -> str:
+        current = fsio.read_bytes(self.path(NEXT), MAX_VIEW)
+        if current is not None and _sha(current) == recon.last["views"].get(NEXT):
+            goal = layout.parse_next(current.decode("utf-8", "replace")).get("goal")
+            if goal:
+                return goal
+        return self._goal_data()["goal"].split("\n")[0]
+
+    # ----------------------------------------------------------------------------------------------- commands
+
+    def _entry(self, kind: str, text: str, because: str, guard: str | None) -> Outcome:
+        text = layout.clean(text, one_line=True)
+        because = layout.clean(because, one_line=True)
+        guard = layout.clean(guard, one_line=True) if guard else None
+        word = "decision" if kind == "D" else "approach"
+        if not text:
+            raise UsageError(f"the {word} is empty")
+        if not because:
+            raise UsageError("--because is empty: say why, so that a later session does not undo it")
+        for name, value in (("text", text), ("because", because), ("guard", guard or "")):
+            _cap(name, value, layout.MAX_FIELD)
+        ts = wal.now()
+        ident = f"{kind}-" + wal.sha256(f"{self.actor}\0{ts}\0{text}".encode())[:6]
+        line = layout.entry_line(kind, ident, ts[:10], text, because, guard)
+        data: dict[str, Any] = {"id": ident, "text": text, "because": because, "line": line}
+        if guard:
+            data["guard"] = guard
+        data["line_sha256"] = wal.sha256(line.encode())
+        return self._write("invariant" if kind == "D" else "reject", data)
+
+    def invariant(self, text: str, because: str) -> Outcome:
+        """Record a decision in 10_invariants.md (append-only)."""
+        return self._entry("D", text, because, None)
+
+    def reject(self, approach: str, because: str, guard: str | None = None) -> Outcome:
+        """Record a rejected approach; guard is a path glob or command pattern a hook can watch for."""
+        return self._entry("R", approach, because, guard)
+
+    def checkpoint(self, done: str, next: str, goal: str | None = None) -> Outcome:  # noqa: A002
+        """Write a checkpoint: WAL record first (binding git HEAD, branch, dirty files), then 99_next.md."""
+        done, next = layout.clean(done), layout.clean(next)  # noqa: A001
+        if not done or not next:
+            raise UsageError("both --done and --next are needed: what was finished, and the next allowed action")
+        data: dict[str, Any] = {"done": done, "next": next, "goal": layout.clean(goal) if goal else None}
+        for name, value in data.items():
+            _cap(name, value or "", layout.MAX_FIELD)
+        return self._write("checkpoint", data, with_git=True)
+
+    def handoff(self, text: str) -> Outcome:
+        """Replace 20_handoff.md, the note the next session reads in full."""
+        text = layout.clean(text)
+        if not text:
+            raise UsageError("the handoff note is empty")
+        _cap("handoff", text, layout.MAX_HANDOFF)
+        return self._write("handoff", {"text": text, "sha256": wal.sha256(text.encode())})
+
+    def record(self, op: str, data: dict[str, Any]) -> Outcome:
+        """Append a record that changes no view (resume, compaction, ...)."""
+        return self._write(op, data)
+
+    def rotate(self) -> Outcome:
+        """Archive the WAL (end of a task) and start a new one whose first record is anchored to the old last hash."""
+        with fsio.locked(self.root):
+            recon = self._begin()
+            first = self._first_record()
+            lines = [ln for rec in self._records() for ln in _recorded_lines(rec)]
+            last = recon.last
+            archive = f"{layout.ARCHIVE_DIR}/{self.actor}-{first['seq']}-{last['seq'] + 1}-{last['h'][:8]}.jsonl"
+            data = {"archive": archive, "records": last["seq"] - first["seq"] + 2, "goal": self._goal_data(), "lines": lines}
+            rec = self._append(recon, "rotate", data)
+            self._apply(rec)
+            return Outcome(record=rec, repaired=recon.repaired, problems=recon.problems)
+
+    def reconcile(self, repair: bool = True) -> Outcome:
+        """The cheap recognize step every command starts with: WAL tail against views, safe repairs applied."""
+        with fsio.locked(self.root, shared=not repair):
+            recon = self._begin(repair)
+            return Outcome(record=recon.last, repaired=recon.repaired, problems=recon.problems)
+
+    def verify(self, repair: bool = False) -> Outcome:
+        """The full recognize step: every log's chain, the latches line by line, the views against the WAL."""
+        with fsio.locked(self.root, shared=not repair):
+            out = Outcome()
+            try:
+                recon = self._reconcile(repair)
+            except StateMissing:
+                raise
+            except RehydrateError as e:
+                out.problems.append(Problem("unreadable", self.rel(layout.WAL_DIR), None, e.message))
+                out.problems += self._scan_logs()
+                return out
+            # the full pass over 10, whatever its hash says
+            recon.problems = [p for p in recon.problems if p.file != self.rel(INVARIANTS)]
+            self._reconcile_invariants(recon, repair, full=True)
+            if repair and recon.unrecorded:
+                self._adopt(recon)
+            out.repaired, out.problems, out.record = recon.repaired, recon.problems, recon.last
+            seen = {(p.code, p.file, p.line) for p in out.problems}
+            for p in self._scan_logs():
+                if (p.code, p.file, p.line) not in seen and not (p.code == "torn-tail" and repair):
+                    out.problems.append(p)
+            if repair:
+                out.problems = [p for p in out.problems if p.code != "unrecorded-line"]
+            return out
+
+    def _scan_logs(self) -> list[Problem]:
+        problems: list[Problem] = []
+        for actor in self._actors():
+            path = os.path.join(self.wal_dir, actor + ".jsonl")
+            rel = self.rel(layout.WAL_DIR, actor + ".jsonl")
+            try:
+                problems += _scan_log(path, rel)
+            except RehydrateError as e:
+                problems.append(Problem("unreadable", rel, None, e.message))
+        return problems
+
+    def resume(self, budget: int | None = None, preface: str | None = None) -> ResumeResult:
+        """The brief a fresh context reads first, logged as a `resume` record. Reads the WAL's tail, not the WAL."""
+        from rehydrate import brief, checks
+
+        budget = brief.DEFAULT_BUDGET if budget is None else budget
+        if budget < brief.MIN_BUDGET:
+            raise UsageError(f"--budget {budget} is too small", f"use at least {brief.MIN_BUDGET}")
+        with fsio.locked(self.root):
+            recon = self._begin()
+            reconciled = Outcome(record=recon.last, repaired=recon.repaired, problems=recon.problems)
+            views = self._brief_views()
+            context = checks.Context(self, reconciled, views=views)
+            findings = checks.run_all(context)
+            conf = checks.confidence(findings)
+            out = brief.render(self._brief_input(views, findings, conf, recon.last, preface), budget)
+            data = {
+                "budget": budget,
+                "chars": len(out.text),
+                "omitted": out.omitted,
+                "read": [n for n, v in views.items() if v is not None],
+                "checks": {f.check: f.status for f in findings},
+                "confidence": conf,
+            }
+            rec = self._append(recon, "resume", data)
+            return ResumeResult(out.text, conf, findings, out.omitted, rec, recon.repaired, recon.problems)
+
+    def _brief_views(self) -> dict[str, str | None]:
+        views: dict[str, str | None] = {}
+        for name in (GOAL, INVARIANTS, HANDOFF, *self.extra_views(), NEXT):
+            try:
+                views[name] = self.view_text(name)
+            except RehydrateError:
+                views[name] = None
+        return views
+
+    def _brief_input(
+        self, views: dict[str, str | None], findings: list[Any], conf: str, last: Record | None, preface: str | None
+    ) -> Any:
+        from rehydrate import brief
+
+        next_fields = layout.parse_next(views.get(NEXT) or "")
+        action = next((f.next_action for f in findings if f.status != "ok" and f.next_action), None)
+        if action is None:
+            action = next_fields.get("next") or "read the goal and write a first checkpoint"
+        extras = [(n, v) for n, v in views.items() if n not in layout.VIEWS and v is not None]
+        return brief.BriefInput(
+            folder=os.path.basename(self.root),
+            actor=self.actor,
+            goal=views.get(GOAL),
+            invariants=views.get(INVARIANTS),
+            handoff=views.get(HANDOFF),
+            extras=extras,
+            next=views.get(NEXT),
+            last_record=wal.canonical(last).decode() if last else None,
+            findings=findings,
+            confidence=conf,
+            next_action=action,
+            preface=preface,
+        )
+
+    def status(self) -> Outcome:
+        """One screen: the goal, the last checkpoint, the next action, and what is wrong (safe repairs applied)."""
+        out = self.reconcile(repair=True)
+        nxt = self.view_text(NEXT) or ""
+        goal = (self.view_text(GOAL) or "").split("\n")
+        out.extra = {
+            "goal": next((ln for ln in goal if ln.strip() and not ln.startswith("#")), ""),
+            "checkpoint": nxt.split("\n", 1)[0].removeprefix("# Next (").removesuffix(")"),
+            "next": layout.parse_next(nxt),
+            "records": out.record["seq"] if out.record else None,
+        }
+        return out
+
+    def view_text(self, name: str) -> str | None:
+        data = fsio.read_bytes(self.path(name), MAX_VIEW)
+        return None if data is None else data.decode("utf-8", "replace")
+
+    def extra_views(self) -> list[str]:
+        """Other NN_*.md files in the state folder, in lexical (boot) order."""
+        names = []
+        for name in sorted(os.listdir(self.root)):
+            if layout.EXTRA_VIEW.match(name) and name not in layout.VIEWS:
+                names.append(name)
+        return names
+
+
+def _scan_log(path: str, rel: str) -> list[Problem]:
+    """Every line of one log: parse, canonical form, hash, chain, sequence."""
+    problems: list[Problem] = []
+    prev: Record | None = None
+    count = 0
+    for i, (number, raw, newline, is_last) in enumerate(_with_last(wal.iter_lines(path))):
+        count += 1
+        if raw is None:
+            problems.append(Problem("oversized-line", rel, number, f"a line longer than {wal.MAX_LINE:,} bytes"))
+            prev = None
+            continue
+        if not newline:
+            problems.append(Problem("torn-tail", rel, number, "the last line has no newline (a torn write)", True))
+            continue
+        try:
+            rec = wal.decode(raw)
+        except wal.BadRecord as e:
+            code = "torn-tail" if is_last else "damaged-record"
+            problems.append(Problem(code, rel, number, str(e), is_last))
+            prev = None
+            continue
+        if prev is None and i == 0:
+            if rec["op"] == "init" and rec["prev"] is not None:
+                problems.append(Problem("chain-broken", rel, number, "the init record has a prev hash"))
+            elif rec["op"] not in ("init", "rotate"):
+                problems.append(Problem("chain-broken", rel, number, "the log does not start with init or rotate"))
+        elif prev is not None:
+            if rec["prev"] != prev["h"]:
+                problems.append(
+                    Problem("chain-broken", rel, number, "does not follow the record before it (line deleted, moved or edited?)")
+                )
+            elif rec["seq"] != prev["seq"] + 1:
+                problems.append(Problem("seq-gap", rel, number, f"seq {rec['seq']} follows {prev['seq']}"))
+        prev = rec
+    if not count:
+        problems.append(Problem("empty-wal", rel, None, "the WAL is empty"))
+    return problems
+
+
+def _with_last(lines: Iterator[wal.Line]) -> Iterator[tuple[int, bytes | None, bool, bool]]:
+    """Each line with a flag telling whether it is the last, holding one line at a time."""
+    held: wal.Line | None = None
+    for line in lines:
+        if held is not None:
+            yield held.number, held.raw, held.newline, False
+        held = line
+    if held is not None:
+        yield held.number, held.raw, held.newline, True
+
+
+def _cap(name: str, value: str, limit: int) -> None:
+    if len(value.encode()) > limit:
+        raise UsageError(f"{name} is {len(value.encode()):,} bytes; the limit is {limit:,}")

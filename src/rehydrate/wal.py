@@ -1,0 +1,192 @@
+"""The write-ahead log: record encoding, the hash chain, tail reads and full scans.
+
+One JSON object per line, canonical (sorted keys, no spaces, UTF-8), so that a record's hash is reproducible. ``h`` is
+the sha256 of the record without ``h``; ``prev`` is the previous record's ``h``. A record is valid only if its line is
+byte for byte the canonical encoding of what it parses to: any edit, bit flip or torn write shows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from rehydrate import fsio
+
+VERSION = 1
+MAX_LINE = 8 << 20  # a record larger than this is damage: the inputs are capped well below it
+FIELDS = frozenset({"v", "seq", "ts", "actor", "op", "data", "git", "views", "prev", "h"})
+REQUIRED = ("v", "seq", "ts", "actor", "op", "data", "views", "prev", "h")
+
+Record = dict[str, Any]
+
+
+class BadRecord(ValueError):
+    """A line that is not a valid record; the message says why."""
+
+
+def canonical(obj: object) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def now() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+
+
+def seal(record: Record) -> Record:
+    """The record with its hash set."""
+    body = {k: v for k, v in record.items() if k != "h"}
+    body["h"] = sha256(canonical(body))
+    return body
+
+
+def encode(record: Record) -> bytes:
+    return canonical(record) + b"\n"
+
+
+def decode(line: bytes) -> Record:
+    """Parse and check one line (without its newline). Raises BadRecord."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadRecord(f"invalid UTF-8 at byte {e.start}") from None
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        raise BadRecord(f"not JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(obj, dict):
+        raise BadRecord("not a JSON object")
+    missing = [k for k in REQUIRED if k not in obj]
+    if missing:
+        raise BadRecord(f"missing field(s) {', '.join(missing)}")
+    if not isinstance(obj["seq"], int) or not isinstance(obj["h"], str) or not isinstance(obj["views"], dict):
+        raise BadRecord("a field has the wrong type")
+    if canonical(obj) != line:
+        raise BadRecord("not in canonical form (edited by hand?)")
+    body = {k: v for k, v in obj.items() if k != "h"}
+    if sha256(canonical(body)) != obj["h"]:
+        raise BadRecord("hash mismatch (the record was changed after it was written)")
+    return obj
+
+
+@dataclass
+class Tail:
+    """The end of a log, as read without reading the rest."""
+
+    records: list[tuple[int, Record]]  # (byte offset, record), oldest first; the last is the recovery point
+    torn: bytes  # bytes after the last valid record (a torn or damaged last line); empty if none
+    torn_offset: int
+    torn_reason: str
+    size: int
+    lines_from_start: bool  # the records start at the first line of the file (so their line numbers are known)
+
+
+def read_tail(path: str, want: int = 2) -> Tail:
+    """The last `want` valid records; a bad last line is returned as `torn`.
+
+    A bad line before the last one is damage, not a torn write: BadRecord is raised with its byte offset.
+    """
+    start, buf, at_start = fsio.read_tail(path, want + 1, MAX_LINE + 65536)
+    size = start + len(buf)
+    lines = buf.split(b"\n")
+    # lines[-1] is what follows the last newline: empty, or a torn line
+    tail_parts: list[tuple[int, bytes]] = []
+    pos = start
+    for i, raw in enumerate(lines):
+        tail_parts.append((pos, raw))
+        pos += len(raw) + (1 if i < len(lines) - 1 else 0)
+    if not at_start and tail_parts:
+        tail_parts = tail_parts[1:]  # the first piece may be the end of a longer line
+    last_raw_off, last_raw = tail_parts[-1] if tail_parts else (size, b"")
+    complete = tail_parts[:-1]
+    torn = b""
+    torn_off = size
+    reason = ""
+    if last_raw:  # no newline at the end: a torn write
+        torn, torn_off, reason = last_raw, last_raw_off, "the last line has no newline (a torn write)"
+    if torn.strip(b"\0") == b"" and torn:
+        reason = "the file ends in zero bytes (a torn write)"
+    if not at_start and not complete:
+        raise BadRecord(f"the last line is longer than {MAX_LINE:,} bytes")
+    records: list[tuple[int, Record]] = []
+    for idx in range(len(complete) - 1, -1, -1):
+        off, raw = complete[idx]
+        try:
+            rec = decode(raw)
+        except BadRecord as e:
+            if not records and not torn:  # the last complete line: damage at the tail, cut like a torn write
+                torn, torn_off, reason = raw + b"\n", off, f"the last line is damaged: {e}"
+                continue
+            raise BadRecord(f"damaged record at byte {off}: {e}") from None
+        records.append((off, rec))
+        if len(records) >= want:
+            break
+    records.reverse()
+    first_line_reached = at_start and (not records or records[0][0] == 0)
+    return Tail(records, torn, torn_off, reason, size, first_line_reached)
+
+
+def line_number(path: str, offset: int) -> int:
+    """The 1-based line number of the byte at offset (reads the file up to there: error paths only)."""
+    fd = fsio.open_read(path)
+    if fd is None:
+        return 1
+    n = 1
+    done = 0
+    try:
+        while done < offset:
+            chunk = os.pread(fd, min(1 << 20, offset - done), done)
+            if not chunk:
+                break
+            n += chunk.count(b"\n")
+            done += len(chunk)
+    finally:
+        os.close(fd)
+    return n
+
+
+@dataclass
+class Line:
+    number: int
+    offset: int
+    raw: bytes | None  # None when the line is longer than MAX_LINE (its bytes are skipped, not held)
+    newline: bool
+
+
+def iter_lines(path: str) -> Iterator[Line]:
+    """Every line of a file with bounded memory; an oversized line is yielded with raw=None."""
+    fd = fsio.open_read(path)
+    if fd is None:
+        return
+    with io.open(fd, "rb", buffering=1 << 20) as f:
+        number = 0
+        offset = 0
+        while True:
+            raw = f.readline(MAX_LINE + 1)
+            if not raw:
+                return
+            number += 1
+            start = offset
+            offset += len(raw)
+            if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+                while True:  # skip the rest of the oversized line
+                    more = f.readline(1 << 20)
+                    offset += len(more)
+                    if not more or more.endswith(b"\n"):
+                        break
+                yield Line(number, start, None, True)
+                continue
+            if raw.endswith(b"\n"):
+                yield Line(number, start, raw[:-1], True)
+            else:
+                yield Line(number, start, raw, False)
