@@ -194,8 +194,8 @@ def fsync_dir(path: str, point: str) -> None:
         sys.close(fd)
 
 
-def ensure_dir(path: str, point: str) -> bool:
-    """Create a folder (durably) if it is absent. True if it was created."""
+def ensure_dir(path: str, point: str | None) -> bool:
+    """Create a folder if it is absent; sync its parent unless point is None. True if it was created."""
     if check_dir(path):
         return False
     try:
@@ -203,7 +203,8 @@ def ensure_dir(path: str, point: str) -> bool:
     except FileExistsError:
         check_dir(path)
         return False
-    fsync_dir(os.path.dirname(path) or ".", point)
+    if point is not None:
+        fsync_dir(os.path.dirname(path) or ".", point)
     return True
 
 

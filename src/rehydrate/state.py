@@ -139,6 +139,11 @@ def _lines(data: bytes) -> list[str]:
     return text.split("\n") if text else []
 
 
+def _complete_lines(data: bytes) -> list[bytes]:
+    """The lines that end with a newline (a torn last line is not one of them)."""
+    return data.split(b"\n")[:-1]
+
+
 def _first_difference(a: list[str], b: list[str]) -> int:
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
@@ -244,7 +249,9 @@ class State:
         if not os.path.isdir(parent):
             raise RehydrateError(f"cannot create {root}: {parent} is not a folder")
         fsio.ensure_dir(root, "mkdir.state")
-        fsio.ensure_dir(state.wal_dir, "mkdir.wal")
+        # No sync here: init syncs the state folder when it writes its first view, before it returns
+        # (tests/test_crash_points.py shows a sync here would be redundant).
+        fsio.ensure_dir(state.wal_dir, None)
         out = Outcome()
         with fsio.locked(root):
             if fsio.check_regular(os.path.join(root, GOAL)):
@@ -358,7 +365,7 @@ class State:
         path = self.path(INVARIANTS)
         current = fsio.read_bytes(path, MAX_VIEW) or b""
         encoded = line.encode()
-        if encoded in current.split(b"\n"):
+        if encoded in _complete_lines(current):
             return False
         cut = current.rfind(b"\n") + 1
         partial = current[cut:]
@@ -468,6 +475,9 @@ class State:
 
     def _reconcile_views(self, recon: _Recon, repair: bool) -> None:
         last, prev = recon.last, recon.prev
+        if last["op"] == "init" and repair:  # a crash during init: write the views that are missing
+            for name in self._apply(last):
+                recon.repaired.append(f"redid {self.rel(name)} from the WAL (init was interrupted)")
         views: dict[str, Any] = last["views"]
         problems = recon.problems
         for name in (GOAL, NEXT, HANDOFF):
@@ -593,7 +603,7 @@ class State:
             return
         if last["op"] in ("invariant", "reject") and data is not None:
             line = last["data"]["line"]
-            if line.encode() not in data.split(b"\n"):
+            if line.encode() not in _complete_lines(data):
                 if repair:
                     self._append_line(line)
                     recon.repaired.append(f"redid {rel} from the WAL (its last line was missing)")
@@ -608,7 +618,10 @@ class State:
         recorded = self.recorded_lines()
         if data is None:
             if repair:
-                text = "".join(ln + "\n" for actor in sorted(recorded) for ln in recorded[actor])
+                first = self._first_record()
+                header = first["data"]["header"] if first["op"] == "init" else ""
+                skip = len(_recorded_lines(first)) if header else 0
+                text = header + "".join(ln + "\n" for a in sorted(recorded) for ln in recorded[a][skip if a == self.actor else 0 :])
                 fsio.replace(self.path(INVARIANTS), text.encode(), "view.replace")
                 recon.repaired.append(f"rebuilt the missing {rel} from the WAL")
                 data = text.encode()
@@ -704,17 +717,17 @@ class State:
 
     def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
         touched = {"invariant": INVARIANTS, "reject": INVARIANTS, "checkpoint": NEXT, "handoff": HANDOFF}.get(op)
+        git = None
+        if with_git:  # taken before the lock: git can be slow, and other writers should not wait for it
+            from rehydrate import gitinfo
+
+            git = gitinfo.snapshot(self.root)
         with fsio.locked(self.root):
             recon = self._begin()
             for p in recon.problems:
                 if p.code in ("not-regular-file", "unreadable") and touched and p.file == self.rel(touched):
                     raise RehydrateError(f"cannot write {p.file}: {p.message}", "move it away, then run the command again")
             out = Outcome(repaired=recon.repaired)
-            git = None
-            if with_git:
-                from rehydrate import gitinfo
-
-                git = gitinfo.snapshot(self.root)
             views: dict[str, str] = {}
             if op in ("invariant", "reject"):
                 inv = recon.inv_bytes or b""

@@ -1,0 +1,257 @@
+"""Start-up cost of the hook path: `rehydrate checkpoint` and `rehydrate resume` as whole processes.
+
+A fresh virtual environment holds only rehydrate, installed from this checkout (non-editable, as pipx would), and a
+temporary git repository holds a state made by `rehydrate init`. Each round runs, in an order that rotates:
+
+  (a) <venv>/bin/python -c pass                      the interpreter's own start
+  (b) <venv>/bin/rehydrate checkpoint --done x --next y
+  (c) <venv>/bin/rehydrate resume
+  (d) <venv>/bin/python floor.py                     the same durable writes a checkpoint makes, nothing else:
+                                                     append + fsync, temp file + fsync + os.replace + fsync folder
+  (e) git status, as a checkpoint runs it            informational: the one subprocess a checkpoint starts
+
+Targets: checkpoint/pass <= 3.0 and resume/pass <= 3.0. Then `python -X importtime` shows what the hook path imports
+beyond a bare interpreter.
+
+    python bench/startup.py [--rounds 30] [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+import _common
+
+TARGET = 3.0
+
+FLOOR = '''\
+"""The durable writes of one checkpoint, and nothing else."""
+import os
+import sys
+
+folder, wal_size, view_size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+fd = os.open(os.path.join(folder, "wal.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+try:
+    os.write(fd, b"x" * (wal_size - 1) + b"\\n")
+    os.fsync(fd)
+finally:
+    os.close(fd)
+tmp = os.path.join(folder, ".next.md.%d.tmp" % os.getpid())
+fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+try:
+    os.write(fd, b"y" * (view_size - 1) + b"\\n")
+    os.fsync(fd)
+finally:
+    os.close(fd)
+os.replace(tmp, os.path.join(folder, "next.md"))
+fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+try:
+    os.fsync(fd)
+finally:
+    os.close(fd)
+'''
+
+# the command gitinfo.snapshot runs, with its environment
+GIT_STATUS = ["git", "status", "--porcelain=v2", "--branch", "-z", "--", ":/", ":(exclude)."]
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="bench/startup.py",
+        description="Whole-process start-up of `rehydrate checkpoint` and `rehydrate resume` against `python -c "
+        "pass` and a floor of the same durable writes, interleaved; ratios of medians. Installs rehydrate from this "
+        "checkout into a fresh venv (needs PyPI for the build backend).",
+    )
+    p.add_argument("--rounds", type=int, default=30, help="measured rounds (default 30)")
+    p.add_argument("--warmup", type=int, default=3, help="rounds run first and thrown away (default 3)")
+    p.add_argument("--python", default=sys.executable, help="interpreter that creates the venv (default: this one)")
+    p.add_argument("--importtime-runs", type=int, default=5, help="runs of -X importtime, median taken (default 5)")
+    p.add_argument("--top", type=int, default=10, help="modules shown per import table (default 10)")
+    p.add_argument("--check", action="store_true", help="exit 1 if a target is missed (default: always exit 0)")
+    p.add_argument("--keep", action="store_true", help="keep the temporary folder (venv, repo) and print its path")
+    args = p.parse_args(argv)
+    if args.rounds < 1 or args.warmup < 0 or args.importtime_runs < 1:
+        p.error("--rounds and --importtime-runs must be at least 1, --warmup at least 0")
+    return args
+
+
+def make_venv(python: str, where: str) -> tuple[str, str]:
+    """A fresh venv with rehydrate installed from this checkout; returns (its python, its rehydrate script)."""
+    env = _common.clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1")
+    _common.run([python, "-m", "venv", where], env=env)
+    vpy = os.path.join(where, "bin", "python")
+    _common.run([vpy, "-m", "pip", "install", "--quiet", "--no-input", _common.REPO], env=env)
+    return vpy, os.path.join(where, "bin", "rehydrate")
+
+
+def parse_importtime(stderr: str) -> dict[str, tuple[int, int]]:
+    """module -> (self us, cumulative us) from the output of python -X importtime."""
+    out: dict[str, tuple[int, int]] = {}
+    for line in stderr.splitlines():
+        if not line.startswith("import time:"):
+            continue
+        parts = line[len("import time:") :].split("|")
+        if len(parts) != 3 or not parts[0].strip().isdigit():
+            continue  # the header line
+        out[parts[2].strip()] = (int(parts[0]), int(parts[1]))
+    return out
+
+
+def importtime(cmd: Sequence[str], cwd: str, env: dict[str, str], runs: int) -> dict[str, tuple[float, float]]:
+    """module -> (median self us, median cumulative us) over several runs of cmd under -X importtime."""
+    samples: dict[str, list[tuple[int, int]]] = {}
+    for _ in range(runs):
+        proc = subprocess.run(list(cmd), cwd=cwd, env=env, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise _common.BenchError(f"{shlex.join(cmd)} exited {proc.returncode}\n{proc.stderr[-2000:]}")
+        for mod, times in parse_importtime(proc.stderr).items():
+            samples.setdefault(mod, []).append(times)
+    return {
+        mod: (statistics.median(s for s, _ in v), statistics.median(c for _, c in v)) for mod, v in samples.items()
+    }
+
+
+def import_table(title: str, times: dict[str, tuple[float, float]], bare: set[str], top: int) -> str:
+    extra = {m: t for m, t in times.items() if m not in bare}
+    total = sum(s for s, _ in extra.values())
+    rows = sorted(extra.items(), key=lambda kv: -kv[1][1])[:top]
+    lines = [f"{title}: {len(extra)} modules beyond a bare interpreter, {total / 1000:.1f} ms (sum of self times)"]
+    lines.append(
+        _common.table(
+            ["module", "cumulative ms", "self ms"], [(m, f"{c / 1000:.2f}", f"{s / 1000:.2f}") for m, (s, c) in rows]
+        )
+    )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    root = tempfile.mkdtemp(prefix="rehydrate-bench-startup-")
+    try:
+        return _bench(args, root)
+    finally:
+        if args.keep:
+            print(f"kept: {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _bench(args: argparse.Namespace, root: str) -> int:
+    t0 = time.perf_counter()
+    vpy, rehydrate = make_venv(args.python, os.path.join(root, "venv"))
+    t_venv = time.perf_counter() - t0
+    env = _common.clean_env()
+    repo = os.path.join(root, "repo")
+    _common.git_repo(repo)
+    _common.run([rehydrate, "init", "--goal", "benchmark the hook path"], cwd=repo, env=env)
+    _common.run([rehydrate, "checkpoint", "--done", "x", "--next", "y"], cwd=repo, env=env)
+    version = _common.run([rehydrate, "--version"], env=env).stdout.strip()
+    pyver = _common.run([vpy, "-c", "import sys; print(sys.version.split()[0])"], env=env).stdout.strip()
+
+    # the floor writes records of the sizes a checkpoint writes
+    state = os.path.join(repo, "state")
+    with open(os.path.join(state, "wal", "agent.jsonl"), "rb") as f:
+        wal_size = len(f.read().splitlines()[-1]) + 1
+    view_size = os.path.getsize(os.path.join(state, "99_next.md"))
+    floor_dir = os.path.join(root, "floor")
+    os.mkdir(floor_dir)
+    floor_py = os.path.join(root, "floor.py")
+    with open(floor_py, "w", encoding="utf-8") as f:
+        f.write(FLOOR)
+
+    variants = {
+        "pass": _common.timed([vpy, "-c", "pass"], cwd=repo, env=env),
+        "checkpoint": _common.timed([rehydrate, "checkpoint", "--done", "x", "--next", "y"], cwd=repo, env=env),
+        "resume": _common.timed([rehydrate, "resume"], cwd=repo, env=env),
+        "floor": _common.timed([vpy, floor_py, floor_dir, str(wal_size), str(view_size)], cwd=repo, env=env),
+        "git": _common.timed(GIT_STATUS, cwd=state, env=_common.clean_env(GIT_OPTIONAL_LOCKS="0", LC_ALL="C")),
+    }
+    t1 = time.perf_counter()
+    times = _common.interleave(variants, args.rounds, args.warmup)
+    t_measure = time.perf_counter() - t1
+    med = {k: _common.median(v) * 1000 for k, v in times.items()}
+
+    labels = {
+        "pass": "(a) python -c pass",
+        "checkpoint": "(b) rehydrate checkpoint --done x --next y",
+        "resume": "(c) rehydrate resume",
+        "floor": f"(d) floor: python + append/fsync ({wal_size} B) + replace/fsync x2",
+        "git": "(e) git status, as checkpoint runs it (info)",
+    }
+    print(f"rehydrate start-up: {version}, Python {pyver}, fresh venv (non-editable install, {t_venv:.0f} s to build)")
+    print(
+        f"{args.rounds} rounds + {args.warmup} warm-up, interleaved (order rotating each round), "
+        f"{t_measure:.0f} s; whole processes, wall time"
+    )
+    print()
+    rows = []
+    for key, label in labels.items():
+        q = statistics.quantiles(times[key], n=4) if len(times[key]) > 1 else [times[key][0]] * 3
+        rows.append((label, f"{med[key]:.1f}", f"{q[0] * 1000:.1f}", f"{q[2] * 1000:.1f}"))
+    print(_common.table(["variant", "median ms", "p25 ms", "p75 ms"], rows))
+    print()
+
+    def per_round(a: str, b: str) -> float:
+        return _common.median([x / y for x, y in zip(times[a], times[b], strict=True)])
+
+    pairs = [("checkpoint", "pass"), ("resume", "pass"), ("checkpoint", "floor"), ("resume", "floor")]
+    print(
+        _common.table(
+            ["ratio", "of medians", "median per round"],
+            [(f"{a}/{b}", f"{med[a] / med[b]:.2f}", f"{per_round(a, b):.2f}") for a, b in pairs],
+        )
+    )
+    print()
+    print("where a checkpoint's time goes (differences of medians, approximate):")
+    print(f"  interpreter start             {med['pass']:6.1f} ms")
+    print(f"  durable writes (floor - pass) {med['floor'] - med['pass']:6.1f} ms")
+    print(f"  git status subprocess         {med['git']:6.1f} ms")
+    rest = med["checkpoint"] - med["floor"] - med["git"]
+    print(f"  the rest: imports and logic   {rest:6.1f} ms")
+    print()
+    print("targets:")
+    misses = 0
+    for a in ("checkpoint", "resume"):
+        line, ok = _common.bound(f"{a}/pass", med[a] / med["pass"], TARGET)
+        print("  " + line)
+        misses += not ok
+    print()
+
+    bare = importtime([vpy, "-X", "importtime", "-c", "pass"], repo, env, args.importtime_runs)
+    for title, cmd in (
+        ('python -X importtime -c "import rehydrate.cli"', [vpy, "-X", "importtime", "-c", "import rehydrate.cli"]),
+        (
+            "python -X importtime <venv>/bin/rehydrate resume (everything it imports)",
+            [vpy, "-X", "importtime", rehydrate, "resume"],
+        ),
+        (
+            "python -X importtime <venv>/bin/rehydrate checkpoint (everything it imports)",
+            [vpy, "-X", "importtime", rehydrate, "checkpoint", "--done", "x", "--next", "y"],
+        ),
+    ):
+        print(import_table(title, importtime(cmd, repo, env, args.importtime_runs), set(bare), args.top))
+        print(f"(median of {args.importtime_runs} runs; cumulative includes the modules a module imports)")
+        print()
+
+    options = [
+        f"--rounds={args.rounds}",
+        f"--warmup={args.warmup}",
+        f"--importtime-runs={args.importtime_runs}",
+        f"--top={args.top}",
+        f"--python={args.python}",
+    ] + (["--check"] if args.check else [])
+    print("reproduce: " + _common.reproduce("startup.py", options))
+    return 1 if args.check and misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""Shared fixtures: every test runs with a temporary home, real git repositories and real subprocesses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REAL_HOME = os.path.expanduser("~")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """No test reads or writes the real home folder: HOME, XDG folders and git's global config are temporary."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+        monkeypatch.setenv(var, str(home / var.lower()))
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text("[user]\n\tname = Test\n\temail = test@example.invalid\n[init]\n\tdefaultBranch = main\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for var in ("REHYDRATE_DIR", "REHYDRATE_ACTOR", "CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    before = _home_snapshot()
+    yield home
+    assert _home_snapshot() == before, "a test wrote to the real home folder"
+
+
+# The files in the real home that rehydrate could ever write (crash log, user-level harness settings).
+_GUARDED = (".cache/rehydrate", ".claude/settings.json", ".codex/config.toml", ".codex/hooks.json",
+            ".gemini/settings.json")
+
+
+def _home_snapshot() -> dict[str, tuple[int, int]]:
+    seen: dict[str, tuple[int, int]] = {}
+    for name in _GUARDED:
+        path = os.path.join(REAL_HOME, name)
+        paths = [path]
+        if os.path.isdir(path):
+            paths = [os.path.join(root, f) for root, _dirs, files in os.walk(path) for f in files]
+        for p in paths:
+            if os.path.isfile(p):
+                st = os.stat(p)
+                seen[p] = (st.st_size, st.st_mtime_ns)
+    return seen
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A real git repository with one commit; the current directory for the test."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "app.py").write_text("print('hello')\n")
+    git(root, "add", "app.py")
+    git(root, "commit", "-qm", "first")
+    monkeypatch.chdir(root)
+    return root
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def rehydrate(*args: str, cwd: Path | str | None = None, stdin: str | None = None, env: dict[str, str] | None = None,
+              timeout: float = 60) -> Result:
+    """Run the real CLI in a subprocess (python -m rehydrate)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "rehydrate", *args],
+        cwd=cwd,
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def state(repo: Path):  # type: ignore[no-untyped-def]
+    """An initialized state in the repo fixture, with one decision, one rejected approach and one checkpoint."""
+    from rehydrate.state import State
+
+    st, _ = State.init(repo / "state", "Ship the parser", "all tests pass")
+    st.invariant("Write the WAL before any view", because="a crash between the two must be redoable")
+    st.reject("Edit db/schema.sql directly", because="every schema change needs a migration", guard="db/schema.sql")
+    st.checkpoint(done="wrote the lexer", next="write the parser")
+    return st
