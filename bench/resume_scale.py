@@ -44,12 +44,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=30, help="measured rounds of whole processes (default 30)")
     p.add_argument("--inproc-rounds", type=int, default=100, help="measured rounds of State.resume() (default 100)")
     p.add_argument("--warmup", type=int, default=3, help="rounds run first and thrown away (default 3)")
-    p.add_argument("--cache-dir", default=DEFAULT_CACHE, help="where the big state is kept between runs "
-                   "(default bench/results/resume_scale)")
+    p.add_argument(
+        "--cache-dir",
+        default=DEFAULT_CACHE,
+        help="where the big state is kept between runs (default bench/results/resume_scale)",
+    )
     p.add_argument("--no-cache", action="store_true", help="build the big state in a temporary folder, delete it after")
     p.add_argument("--rebuild", action="store_true", help="rebuild the cached big state even if it checks out")
-    p.add_argument("--full-verify", action="store_true",
-                   help="also run the full `verify` scan on both states (reads the whole big WAL)")
+    p.add_argument(
+        "--full-verify",
+        action="store_true",
+        help="also run the full `verify` scan on both states (reads the whole big WAL)",
+    )
     p.add_argument("--check", action="store_true", help="exit 1 if the target is missed (default: always exit 0)")
     args = p.parse_args(argv)
     if args.small_records < 3 or args.records < args.small_records:
@@ -181,7 +187,7 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
 
     print(f"rehydrate resume against the size of the WAL: rehydrate {__version__} from {_common.SRC}")
     print(f"big state: {how}")
-    rows = []
+    rows: list[tuple[object, ...]] = []
     for k in paths:
         rec = counts[k]
         rows.append((k, f"{rec['seq'] if rec else 0:,}", f"{sizes[k] / 1e6:,.2f}", verified.get(k, "not run")))

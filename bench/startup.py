@@ -115,9 +115,7 @@ def importtime(cmd: Sequence[str], cwd: str, env: dict[str, str], runs: int) -> 
             raise _common.BenchError(f"{shlex.join(cmd)} exited {proc.returncode}\n{proc.stderr[-2000:]}")
         for mod, times in parse_importtime(proc.stderr).items():
             samples.setdefault(mod, []).append(times)
-    return {
-        mod: (statistics.median(s for s, _ in v), statistics.median(c for _, c in v)) for mod, v in samples.items()
-    }
+    return {mod: (statistics.median(s for s, _ in v), statistics.median(c for _, c in v)) for mod, v in samples.items()}
 
 
 def import_table(title: str, times: dict[str, tuple[float, float]], bare: set[str], top: int) -> str:
@@ -165,8 +163,8 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     floor_dir = os.path.join(root, "floor")
     os.mkdir(floor_dir)
     floor_py = os.path.join(root, "floor.py")
-    with open(floor_py, "w", encoding="utf-8") as f:
-        f.write(FLOOR)
+    with open(floor_py, "w", encoding="utf-8") as script:
+        script.write(FLOOR)
 
     variants = {
         "pass": _common.timed([vpy, "-c", "pass"], cwd=repo, env=env),

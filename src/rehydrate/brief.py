@@ -76,6 +76,8 @@ def render(inp: BriefInput, budget: int = DEFAULT_BUDGET) -> Brief:
     decisions, rejected = _split_invariants(layout.clean(inp.invariants or ""))
     extras = [(name, layout.clean(text)) for name, text in inp.extras]
     last = layout.clean(inp.last_record or "", one_line=True)
+    if clean["goal"].startswith("# Goal\n"):
+        clean["goal"] = clean["goal"][len("# Goal\n") :].lstrip("\n").replace("\n\n## Done when\n\n", "\n\nDone when: ")
     omitted: list[str] = []
 
     head = f"# rehydrate brief: {f}/ · actor {inp.actor} · {_checkpoint_title(inp.next)}"

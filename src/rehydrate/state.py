@@ -915,7 +915,7 @@ class State:
             handoff=views.get(HANDOFF),
             extras=extras,
             next=views.get(NEXT),
-            last_record=wal.canonical(last).decode() if last else None,
+            last_record=_summary(last) if last else None,
             findings=findings,
             confidence=conf,
             next_action=action,
@@ -996,6 +996,16 @@ def _with_last(lines: Iterator[wal.Line]) -> Iterator[tuple[int, bytes | None, b
         held = line
     if held is not None:
         yield held.number, held.raw, held.newline, True
+
+
+def _summary(rec: Record) -> str:
+    """The WAL's last record as one readable line: what, when, where, and its data (hashes left out)."""
+    git = rec.get("git") if isinstance(rec.get("git"), dict) else {}
+    where = ""
+    if git and git.get("head"):
+        where = f" · HEAD {str(git['head'])[:7]} on {git.get('branch') or 'a detached HEAD'}, {len(git.get('dirty', []))} dirty"
+    data = wal.canonical(rec.get("data")).decode()
+    return f"#{rec.get('seq')} {rec.get('op')} by {rec.get('actor')} at {rec.get('ts')}{where} · data {data}"
 
 
 def _cap(name: str, value: str, limit: int) -> None:

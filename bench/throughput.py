@@ -1,0 +1,235 @@
+"""In-process checkpoint throughput against the fsync floor.
+
+`State.checkpoint()` in a loop, in blocks, interleaved with a raw loop of os.write + os.fsync of a record of the same
+size on one file (the most a durable append can do on this disk). Three checkpoint variants separate the costs:
+
+  git repo        the state inside a temporary git repository: one `git status` subprocess per checkpoint
+  outside git     the state outside any repository: git still starts, and fails fast
+  git stubbed     gitinfo.snapshot replaced in-process by a constant: rehydrate's own work and its fsyncs only
+
+The fsyncs one checkpoint costs are counted by swapping rehydrate.fsio.sys for a Sys that counts calls by sync point.
+
+    python bench/throughput.py [--rounds 30] [--block 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import _common
+from rehydrate import __version__, fsio, gitinfo, wal
+from rehydrate.state import State
+
+
+class CountingSys(fsio.Sys):
+    """The real system calls, counted: fsyncs by their sync point, the others by name."""
+
+    def __init__(self) -> None:
+        self.fsyncs: Counter[str] = Counter()
+        self.calls: Counter[str] = Counter()
+
+    def open(self, path: str, flags: int, mode: int = 0o644) -> int:
+        self.calls["open"] += 1
+        return super().open(path, flags, mode)
+
+    def write(self, fd: int, data: bytes) -> int:
+        self.calls["write"] += 1
+        return super().write(fd, data)
+
+    def fsync(self, fd: int, point: str) -> None:
+        self.calls["fsync"] += 1
+        self.fsyncs[point] += 1
+        super().fsync(fd, point)
+
+    def replace(self, src: str, dst: str) -> None:
+        self.calls["replace"] += 1
+        super().replace(src, dst)
+
+
+@contextlib.contextmanager
+def counting() -> Iterator[CountingSys]:
+    saved = fsio.sys
+    fsio.sys = counter = CountingSys()
+    try:
+        yield counter
+    finally:
+        fsio.sys = saved
+
+
+@contextlib.contextmanager
+def git_stubbed() -> Iterator[None]:
+    """gitinfo.snapshot answers what a clean repository would, without a subprocess."""
+    saved = gitinfo.snapshot
+
+    def snapshot(state_dir: str) -> dict[str, Any]:  # same signature as the real one
+        return {"head": "0" * 40, "branch": "main", "dirty": []}
+
+    gitinfo.snapshot = snapshot
+    try:
+        yield
+    finally:
+        gitinfo.snapshot = saved
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="bench/throughput.py",
+        description="In-process State.checkpoint() throughput (in a git repo, outside git, git stubbed) against "
+        "raw os.write+os.fsync of a same-size record, interleaved in blocks; and the fsyncs one checkpoint costs.",
+    )
+    p.add_argument("--rounds", type=int, default=30, help="measured rounds (default 30)")
+    p.add_argument("--block", type=int, default=50, help="operations per variant per round (default 50)")
+    p.add_argument("--warmup", type=int, default=2, help="rounds run first and thrown away (default 2)")
+    args = p.parse_args(argv)
+    if args.rounds < 1 or args.block < 1 or args.warmup < 0:
+        p.error("--rounds and --block must be at least 1, --warmup at least 0")
+    return args
+
+
+def checkpoint_block(state: State, block: int, stub: bool) -> Callable[[], float]:
+    """A measurement: seconds per checkpoint over one block."""
+    counter = [0]
+
+    def measure() -> float:
+        with git_stubbed() if stub else contextlib.nullcontext():
+            t0 = time.perf_counter()
+            for _ in range(block):
+                counter[0] += 1
+                state.checkpoint(f"step {counter[0]}", f"step {counter[0] + 1}")
+            return (time.perf_counter() - t0) / block
+
+    return measure
+
+
+def raw_block(path: str, size: int, block: int) -> Callable[[], float]:
+    """A measurement: seconds per os.write + os.fsync of one record of `size` bytes, appended to one file."""
+    record = b"x" * (size - 1) + b"\n"
+
+    def measure() -> float:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            t0 = time.perf_counter()
+            for _ in range(block):
+                os.write(fd, record)
+                os.fsync(fd)
+            return (time.perf_counter() - t0) / block
+        finally:
+            os.close(fd)
+
+    return measure
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    root = tempfile.mkdtemp(prefix="rehydrate-bench-throughput-")
+    try:
+        return _bench(args, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _bench(args: argparse.Namespace, root: str) -> int:
+    repo = os.path.join(root, "repo")
+    _common.git_repo(repo)
+    nogit = os.path.join(root, "nogit")
+    stub = os.path.join(root, "stub")
+    os.mkdir(nogit)
+    os.mkdir(stub)
+    states = {}
+    for name, parent in (("repo", repo), ("nogit", nogit), ("stub", stub)):
+        states[name], _ = State.init(os.path.join(parent, "state"), "measure checkpoint throughput")
+    with git_stubbed():
+        states["stub"].checkpoint("first", "second")
+    states["nogit"].checkpoint("first", "second")
+    out = states["repo"].checkpoint("first", "second")
+    if not out.ok or out.record is None:
+        raise _common.BenchError(f"checkpoint failed: {out.problems}")
+    nogit_git = wal.read_tail(states["nogit"].wal_path, 1).records[-1][1].get("git")
+    record_size = len(wal.encode(out.record))
+
+    # the system calls of one checkpoint, and of one resume, in the git repository
+    with counting() as one_checkpoint:
+        states["repo"].checkpoint("counted", "count again")
+    with counting() as one_resume:
+        states["repo"].resume()
+
+    variants = {
+        "repo": checkpoint_block(states["repo"], args.block, stub=False),
+        "nogit": checkpoint_block(states["nogit"], args.block, stub=False),
+        "stub": checkpoint_block(states["stub"], args.block, stub=True),
+        "raw": raw_block(os.path.join(root, "raw.jsonl"), record_size, args.block),
+    }
+    t0 = time.perf_counter()
+    times = _common.interleave(variants, args.rounds, args.warmup)
+    elapsed = time.perf_counter() - t0
+    per_op = {k: statistics.median(v) for k, v in times.items()}
+    rate = {k: 1 / v for k, v in per_op.items()}
+
+    labels = {
+        "repo": "State.checkpoint, in a git repo",
+        "nogit": "State.checkpoint, outside git",
+        "stub": "State.checkpoint, git stubbed",
+        "raw": f"raw os.write+os.fsync ({record_size} B)",
+    }
+    print(f"checkpoint throughput: rehydrate {__version__} from {_common.SRC}, in-process")
+    print(
+        f"{args.rounds} rounds + {args.warmup} warm-up of {args.block} operations per variant, interleaved "
+        f"(order rotating each round), {elapsed:.0f} s; medians of per-block means"
+    )
+    print(f"outside git, the record's git field is {nogit_git}")
+    print()
+    rows = []
+    for k, label in labels.items():
+        ratio = rate[k] / rate["raw"]
+        per_round = statistics.median(r / c for r, c in zip(times["raw"], times[k], strict=True))
+        rows.append(
+            (
+                label,
+                f"{per_op[k] * 1000:.3f}",
+                f"{rate[k]:,.0f}",
+                f"{ratio:.3f}",
+                f"{per_round:.3f}",
+                f"{per_op[k] / per_op['raw']:.1f}",
+            )
+        )
+    print(
+        _common.table(
+            ["variant", "ms/op", "ops/s", "ops/s vs raw", "median per round", "= raw writes"],
+            rows,
+        )
+    )
+    print()
+    print(
+        f"one checkpoint (git repo): {one_checkpoint.calls['fsync']} fsync(s) "
+        f"({', '.join(f'{p} x{n}' for p, n in sorted(one_checkpoint.fsyncs.items()))}); "
+        f"through fsio.sys: {dict(sorted(one_checkpoint.calls.items()))}"
+    )
+    print(
+        f"one resume:                {one_resume.calls['fsync']} fsync(s) "
+        f"({', '.join(f'{p} x{n}' for p, n in sorted(one_resume.fsyncs.items()))}); "
+        f"through fsio.sys: {dict(sorted(one_resume.calls.items()))}"
+    )
+    n = one_checkpoint.calls["fsync"]
+    if n:
+        print(
+            f"fsync-bound ceiling for a checkpoint: 1/{n} of raw = {rate['raw'] / n:,.0f}/s; "
+            f"git stubbed reaches {rate['stub'] / (rate['raw'] / n):.0%} of it"
+        )
+    print()
+    options = [f"--rounds={args.rounds}", f"--block={args.block}", f"--warmup={args.warmup}"]
+    print("reproduce: " + _common.reproduce("throughput.py", options))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
