@@ -33,8 +33,13 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
 
 
 # The files in the real home that rehydrate could ever write (crash log, user-level harness settings).
-_GUARDED = (".cache/rehydrate", ".claude/settings.json", ".codex/config.toml", ".codex/hooks.json",
-            ".gemini/settings.json")
+_GUARDED = (
+    ".cache/rehydrate",
+    ".claude/settings.json",
+    ".codex/config.toml",
+    ".codex/hooks.json",
+    ".gemini/settings.json",
+)
 
 
 def _home_snapshot() -> dict[str, tuple[int, int]]:
@@ -75,8 +80,13 @@ class Result:
     err: str
 
 
-def rehydrate(*args: str, cwd: Path | str | None = None, stdin: str | None = None, env: dict[str, str] | None = None,
-              timeout: float = 60) -> Result:
+def rehydrate(
+    *args: str,
+    cwd: Path | str | None = None,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+) -> Result:
     """Run the real CLI in a subprocess (python -m rehydrate)."""
     proc = subprocess.run(
         [sys.executable, "-m", "rehydrate", *args],
@@ -86,6 +96,7 @@ def rehydrate(*args: str, cwd: Path | str | None = None, stdin: str | None = Non
         text=True,
         env={**os.environ, **(env or {})},
         timeout=timeout,
+        check=False,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import os
+import itertools
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from rehydrate import layout, wal
@@ -68,7 +66,7 @@ def test_eight_writers_five_hundred_checkpoints_each(tmp_path: Path) -> None:
     checkpoints = [r for r in records if r["op"] == "checkpoint"]
     assert len(checkpoints) == procs * per
     assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
-    for a, b in zip(records, records[1:]):
+    for a, b in itertools.pairwise(records):
         assert b["prev"] == a["h"]
     for n in range(procs):  # each writer's checkpoints in its own order
         mine = [int(r["data"]["done"].split("-")[1]) for r in checkpoints if r["data"]["done"].startswith(f"w{n}-")]

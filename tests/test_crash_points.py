@@ -103,7 +103,7 @@ def enumerate_crashes(
         if k == 0:
             allowed, label = [snaps[0]], "before init"
         else:
-            c = next(i for i, (s, e) in enumerate(zip(starts, ends)) if s < k <= e)
+            c = next(i for i, (s, e) in enumerate(zip(starts, ends, strict=True)) if s < k <= e)
             label = f"{SEQUENCE[c][0]} #{c + 1}, op {k - starts[c]}/{ends[c] - starts[c]} {ops[k - 1][:2]}"
             allowed = [snaps[c + 1]] if k == ends[c] else [snaps[c], snaps[c + 1]]
         model = crashsim.replay(ops, k, disabled)
@@ -151,8 +151,16 @@ def test_the_sequence_uses_every_sync_point(recording: tuple[list[crashsim.Op], 
     points = _sync_points(recording[0])
     assert points == sorted(
         [
-            "mkdir.archive", "mkdir.state", "rotate.link", "rotate.replace.dir", "rotate.replace.file",
-            "view.append", "view.replace.dir", "view.replace.file", "wal.append", "wal.append.dir",
+            "mkdir.archive",
+            "mkdir.state",
+            "rotate.link",
+            "rotate.replace.dir",
+            "rotate.replace.file",
+            "view.append",
+            "view.replace.dir",
+            "view.replace.file",
+            "wal.append",
+            "wal.append.dir",
         ]
     )
 
@@ -160,8 +168,16 @@ def test_the_sequence_uses_every_sync_point(recording: tuple[list[crashsim.Op], 
 @pytest.mark.parametrize(
     "point",
     [
-        "mkdir.archive", "mkdir.state", "rotate.link", "rotate.replace.dir", "rotate.replace.file",
-        "view.append", "view.replace.dir", "view.replace.file", "wal.append", "wal.append.dir",
+        "mkdir.archive",
+        "mkdir.state",
+        "rotate.link",
+        "rotate.replace.dir",
+        "rotate.replace.file",
+        "view.append",
+        "view.replace.dir",
+        "view.replace.file",
+        "wal.append",
+        "wal.append.dir",
     ],
 )
 def test_removing_a_sync_point_is_caught(

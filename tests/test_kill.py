@@ -4,7 +4,6 @@ clean, and every checkpoint the writer saw return is in the WAL."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess

@@ -65,102 +65,106 @@ def _checkpoint_title(next_text: str | None) -> str:
     return "no checkpoint readable"
 
 
+@dataclass
+class _Parts:
+    """What the brief holds, as it is cut down to fit."""
+
+    goal: str
+    rejected: list[str]
+    decisions: list[str]
+    handoff: str
+    extras: list[tuple[str, str]]
+    next: str
+    last_record: str
+    ledger: list[str]
+    omitted: list[str] = field(default_factory=list)
+
+
+def _compose(inp: BriefInput, p: _Parts) -> str:
+    f = inp.folder
+    preface = (layout.clean(inp.preface) + "\n\n") if inp.preface else ""
+    head = f"# rehydrate brief: {f}/ · actor {inp.actor} · {_checkpoint_title(inp.next)}"
+    intro = "Disk is the source of truth, not the conversation: where your memory disagrees with this, trust this."
+    parts = [preface + head, intro, f"## Goal ({f}/{layout.GOAL})\n{p.goal}"]
+    inv = []
+    if p.rejected:
+        inv.append("Rejected approaches (never retry these):\n" + "\n".join(p.rejected))
+    if p.decisions:
+        inv.append("Decisions:\n" + "\n".join(p.decisions))
+    parts.append(f"## Decisions and rejected approaches ({f}/{layout.INVARIANTS})\n" + ("\n".join(inv) or "(none yet)"))
+    if p.handoff:
+        parts.append(f"## Handoff ({f}/{layout.HANDOFF})\n{p.handoff}")
+    for name, text in p.extras:
+        parts.append(f"## {f}/{name}\n{text}")
+    parts.append(f"## Next ({f}/{layout.NEXT})\n{p.next}")
+    if p.last_record:
+        parts.append(f"## Last WAL record ({f}/{layout.WAL_DIR}/{inp.actor}.jsonl)\n{p.last_record}")
+    if p.omitted:
+        parts.append("## Left out to fit the budget\n" + "; ".join(p.omitted))
+    parts.append("## Ledger\n" + "\n".join(p.ledger))
+    return "\n\n".join(parts) + "\n"
+
+
 def render(inp: BriefInput, budget: int = DEFAULT_BUDGET) -> Brief:
     """The brief as text, at most `budget` characters."""
     f = inp.folder
-    clean = {
-        "goal": layout.clean(inp.goal or "") or f"(missing: {f}/{layout.GOAL})",
-        "next": layout.clean(inp.next or "") or f"(missing: {f}/{layout.NEXT})",
-        "handoff": layout.clean(inp.handoff) if inp.handoff else "",
-    }
+    goal = layout.clean(inp.goal or "") or f"(missing: {f}/{layout.GOAL})"
+    if goal.startswith("# Goal\n"):
+        goal = goal[len("# Goal\n") :].lstrip("\n").replace("\n\n## Done when\n\n", "\n\nDone when: ")
     decisions, rejected = _split_invariants(layout.clean(inp.invariants or ""))
-    extras = [(name, layout.clean(text)) for name, text in inp.extras]
-    last = layout.clean(inp.last_record or "", one_line=True)
-    if clean["goal"].startswith("# Goal\n"):
-        clean["goal"] = clean["goal"][len("# Goal\n") :].lstrip("\n").replace("\n\n## Done when\n\n", "\n\nDone when: ")
-    omitted: list[str] = []
-
-    head = f"# rehydrate brief: {f}/ · actor {inp.actor} · {_checkpoint_title(inp.next)}"
-    intro = "Disk is the source of truth, not the conversation: where your memory disagrees with this, trust this."
-    preface = (layout.clean(inp.preface) + "\n\n") if inp.preface else ""
-
-    ledger_lines = [f"- {x.check}: {x.status}: {layout.clean(x.message, one_line=True)}" for x in inp.findings]
-    ledger_lines.append(f"confidence: {inp.confidence}")
+    ledger = [f"- {x.check}: {x.status}: {layout.clean(x.message, one_line=True)}" for x in inp.findings]
+    ledger.append(f"confidence: {inp.confidence}")
     if inp.next_action:
-        ledger_lines.append(f"next safe action: {layout.clean(inp.next_action, one_line=True)}")
+        ledger.append(f"next safe action: {layout.clean(inp.next_action, one_line=True)}")
+    p = _Parts(
+        goal=goal,
+        rejected=rejected,
+        decisions=decisions,
+        handoff=layout.clean(inp.handoff) if inp.handoff else "",
+        extras=[(name, layout.clean(text)) for name, text in inp.extras],
+        next=layout.clean(inp.next or "") or f"(missing: {f}/{layout.NEXT})",
+        last_record=_clip(layout.clean(inp.last_record or "", one_line=True), 1200, f"{f}/{layout.WAL_DIR}/"),
+        ledger=ledger,
+    )
 
-    def compose(goal: str, rej: list[str], dec: list[str], handoff: str, ext: list[tuple[str, str]], nxt: str,
-                wal_line: str, ledger: list[str]) -> str:
-        parts = [preface + head, intro, f"## Goal ({f}/{layout.GOAL})\n{goal}"]
-        inv = []
-        if rej:
-            inv.append("Rejected approaches (never retry these):\n" + "\n".join(rej))
-        if dec:
-            inv.append("Decisions:\n" + "\n".join(dec))
-        parts.append(f"## Decisions and rejected approaches ({f}/{layout.INVARIANTS})\n" + ("\n".join(inv) or "(none yet)"))
-        if handoff:
-            parts.append(f"## Handoff ({f}/{layout.HANDOFF})\n{handoff}")
-        for name, text in ext:
-            parts.append(f"## {f}/{name}\n{text}")
-        parts.append(f"## Next ({f}/{layout.NEXT})\n{nxt}")
-        if wal_line:
-            parts.append(f"## Last WAL record ({f}/{layout.WAL_DIR}/{inp.actor}.jsonl)\n{wal_line}")
-        if omitted:
-            parts.append("## Left out to fit the budget\n" + "\n".join(f"- {o}" for o in omitted))
-        parts.append("## Ledger\n" + "\n".join(ledger))
-        return "\n\n".join(parts) + "\n"
+    def over() -> int:
+        return len(_compose(inp, p)) - budget
 
-    state = {
-        "goal": clean["goal"], "rej": rejected, "dec": decisions, "handoff": clean["handoff"], "ext": extras,
-        "nxt": clean["next"], "wal": _clip(last, 1200, f"{f}/{layout.WAL_DIR}/"), "ledger": ledger_lines,
-    }
-
-    def text() -> str:
-        return compose(state["goal"], state["rej"], state["dec"], state["handoff"], state["ext"], state["nxt"],
-                       state["wal"], state["ledger"])  # type: ignore[arg-type]
-
-    out = text()
-    if len(out) > budget and state["wal"]:
-        state["wal"] = ""
-        omitted.append(f"the last WAL record: `tail -n 1 {f}/{layout.WAL_DIR}/{inp.actor}.jsonl`")
-        out = text()
-    ext_list: list[tuple[str, str]] = list(extras)
-    while len(out) > budget and ext_list:
-        name, body = ext_list.pop()
-        omitted.append(f"{f}/{name} ({len(body):,} characters): read it in full")
-        state["ext"] = list(ext_list)
-        out = text()
-    dec_list: list[str] = list(decisions)
-    dropped = 0
-    if len(out) > budget and dec_list:
-        omitted.append("")  # placeholder, filled below
-        while len(out) > budget and dec_list:
-            excess = len(out) - budget
-            while dec_list and excess > 0:  # drop oldest first
-                excess -= len(dec_list.pop(0)) + 1
-                dropped += 1
-            omitted[-1] = f"{dropped} older decision(s): read {f}/{layout.INVARIANTS}"
-            state["dec"] = list(dec_list)
-            out = text()
-    if len(out) > budget and state["handoff"]:
-        keep = max(0, len(str(state["handoff"])) - (len(out) - budget) - 120)
-        state["handoff"] = _clip(str(state["handoff"]), keep, f"{f}/{layout.HANDOFF}") if keep > 200 else ""
-        if not state["handoff"]:
-            omitted.append(f"{f}/{layout.HANDOFF}: read it in full")
-        out = text()
+    # What gives first: the last WAL record, the other files (last first), the oldest decisions, the handoff's end.
+    if over() > 0 and p.last_record:
+        p.last_record = ""
+        p.omitted.append(f"the last WAL record (tail -n 1 {f}/{layout.WAL_DIR}/{inp.actor}.jsonl)")
+    while over() > 0 and p.extras:
+        name, body = p.extras.pop()
+        p.omitted.append(f"{f}/{name} ({len(body):,} characters)")
+    if over() > 0 and p.decisions:
+        total = len(p.decisions)
+        p.omitted.append("")
+        while over() > 0 and p.decisions:
+            excess = over()
+            while p.decisions and excess > 0:
+                excess -= len(p.decisions.pop(0)) + 1
+            p.omitted[-1] = f"{total - len(p.decisions)} older decision(s) in {f}/{layout.INVARIANTS}"
+    if over() > 0 and p.handoff:
+        keep = len(p.handoff) - over() - 120
+        p.handoff = _clip(p.handoff, keep, f"{f}/{layout.HANDOFF}") if keep > 200 else ""
+        if not p.handoff:
+            p.omitted.append(f"{f}/{layout.HANDOFF}")
     # Only the never-dropped parts are left: shorten them, each with a pointer to its file.
-    if len(out) > budget:
-        share = max(200, (budget - 1500) // 3)
-        state["goal"] = _clip(str(state["goal"]), share, f"{f}/{layout.GOAL}")
-        state["nxt"] = _clip(str(state["nxt"]), share, f"{f}/{layout.NEXT}")
-        out = text()
-    rej_list: list[str] = list(rejected)
-    if len(out) > budget and rej_list:
+    if over() > 0 and len(p.rejected) > 1:
         note = f"[... older rejected approaches: read {f}/{layout.INVARIANTS}]"
-        while len(out) > budget and len(rej_list) > 1:
-            rej_list.pop(0)
-            state["rej"] = [note] + rej_list
-            out = text()
-    if len(out) > budget:
-        out = _clip(out, budget, f + "/")
-    return Brief(out, [o for o in omitted if o])
+        newest = list(p.rejected)
+        while over() > 0 and len(newest) > 1:
+            newest.pop(0)
+            p.rejected = [note, *newest]
+    if over() > 0 and len(p.goal) > 150:
+        p.goal = _clip(p.goal, max(150, len(p.goal) - over()), f"{f}/{layout.GOAL}")
+    if over() > 0 and len(p.next) > 200:
+        p.next = _clip(p.next, max(200, len(p.next) - over()), f"{f}/{layout.NEXT}")
+    if over() > 0:
+        p.ledger = [_clip(line, 160, "`rehydrate verify`") for line in p.ledger]
+    out = _compose(inp, p)
+    if len(out) > budget:  # a budget too small for the essentials: keep the start and the ledger's end
+        tail = "\n".join(p.ledger[-2:]) + "\n"
+        out = (_clip(out[: budget - len(tail)], budget - len(tail), f + "/") + tail)[:budget]
+    return Brief(out, list(p.omitted))

@@ -40,69 +40,103 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rehydrate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    p = sub.add_parser("init", help="create the state folder with a write-once goal and install the boot rule",
-                       description="Create state/ (00_goal.md, 10_invariants.md, 99_next.md, wal/ACTOR.jsonl). "
-                       "The goal is write-once: an existing one is never replaced. The boot rule goes, as a marked "
-                       "block, into AGENTS.md, CLAUDE.md and GEMINI.md where they exist, and into those --rules names.")
+    p = sub.add_parser(
+        "init",
+        help="create the state folder with a write-once goal and install the boot rule",
+        description="Create state/ (00_goal.md, 10_invariants.md, 99_next.md, wal/ACTOR.jsonl). "
+        "The goal is write-once: an existing one is never replaced. The boot rule goes, as a marked "
+        "block, into AGENTS.md, CLAUDE.md and GEMINI.md where they exist, and into those --rules names.",
+    )
     p.add_argument("--goal", required=True, help="the task, in a sentence or a few")
     p.add_argument("--done-when", metavar="TEXT", help="what counts as done")
-    p.add_argument("--rules", metavar="LIST", default="",
-                   help="instruction files to create if absent: comma-separated from agents,claude,gemini")
+    p.add_argument(
+        "--rules",
+        metavar="LIST",
+        default="",
+        help="instruction files to create if absent: comma-separated from agents,claude,gemini",
+    )
     _common(p)
 
-    p = sub.add_parser("invariant", help="record a decision (append-only, one line)",
-                       description="Append a decision to 10_invariants.md through the WAL, with a content-hash id.")
+    p = sub.add_parser(
+        "invariant",
+        help="record a decision (append-only, one line)",
+        description="Append a decision to 10_invariants.md through the WAL, with a content-hash id.",
+    )
     p.add_argument("text", help="the decision")
     p.add_argument("--because", required=True, help="why: so that a later session does not undo it")
     _common(p)
 
-    p = sub.add_parser("reject", help="record a rejected approach (it stays rejected)",
-                       description="Append a rejected approach to 10_invariants.md through the WAL.")
+    p = sub.add_parser(
+        "reject",
+        help="record a rejected approach (it stays rejected)",
+        description="Append a rejected approach to 10_invariants.md through the WAL.",
+    )
     p.add_argument("approach", help="the approach that was tried or considered and ruled out")
     p.add_argument("--because", required=True, help="why it was ruled out")
     p.add_argument("--guard", metavar="PATTERN", help="a path glob or command pattern a harness hook can watch for")
     _common(p)
 
-    p = sub.add_parser("checkpoint", help="record the step just finished and the next allowed action",
-                       description="Append a checkpoint record (binding git HEAD, branch and dirty files), then "
-                       "replace 99_next.md, the program counter.")
+    p = sub.add_parser(
+        "checkpoint",
+        help="record the step just finished and the next allowed action",
+        description="Append a checkpoint record (binding git HEAD, branch and dirty files), then "
+        "replace 99_next.md, the program counter.",
+    )
     p.add_argument("--done", required=True, metavar="TEXT", help="what was just completed")
     p.add_argument("--next", required=True, metavar="TEXT", help="the next allowed action")
     p.add_argument("--goal", metavar="TEXT", help="the current goal (default: the previous checkpoint's)")
     _common(p)
 
-    p = sub.add_parser("handoff", help="replace 20_handoff.md, the note the next session reads in full",
-                       description="Replace 20_handoff.md through the WAL; the text comes from stdin or --file.")
+    p = sub.add_parser(
+        "handoff",
+        help="replace 20_handoff.md, the note the next session reads in full",
+        description="Replace 20_handoff.md through the WAL; the text comes from stdin or --file.",
+    )
     p.add_argument("--file", metavar="F", help="read the note from F instead of stdin")
     _common(p)
 
-    p = sub.add_parser("resume", help="print the brief a fresh context reads first",
-                       description="Reconcile the state, then print the brief in boot order within a character "
-                       "budget, ending with the ledger of checks. Logged as a resume record. Exit 1 if degraded.")
+    p = sub.add_parser(
+        "resume",
+        help="print the brief a fresh context reads first",
+        description="Reconcile the state, then print the brief in boot order within a character "
+        "budget, ending with the ledger of checks. Logged as a resume record. Exit 1 if degraded.",
+    )
     p.add_argument("--budget", type=int, metavar="CHARS", help="the most characters the brief may use (default 9000)")
     _common(p)
 
-    p = sub.add_parser("verify", help="check the WAL chain, the latches and the views (exit 1 on any problem)",
-                       description="The full recognize step: every log's hash chain, 00 and 10 against what the "
-                       "WAL bound, each view against the WAL, a torn tail. --repair applies only the safe repairs: "
-                       "redo a lagging view, cut a torn tail (keeping a .broken copy), record lines added by hand.")
+    p = sub.add_parser(
+        "verify",
+        help="check the WAL chain, the latches and the views (exit 1 on any problem)",
+        description="The full recognize step: every log's hash chain, 00 and 10 against what the "
+        "WAL bound, each view against the WAL, a torn tail. --repair applies only the safe repairs: "
+        "redo a lagging view, cut a torn tail (keeping a .broken copy), record lines added by hand.",
+    )
     p.add_argument("--repair", action="store_true", help="apply the safe repairs and say what was done")
     _common(p)
 
-    p = sub.add_parser("rotate", help="archive the WAL at the end of a task and start a new one anchored to it",
-                       description="Move the WAL's records to state/archive/ and start a new log whose first "
-                       "record carries the old last hash, the goal and every recorded line of 10_invariants.md.")
+    p = sub.add_parser(
+        "rotate",
+        help="archive the WAL at the end of a task and start a new one anchored to it",
+        description="Move the WAL's records to state/archive/ and start a new log whose first "
+        "record carries the old last hash, the goal and every recorded line of 10_invariants.md.",
+    )
     _common(p)
 
-    p = sub.add_parser("status", help="one screen: goal, last checkpoint, next action, problems",
-                       description="Show the goal, the last checkpoint, the next action and any problem. Exit 1 "
-                       "if there is a problem.")
+    p = sub.add_parser(
+        "status",
+        help="one screen: goal, last checkpoint, next action, problems",
+        description="Show the goal, the last checkpoint, the next action and any problem. Exit 1 "
+        "if there is a problem.",
+    )
     _common(p)
 
-    p = sub.add_parser("demo", help="show the whole loop on a throwaway git repository",
-                       description="Run init, decisions, a rejected approach and checkpoints in a temporary git "
-                       "repository, kill a writer between the WAL append and the view update, rewrite a line of "
-                       "10_invariants.md by hand, then verify, repair and print the brief a fresh context reads.")
+    p = sub.add_parser(
+        "demo",
+        help="show the whole loop on a throwaway git repository",
+        description="Run init, decisions, a rejected approach and checkpoints in a temporary git "
+        "repository, kill a writer between the WAL append and the view update, rewrite a line of "
+        "10_invariants.md by hand, then verify, repair and print the brief a fresh context reads.",
+    )
     p.add_argument("--keep", action="store_true", help="keep the temporary repository and print its path")
     return parser
 
@@ -147,11 +181,21 @@ def cmd_init(args: argparse.Namespace) -> int:
     project = os.path.dirname(state.root)
     installed = rules.install(project, os.path.relpath(state.root, project), create)
     if args.json:
-        _emit_json("init", True, state=state.root, actor=state.actor, record=out.record, rules=dict(installed),
-                   **_problems_json(out))
+        _emit_json(
+            "init",
+            True,
+            state=state.root,
+            actor=state.actor,
+            record=out.record,
+            rules=dict(installed),
+            **_problems_json(out),
+        )
         return 0
     _report(out, args)
-    print(f"initialized {state.rel('')} (actor {state.actor}): {', '.join(['00_goal.md', '10_invariants.md', '99_next.md', f'wal/{state.actor}.jsonl'])}")
+    print(
+        f"initialized {state.rel('')} (actor {state.actor}): "
+        f"00_goal.md, 10_invariants.md, 99_next.md, wal/{state.actor}.jsonl"
+    )
     for name, what in installed:
         print(f"boot rule: {name} {what}")
     if not installed:
@@ -220,7 +264,10 @@ def cmd_handoff(args: argparse.Namespace) -> int:
         _emit_json("handoff", True, seq=out.record["seq"], chars=len(out.record["data"]["text"]), **_problems_json(out))
         return 0
     _report(out, args)
-    print(f"{state.rel('20_handoff.md')} replaced ({len(out.record['data']['text']):,} characters, record {out.record['seq']})")
+    print(
+        f"{state.rel('20_handoff.md')} replaced "
+        f"({len(out.record['data']['text']):,} characters, record {out.record['seq']})"
+    )
     return 0
 
 
@@ -282,12 +329,20 @@ def cmd_rotate(args: argparse.Namespace) -> int:
     out = state.rotate()
     data = out.record["data"]
     if args.json:
-        _emit_json("rotate", True, archive=data["archive"], records=data["records"], seq=out.record["seq"],
-                   **_problems_json(out))
+        _emit_json(
+            "rotate",
+            True,
+            archive=data["archive"],
+            records=data["records"],
+            seq=out.record["seq"],
+            **_problems_json(out),
+        )
         return 0
     _report(out, args)
-    print(f"archived {data['records']} record(s) to {state.rel(data['archive'])}; "
-          f"the new WAL starts at record {out.record['seq']}, anchored to the old last hash")
+    print(
+        f"archived {data['records']} record(s) to {state.rel(data['archive'])}; "
+        f"the new WAL starts at record {out.record['seq']}, anchored to the old last hash"
+    )
     return 0
 
 
@@ -296,8 +351,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     out = state.status()
     x = out.extra
     if args.json:
-        _emit_json("status", out.ok, state=state.root, actor=state.actor, goal=x["goal"], checkpoint=x["checkpoint"],
-                   next=x["next"], records=x["records"], **_problems_json(out))
+        _emit_json(
+            "status",
+            out.ok,
+            state=state.root,
+            actor=state.actor,
+            goal=x["goal"],
+            checkpoint=x["checkpoint"],
+            next=x["next"],
+            records=x["records"],
+            **_problems_json(out),
+        )
         return 0 if out.ok else ExitCode.DISCREPANCY
     print(f"state:       {state.root} (actor {state.actor}, {x['records']} record(s))")
     print(f"goal:        {x['goal']}")
@@ -375,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except Exception as e:  # noqa: BLE001 - the last resort: a bug, reported with a crash log
+    except Exception as e:
         path = _crash_log(e)
         print(f"rehydrate: internal error ({type(e).__name__}: {e}); details in {path}", file=sys.stderr)
         print("rehydrate: this is a bug; please report it with that file", file=sys.stderr)

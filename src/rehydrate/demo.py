@@ -64,6 +64,11 @@ def _git(*args: str) -> None:
     )
 
 
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 def _write(path: str, text: str) -> None:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
@@ -92,20 +97,30 @@ def _story(base: str) -> int:
     _say("rehydrate demo: an agent's working state kept on disk, broken twice, recognized and repaired.")
     _say(f"A throwaway git repository: {base}")
 
-    _step(1, "A task starts", "`init` writes the write-once goal, the decision log, the program counter and the "
-          "write-ahead log, and puts the boot rule into AGENTS.md.")
+    _step(
+        1,
+        "A task starts",
+        "`init` writes the write-once goal, the decision log, the program counter and the "
+        "write-ahead log, and puts the boot rule into AGENTS.md.",
+    )
     _git("init", "-q")
     _write("calc/parser.py", "def parse(text):\n    raise NotImplementedError\n")
     _git("add", ".")
     _git("commit", "-qm", "skeleton")
-    _run("init", "--goal", "Make calc parse and evaluate arithmetic expressions",
-         "--done-when", "pytest passes on tests/test_calc.py", "--rules", "agents")
+    _run(
+        "init",
+        "--goal",
+        "Make calc parse and evaluate arithmetic expressions",
+        "--done-when",
+        "pytest passes on tests/test_calc.py",
+        "--rules",
+        "agents",
+    )
 
     _step(2, "Decisions and a rejected approach are recorded as they happen")
     _run("invariant", "Parse with a Pratt parser", "--because", "operator precedence stays in one table")
     _run("invariant", "Keep the evaluator free of I/O", "--because", "the tests call it directly")
-    _run("reject", "Evaluate input with Python's eval()", "--because", "it runs arbitrary code",
-         "--guard", "calc/*.py")
+    _run("reject", "Evaluate input with Python's eval()", "--because", "it runs arbitrary code", "--guard", "calc/*.py")
 
     _step(3, "Work goes on; a checkpoint after each step")
     _write("calc/parser.py", "def parse(text):\n    return text.split()\n")
@@ -119,23 +134,39 @@ def _story(base: str) -> int:
     _git("add", "state", "AGENTS.md")
     _git("commit", "-qm", "state")
 
-    _step(4, "A crash", "A writer process is killed with SIGKILL right after its WAL record reached the disk and "
-          "before it could update state/99_next.md: the view now lags the log.")
+    _step(
+        4,
+        "A crash",
+        "A writer process is killed with SIGKILL right after its WAL record reached the disk and "
+        "before it could update state/99_next.md: the view now lags the log.",
+    )
     env = dict(os.environ)
     pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run([sys.executable, "-c", _KILLED_WRITER, "prefix minus", "parenthesized groups"],
-                          env=env, capture_output=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_WRITER, "prefix minus", "parenthesized groups"],
+        env=env,
+        capture_output=True,
+        check=False,
+    )
     if proc.returncode != -signal.SIGKILL:
-        raise RehydrateError(f"the demo's writer was meant to be killed, but exited {proc.returncode}: "
-                             f"{proc.stderr.decode(errors='replace')[-500:]}")
-    _say(f"   writer killed (signal {signal.SIGKILL}); 99_next.md still says: "
-         + open("state/99_next.md", encoding="utf-8").read().split("\n")[2])
+        raise RehydrateError(
+            f"the demo's writer was meant to be killed, but exited {proc.returncode}: "
+            f"{proc.stderr.decode(errors='replace')[-500:]}"
+        )
+    _say(
+        f"   writer killed (signal {signal.SIGKILL}); 99_next.md still says: "
+        + _read("state/99_next.md").split("\n")[2]
+    )
 
-    _step(5, "A hand edit", "Someone 'tidies' a recorded decision in state/10_invariants.md. The file is an "
-          "append-only latch: each recorded line is bound by its WAL record.")
+    _step(
+        5,
+        "A hand edit",
+        "Someone 'tidies' a recorded decision in state/10_invariants.md. The file is an "
+        "append-only latch: each recorded line is bound by its WAL record.",
+    )
     path = "state/10_invariants.md"
-    text = open(path, encoding="utf-8").read()
+    text = _read(path)
     edited = text.replace("Parse with a Pratt parser", "Parse with a recursive-descent parser", 1)
     _write(path, edited)
     _say("   - Parse with a Pratt parser ...   became   - Parse with a recursive-descent parser ...")
@@ -143,12 +174,20 @@ def _story(base: str) -> int:
     _step(6, "Recognize: `verify` compares the files with the log and names every discrepancy")
     _run("verify")
 
-    _step(7, "Repair what is safe", "The lagging view is redone from the WAL's last record. The hand edit is not "
-          "overwritten: it stays reported until a person decides.")
+    _step(
+        7,
+        "Repair what is safe",
+        "The lagging view is redone from the WAL's last record. The hand edit is not "
+        "overwritten: it stays reported until a person decides.",
+    )
     _run("verify", "--repair")
 
-    _step(8, "What a fresh context reads first", "After a compaction the harness's hook (or the boot rule) runs "
-          "`rehydrate resume`: the state in boot order, bounded, ending with the ledger of checks.")
+    _step(
+        8,
+        "What a fresh context reads first",
+        "After a compaction the harness's hook (or the boot rule) runs "
+        "`rehydrate resume`: the state in boot order, bounded, ending with the ledger of checks.",
+    )
     _run("resume")
 
     _step(9, "A person restores the decision from git; the state is whole again")

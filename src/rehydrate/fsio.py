@@ -37,7 +37,7 @@ class Sys:
     def write(self, fd: int, data: bytes) -> int:
         return os.write(fd, data)
 
-    def fsync(self, fd: int, point: str) -> None:  # noqa: ARG002 - the point names the call site for tests
+    def fsync(self, fd: int, point: str) -> None:
         os.fsync(fd)
 
     def close(self, fd: int) -> None:

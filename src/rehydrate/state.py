@@ -82,7 +82,7 @@ def reduced_brief(root: str, actor: str, error: str, budget: int | None = None) 
             views = {}
     findings = checks.run_all(checks.Context(None, None, error=error))
     inp = state._brief_input(views, findings, checks.confidence(findings), None, None)
-    inp.next_action = "fix the state first: " + error.split("\n")[0]
+    inp.next_action = "fix the state first: " + error.split("\n", maxsplit=1)[0]
     return brief.render(inp, budget or brief.DEFAULT_BUDGET).text
 
 
@@ -145,7 +145,7 @@ def _complete_lines(data: bytes) -> list[bytes]:
 
 
 def _first_difference(a: list[str], b: list[str]) -> int:
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return i + 1
     return min(len(a), len(b)) + 1
@@ -163,6 +163,16 @@ def _recorded_lines(rec: Record) -> list[str]:
     if op == "rotate" and isinstance(data.get("lines"), list):
         return [ln for ln in data["lines"] if isinstance(ln, str)]
     return []
+
+
+def _actor_lines(records: Iterator[Record]) -> list[str]:
+    """One actor's recorded lines in order. A rotate record carries all lines recorded before it, so it resets."""
+    lines: list[str] = []
+    for rec in records:
+        if rec.get("op") == "rotate":
+            lines = []
+        lines.extend(_recorded_lines(rec))
+    return lines
 
 
 def check_lines(file_lines: list[str], recorded: dict[str, list[str]]) -> tuple[list[tuple[str, int, str]], list[int]]:
@@ -186,7 +196,13 @@ def check_lines(file_lines: list[str], recorded: dict[str, list[str]]) -> tuple[
                 continue
             if free:
                 used.add(free[0])
-                out.append(("latch-reordered", free[0], f"latch violation: a recorded line was moved out of its order: {text[:120]}"))
+                out.append(
+                    (
+                        "latch-reordered",
+                        free[0],
+                        f"latch violation: a recorded line was moved out of its order: {text[:120]}",
+                    )
+                )
                 continue
             ident = layout.entry_id(text)
             changed = [
@@ -194,9 +210,17 @@ def check_lines(file_lines: list[str], recorded: dict[str, list[str]]) -> tuple[
             ]
             if changed:
                 used.add(changed[0])
-                out.append(("latch-changed", changed[0], f"latch violation: a recorded line was changed; it was: {text[:160]}"))
+                out.append(
+                    ("latch-changed", changed[0], f"latch violation: a recorded line was changed; it was: {text[:160]}")
+                )
             else:
-                out.append(("latch-missing", cursor + 1, f"latch violation: a recorded line is missing (expected here): {text[:160]}"))
+                out.append(
+                    (
+                        "latch-missing",
+                        cursor + 1,
+                        f"latch violation: a recorded line is missing (expected here): {text[:160]}",
+                    )
+                )
     unrecorded = [n for n, t in enumerate(file_lines, 1) if t.strip() and n not in used]
     return out, unrecorded
 
@@ -323,7 +347,8 @@ class State:
                 head,
                 data["goal"].split("\n")[0],
                 "nothing yet (state initialized)",
-                "start on the goal; record decisions and rejected approaches as they happen; checkpoint after each step",
+                "start on the goal; record decisions and rejected approaches as they happen; "
+                "checkpoint after each step",
             )
         return layout.render_next(rec["seq"], rec["ts"], head, data["goal"], data["done"], data["next"])
 
@@ -331,6 +356,16 @@ class State:
 
     def _apply(self, rec: Record) -> list[str]:
         """Bring the views up to a record. Idempotent: used both to write and to redo after a crash."""
+        try:
+            return self._apply_record(rec)
+        except (KeyError, TypeError, AttributeError) as e:  # a record with a valid hash but not our shape
+            raise RehydrateError(
+                f"record {rec.get('seq')} ({rec.get('op')}) of {self.rel(layout.WAL_DIR)}/ "
+                f"lacks what its op needs ({e})",
+                "it was not written by this version of rehydrate; restore the WAL from git or move it away",
+            ) from None
+
+    def _apply_record(self, rec: Record) -> list[str]:
         done: list[str] = []
         op = rec["op"]
         data = rec["data"]
@@ -388,7 +423,8 @@ class State:
         fsio.truncate(self.wal_path, tail.torn_offset, "repair.truncate")
         out.repaired.append(
             f"cut a torn last line off {self.rel(layout.WAL_DIR, os.path.basename(self.wal_path))} "
-            f"(line {n}, {len(tail.torn)} bytes: {tail.torn_reason}); kept in {self.rel(layout.WAL_DIR, os.path.basename(broken))}"
+            f"(line {n}, {len(tail.torn)} bytes: {tail.torn_reason}); "
+            f"kept in {self.rel(layout.WAL_DIR, os.path.basename(broken))}"
         )
 
     # ----------------------------------------------------------------------------------------------- reconcile
@@ -509,7 +545,8 @@ class State:
                         "view-unrecorded",
                         self.rel(name),
                         None,
-                        f"was not written through rehydrate; record it with `rehydrate handoff --file {self.rel(name)}`",
+                        "was not written through rehydrate; record it with "
+                        f"`rehydrate handoff --file {self.rel(name)}`",
                     )
                 )
             else:
@@ -560,7 +597,9 @@ class State:
             except wal.BadRecord:
                 pass
             break
-        raise RehydrateError(f"the first line of {self.rel(layout.WAL_DIR, os.path.basename(self.wal_path))} is damaged")
+        raise RehydrateError(
+            f"the first line of {self.rel(layout.WAL_DIR, os.path.basename(self.wal_path))} is damaged"
+        )
 
     def _redo_view(self, name: str, expected: str | None, producer: Record | None) -> bool:
         """Re-render a replaceable view from the last record that produced it, if that gives the expected bytes.
@@ -621,7 +660,9 @@ class State:
                 first = self._first_record()
                 header = first["data"]["header"] if first["op"] == "init" else ""
                 skip = len(_recorded_lines(first)) if header else 0
-                text = header + "".join(ln + "\n" for a in sorted(recorded) for ln in recorded[a][skip if a == self.actor else 0 :])
+                text = header + "".join(
+                    ln + "\n" for a in sorted(recorded) for ln in recorded[a][skip if a == self.actor else 0 :]
+                )
                 fsio.replace(self.path(INVARIANTS), text.encode(), "view.replace")
                 recon.repaired.append(f"rebuilt the missing {rel} from the WAL")
                 data = text.encode()
@@ -644,17 +685,16 @@ class State:
         if recon.unrecorded and not repair:
             for n, _ in recon.unrecorded:
                 recon.problems.append(
-                    Problem("unrecorded-line", rel, n, "added by hand, not through the WAL; the next write records it", True)
+                    Problem(
+                        "unrecorded-line", rel, n, "added by hand, not through the WAL; the next write records it", True
+                    )
                 )
 
     def recorded_lines(self) -> dict[str, list[str]]:
         """Every actor's recorded lines of 10_invariants.md, each in its actor's order (reads every log)."""
         out: dict[str, list[str]] = {}
         for actor in self._actors():
-            lines: list[str] = []
-            for rec in self._records(os.path.join(self.wal_dir, actor + ".jsonl")):
-                lines.extend(_recorded_lines(rec))
-            out[actor] = lines
+            out[actor] = _actor_lines(self._records(os.path.join(self.wal_dir, actor + ".jsonl")))
         return out
 
     # ----------------------------------------------------------------------------------------------- writing
@@ -716,7 +756,6 @@ class State:
             recon.problems = [p for p in recon.problems if not edited(p)]
 
     def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
-        touched = {"invariant": INVARIANTS, "reject": INVARIANTS, "checkpoint": NEXT, "handoff": HANDOFF}.get(op)
         git = None
         if with_git:  # taken before the lock: git can be slow, and other writers should not wait for it
             from rehydrate import gitinfo
@@ -724,9 +763,7 @@ class State:
             git = gitinfo.snapshot(self.root)
         with fsio.locked(self.root):
             recon = self._begin()
-            for p in recon.problems:
-                if p.code in ("not-regular-file", "unreadable") and touched and p.file == self.rel(touched):
-                    raise RehydrateError(f"cannot write {p.file}: {p.message}", "move it away, then run the command again")
+            self._refuse_unsafe(recon)
             out = Outcome(repaired=recon.repaired)
             views: dict[str, str] = {}
             if op in ("invariant", "reject"):
@@ -746,13 +783,19 @@ class State:
             out.problems = recon.problems
             return out
 
+    def _refuse_unsafe(self, recon: _Recon) -> None:
+        """A state file that is a symlink, FIFO or folder means the folder cannot be trusted: write nothing."""
+        for p in recon.problems:
+            if p.code in ("not-regular-file", "unreadable"):
+                raise RehydrateError(f"refusing to write: {p.message}", "move it away, then run the command again")
+
     def _current_goal(self, recon: _Recon) -> str:
         current = fsio.read_bytes(self.path(NEXT), MAX_VIEW)
         if current is not None and _sha(current) == recon.last["views"].get(NEXT):
             goal = layout.parse_next(current.decode("utf-8", "replace")).get("goal")
             if goal:
                 return goal
-        return self._goal_data()["goal"].split("\n")[0]
+        return str(self._goal_data()["goal"]).split("\n")[0]
 
     # ----------------------------------------------------------------------------------------------- commands
 
@@ -784,9 +827,9 @@ class State:
         """Record a rejected approach; guard is a path glob or command pattern a hook can watch for."""
         return self._entry("R", approach, because, guard)
 
-    def checkpoint(self, done: str, next: str, goal: str | None = None) -> Outcome:  # noqa: A002
+    def checkpoint(self, done: str, next: str, goal: str | None = None) -> Outcome:
         """Write a checkpoint: WAL record first (binding git HEAD, branch, dirty files), then 99_next.md."""
-        done, next = layout.clean(done), layout.clean(next)  # noqa: A001
+        done, next = layout.clean(done), layout.clean(next)
         if not done or not next:
             raise UsageError("both --done and --next are needed: what was finished, and the next allowed action")
         data: dict[str, Any] = {"done": done, "next": next, "goal": layout.clean(goal) if goal else None}
@@ -810,11 +853,17 @@ class State:
         """Archive the WAL (end of a task) and start a new one whose first record is anchored to the old last hash."""
         with fsio.locked(self.root):
             recon = self._begin()
+            self._refuse_unsafe(recon)
             first = self._first_record()
-            lines = [ln for rec in self._records() for ln in _recorded_lines(rec)]
+            lines = _actor_lines(self._records())
             last = recon.last
             archive = f"{layout.ARCHIVE_DIR}/{self.actor}-{first['seq']}-{last['seq'] + 1}-{last['h'][:8]}.jsonl"
-            data = {"archive": archive, "records": last["seq"] - first["seq"] + 2, "goal": self._goal_data(), "lines": lines}
+            data = {
+                "archive": archive,
+                "records": last["seq"] - first["seq"] + 2,
+                "goal": self._goal_data(),
+                "lines": lines,
+            }
             rec = self._append(recon, "rotate", data)
             self._apply(rec)
             return Outcome(record=rec, repaired=recon.repaired, problems=recon.problems)
@@ -977,7 +1026,12 @@ def _scan_log(path: str, rel: str) -> list[Problem]:
         elif prev is not None:
             if rec["prev"] != prev["h"]:
                 problems.append(
-                    Problem("chain-broken", rel, number, "does not follow the record before it (line deleted, moved or edited?)")
+                    Problem(
+                        "chain-broken",
+                        rel,
+                        number,
+                        "does not follow the record before it (line deleted, moved or edited?)",
+                    )
                 )
             elif rec["seq"] != prev["seq"] + 1:
                 problems.append(Problem("seq-gap", rel, number, f"seq {rec['seq']} follows {prev['seq']}"))
@@ -1003,7 +1057,8 @@ def _summary(rec: Record) -> str:
     git = rec.get("git") if isinstance(rec.get("git"), dict) else {}
     where = ""
     if git and git.get("head"):
-        where = f" · HEAD {str(git['head'])[:7]} on {git.get('branch') or 'a detached HEAD'}, {len(git.get('dirty', []))} dirty"
+        branch = git.get("branch") or "a detached HEAD"
+        where = f" · HEAD {str(git['head'])[:7]} on {branch}, {len(git.get('dirty', []))} dirty"
     data = wal.canonical(rec.get("data")).decode()
     return f"#{rec.get('seq')} {rec.get('op')} by {rec.get('actor')} at {rec.get('ts')}{where} · data {data}"
 

@@ -8,7 +8,6 @@ byte for byte the canonical encoding of what it parses to: any edit, bit flip or
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import time
@@ -62,8 +61,10 @@ def decode(line: bytes) -> Record:
         raise BadRecord(f"invalid UTF-8 at byte {e.start}") from None
     try:
         obj = json.loads(text)
-    except ValueError as e:
+    except json.JSONDecodeError as e:
         raise BadRecord(f"not JSON ({e.msg} at column {e.colno})") from None
+    except ValueError as e:  # for example, a number too long to convert
+        raise BadRecord(f"not JSON ({e})") from None
     if not isinstance(obj, dict):
         raise BadRecord("not a JSON object")
     missing = [k for k in REQUIRED if k not in obj]
@@ -168,7 +169,7 @@ def iter_lines(path: str) -> Iterator[Line]:
     fd = fsio.open_read(path)
     if fd is None:
         return
-    with io.open(fd, "rb", buffering=1 << 20) as f:
+    with open(fd, "rb", buffering=1 << 20) as f:
         number = 0
         offset = 0
         while True:

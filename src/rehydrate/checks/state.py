@@ -18,16 +18,17 @@ class StateCheck:
             findings.append(Finding(self.name, "degraded", f"{where}: {p.message} [{p.code}]", _action(p.code, where)))
         if not out.problems:
             seq = out.record["seq"] if out.record else "?"
-            findings.append(
-                Finding(self.name, "ok", f"WAL tail (record {seq}) verified; views and latches match it")
-            )
+            findings.append(Finding(self.name, "ok", f"WAL tail (record {seq}) verified; views and latches match it"))
         return findings
 
 
 def _action(code: str, where: str) -> str:
     """The next safe action for a problem: what a person (or the agent) should do before going on."""
     if code.startswith("latch"):
-        return f"restore the recorded text at {where} (from git, or as `rehydrate verify` quotes it); do not build on the edit"
+        return (
+            f"restore the recorded text at {where} (from git, or as `rehydrate verify` quotes it); "
+            "do not build on the edit"
+        )
     if code in ("view-edited", "view-unrecorded"):
         return f"compare {where} with the WAL (`rehydrate verify`); the next write keeps the edit beside it"
     if code in ("not-regular-file", "unreadable", "invalid-utf8"):

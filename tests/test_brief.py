@@ -1,0 +1,88 @@
+"""The brief: boot order, the budget, what gives first, and what never does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rehydrate.state import State
+
+
+def _fill(state: State, decisions: int, rejects: int, handoff: int, extra: int) -> None:
+    for i in range(decisions):
+        state.invariant(f"decision number {i} " + "d" * 80, because="reasons " + "r" * 40)
+    for i in range(rejects):
+        state.reject(f"approach number {i}", because="it failed", guard=f"src/mod{i}.py")
+    if handoff:
+        state.handoff("handoff line\n" * (handoff // 13))
+    if extra:
+        Path(state.path("30_phase.md")).write_text("phase notes\n" * (extra // 12))
+    state.checkpoint(done="the last step", next="THE NEXT ACTION")
+
+
+def test_small_state_is_complete_and_in_boot_order(state: State) -> None:
+    Path(state.path("30_phase.md")).write_text("# Phase B\nnotes\n")
+    state.handoff("read me in full")
+    text = state.resume().text
+    order = [
+        "# rehydrate brief",
+        "## Goal",
+        "Rejected approaches",
+        "Decisions:",
+        "## Handoff",
+        "## state/30_phase.md",
+        "## Next",
+        "## Last WAL record",
+        "## Ledger",
+        "confidence: recovered",
+    ]
+    positions = [text.index(x) for x in order]
+    assert positions == sorted(positions)
+    assert "Left out" not in text
+
+
+@pytest.mark.parametrize("budget", [1000, 2500, 5000, 9000, 20000])
+def test_budget_is_never_exceeded_and_essentials_stay(state: State, budget: int) -> None:
+    _fill(state, decisions=60, rejects=8, handoff=6000, extra=6000)
+    r = state.resume(budget=budget)
+    assert len(r.text) <= budget
+    assert "THE NEXT ACTION" in r.text and "Ship the parser" in r.text and "confidence: recovered" in r.text
+    assert "approach number 7" in r.text  # the newest rejected approach is always there
+    if budget >= 5000:
+        assert all(f"approach number {i}" in r.text for i in range(8))
+    if budget < 20000:
+        assert r.omitted and "## Left out to fit the budget" in r.text
+
+
+def test_what_gives_first(state: State) -> None:
+    _fill(state, decisions=60, rejects=3, handoff=1500, extra=3000)
+    r = state.resume(budget=9000)
+    assert r.omitted[0].startswith("the last WAL record")
+    assert any("30_phase.md" in o for o in r.omitted)
+    assert "decision number 59" in r.text and "decision number 0 " not in r.text  # oldest decisions go first
+    assert any("older decision" in o for o in r.omitted)
+    assert "## Handoff" in r.text  # the handoff outranks old decisions
+
+
+def test_default_budget_fits_claude_codes_hook_limit(state: State) -> None:
+    _fill(state, decisions=200, rejects=40, handoff=20000, extra=20000)
+    assert len(state.resume().text) <= 9000  # Claude Code cuts hook output at 10,000
+
+
+def test_untrusted_control_characters_are_stripped(state: State) -> None:
+    Path(state.path("30_notes.md")).write_text("safe\x1b[31m red \x07 bell \u202e rtl\n")
+    text = state.resume().text
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text and "safe[31m red" in text
+
+
+def test_resume_cost_does_not_read_the_whole_log(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rehydrate import wal
+
+    def no_full_scan(path: str):  # type: ignore[no-untyped-def]
+        raise AssertionError("resume read the whole WAL")
+
+    for _ in range(30):
+        state.checkpoint(done="x", next="y")
+    monkeypatch.setattr(wal, "iter_lines", no_full_scan)
+    assert state.resume().confidence == "recovered"
