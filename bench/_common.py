@@ -22,8 +22,18 @@ SRC = os.path.join(REPO, "src")
 if SRC not in sys.path:
     sys.path.insert(0, SRC)
 
-# A benchmark's child processes must not inherit a state folder, an actor or a Python path from the caller.
-_DROP_ENV = ("REHYDRATE_DIR", "REHYDRATE_ACTOR", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONPROFILEIMPORTTIME")
+# A benchmark's child processes must not inherit a state folder, an actor, a Python path or a bytecode setting from
+# the caller (with PYTHONDONTWRITEBYTECODE, a module without a .pyc is compiled again by every process).
+_DROP_ENV = (
+    "REHYDRATE_DIR",
+    "REHYDRATE_ACTOR",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONPROFILEIMPORTTIME",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONPYCACHEPREFIX",
+)
 
 
 class BenchError(RuntimeError):
@@ -91,6 +101,23 @@ def git_repo(path: str) -> None:
         f.write("print('hello')\n")
     run(["git", *ident, "add", "app.py"], cwd=path)
     run(["git", *ident, "commit", "-qm", "first"], cwd=path)
+
+
+def checkout() -> str:
+    """Which code is measured: the commit, and whether src/ has uncommitted changes."""
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    if head.returncode != 0:
+        return "not a git checkout"
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "src", "pyproject.toml"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return f"commit {head.stdout.strip()}" + (" + uncommitted changes in src/" if dirty.stdout.strip() else "")
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

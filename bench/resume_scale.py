@@ -173,7 +173,8 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
     counts = {k: State.open(p).reconcile(repair=False).record for k, p in paths.items()}
     verified = {k: full_verify(p) for k, p in paths.items()} if args.full_verify else {}
 
-    env = _common.clean_env(PYTHONPATH=_common.SRC)
+    # the working tree's modules, with their .pyc kept outside it (compiled once, by the warm-up)
+    env = _common.clean_env(PYTHONPATH=_common.SRC, PYTHONPYCACHEPREFIX=os.path.join(tmp, "pycache"))
     procs = {
         k: _common.timed([sys.executable, "-m", "rehydrate", "resume", "--dir", p], cwd=os.path.dirname(p), env=env)
         for k, p in paths.items()
@@ -185,7 +186,7 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
     inproc_times = _common.interleave({k: inproc_resume(p) for k, p in paths.items()}, args.inproc_rounds, args.warmup)
     t_inproc = time.perf_counter() - t0
 
-    print(f"rehydrate resume against the size of the WAL: rehydrate {__version__} from {_common.SRC}")
+    print(f"resume against the size of the WAL: rehydrate {__version__} ({_common.checkout()}) from {_common.SRC}")
     print(f"big state: {how}")
     rows: list[tuple[object, ...]] = []
     for k in paths:

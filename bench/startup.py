@@ -185,7 +185,8 @@ def _bench(args: argparse.Namespace, root: str) -> int:
         "floor": f"(d) floor: python + append/fsync ({wal_size} B) + replace/fsync x2",
         "git": "(e) git status, as checkpoint runs it (info)",
     }
-    print(f"rehydrate start-up: {version}, Python {pyver}, fresh venv (non-editable install, {t_venv:.0f} s to build)")
+    print(f"rehydrate start-up: {version} ({_common.checkout()}), Python {pyver}")
+    print(f"fresh venv, non-editable install of {_common.REPO} ({t_venv:.0f} s to build)")
     print(
         f"{args.rounds} rounds + {args.warmup} warm-up, interleaved (order rotating each round), "
         f"{t_measure:.0f} s; whole processes, wall time"

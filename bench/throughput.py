@@ -7,6 +7,9 @@ size on one file (the most a durable append can do on this disk). Three checkpoi
   outside git     the state outside any repository: git still starts, and fails fast
   git stubbed     gitinfo.snapshot replaced in-process by a constant: rehydrate's own work and its fsyncs only
 
+and one more reference, the floor: the durable writes a checkpoint makes, done raw (append + fsync, then temp file
+create + write + fsync + os.replace + fsync of the folder), so that "git stubbed / floor" is rehydrate's own overhead.
+
 The fsyncs one checkpoint costs are counted by swapping rehydrate.fsio.sys for a Sys that counts calls by sync point.
 
     python bench/throughput.py [--rounds 30] [--block 50]
@@ -129,6 +132,37 @@ def raw_block(path: str, size: int, block: int) -> Callable[[], float]:
     return measure
 
 
+def floor_block(folder: str, wal_size: int, view_size: int, block: int) -> Callable[[], float]:
+    """A measurement: seconds per set of the durable writes one checkpoint makes, done raw.
+
+    Append + fsync a WAL-sized record, then a view-sized temp file: create, write, fsync, os.replace, fsync the folder.
+    """
+    record = b"x" * (wal_size - 1) + b"\n"
+    view = b"y" * (view_size - 1) + b"\n"
+    log = os.path.join(folder, "wal.jsonl")
+    target = os.path.join(folder, "next.md")
+    tmp = os.path.join(folder, ".next.md.tmp")
+
+    def measure() -> float:
+        t0 = time.perf_counter()
+        for _ in range(block):
+            fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            os.write(fd, record)
+            os.fsync(fd)
+            os.close(fd)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            os.write(fd, view)
+            os.fsync(fd)
+            os.close(fd)
+            os.replace(tmp, target)
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            os.fsync(fd)
+            os.close(fd)
+        return (time.perf_counter() - t0) / block
+
+    return measure
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     root = tempfile.mkdtemp(prefix="rehydrate-bench-throughput-")
@@ -156,6 +190,9 @@ def _bench(args: argparse.Namespace, root: str) -> int:
         raise _common.BenchError(f"checkpoint failed: {out.problems}")
     nogit_git = wal.read_tail(states["nogit"].wal_path, 1).records[-1][1].get("git")
     record_size = len(wal.encode(out.record))
+    view_size = os.path.getsize(os.path.join(repo, "state", "99_next.md"))
+    floor = os.path.join(root, "floor")
+    os.mkdir(floor)
 
     # the system calls of one checkpoint, and of one resume, in the git repository
     with counting() as one_checkpoint:
@@ -167,6 +204,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:
         "repo": checkpoint_block(states["repo"], args.block, stub=False),
         "nogit": checkpoint_block(states["nogit"], args.block, stub=False),
         "stub": checkpoint_block(states["stub"], args.block, stub=True),
+        "floor": floor_block(floor, record_size, view_size, args.block),
         "raw": raw_block(os.path.join(root, "raw.jsonl"), record_size, args.block),
     }
     t0 = time.perf_counter()
@@ -179,9 +217,10 @@ def _bench(args: argparse.Namespace, root: str) -> int:
         "repo": "State.checkpoint, in a git repo",
         "nogit": "State.checkpoint, outside git",
         "stub": "State.checkpoint, git stubbed",
+        "floor": "floor: a checkpoint's durable writes, raw",
         "raw": f"raw os.write+os.fsync ({record_size} B)",
     }
-    print(f"checkpoint throughput: rehydrate {__version__} from {_common.SRC}, in-process")
+    print(f"checkpoint throughput: rehydrate {__version__} ({_common.checkout()}) from {_common.SRC}, in-process")
     print(
         f"{args.rounds} rounds + {args.warmup} warm-up of {args.block} operations per variant, interleaved "
         f"(order rotating each round), {elapsed:.0f} s; medians of per-block means"
@@ -222,8 +261,14 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     n = one_checkpoint.calls["fsync"]
     if n:
         print(
-            f"fsync-bound ceiling for a checkpoint: 1/{n} of raw = {rate['raw'] / n:,.0f}/s; "
-            f"git stubbed reaches {rate['stub'] / (rate['raw'] / n):.0%} of it"
+            f"ceilings for a checkpoint: {n} fsyncs = 1/{n} of raw = {rate['raw'] / n:,.0f}/s; "
+            f"its durable writes done raw (floor) = {rate['floor']:,.0f}/s"
+        )
+        print(
+            f"git stubbed reaches {rate['stub'] / (rate['raw'] / n):.0%} of the fsync ceiling and "
+            f"{rate['stub'] / rate['floor']:.0%} of the floor; the git subprocess costs "
+            f"{(per_op['repo'] - per_op['stub']) * 1000:.2f} ms per checkpoint in a repo, "
+            f"{(per_op['nogit'] - per_op['stub']) * 1000:.2f} ms outside one"
         )
     print()
     options = [f"--rounds={args.rounds}", f"--block={args.block}", f"--warmup={args.warmup}"]

@@ -9,36 +9,53 @@ with a pointer to the file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from rehydrate import layout
-from rehydrate.checks import Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rehydrate.checks import Finding
 
 DEFAULT_BUDGET = 9000
 MIN_BUDGET = 1000
 _HEADER_LINES = {ln for ln in layout.INVARIANTS_HEADER.split("\n") if ln.strip()}
 
 
-@dataclass
 class BriefInput:
-    folder: str  # as shown: state
-    actor: str
-    goal: str | None
-    invariants: str | None
-    handoff: str | None
-    extras: list[tuple[str, str]]  # (file name, text), lexical order
-    next: str | None
-    last_record: str | None
-    findings: list[Finding]
-    confidence: str
-    next_action: str | None
-    preface: str | None = None  # said before everything (for example: a compaction just happened)
+    """What goes into a brief; `render` turns it into bounded text."""
+
+    def __init__(
+        self,
+        folder: str,
+        actor: str,
+        goal: str | None,
+        invariants: str | None,
+        handoff: str | None,
+        extras: list[tuple[str, str]],
+        next: str | None,
+        last_record: str | None,
+        findings: list[Finding],
+        confidence: str,
+        next_action: str | None,
+        preface: str | None = None,
+    ) -> None:
+        self.folder = folder  # as shown: state
+        self.actor = actor
+        self.goal = goal
+        self.invariants = invariants
+        self.handoff = handoff
+        self.extras = extras  # (file name, text), lexical order
+        self.next = next
+        self.last_record = last_record
+        self.findings = findings
+        self.confidence = confidence
+        self.next_action = next_action
+        self.preface = preface  # said before everything (for example: a compaction just happened)
 
 
-@dataclass
 class Brief:
-    text: str
-    omitted: list[str] = field(default_factory=list)
+    def __init__(self, text: str, omitted: list[str]) -> None:
+        self.text = text
+        self.omitted = omitted
 
 
 def _clip(text: str, limit: int, where: str) -> str:
@@ -65,19 +82,29 @@ def _checkpoint_title(next_text: str | None) -> str:
     return "no checkpoint readable"
 
 
-@dataclass
 class _Parts:
     """What the brief holds, as it is cut down to fit."""
 
-    goal: str
-    rejected: list[str]
-    decisions: list[str]
-    handoff: str
-    extras: list[tuple[str, str]]
-    next: str
-    last_record: str
-    ledger: list[str]
-    omitted: list[str] = field(default_factory=list)
+    def __init__(
+        self,
+        goal: str,
+        rejected: list[str],
+        decisions: list[str],
+        handoff: str,
+        extras: list[tuple[str, str]],
+        next: str,
+        last_record: str,
+        ledger: list[str],
+    ) -> None:
+        self.goal = goal
+        self.rejected = rejected
+        self.decisions = decisions
+        self.handoff = handoff
+        self.extras = extras
+        self.next = next
+        self.last_record = last_record
+        self.ledger = ledger
+        self.omitted: list[str] = []
 
 
 def _compose(inp: BriefInput, p: _Parts) -> str:

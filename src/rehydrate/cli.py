@@ -7,10 +7,13 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from rehydrate import __version__
 from rehydrate.errors import ExitCode, RehydrateError, UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from typing import Any
 
 JSON_VERSION = 1
 
@@ -23,7 +26,22 @@ exit codes: 0 ok · 1 discrepancy or degraded · 2 usage error · 3 state missin
 """
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help text as usual, with the width found without argparse's import of shutil (hook-path start-up)."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            columns = os.get_terminal_size(sys.stderr.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            columns = int(os.environ.get("COLUMNS", "100")) if os.environ.get("COLUMNS", "").isdigit() else 100
+        super().__init__(prog, width=max(40, min(columns, 120) - 2))
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> Any:  # usage errors exit 2 through main, not from deep inside argparse
         raise UsageError(f"{self.prog}: {message}", f"see `{self.prog} --help`")
 
@@ -35,109 +53,122 @@ def _common(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
         p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="rehydrate", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `only`, just that command's (the hook path builds one command, not ten)."""
+    parser = _Parser(prog="rehydrate", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"rehydrate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    p = sub.add_parser(
-        "init",
-        help="create the state folder with a write-once goal and install the boot rule",
-        description="Create state/ (00_goal.md, 10_invariants.md, 99_next.md, wal/ACTOR.jsonl). "
-        "The goal is write-once: an existing one is never replaced. The boot rule goes, as a marked "
-        "block, into AGENTS.md, CLAUDE.md and GEMINI.md where they exist, and into those --rules names.",
-    )
-    p.add_argument("--goal", required=True, help="the task, in a sentence or a few")
-    p.add_argument("--done-when", metavar="TEXT", help="what counts as done")
-    p.add_argument(
-        "--rules",
-        metavar="LIST",
-        default="",
-        help="instruction files to create if absent: comma-separated from agents,claude,gemini",
-    )
-    _common(p)
+    if only in (None, "init"):
+        p = sub.add_parser(
+            "init",
+            help="create the state folder with a write-once goal and install the boot rule",
+            description="Create state/ (00_goal.md, 10_invariants.md, 99_next.md, wal/ACTOR.jsonl). "
+            "The goal is write-once: an existing one is never replaced. The boot rule goes, as a marked "
+            "block, into AGENTS.md, CLAUDE.md and GEMINI.md where they exist, and into those --rules names.",
+        )
+        p.add_argument("--goal", required=True, help="the task, in a sentence or a few")
+        p.add_argument("--done-when", metavar="TEXT", help="what counts as done")
+        p.add_argument(
+            "--rules",
+            metavar="LIST",
+            default="",
+            help="instruction files to create if absent: comma-separated from agents,claude,gemini",
+        )
+        _common(p)
 
-    p = sub.add_parser(
-        "invariant",
-        help="record a decision (append-only, one line)",
-        description="Append a decision to 10_invariants.md through the WAL, with a content-hash id.",
-    )
-    p.add_argument("text", help="the decision")
-    p.add_argument("--because", required=True, help="why: so that a later session does not undo it")
-    _common(p)
+    if only in (None, "invariant"):
+        p = sub.add_parser(
+            "invariant",
+            help="record a decision (append-only, one line)",
+            description="Append a decision to 10_invariants.md through the WAL, with a content-hash id.",
+        )
+        p.add_argument("text", help="the decision")
+        p.add_argument("--because", required=True, help="why: so that a later session does not undo it")
+        _common(p)
 
-    p = sub.add_parser(
-        "reject",
-        help="record a rejected approach (it stays rejected)",
-        description="Append a rejected approach to 10_invariants.md through the WAL.",
-    )
-    p.add_argument("approach", help="the approach that was tried or considered and ruled out")
-    p.add_argument("--because", required=True, help="why it was ruled out")
-    p.add_argument("--guard", metavar="PATTERN", help="a path glob or command pattern a harness hook can watch for")
-    _common(p)
+    if only in (None, "reject"):
+        p = sub.add_parser(
+            "reject",
+            help="record a rejected approach (it stays rejected)",
+            description="Append a rejected approach to 10_invariants.md through the WAL.",
+        )
+        p.add_argument("approach", help="the approach that was tried or considered and ruled out")
+        p.add_argument("--because", required=True, help="why it was ruled out")
+        p.add_argument("--guard", metavar="PATTERN", help="a path glob or command pattern a harness hook can watch for")
+        _common(p)
 
-    p = sub.add_parser(
-        "checkpoint",
-        help="record the step just finished and the next allowed action",
-        description="Append a checkpoint record (binding git HEAD, branch and dirty files), then "
-        "replace 99_next.md, the program counter.",
-    )
-    p.add_argument("--done", required=True, metavar="TEXT", help="what was just completed")
-    p.add_argument("--next", required=True, metavar="TEXT", help="the next allowed action")
-    p.add_argument("--goal", metavar="TEXT", help="the current goal (default: the previous checkpoint's)")
-    _common(p)
+    if only in (None, "checkpoint"):
+        p = sub.add_parser(
+            "checkpoint",
+            help="record the step just finished and the next allowed action",
+            description="Append a checkpoint record (binding git HEAD, branch and dirty files), then "
+            "replace 99_next.md, the program counter.",
+        )
+        p.add_argument("--done", required=True, metavar="TEXT", help="what was just completed")
+        p.add_argument("--next", required=True, metavar="TEXT", help="the next allowed action")
+        p.add_argument("--goal", metavar="TEXT", help="the current goal (default: the previous checkpoint's)")
+        _common(p)
 
-    p = sub.add_parser(
-        "handoff",
-        help="replace 20_handoff.md, the note the next session reads in full",
-        description="Replace 20_handoff.md through the WAL; the text comes from stdin or --file.",
-    )
-    p.add_argument("--file", metavar="F", help="read the note from F instead of stdin")
-    _common(p)
+    if only in (None, "handoff"):
+        p = sub.add_parser(
+            "handoff",
+            help="replace 20_handoff.md, the note the next session reads in full",
+            description="Replace 20_handoff.md through the WAL; the text comes from stdin or --file.",
+        )
+        p.add_argument("--file", metavar="F", help="read the note from F instead of stdin")
+        _common(p)
 
-    p = sub.add_parser(
-        "resume",
-        help="print the brief a fresh context reads first",
-        description="Reconcile the state, then print the brief in boot order within a character "
-        "budget, ending with the ledger of checks. Logged as a resume record. Exit 1 if degraded.",
-    )
-    p.add_argument("--budget", type=int, metavar="CHARS", help="the most characters the brief may use (default 9000)")
-    _common(p)
+    if only in (None, "resume"):
+        p = sub.add_parser(
+            "resume",
+            help="print the brief a fresh context reads first",
+            description="Reconcile the state, then print the brief in boot order within a character "
+            "budget, ending with the ledger of checks. Logged as a resume record. Exit 1 if degraded.",
+        )
+        p.add_argument(
+            "--budget", type=int, metavar="CHARS", help="the most characters the brief may use (default 9000)"
+        )
+        _common(p)
 
-    p = sub.add_parser(
-        "verify",
-        help="check the WAL chain, the latches and the views (exit 1 on any problem)",
-        description="The full recognize step: every log's hash chain, 00 and 10 against what the "
-        "WAL bound, each view against the WAL, a torn tail. --repair applies only the safe repairs: "
-        "redo a lagging view, cut a torn tail (keeping a .broken copy), record lines added by hand.",
-    )
-    p.add_argument("--repair", action="store_true", help="apply the safe repairs and say what was done")
-    _common(p)
+    if only in (None, "verify"):
+        p = sub.add_parser(
+            "verify",
+            help="check the WAL chain, the latches and the views (exit 1 on any problem)",
+            description="The full recognize step: every log's hash chain, 00 and 10 against what the "
+            "WAL bound, each view against the WAL, a torn tail. --repair applies only the safe repairs: "
+            "redo a lagging view, cut a torn tail (keeping a .broken copy), record lines added by hand.",
+        )
+        p.add_argument("--repair", action="store_true", help="apply the safe repairs and say what was done")
+        _common(p)
 
-    p = sub.add_parser(
-        "rotate",
-        help="archive the WAL at the end of a task and start a new one anchored to it",
-        description="Move the WAL's records to state/archive/ and start a new log whose first "
-        "record carries the old last hash, the goal and every recorded line of 10_invariants.md.",
-    )
-    _common(p)
+    if only in (None, "rotate"):
+        p = sub.add_parser(
+            "rotate",
+            help="archive the WAL at the end of a task and start a new one anchored to it",
+            description="Move the WAL's records to state/archive/ and start a new log whose first "
+            "record carries the old last hash, the goal and every recorded line of 10_invariants.md.",
+        )
+        _common(p)
 
-    p = sub.add_parser(
-        "status",
-        help="one screen: goal, last checkpoint, next action, problems",
-        description="Show the goal, the last checkpoint, the next action and any problem. Exit 1 "
-        "if there is a problem.",
-    )
-    _common(p)
+    if only in (None, "status"):
+        p = sub.add_parser(
+            "status",
+            help="one screen: goal, last checkpoint, next action, problems",
+            description="Show the goal, the last checkpoint, the next action and any problem. Exit 1 "
+            "if there is a problem.",
+        )
+        _common(p)
 
-    p = sub.add_parser(
-        "demo",
-        help="show the whole loop on a throwaway git repository",
-        description="Run init, decisions, a rejected approach and checkpoints in a temporary git "
-        "repository, kill a writer between the WAL append and the view update, rewrite a line of "
-        "10_invariants.md by hand, then verify, repair and print the brief a fresh context reads.",
-    )
-    p.add_argument("--keep", action="store_true", help="keep the temporary repository and print its path")
+    if only in (None, "demo"):
+        p = sub.add_parser(
+            "demo",
+            help="show the whole loop on a throwaway git repository",
+            description="Run init, decisions, a rejected approach and checkpoints in a temporary git "
+            "repository, kill a writer between the WAL append and the view update, rewrite a line of "
+            "10_invariants.md by hand, then verify, repair and print the brief a fresh context reads.",
+        )
+        p.add_argument("--keep", action="store_true", help="keep the temporary repository and print its path")
     return parser
 
 
@@ -238,7 +269,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     if git.get("repo") is False:
         where = f"no git ({git.get('reason', 'not a repository')})"
     else:
-        head = (git.get("head") or "no commit yet")[:7]
+        head = str(git["head"])[:7] if git.get("head") else "(no commit yet)"
         dirty = git.get("dirty_count", len(git.get("dirty", [])))
         where = f"HEAD {head} on {git.get('branch') or 'a detached HEAD'}, {dirty} dirty file(s)"
     print(f"checkpoint {rec['seq']} written: {where}; next: {state.rel('99_next.md')}")
@@ -294,7 +325,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
             not degraded,
             brief=result.text,
             confidence=result.confidence,
-            findings=[f.__dict__ for f in result.findings],
+            findings=[f.as_dict() for f in result.findings],
             omitted=result.omitted,
             seq=result.record["seq"],
             **_problems_json(result),
@@ -420,9 +451,10 @@ def _crash_log(exc: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(args_list[0] if args_list and args_list[0] in COMMANDS else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(args_list)
         if not args.command:
             parser.print_help(sys.stderr)
             return ExitCode.USAGE

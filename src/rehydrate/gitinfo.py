@@ -1,38 +1,102 @@
-"""What git says about the work tree, in one subprocess: HEAD, branch and dirty files (the state folder left out)."""
+"""What git says about the work tree, in one `git status`: HEAD, branch and dirty files (the state folder left out).
+
+`start` launches git and `finish` reads its answer, so that a checkpoint can reconcile the state while git runs.
+git is started with os.posix_spawn rather than subprocess: importing subprocess (and threading) costs more than the
+whole git call, on a path that runs at every checkpoint (bench/startup.py measures it).
+"""
 
 from __future__ import annotations
 
 import os
-import subprocess
-from typing import Any
+import select
+import signal
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from typing import Any
 
 MAX_DIRTY = 200
+TIMEOUT = 20.0
+
+
+class Pending:
+    """A running `git status`, or the reason it could not start."""
+
+    def __init__(self, pid: int | None, fd: int | None, reason: str | None) -> None:
+        self.pid = pid
+        self.fd = fd
+        self.reason = reason
+
+
+def start(state_dir: str) -> Pending:
+    argv = ["git", "-C", state_dir, "status", "--porcelain=v2", "--branch", "-z", "--", ":/", ":(exclude)."]
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    read_fd, write_fd = os.pipe()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        pid = os.posix_spawnp(
+            "git",
+            argv,
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, devnull, 0),
+                (os.POSIX_SPAWN_DUP2, write_fd, 1),
+                (os.POSIX_SPAWN_DUP2, devnull, 2),
+                (os.POSIX_SPAWN_CLOSE, read_fd),
+            ],
+        )
+    except FileNotFoundError:
+        os.close(read_fd)
+        return Pending(None, None, "git is not installed")
+    except OSError as e:
+        os.close(read_fd)
+        return Pending(None, None, f"git could not start: {e.strerror}")
+    finally:
+        os.close(write_fd)
+        os.close(devnull)
+    return Pending(pid, read_fd, None)
+
+
+def finish(pending: Pending) -> dict[str, Any]:
+    """{"head", "branch", "dirty"} for the repository holding the state folder, or {"repo": False, "reason"}."""
+    if pending.pid is None or pending.fd is None:
+        return {"repo": False, "reason": pending.reason or "git did not run"}
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + TIMEOUT
+    timed_out = False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([pending.fd], [], [], left)[0]:
+                timed_out = True
+                os.kill(pending.pid, signal.SIGKILL)
+                break
+            chunk = os.read(pending.fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(pending.fd)
+        _, status = os.waitpid(pending.pid, 0)
+    if timed_out:
+        return {"repo": False, "reason": f"git status took more than {TIMEOUT:.0f} s"}
+    if os.waitstatus_to_exitcode(status) != 0:
+        return {"repo": False, "reason": "not inside a git repository"}
+    return parse(b"".join(chunks))
 
 
 def snapshot(state_dir: str) -> dict[str, Any]:
-    """{"head", "branch", "dirty"} for the repository holding state_dir, or {"repo": False, "reason"} outside one."""
-    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    try:
-        proc = subprocess.run(
-            ["git", "status", "--porcelain=v2", "--branch", "-z", "--", ":/", ":(exclude)."],
-            cwd=state_dir,
-            capture_output=True,
-            env=env,
-            timeout=20,
-            check=False,
-        )
-    except FileNotFoundError:
-        return {"repo": False, "reason": "git is not installed"}
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return {"repo": False, "reason": f"git status failed: {e}"}
-    if proc.returncode != 0:
-        return {"repo": False, "reason": "not inside a git repository"}
+    return finish(start(state_dir))
+
+
+def parse(output: bytes) -> dict[str, Any]:
+    """Read `git status --porcelain=v2 --branch -z`."""
     head: str | None = None
     branch: str | None = None
     dirty: list[str] = []
-    entries = proc.stdout.decode("utf-8", "replace").split("\0")
     skip = False
-    for entry in entries:
+    for entry in output.decode("utf-8", "replace").split("\0"):
         if skip:  # the original path of a rename
             skip = False
             continue

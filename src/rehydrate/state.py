@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
 
 from rehydrate import fsio, layout, wal
 from rehydrate.errors import RehydrateError, StateMissing, UnsafeFile, UsageError
@@ -21,18 +19,27 @@ DEFAULT_DIR = "state"
 DEFAULT_ACTOR = "agent"
 MAX_VIEW = 4 << 20  # a view file larger than this is not read into a brief
 
-Record = wal.Record
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from typing import Any
+
+    from rehydrate.brief import BriefInput
+    from rehydrate.checks import Finding
+    from rehydrate.wal import Record
 
 
-@dataclass
 class Problem:
     """One discrepancy, named with its file and (where it has one) its line."""
 
-    code: str
-    file: str
-    line: int | None
-    message: str
-    repairable: bool = False
+    def __init__(self, code: str, file: str, line: int | None, message: str, repairable: bool = False) -> None:
+        self.code = code
+        self.file = file
+        self.line = line
+        self.message = message
+        self.repairable = repairable
+
+    def __repr__(self) -> str:
+        return f"Problem({self.code!r}, {self.file!r}, {self.line!r}, {self.message!r})"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -44,29 +51,48 @@ class Problem:
         }
 
 
-@dataclass
 class Outcome:
     """What a command did: the record it wrote (if any), what reconciliation repaired, what is still wrong."""
 
-    record: Record | None = None
-    repaired: list[str] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    def __init__(
+        self,
+        record: Record | None = None,
+        repaired: list[str] | None = None,
+        problems: list[Problem] | None = None,
+    ) -> None:
+        self.record = record
+        self.repaired: list[str] = repaired if repaired is not None else []
+        self.problems: list[Problem] = problems if problems is not None else []
+        self.extra: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"Outcome(repaired={self.repaired!r}, problems={self.problems!r})"
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
-@dataclass
 class ResumeResult:
-    text: str
-    confidence: str
-    findings: list[Any]
-    omitted: list[str]
-    record: Record
-    repaired: list[str]
-    problems: list[Problem]
+    """The brief, the ledger's verdict and findings, and the `resume` record that logged them."""
+
+    def __init__(
+        self,
+        text: str,
+        confidence: str,
+        findings: list[Finding],
+        omitted: list[str],
+        record: Record,
+        repaired: list[str],
+        problems: list[Problem],
+    ) -> None:
+        self.text = text
+        self.confidence = confidence
+        self.findings = findings
+        self.omitted = omitted
+        self.record = record
+        self.repaired = repaired
+        self.problems = problems
 
 
 def reduced_brief(root: str, actor: str, error: str, budget: int | None = None) -> str:
@@ -86,16 +112,20 @@ def reduced_brief(root: str, actor: str, error: str, budget: int | None = None) 
     return brief.render(inp, budget or brief.DEFAULT_BUDGET).text
 
 
-@dataclass
 class _Recon:
-    last: Record
-    prev: Record | None
-    last_offset: int
-    problems: list[Problem] = field(default_factory=list)
-    repaired: list[str] = field(default_factory=list)
-    inv_bytes: bytes | None = None
-    inv_ok: bool = True  # 10_invariants.md holds every recorded line, in order
-    unrecorded: list[tuple[int, str]] = field(default_factory=list)
+    """What reconciliation found, carried through one command."""
+
+    def __init__(
+        self, last: Record, prev: Record | None, last_offset: int, problems: list[Problem], repaired: list[str]
+    ) -> None:
+        self.last = last
+        self.prev = prev
+        self.last_offset = last_offset
+        self.problems = problems
+        self.repaired = repaired
+        self.inv_bytes: bytes | None = None
+        self.inv_ok = True  # 10_invariants.md holds every recorded line, in order
+        self.unrecorded: list[tuple[int, str]] = []
 
 
 def locate(path: str | os.PathLike[str] | None = None) -> str:
@@ -756,14 +786,15 @@ class State:
             recon.problems = [p for p in recon.problems if not edited(p)]
 
     def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
-        git = None
-        if with_git:  # taken before the lock: git can be slow, and other writers should not wait for it
-            from rehydrate import gitinfo
+        from rehydrate import gitinfo
 
-            git = gitinfo.snapshot(self.root)
+        pending = gitinfo.start(self.root) if with_git else None  # git runs while the state is reconciled
         with fsio.locked(self.root):
-            recon = self._begin()
-            self._refuse_unsafe(recon)
+            try:
+                recon = self._begin()
+                self._refuse_unsafe(recon)
+            finally:
+                git = gitinfo.finish(pending) if pending is not None else None
             out = Outcome(repaired=recon.repaired)
             views: dict[str, str] = {}
             if op in ("invariant", "reject"):
@@ -947,8 +978,13 @@ class State:
         return views
 
     def _brief_input(
-        self, views: dict[str, str | None], findings: list[Any], conf: str, last: Record | None, preface: str | None
-    ) -> Any:
+        self,
+        views: dict[str, str | None],
+        findings: list[Finding],
+        conf: str,
+        last: Record | None,
+        preface: str | None,
+    ) -> BriefInput:
         from rehydrate import brief
 
         next_fields = layout.parse_next(views.get(NEXT) or "")

@@ -7,22 +7,23 @@ byte for byte the canonical encoding of what it parses to: any edit, bit flip or
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 from rehydrate import fsio
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from typing import Any
+
+    Record = dict[str, Any]
 
 VERSION = 1
 MAX_LINE = 8 << 20  # a record larger than this is damage: the inputs are capped well below it
 FIELDS = frozenset({"v", "seq", "ts", "actor", "op", "data", "git", "views", "prev", "h"})
 REQUIRED = ("v", "seq", "ts", "actor", "op", "data", "views", "prev", "h")
-
-Record = dict[str, Any]
 
 
 class BadRecord(ValueError):
@@ -33,8 +34,17 @@ def canonical(obj: object) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+try:  # CPython's built-in sha256 (HACL*): hashlib would load OpenSSL, 2-3 ms at every hook's start
+    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found, unused-ignore]  # 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found, no-redef, unused-ignore]  # 3.10, 3.11
+    except ImportError:
+        from hashlib import sha256 as _sha256  # type: ignore[assignment, unused-ignore]
+
+
 def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return str(_sha256(data).hexdigest())
 
 
 def now() -> str:
@@ -80,16 +90,24 @@ def decode(line: bytes) -> Record:
     return obj
 
 
-@dataclass
 class Tail:
     """The end of a log, as read without reading the rest."""
 
-    records: list[tuple[int, Record]]  # (byte offset, record), oldest first; the last is the recovery point
-    torn: bytes  # bytes after the last valid record (a torn or damaged last line); empty if none
-    torn_offset: int
-    torn_reason: str
-    size: int
-    lines_from_start: bool  # the records start at the first line of the file (so their line numbers are known)
+    def __init__(
+        self,
+        records: list[tuple[int, Record]],
+        torn: bytes,
+        torn_offset: int,
+        torn_reason: str,
+        size: int,
+        lines_from_start: bool,
+    ) -> None:
+        self.records = records  # (byte offset, record), oldest first; the last is the recovery point
+        self.torn = torn  # bytes after the last valid record (a torn or damaged last line); empty if none
+        self.torn_offset = torn_offset
+        self.torn_reason = torn_reason
+        self.size = size
+        self.lines_from_start = lines_from_start  # the records start at the file's first line
 
 
 def read_tail(path: str, want: int = 2) -> Tail:
@@ -156,12 +174,12 @@ def line_number(path: str, offset: int) -> int:
     return n
 
 
-@dataclass
 class Line:
-    number: int
-    offset: int
-    raw: bytes | None  # None when the line is longer than MAX_LINE (its bytes are skipped, not held)
-    newline: bool
+    def __init__(self, number: int, offset: int, raw: bytes | None, newline: bool) -> None:
+        self.number = number
+        self.offset = offset
+        self.raw = raw  # None when the line is longer than MAX_LINE (its bytes are skipped, not held)
+        self.newline = newline
 
 
 def iter_lines(path: str) -> Iterator[Line]:

@@ -6,35 +6,48 @@ registry below; later issues add theirs to it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from typing import Protocol
 
-if TYPE_CHECKING:
     from rehydrate.state import Outcome, State
+
+    class Check(Protocol):
+        name: str
+
+        def run(self, context: Context) -> list[Finding]: ...
+
 
 STATUSES = ("ok", "degraded", "skipped", "failed")
 
 
-@dataclass
 class Finding:
-    check: str
-    status: str  # one of STATUSES
-    message: str
-    next_action: str | None = None
+    """One line of the ledger: a check's status (one of STATUSES), what it found, what to do next."""
+
+    def __init__(self, check: str, status: str, message: str, next_action: str | None = None) -> None:
+        self.check = check
+        self.status = status
+        self.message = message
+        self.next_action = next_action
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"check": self.check, "status": self.status, "message": self.message, "next_action": self.next_action}
 
 
-@dataclass
 class Context:
-    state: State | None
-    reconciled: Outcome | None  # None when the state could not be read
-    error: str | None = None
-    views: dict[str, str | None] = field(default_factory=dict)
+    """What the checks look at: the opened state and what reconciliation found (None when it could not load)."""
 
-
-class Check(Protocol):
-    name: str
-
-    def run(self, context: Context) -> list[Finding]: ...
+    def __init__(
+        self,
+        state: State | None,
+        reconciled: Outcome | None,
+        error: str | None = None,
+        views: dict[str, str | None] | None = None,
+    ) -> None:
+        self.state = state
+        self.reconciled = reconciled
+        self.error = error
+        self.views: dict[str, str | None] = views if views is not None else {}
 
 
 def registry() -> list[Check]:
