@@ -42,6 +42,8 @@ class Recorder(fsio.Sys):
         else:
             if not existed and flags & os.O_CREAT:
                 self.ops.append(("create", rel))
+            elif flags & os.O_TRUNC:
+                self.ops.append(("truncate", rel, 0))
             self.fds[fd] = ["file", rel, bool(flags & os.O_APPEND), 0]
         return fd
 

@@ -176,7 +176,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _emit_json(command: str, ok: bool, **fields: Any) -> None:
-    print(json.dumps({"version": JSON_VERSION, "command": command, "ok": ok, **fields}, ensure_ascii=False, indent=2))
+    # ASCII-only: a path or text holding undecodable bytes still makes valid JSON
+    print(json.dumps({"version": JSON_VERSION, "command": command, "ok": ok, **fields}, indent=2))
 
 
 def _report(out: Any, args: argparse.Namespace) -> None:
@@ -288,7 +289,7 @@ def cmd_handoff(args: argparse.Namespace) -> int:
             raise UsageError("no handoff text: give it on stdin or with --file F")
         if sys.stdin.isatty():
             print("type the handoff note; end with Ctrl-D", file=sys.stderr)
-        text = sys.stdin.read(8 << 20)
+        text = sys.stdin.buffer.read(8 << 20).decode("utf-8", "replace")
     state = _open(args)
     out = state.handoff(text)
     if args.json:
@@ -442,15 +443,28 @@ def _crash_log(exc: BaseException) -> str:
         try:
             os.makedirs(folder, exist_ok=True)
             path = os.path.join(folder, "crash.log")
-            with open(path, "a", encoding="utf-8") as f:
+            with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
                 f.write(text + "\n")
             return path
-        except OSError:
+        except (OSError, ValueError):
             continue
     return "(no writable place for a crash log)"
 
 
+def _fail(args_list: list[str], code: int, message: str, hint: str | None = None) -> int:
+    """An error that ends the command: a text line on stderr, and with --json one JSON object on stdout too."""
+    print(f"rehydrate: {message}" + (f"\n  hint: {hint}" if hint else ""), file=sys.stderr)
+    if "--json" in args_list:
+        command = args_list[0] if args_list and args_list[0] in COMMANDS else None
+        _emit_json(str(command), False, error={"exit_code": code, "message": message, "hint": hint})
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # undecodable bytes in paths or text must never crash the output
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(args_list[0] if args_list and args_list[0] in COMMANDS else None)
     try:
@@ -462,8 +476,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # --help and --version
         return e.code if isinstance(e.code, int) else 0
     except RehydrateError as e:
-        print(f"rehydrate: {e}", file=sys.stderr)
-        return int(e.exit_code)
+        return _fail(args_list, int(e.exit_code), e.message, e.hint)
     except KeyboardInterrupt:
         print("rehydrate: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
@@ -473,6 +486,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception as e:
         path = _crash_log(e)
-        print(f"rehydrate: internal error ({type(e).__name__}: {e}); details in {path}", file=sys.stderr)
-        print("rehydrate: this is a bug; please report it with that file", file=sys.stderr)
-        return ExitCode.BUG
+        return _fail(
+            args_list,
+            ExitCode.BUG,
+            f"internal error ({type(e).__name__}: {e}); details in {path}",
+            "this is a bug; please report it with that file",
+        )

@@ -83,6 +83,18 @@ def _unsafe(path: str, what: str) -> UnsafeFile:
     )
 
 
+def _not_a_folder(path: str, mode: int) -> UnsafeFile:
+    if stat.S_ISREG(mode):
+        return UnsafeFile(
+            f"{path} is a file, not a folder",
+            "point --dir (or REHYDRATE_DIR) at the state folder, or move the file away",
+        )
+    return UnsafeFile(
+        f"{path} is {_kind(mode)}, not a folder; rehydrate only uses real folders for the state",
+        "move it away, then run the command again (restore the folder from git if it was replaced)",
+    )
+
+
 def lstat(path: str) -> os.stat_result | None:
     try:
         return os.lstat(path)
@@ -106,7 +118,7 @@ def check_dir(path: str) -> bool:
     if st is None:
         return False
     if not stat.S_ISDIR(st.st_mode):
-        raise _unsafe(path, _kind(st.st_mode))
+        raise _not_a_folder(path, st.st_mode)
     return True
 
 
@@ -149,7 +161,7 @@ def read_bytes(path: str, limit: int) -> bytes | None:
         os.close(fd)
 
 
-def read_tail(path: str, want_lines: int, max_bytes: int) -> tuple[int, bytes, bool]:
+def read_tail(path: str, want_lines: int, max_bytes: int, end: int | None = None) -> tuple[int, bytes, bool]:
     """The end of a file holding at least want_lines complete lines (fewer if the file is short).
 
     Returns (offset of the returned bytes in the file, bytes, whether the start of the file was reached).
@@ -160,7 +172,7 @@ def read_tail(path: str, want_lines: int, max_bytes: int) -> tuple[int, bytes, b
     if fd is None:
         raise FileNotFoundError(path)
     try:
-        size = os.fstat(fd).st_size
+        size = os.fstat(fd).st_size if end is None else end
         start = size
         buf = b""
         chunk = 8192
@@ -263,6 +275,19 @@ def truncate(path: str, size: int, point: str) -> None:
     try:
         sys.ftruncate(fd, size)
         sys.fsync(fd, point)
+    finally:
+        sys.close(fd)
+
+
+def write_hint(path: str, data: bytes) -> None:
+    """Write a cache file that is not state: no sync (losing it only costs a re-check); never through a symlink."""
+    try:
+        fd = sys.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
+    except OSError:
+        return
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            _write_all(fd, data)
     finally:
         sys.close(fd)
 

@@ -23,7 +23,10 @@ INVARIANTS_HEADER = (
     "A rejected approach stays rejected. Edit nothing above the last line: each line is bound by state/wal/.\n"
     "\n"
 )
-GITIGNORE_TEXT = "# written by rehydrate: lock and temporary files are not state\n.lock\n*.tmp\n*.broken\n*.broken.*\n"
+GITIGNORE_TEXT = (
+    "# written by rehydrate: the lock, temporary files, cut torn lines and caches are not state\n"
+    ".lock\n*.tmp\n*.broken\n*.broken.*\n*.seen\n"
+)
 
 # Limits on what a user can put in one record, so that every record stays far below wal.MAX_LINE.
 MAX_FIELD = 16 * 1024

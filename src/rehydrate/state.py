@@ -263,6 +263,9 @@ class State:
         self.actor = actor
         self.wal_dir = os.path.join(root, layout.WAL_DIR)
         self.wal_path = os.path.join(self.wal_dir, actor + ".jsonl")
+        # A cache of the log's identity after this actor's last write: if it still matches, nothing outside rehydrate
+        # touched the log, and reading its tail is enough; if not, the whole chain is checked once.
+        self.seen_path = os.path.join(self.wal_dir, f".{actor}.seen")
 
     # ----------------------------------------------------------------------------------------------- opening
 
@@ -346,6 +349,7 @@ class State:
             }
             rec = wal.seal(rec)
             fsio.append(state.wal_path, wal.encode(rec), "wal.append", create=True)
+            fsio.write_hint(state.seen_path, state._fingerprint())
             state._apply(rec)
             out.record = rec
         return state, out
@@ -496,9 +500,16 @@ class State:
                 n = wal.line_number(self.wal_path, tail.torn_offset)
                 problems.append(Problem("torn-tail", wal_rel, n, tail.torn_reason, True))
         if not tail.records:
+            if fsio.lstat(self.path(GOAL)) is not None:
+                raise RehydrateError(
+                    f"{wal_rel} holds no record, but {self.rel(GOAL)} exists: the log was emptied or lost",
+                    f"restore it from git (`git checkout -- {self.rel(layout.WAL_DIR)}`); to start over instead, "
+                    "move the state folder away and run `rehydrate init --goal TEXT`",
+                )
             raise StateMissing(
                 f"{wal_rel} holds no record (a crash during init?)", "run `rehydrate init --goal TEXT` again"
             )
+        self._check_chain_if_changed(wal_rel, repair)
         last_offset, last = tail.records[-1]
         prev = tail.records[-2][1] if len(tail.records) > 1 else None
         if prev is not None and last["prev"] != prev["h"]:
@@ -522,22 +533,63 @@ class State:
             raise StateMissing(f"no WAL at {wal_rel}", "run `rehydrate init --goal TEXT`") from None
         except wal.BadRecord as e:
             bad = self._first_bad_line()
-            where = f"line {bad[0]}: {bad[1]}" if bad else str(e)
-            raise RehydrateError(
-                f"{wal_rel} is damaged before its last line ({where})",
-                "the WAL cannot be repaired safely: restore it from git (`git checkout -- <file>`) "
-                "or move it away; `rehydrate verify` lists every problem",
-            ) from None
+            if bad is not None and bad[3]:  # the bad line is the last one (an oversized torn write): a torn tail
+                _, offset, reason, _ = bad
+                fd = fsio.open_read(self.wal_path)
+                assert fd is not None
+                try:
+                    size = os.fstat(fd).st_size
+                    torn = os.pread(fd, size - offset, offset)
+                finally:
+                    os.close(fd)
+                before = wal.read_tail(self.wal_path, 2, end=offset)
+                return wal.Tail(before.records, torn, offset, reason, size, before.lines_from_start)
+            raise self._damage(wal_rel, bad, str(e)) from None
 
-    def _first_bad_line(self) -> tuple[int, str] | None:
+    def _damage(self, wal_rel: str, bad: tuple[int, int, str, bool] | None, fallback: str) -> RehydrateError:
+        where = f"line {bad[0]}: {bad[2]}" if bad else fallback
+        return RehydrateError(
+            f"{wal_rel} is damaged before its last line ({where})",
+            f"the WAL cannot be repaired safely: restore it from git (`git checkout -- {wal_rel}`) "
+            "or move it away; `rehydrate verify` lists every problem",
+        )
+
+    def _first_bad_line(self) -> tuple[int, int, str, bool] | None:
+        """(line number, byte offset, reason, whether it is the last line) of the first bad line of the log."""
+        found: tuple[int, int, str] | None = None
         for line in wal.iter_lines(self.wal_path):
+            if found is not None:
+                return (*found, False)
             if line.raw is None:
-                return line.number, f"a line longer than {wal.MAX_LINE:,} bytes"
+                found = (line.number, line.offset, f"a line longer than {wal.MAX_LINE:,} bytes")
+                continue
             try:
                 wal.decode(line.raw)
             except wal.BadRecord as e:
-                return line.number, str(e)
-        return None
+                found = (line.number, line.offset, str(e))
+        return (*found, True) if found is not None else None
+
+    def _fingerprint(self) -> bytes:
+        st = os.stat(self.wal_path)
+        return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}\n".encode()
+
+    def _check_chain_if_changed(self, wal_rel: str, repair: bool) -> None:
+        """If the log changed outside rehydrate since this actor's last write, check its whole chain once."""
+        try:
+            seen = fsio.read_bytes(self.seen_path, 256)
+        except RehydrateError:
+            seen = None
+        if seen == self._fingerprint():
+            return
+        for p in _scan_log(self.wal_path, wal_rel):
+            if p.code not in ("torn-tail", "empty-wal"):
+                raise RehydrateError(
+                    f"{wal_rel} line {p.line}: {p.message} [{p.code}]",
+                    f"the WAL cannot be repaired safely: restore it from git (`git checkout -- {wal_rel}`) "
+                    "or move it away; `rehydrate verify` lists every problem",
+                )
+        if repair:
+            fsio.write_hint(self.seen_path, self._fingerprint())
 
     def _reconcile_views(self, recon: _Recon, repair: bool) -> None:
         last, prev = recon.last, recon.prev
@@ -769,6 +821,7 @@ class State:
         if len(line) > wal.MAX_LINE:
             raise UsageError(f"the record would be {len(line):,} bytes, more than the {wal.MAX_LINE:,} allowed")
         fsio.append(self.wal_path, line, "wal.append")
+        fsio.write_hint(self.seen_path, self._fingerprint())
         recon.prev, recon.last = last, rec
         return rec
 

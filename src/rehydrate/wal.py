@@ -110,12 +110,12 @@ class Tail:
         self.lines_from_start = lines_from_start  # the records start at the file's first line
 
 
-def read_tail(path: str, want: int = 2) -> Tail:
+def read_tail(path: str, want: int = 2, end: int | None = None) -> Tail:
     """The last `want` valid records; a bad last line is returned as `torn`.
 
     A bad line before the last one is damage, not a torn write: BadRecord is raised with its byte offset.
     """
-    start, buf, at_start = fsio.read_tail(path, want + 1, MAX_LINE + 65536)
+    start, buf, at_start = fsio.read_tail(path, want + 1, MAX_LINE + 65536, end)
     size = start + len(buf)
     lines = buf.split(b"\n")
     # lines[-1] is what follows the last newline: empty, or a torn line
