@@ -378,3 +378,31 @@ def test_no_false_alarm_after_any_legitimate_append(repo: Path) -> None:
     assert result.code == 0, result
     report = json.loads(result.out)
     assert report["ok"] is True and report["problems"] == []
+
+
+def test_removing_the_hash_check_lets_bit_flips_through(built: Built, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The enumeration has teeth: with the record hash no longer compared, some bit flips go unnoticed."""
+    real = wal.decode
+
+    def decode_without_hash(line: bytes) -> dict[str, object]:
+        try:
+            return real(line)
+        except wal.BadRecord as e:
+            if "hash mismatch" not in str(e):
+                raise
+            return dict(json.loads(line))
+
+    monkeypatch.setattr(wal, "decode", decode_without_hash)
+    original = split(built.files["wal/agent.jsonl"])
+    head, last = join(original[:-1]), original[-1] + b"\n"
+    path = built.path("wal/agent.jsonl")
+    missed = 0
+    try:
+        for i in range(0, len(last), 7):
+            flipped = bytearray(last)
+            flipped[i] ^= 1
+            path.write_bytes(head + bytes(flipped))
+            missed += not State.open(built.root).verify().problems
+    finally:
+        path.write_bytes(built.files["wal/agent.jsonl"])
+    assert missed > 0
