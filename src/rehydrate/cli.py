@@ -139,7 +139,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             "WAL bound, each view against the WAL, a torn tail. --repair applies only the safe repairs: "
             "redo a lagging view, cut a torn tail (keeping a .broken copy), record lines added by hand.",
         )
-        p.add_argument("--repair", action="store_true", help="apply the safe repairs and say what was done")
+        p.add_argument(
+            "--repair",
+            action="store_true",
+            help="apply the safe repairs (redo lagging or missing views, cut a torn last line, restore a lost "
+            "final newline, finish an interrupted rotate, remove stale temporary files, record lines added by hand) "
+            "and say what was done",
+        )
         _common(p)
 
     if only in (None, "rotate"):
@@ -311,14 +317,18 @@ def cmd_resume(args: argparse.Namespace) -> int:
         result = state.resume(args.budget)
     except UsageError:
         raise
-    except RehydrateError as e:  # still show what can be read, and say what is wrong
-        text = reduced_brief(locate(args.dir), resolve_actor(args.actor), str(e), args.budget)
+    except Exception as e:
+        if isinstance(e, RehydrateError):
+            message, code = str(e), int(e.exit_code)
+        else:
+            message, code = f"internal error ({type(e).__name__}: {e}); details in {_crash_log(e)}", ExitCode.BUG
+        text = reduced_brief(locate(args.dir), resolve_actor(args.actor), message, args.budget)
         if args.json:
-            _emit_json("resume", False, brief=text, confidence="degraded (state)", error=e.message)
+            _emit_json("resume", False, brief=text, confidence="degraded (state)", error=message)
         else:
             sys.stdout.write(text)
-            print(f"rehydrate: {e}", file=sys.stderr)
-        return int(e.exit_code)
+            print(f"rehydrate: {message}", file=sys.stderr)
+        return code
     degraded = result.confidence != "recovered"
     if args.json:
         _emit_json(

@@ -23,6 +23,7 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
+_NO_LINKS = {errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOSYS, getattr(errno, "ENOTSUP", -1), errno.EOPNOTSUPP}
 READ_FLAGS = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK
 APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | _NOFOLLOW | _CLOEXEC | _NONBLOCK
 CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
@@ -198,21 +199,45 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def fsync_dir(path: str, point: str) -> None:
-    fd = sys.open(path, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+@contextlib.contextmanager
+def _writing(path: str) -> Iterator[None]:
+    """A failed system call (no space, no permission, a read-only mount) becomes a message, not a crash."""
     try:
-        sys.fsync(fd, point)
-    finally:
-        sys.close(fd)
+        yield
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise _unsafe(path, "a symbolic link") from None
+        raise RehydrateError(
+            f"cannot write {path}: {e.strerror or e}",
+            "check the disk (space, permissions, a read-only mount), then run the command again: "
+            "a write that failed half-way is redone or reported by the next command",
+        ) from None
+
+
+def fsync_dir(path: str, point: str) -> None:
+    with _writing(path):
+        fd = sys.open(path, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        try:
+            sys.fsync(fd, point)
+        finally:
+            sys.close(fd)
+
+
+def _mkdir(path: str) -> bool:
+    """mkdir: False if something is there already."""
+    with _writing(path):
+        try:
+            sys.mkdir(path)
+        except FileExistsError:
+            return False
+    return True
 
 
 def ensure_dir(path: str, point: str | None) -> bool:
     """Create a folder if it is absent; sync its parent unless point is None. True if it was created."""
     if check_dir(path):
         return False
-    try:
-        sys.mkdir(path)
-    except FileExistsError:
+    if not _mkdir(path):
         check_dir(path)
         return False
     if point is not None:
@@ -226,20 +251,16 @@ def append(path: str, data: bytes, point: str, *, create: bool = False) -> None:
     existed = check_regular(path)
     if not existed and not create:
         raise RehydrateError(f"{path} is missing", "run `rehydrate verify` to see the state, then `--repair`")
-    try:
+    with _writing(path):
         fd = sys.open(path, flags)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise _unsafe(path, "a symbolic link") from None
-        raise RehydrateError(f"cannot write {path}: {e.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise _unsafe(path, _kind(st.st_mode))
-        _write_all(fd, data)
-        sys.fsync(fd, point)
-    finally:
-        sys.close(fd)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise _unsafe(path, _kind(st.st_mode))
+            _write_all(fd, data)
+            sys.fsync(fd, point)
+        finally:
+            sys.close(fd)
     if not existed:
         fsync_dir(os.path.dirname(path), point + ".dir")
 
@@ -251,32 +272,41 @@ def replace(path: str, data: bytes, point: str) -> None:
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise _unsafe(path, _kind(st.st_mode))
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = sys.open(tmp, CREATE_FLAGS)
-    try:
-        _write_all(fd, data)
-        sys.fsync(fd, point + ".file")
-    finally:
-        sys.close(fd)
-    sys.replace(tmp, path)
+    with _writing(path):
+        fd = sys.open(tmp, CREATE_FLAGS)
+        try:
+            _write_all(fd, data)
+            sys.fsync(fd, point + ".file")
+        finally:
+            sys.close(fd)
+        sys.replace(tmp, path)
     fsync_dir(folder, point + ".dir")
 
 
 def link(src: str, dst: str, point: str) -> None:
-    """Hard-link src to dst (kept if dst exists already) and sync dst's folder."""
+    """Hard-link src to dst (kept if dst exists already) and sync dst's folder; copy where links are not allowed."""
     try:
         sys.link(src, dst)
     except FileExistsError:
         check_regular(dst)
+    except OSError as e:
+        if e.errno not in _NO_LINKS:
+            with _writing(dst):
+                raise
+        data = read_bytes(src, 1 << 40)
+        replace(dst, data or b"", point)  # a filesystem without hard links: an atomic copy instead
+        return
     fsync_dir(os.path.dirname(dst), point)
 
 
 def truncate(path: str, size: int, point: str) -> None:
-    fd = sys.open(path, os.O_WRONLY | _NOFOLLOW | _CLOEXEC)
-    try:
-        sys.ftruncate(fd, size)
-        sys.fsync(fd, point)
-    finally:
-        sys.close(fd)
+    with _writing(path):
+        fd = sys.open(path, os.O_WRONLY | _NOFOLLOW | _CLOEXEC)
+        try:
+            sys.ftruncate(fd, size)
+            sys.fsync(fd, point)
+        finally:
+            sys.close(fd)
 
 
 def write_hint(path: str, data: bytes) -> None:

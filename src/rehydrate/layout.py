@@ -15,6 +15,11 @@ GITIGNORE = ".gitignore"
 VIEWS = (GOAL, INVARIANTS, HANDOFF, NEXT)
 EXTRA_VIEW = re.compile(r"^[0-9]{2}_[A-Za-z0-9._-]+\.md$")
 ACTOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+OP = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+GITATTRIBUTES = ".gitattributes"
+GITATTRIBUTES_TEXT = (
+    "# written by rehydrate: state files are hash-bound byte for byte; git must not convert them\n* -text\n"
+)
 
 INVARIANTS_HEADER = (
     "# Decisions and rejected approaches\n"

@@ -9,6 +9,7 @@ other way was edited by hand: it is reported, never overwritten silently.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 
 from rehydrate import fsio, layout, wal
@@ -16,6 +17,7 @@ from rehydrate.errors import RehydrateError, StateMissing, UnsafeFile, UsageErro
 from rehydrate.layout import GOAL, HANDOFF, INVARIANTS, NEXT
 
 DEFAULT_DIR = "state"
+PRODUCERS = {NEXT: ("checkpoint", "init"), HANDOFF: ("handoff",)}  # the ops that write each replaceable view
 DEFAULT_ACTOR = "agent"
 MAX_VIEW = 4 << 20  # a view file larger than this is not read into a brief
 
@@ -169,6 +171,10 @@ def _lines(data: bytes) -> list[str]:
     return text.split("\n") if text else []
 
 
+_CONFLICT = re.compile(r"^(<{7}|={7}|>{7})( |$)")
+_OWN_TEMP = re.compile(r"^\..+\.[0-9]+\.[0-9a-f]{8}\.tmp$")  # fsio.replace's temporary files, and nothing else
+
+
 def _complete_lines(data: bytes) -> list[bytes]:
     """The lines that end with a newline (a torn last line is not one of them)."""
     return data.split(b"\n")[:-1]
@@ -181,23 +187,29 @@ def _first_difference(a: list[str], b: list[str]) -> int:
     return min(len(a), len(b)) + 1
 
 
-def _recorded_lines(rec: Record) -> list[str]:
-    """The lines of 10_invariants.md that a record binds."""
+Bound = tuple[str, bool]  # a recorded line of 10_invariants.md, and whether its place in its actor's order is bound
+
+
+def _recorded_lines(rec: Record) -> list[Bound]:
+    """The lines of 10_invariants.md that a record binds. A line adopted from a hand edit is bound where it stands."""
     op, data = rec.get("op"), rec.get("data")
     if not isinstance(data, dict):
         return []
     if op == "init":
-        return [ln for ln in str(data.get("header", "")).split("\n") if ln.strip()]
+        return [(ln, True) for ln in str(data.get("header", "")).split("\n") if ln.strip()]
     if op in ("invariant", "reject") and isinstance(data.get("line"), str):
-        return [data["line"]]
+        return [(data["line"], not data.get("adopted"))]
     if op == "rotate" and isinstance(data.get("lines"), list):
-        return [ln for ln in data["lines"] if isinstance(ln, str)]
+        adopted: list[Any] = data["adopted"] if isinstance(data.get("adopted"), list) else []
+        return [(ln, True) for ln in data["lines"] if isinstance(ln, str)] + [
+            (ln, False) for ln in adopted if isinstance(ln, str)
+        ]
     return []
 
 
-def _actor_lines(records: Iterator[Record]) -> list[str]:
+def _actor_lines(records: Iterator[Record]) -> list[Bound]:
     """One actor's recorded lines in order. A rotate record carries all lines recorded before it, so it resets."""
-    lines: list[str] = []
+    lines: list[Bound] = []
     for rec in records:
         if rec.get("op") == "rotate":
             lines = []
@@ -205,7 +217,9 @@ def _actor_lines(records: Iterator[Record]) -> list[str]:
     return lines
 
 
-def check_lines(file_lines: list[str], recorded: dict[str, list[str]]) -> tuple[list[tuple[str, int, str]], list[int]]:
+def check_lines(
+    file_lines: list[str], recorded: dict[str, list[Bound]] | dict[str, list[str]]
+) -> tuple[list[tuple[str, int, str]], list[int]]:
     """Bind 10_invariants.md line by line: every recorded line present verbatim, in its actor's order.
 
     Returns (violations as (code, line number, message), line numbers that no record carries).
@@ -217,12 +231,16 @@ def check_lines(file_lines: list[str], recorded: dict[str, list[str]]) -> tuple[
     out: list[tuple[str, int, str]] = []
     for actor in sorted(recorded):
         cursor = 0
-        for text in recorded[actor]:
+        for item in recorded[actor]:
+            text, ordered = (item, True) if isinstance(item, str) else item
             free = [n for n in where.get(text, []) if n not in used]
             after = [n for n in free if n > cursor]
-            if after:
+            if after and ordered:
                 used.add(after[0])
                 cursor = after[0]
+                continue
+            if free and not ordered:  # adopted from a hand edit: bound where it stands
+                used.add(free[0])
                 continue
             if free:
                 used.add(free[0])
@@ -409,12 +427,13 @@ class State:
                 (NEXT, self._render_next(rec)),
                 (GOAL, layout.render_goal(data["goal"], data.get("done_when"))),
                 (layout.GITIGNORE, layout.GITIGNORE_TEXT),
+                (layout.GITATTRIBUTES, layout.GITATTRIBUTES_TEXT),
             ):
                 if not fsio.check_regular(self.path(name)):
                     fsio.replace(self.path(name), text.encode(), "view.replace")
                     done.append(name)
         elif op in ("invariant", "reject"):
-            if self._append_line(data["line"]):
+            if self._append_line(data["line"], redo=False):
                 done.append(INVARIANTS)
         elif op == "checkpoint":
             fsio.replace(self.path(NEXT), self._render_next(rec).encode(), "view.replace")
@@ -429,12 +448,26 @@ class State:
             done.append(data["archive"])
         return done
 
-    def _append_line(self, line: str) -> bool:
-        """Append a recorded line to 10_invariants.md unless it is there; cut a torn prefix of it first."""
+    @staticmethod
+    def _inv_lags(data: bytes, line: str) -> bool:
+        """10_invariants.md lags its last record (a crash between the two writes), as opposed to a hand edit of it:
+        the line is not there, no line carries its id, and what ends the file is at most a torn prefix of it."""
+        encoded = line.encode()
+        complete = _complete_lines(data)
+        if encoded in complete:
+            return False
+        ident = layout.entry_id(line)
+        if ident and any(layout.entry_id(t.decode("utf-8", "replace")) == ident for t in complete):
+            return False
+        partial = data[data.rfind(b"\n") + 1 :]
+        return not partial or encoded.startswith(partial)
+
+    def _append_line(self, line: str, *, redo: bool) -> bool:
+        """Append a recorded line to 10_invariants.md; on redo, unless it is there. A torn prefix of it is cut."""
         path = self.path(INVARIANTS)
         current = fsio.read_bytes(path, MAX_VIEW) or b""
         encoded = line.encode()
-        if encoded in _complete_lines(current):
+        if redo and encoded in _complete_lines(current):
             return False
         cut = current.rfind(b"\n") + 1
         partial = current[cut:]
@@ -448,11 +481,7 @@ class State:
     def _cut_torn(self, tail: wal.Tail, out: Outcome) -> None:
         """Cut a torn last line off the WAL, keeping the cut bytes in a .broken file beside it."""
         n = wal.line_number(self.wal_path, tail.torn_offset)
-        broken = self.wal_path + ".broken"
-        i = 1
-        while fsio.lstat(broken) is not None:
-            i += 1
-            broken = f"{self.wal_path}.broken.{i}"
+        broken = _free_name(self.wal_path + ".broken")
         fsio.replace(broken, tail.torn, "repair.broken")
         fsio.truncate(self.wal_path, tail.torn_offset, "repair.truncate")
         out.repaired.append(
@@ -478,10 +507,11 @@ class State:
         repaired: list[str] = []
         if not fsio.check_dir(self.root):
             raise StateMissing(f"no state folder at {self.root}")
-        fsio.check_dir(self.wal_dir)
+        if not fsio.check_dir(self.wal_dir):
+            raise StateMissing(f"no WAL folder at {self.rel(layout.WAL_DIR)}", "run `rehydrate init --goal TEXT`")
         for folder in (self.root, self.wal_dir):
             for name in os.listdir(folder):
-                if name.startswith(".") and name.endswith(".tmp"):
+                if _OWN_TEMP.match(name):
                     where = os.path.relpath(os.path.join(folder, name), os.path.dirname(self.root))
                     if repair:
                         fsio.unlink(os.path.join(folder, name))
@@ -490,6 +520,16 @@ class State:
                         problems.append(Problem("stale-temp", where, None, "temporary file left by a crash", True))
         wal_rel = self.rel(layout.WAL_DIR, os.path.basename(self.wal_path))
         tail = self._tail(wal_rel)
+        if tail.torn and self._only_newline_lost(tail):
+            n = wal.line_number(self.wal_path, tail.torn_offset)
+            if repair:
+                fsio.append(self.wal_path, b"\n", "repair.newline")
+                repaired.append(f"put back the final newline of {wal_rel} (line {n} is a whole, valid record)")
+                tail = self._tail(wal_rel)
+            else:
+                problems.append(Problem("missing-newline", wal_rel, n, "the last record lost its final newline", True))
+                tail.records.append((tail.torn_offset, wal.decode(tail.torn)))
+                tail.torn = b""
         if tail.torn:
             if repair:
                 scratch = Outcome()
@@ -545,6 +585,19 @@ class State:
                 before = wal.read_tail(self.wal_path, 2, end=offset)
                 return wal.Tail(before.records, torn, offset, reason, size, before.lines_from_start)
             raise self._damage(wal_rel, bad, str(e)) from None
+
+    @staticmethod
+    def _only_newline_lost(tail: wal.Tail) -> bool:
+        """The torn piece is a whole, valid record that follows the one before it: only its newline is missing
+        (an editor or a merge tool stripped it). It is kept, not cut."""
+        if tail.torn.endswith(b"\n"):
+            return False
+        try:
+            rec = wal.decode(tail.torn)
+        except wal.BadRecord:
+            return False
+        before = tail.records[-1][1] if tail.records else None
+        return bool(rec["prev"] == (before["h"] if before else None))
 
     def _damage(self, wal_rel: str, bad: tuple[int, int, str, bool] | None, fallback: str) -> RehydrateError:
         where = f"line {bad[0]}: {bad[2]}" if bad else fallback
@@ -608,19 +661,19 @@ class State:
             if name == GOAL:
                 self._goal_mismatch(data, repair, recon)
                 continue
-            producer = {NEXT: ("checkpoint", "init"), HANDOFF: ("handoff",)}[name]
-            lags = last["op"] in producer and (
+            lags = last["op"] in PRODUCERS[name] and (
                 data is None or (prev is not None and _sha(data) == prev["views"].get(name))
             )
             if lags or (data is None and expected is not None):
+                why = "it lagged the last record" if lags else "it was missing"
                 if repair and self._redo_view(name, expected, last if lags else None):
-                    recon.repaired.append(f"redid {self.rel(name)} from the WAL (it lagged the last record)")
+                    recon.repaired.append(f"redid {self.rel(name)} from the WAL ({why})")
                     continue
-                if lags:
-                    problems.append(
-                        Problem("view-lags", self.rel(name), None, "lags the WAL's last record (a crash?)", True)
-                    )
-                    continue
+                code, message = ("view-lags", "lags the WAL's last record (a crash?)")
+                if not lags:
+                    code, message = ("view-missing", "is missing; it can be redone from the WAL")
+                problems.append(Problem(code, self.rel(name), None, message, True))
+                continue
             if expected is None:
                 problems.append(
                     Problem(
@@ -632,13 +685,14 @@ class State:
                     )
                 )
             else:
+                writer = "checkpoint" if name == NEXT else "handoff"
                 problems.append(
                     Problem(
                         "view-edited",
                         self.rel(name),
                         None,
                         "differs from what the WAL says was written (edited by hand?); "
-                        f"the next write keeps your version as {self.rel(name)}.edited",
+                        f"the next {writer} keeps your version beside it as {self.rel(name)}.edited",
                     )
                 )
         self._reconcile_invariants(recon, repair)
@@ -683,18 +737,27 @@ class State:
             f"the first line of {self.rel(layout.WAL_DIR, os.path.basename(self.wal_path))} is damaged"
         )
 
+    def _last_producer(self, name: str) -> Record | None:
+        """The last record that wrote a replaceable view, as a record of its own op (full read: error paths only).
+
+        A rotate record carries the last checkpoint and handoff of the archived log, so it stands in for them.
+        """
+        found: Record | None = None
+        for rec in self._records():
+            if rec["op"] in PRODUCERS[name]:
+                found = rec
+            elif rec["op"] == "rotate":
+                carried = rec["data"].get("checkpoint" if name == NEXT else "handoff")
+                found = carried if isinstance(carried, dict) else None
+        return found
+
     def _redo_view(self, name: str, expected: str | None, producer: Record | None) -> bool:
         """Re-render a replaceable view from the last record that produced it, if that gives the expected bytes.
 
         After a crash the producer is the WAL's last record; a view deleted by hand needs a scan for it.
         """
-        ops = {NEXT: ("checkpoint", "init", "rotate"), HANDOFF: ("handoff", "rotate")}[name]
-        found: Record | None = producer
+        found = producer if producer is not None else self._last_producer(name)
         if found is None:
-            for rec in self._records():
-                if rec["op"] in ops:
-                    found = rec
-        if found is None or found["op"] == "rotate":
             return False
         text = (self._render_next(found) if name == NEXT else layout.render_handoff(found["data"]["text"])).encode()
         if wal.sha256(text) != expected:
@@ -722,20 +785,17 @@ class State:
         if _sha(data) == expected and not full:
             recon.inv_bytes = data
             return
-        if last["op"] in ("invariant", "reject") and data is not None:
-            line = last["data"]["line"]
-            if line.encode() not in _complete_lines(data):
-                if repair:
-                    self._append_line(line)
-                    recon.repaired.append(f"redid {rel} from the WAL (its last line was missing)")
-                    data = fsio.read_bytes(self.path(INVARIANTS), MAX_VIEW)
-                else:
-                    recon.problems.append(Problem("view-lags", rel, None, "lags the WAL's last record", True))
-                    recon.inv_ok = False
-                    return
-                if _sha(data) == expected and not full:
-                    recon.inv_bytes = data
-                    return
+        if last["op"] in ("invariant", "reject") and data is not None and self._inv_lags(data, last["data"]["line"]):
+            if not repair:
+                recon.problems.append(Problem("view-lags", rel, None, "lags the WAL's last record", True))
+                recon.inv_ok = False
+                return
+            self._append_line(last["data"]["line"], redo=True)
+            recon.repaired.append(f"redid {rel} from the WAL (its last line was missing)")
+            data = fsio.read_bytes(self.path(INVARIANTS), MAX_VIEW)
+            if _sha(data) == expected and not full:
+                recon.inv_bytes = data
+                return
         recorded = self.recorded_lines()
         if data is None:
             if repair:
@@ -743,7 +803,7 @@ class State:
                 header = first["data"]["header"] if first["op"] == "init" else ""
                 skip = len(_recorded_lines(first)) if header else 0
                 text = header + "".join(
-                    ln + "\n" for a in sorted(recorded) for ln in recorded[a][skip if a == self.actor else 0 :]
+                    ln + "\n" for a in sorted(recorded) for ln, _ in recorded[a][skip if a == self.actor else 0 :]
                 )
                 fsio.replace(self.path(INVARIANTS), text.encode(), "view.replace")
                 recon.repaired.append(f"rebuilt the missing {rel} from the WAL")
@@ -757,24 +817,45 @@ class State:
         except UnicodeDecodeError as e:
             n = data[: e.start].count(b"\n") + 1
             recon.problems.append(Problem("invalid-utf8", rel, n, "invalid UTF-8"))
-        violations, unrecorded = check_lines(_lines(data), recorded)
         file_lines = _lines(data)
+        blocked = False  # while the file is in a state no write should build on, nothing is adopted from it
+        if b"\r\n" in data:
+            n = data[: data.index(b"\r\n")].count(b"\n") + 1
+            recon.problems.append(
+                Problem(
+                    "line-endings",
+                    rel,
+                    n,
+                    "CRLF line endings (a git autocrlf conversion?); rehydrate writes LF: restore the file "
+                    "with LF endings (state/.gitattributes holds `* -text`)",
+                )
+            )
+            file_lines = [ln.removesuffix("\r") for ln in file_lines]
+            blocked = True
+        for n, ln in enumerate(file_lines, 1):
+            if _CONFLICT.match(ln):
+                recon.problems.append(
+                    Problem("merge-conflict", rel, n, "an unresolved git merge conflict: keep both sides' lines")
+                )
+                blocked = True
+        violations, unrecorded = check_lines(file_lines, recorded)
         for code, n, message in violations:
             recon.problems.append(Problem(code, rel, n, message))
-        recon.inv_ok = not violations
+        recon.inv_ok = not violations and not blocked
         recon.inv_bytes = data
-        recon.unrecorded = [(n, file_lines[n - 1]) for n in unrecorded]
-        if recon.unrecorded and not repair:
-            for n, _ in recon.unrecorded:
+        hand = [(n, file_lines[n - 1]) for n in unrecorded if not _CONFLICT.match(file_lines[n - 1])]
+        adoptable = repair and recon.inv_ok
+        recon.unrecorded = hand if adoptable else []
+        if hand and not adoptable:
+            why = "the next write records it" if recon.inv_ok else "recorded once the violations above are fixed"
+            for n, _ in hand:
                 recon.problems.append(
-                    Problem(
-                        "unrecorded-line", rel, n, "added by hand, not through the WAL; the next write records it", True
-                    )
+                    Problem("unrecorded-line", rel, n, f"added by hand, not through the WAL; {why}", recon.inv_ok)
                 )
 
-    def recorded_lines(self) -> dict[str, list[str]]:
+    def recorded_lines(self) -> dict[str, list[Bound]]:
         """Every actor's recorded lines of 10_invariants.md, each in its actor's order (reads every log)."""
-        out: dict[str, list[str]] = {}
+        out: dict[str, list[Bound]] = {}
         for actor in self._actors():
             out[actor] = _actor_lines(self._records(os.path.join(self.wal_dir, actor + ".jsonl")))
         return out
@@ -834,8 +915,9 @@ class State:
         if any(edited(p) for p in recon.problems):
             data = fsio.read_bytes(self.path(name), MAX_VIEW)
             if data is not None:
-                fsio.replace(self.path(name + ".edited"), data, "keep.edited")
-                out.repaired.append(f"kept the hand-edited {self.rel(name)} as {self.rel(name)}.edited")
+                kept = _free_name(self.path(name + ".edited"))
+                fsio.replace(kept, data, "keep.edited")
+                out.repaired.append(f"kept the hand-edited {self.rel(name)} as {self.rel(os.path.basename(kept))}")
             recon.problems = [p for p in recon.problems if not edited(p)]
 
     def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
@@ -879,6 +961,9 @@ class State:
             goal = layout.parse_next(current.decode("utf-8", "replace")).get("goal")
             if goal:
                 return goal
+        producer = self._last_producer(NEXT)  # 99 was edited or deleted: ask the WAL (a full read, on this path only)
+        if producer is not None and producer["op"] == "checkpoint":
+            return str(producer["data"]["goal"])
         return str(self._goal_data()["goal"]).split("\n")[0]
 
     # ----------------------------------------------------------------------------------------------- commands
@@ -930,7 +1015,9 @@ class State:
         return self._write("handoff", {"text": text, "sha256": wal.sha256(text.encode())})
 
     def record(self, op: str, data: dict[str, Any]) -> Outcome:
-        """Append a record that changes no view (resume, compaction, ...)."""
+        """Append a record that changes no view (compaction, receipt, ...)."""
+        if op in ("init", "invariant", "reject", "checkpoint", "handoff", "rotate") or not layout.OP.match(op):
+            raise UsageError(f"{op!r} cannot be recorded this way", "use the method of the same name")
         return self._write(op, data)
 
     def rotate(self) -> Outcome:
@@ -939,14 +1026,22 @@ class State:
             recon = self._begin()
             self._refuse_unsafe(recon)
             first = self._first_record()
-            lines = _actor_lines(self._records())
+            bound = _actor_lines(self._records())
             last = recon.last
             archive = f"{layout.ARCHIVE_DIR}/{self.actor}-{first['seq']}-{last['seq'] + 1}-{last['h'][:8]}.jsonl"
+            checkpoint = self._last_producer(NEXT)
+            handoff = self._last_producer(HANDOFF)
             data = {
                 "archive": archive,
                 "records": last["seq"] - first["seq"] + 2,
                 "goal": self._goal_data(),
-                "lines": lines,
+                "lines": [ln for ln, ordered in bound if ordered],
+                "adopted": [ln for ln, ordered in bound if not ordered],
+                # what the views were last written from, so that they can still be redone after the archive
+                "checkpoint": {k: checkpoint[k] for k in ("op", "seq", "ts", "git", "data") if k in checkpoint}
+                if checkpoint
+                else None,
+                "handoff": {"op": "handoff", "data": handoff["data"]} if handoff else None,
             }
             rec = self._append(recon, "rotate", data)
             self._apply(rec)
@@ -966,19 +1061,22 @@ class State:
                 recon = self._reconcile(repair)
             except StateMissing:
                 raise
-            except RehydrateError as e:
-                out.problems.append(Problem("unreadable", self.rel(layout.WAL_DIR), None, e.message))
+            except RehydrateError as e:  # the log cannot be trusted: name what is wrong with it, nothing built on it
                 out.problems += self._scan_logs()
+                if not out.problems:
+                    out.problems.append(Problem("unreadable", self.rel(layout.WAL_DIR), None, e.message))
                 return out
             # the full pass over 10, whatever its hash says
             recon.problems = [p for p in recon.problems if p.file != self.rel(INVARIANTS)]
             self._reconcile_invariants(recon, repair, full=True)
             if repair and recon.unrecorded:
                 self._adopt(recon)
+                recon.problems = [p for p in recon.problems if p.file != self.rel(INVARIANTS)]
+                self._reconcile_invariants(recon, repair, full=True)  # what the adoption left
             out.repaired, out.problems, out.record = recon.repaired, recon.problems, recon.last
             seen = {(p.code, p.file, p.line) for p in out.problems}
             for p in self._scan_logs():
-                if (p.code, p.file, p.line) not in seen and not (p.code == "torn-tail" and repair):
+                if (p.code, p.file, p.line) not in seen and not (p.code in ("torn-tail", "missing-newline") and repair):
                     out.problems.append(p)
             if repair:
                 out.problems = [p for p in out.problems if p.code != "unrecorded-line"]
@@ -1098,7 +1196,14 @@ def _scan_log(path: str, rel: str) -> list[Problem]:
             prev = None
             continue
         if not newline:
-            problems.append(Problem("torn-tail", rel, number, "the last line has no newline (a torn write)", True))
+            try:
+                whole = wal.decode(raw)
+            except wal.BadRecord:
+                whole = None
+            if whole is not None and whole["prev"] == (prev["h"] if prev else None):
+                problems.append(Problem("missing-newline", rel, number, "the last record lost its final newline", True))
+            else:
+                problems.append(Problem("torn-tail", rel, number, "the last line has no newline (a torn write)", True))
             continue
         try:
             rec = wal.decode(raw)
@@ -1150,6 +1255,15 @@ def _summary(rec: Record) -> str:
         where = f" · HEAD {str(git['head'])[:7]} on {branch}, {len(git.get('dirty', []))} dirty"
     data = wal.canonical(rec.get("data")).decode()
     return f"#{rec.get('seq')} {rec.get('op')} by {rec.get('actor')} at {rec.get('ts')}{where} · data {data}"
+
+
+def _free_name(path: str) -> str:
+    """path, or path.2, path.3, ...: the first that does not exist (a kept copy never replaces another)."""
+    candidate, i = path, 1
+    while fsio.lstat(candidate) is not None:
+        i += 1
+        candidate = f"{path}.{i}"
+    return candidate
 
 
 def _cap(name: str, value: str, limit: int) -> None:

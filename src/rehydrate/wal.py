@@ -87,7 +87,33 @@ def decode(line: bytes) -> Record:
     body = {k: v for k, v in obj.items() if k != "h"}
     if sha256(canonical(body)) != obj["h"]:
         raise BadRecord("hash mismatch (the record was changed after it was written)")
+    shape = _shape_error(obj)
+    if shape:
+        raise BadRecord(shape)
     return obj
+
+
+# What each known op's data must hold, so that a view can be redone from it. Unknown ops are kept as they are.
+_SHAPES: dict[str, tuple[tuple[str, type], ...]] = {
+    "init": (("goal", str), ("header", str)),
+    "invariant": (("line", str),),
+    "reject": (("line", str),),
+    "checkpoint": (("goal", str), ("done", str), ("next", str)),
+    "handoff": (("text", str),),
+    "rotate": (("archive", str), ("goal", dict), ("lines", list)),
+}
+
+
+def _shape_error(rec: Record) -> str | None:
+    data = rec["data"]
+    if not all(isinstance(v, str) for v in rec["views"].values()):
+        return "its views map holds something other than hashes"
+    if not isinstance(rec["op"], str) or not isinstance(data, dict):
+        return "its op or data has the wrong type"
+    for key, kind in _SHAPES.get(rec["op"], ()):
+        if not isinstance(data.get(key), kind):
+            return f"a {rec['op']} record without a valid data.{key} (written by another tool?)"
+    return None
 
 
 class Tail:

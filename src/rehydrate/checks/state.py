@@ -30,7 +30,9 @@ def _action(code: str, where: str) -> str:
             "do not build on the edit"
         )
     if code in ("view-edited", "view-unrecorded"):
-        return f"compare {where} with the WAL (`rehydrate verify`); the next write keeps the edit beside it"
+        return f"compare {where} with the WAL (`rehydrate verify`); the next checkpoint or handoff keeps it as .edited"
+    if code in ("merge-conflict", "line-endings"):
+        return f"fix {where} by hand (keep every recorded line, LF endings), then `rehydrate verify`"
     if code in ("not-regular-file", "unreadable", "invalid-utf8"):
         return f"replace {where} with a regular, readable file (restore it from git), then `rehydrate verify`"
     return f"run `rehydrate verify --repair`, then look at {where}"
