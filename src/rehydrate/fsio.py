@@ -9,12 +9,10 @@ Opens never follow symlinks and never block: a state file that is a symlink, a F
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
 import os
 import stat
-from collections.abc import Iterator
 
 from rehydrate.errors import RehydrateError, UnsafeFile
 
@@ -199,16 +197,22 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-@contextlib.contextmanager
-def _writing(path: str) -> Iterator[None]:
+class _writing:
     """A failed system call (no space, no permission, a read-only mount) becomes a message, not a crash."""
-    try:
-        yield
-    except OSError as e:
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: object) -> None:
+        if not isinstance(e, OSError):
+            return
         if e.errno == errno.ELOOP:
-            raise _unsafe(path, "a symbolic link") from None
+            raise _unsafe(self.path, "a symbolic link") from None
         raise RehydrateError(
-            f"cannot write {path}: {e.strerror or e}",
+            f"cannot write {self.path}: {e.strerror or e}",
             "check the disk (space, permissions, a read-only mount), then run the command again: "
             "a write that failed half-way is redone or reported by the next command",
         ) from None
@@ -323,27 +327,39 @@ def write_hint(path: str, data: bytes) -> None:
 
 
 def unlink(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    try:
         sys.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
-@contextlib.contextmanager
-def locked(folder: str, *, shared: bool = False) -> Iterator[None]:
-    """Hold the state folder's lock file (never a state file itself) for the duration."""
-    path = os.path.join(folder, ".lock")
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise _unsafe(path, "a symbolic link") from None
-        if e.errno in (errno.EACCES, errno.EROFS, errno.EPERM) and shared:
-            yield  # a read-only checkout can still be verified
-            return
-        raise RehydrateError(f"cannot open the lock file {path}: {e.strerror}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _unsafe(path, "not a regular file")
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
+class locked:
+    """Hold the state folder's lock file (never a state file itself) while the block runs."""
+
+    def __init__(self, folder: str, *, shared: bool = False) -> None:
+        self.path = os.path.join(folder, ".lock")
+        self.shared = shared
+        self.fd: int | None = None
+
+    def __enter__(self) -> None:
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise _unsafe(self.path, "a symbolic link") from None
+            if e.errno in (errno.EACCES, errno.EROFS, errno.EPERM) and self.shared:
+                return  # a read-only checkout can still be verified
+            raise RehydrateError(f"cannot open the lock file {self.path}: {e.strerror}") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise _unsafe(self.path, "not a regular file")
+            fcntl.flock(fd, fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the lock
+            self.fd = None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import time
 
 TYPE_CHECKING = False
@@ -70,7 +69,7 @@ def finish(pending: Pending) -> dict[str, Any]:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([pending.fd], [], [], left)[0]:
                 timed_out = True
-                os.kill(pending.pid, signal.SIGKILL)
+                os.kill(pending.pid, 9)  # SIGKILL (the signal module costs the hook path 0.5 ms to import)
                 break
             chunk = os.read(pending.fd, 1 << 16)
             if not chunk:

@@ -152,7 +152,7 @@ def locate(path: str | os.PathLike[str] | None = None) -> str:
 
 def resolve_actor(actor: str | None = None) -> str:
     actor = actor or os.environ.get("REHYDRATE_ACTOR") or DEFAULT_ACTOR
-    if not layout.ACTOR.match(actor):
+    if not re.match(layout.ACTOR, actor):
         raise UsageError(
             f"invalid actor name {actor!r}",
             "use letters, digits, '.', '_' or '-' (at most 64, not starting with '.' or '-')",
@@ -171,8 +171,8 @@ def _lines(data: bytes) -> list[str]:
     return text.split("\n") if text else []
 
 
-_CONFLICT = re.compile(r"^(<{7}|={7}|>{7})( |$)")
-_OWN_TEMP = re.compile(r"^\..+\.[0-9]+\.[0-9a-f]{8}\.tmp$")  # fsio.replace's temporary files, and nothing else
+_CONFLICT = r"^(<{7}|={7}|>{7})( |$)"
+_OWN_TEMP = r"^\..+\.[0-9]+\.[0-9a-f]{8}\.tmp$"  # fsio.replace's temporary files, and nothing else
 
 
 def _complete_lines(data: bytes) -> list[bytes]:
@@ -377,7 +377,7 @@ class State:
             names = os.listdir(self.wal_dir)
         except OSError:
             return []
-        return sorted(n[:-6] for n in names if n.endswith(".jsonl") and layout.ACTOR.match(n[:-6]))
+        return sorted(n[:-6] for n in names if n.endswith(".jsonl") and re.match(layout.ACTOR, n[:-6]))
 
     def rel(self, *parts: str) -> str:
         """A path as shown to users: from the state folder's parent (state/wal/agent.jsonl)."""
@@ -511,7 +511,7 @@ class State:
             raise StateMissing(f"no WAL folder at {self.rel(layout.WAL_DIR)}", "run `rehydrate init --goal TEXT`")
         for folder in (self.root, self.wal_dir):
             for name in os.listdir(folder):
-                if _OWN_TEMP.match(name):
+                if re.match(_OWN_TEMP, name):
                     where = os.path.relpath(os.path.join(folder, name), os.path.dirname(self.root))
                     if repair:
                         fsio.unlink(os.path.join(folder, name))
@@ -833,7 +833,7 @@ class State:
             file_lines = [ln.removesuffix("\r") for ln in file_lines]
             blocked = True
         for n, ln in enumerate(file_lines, 1):
-            if _CONFLICT.match(ln):
+            if re.match(_CONFLICT, ln):
                 recon.problems.append(
                     Problem("merge-conflict", rel, n, "an unresolved git merge conflict: keep both sides' lines")
                 )
@@ -843,7 +843,7 @@ class State:
             recon.problems.append(Problem(code, rel, n, message))
         recon.inv_ok = not violations and not blocked
         recon.inv_bytes = data
-        hand = [(n, file_lines[n - 1]) for n in unrecorded if not _CONFLICT.match(file_lines[n - 1])]
+        hand = [(n, file_lines[n - 1]) for n in unrecorded if not re.match(_CONFLICT, file_lines[n - 1])]
         adoptable = repair and recon.inv_ok
         recon.unrecorded = hand if adoptable else []
         if hand and not adoptable:
@@ -1016,7 +1016,7 @@ class State:
 
     def record(self, op: str, data: dict[str, Any]) -> Outcome:
         """Append a record that changes no view (compaction, receipt, ...)."""
-        if op in ("init", "invariant", "reject", "checkpoint", "handoff", "rotate") or not layout.OP.match(op):
+        if op in ("init", "invariant", "reject", "checkpoint", "handoff", "rotate") or not re.match(layout.OP, op):
             raise UsageError(f"{op!r} cannot be recorded this way", "use the method of the same name")
         return self._write(op, data)
 
@@ -1179,7 +1179,7 @@ class State:
         """Other NN_*.md files in the state folder, in lexical (boot) order."""
         names = []
         for name in sorted(os.listdir(self.root)):
-            if layout.EXTRA_VIEW.match(name) and name not in layout.VIEWS:
+            if re.match(layout.EXTRA_VIEW, name) and name not in layout.VIEWS:
                 names.append(name)
         return names
 
