@@ -166,6 +166,34 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         )
         _common(p)
 
+    if only in (None, "hook"):
+        p = sub.add_parser(
+            "hook",
+            help="answer a harness's hook call (JSON on stdin); always exits 0",
+            description="Called by the harness, not by hand: reads the hook's JSON on stdin and acts by its event. "
+            "SessionStart: the brief as additional context (after a compaction, said first). PreCompact and "
+            "PostCompact: a `compaction` record in the WAL. PreToolUse: an edit or command matching a rejected "
+            "approach's guard gets the decision set in state/config.json (`guard`: ask, deny or warn; ask by "
+            "default). Whatever goes wrong, it exits 0 and prints what it can.",
+        )
+        p.add_argument("harness", choices=["claude", "codex"], help="the harness that calls")
+
+    if only in (None, "install"):
+        p = sub.add_parser(
+            "install",
+            help="merge rehydrate's hooks into a harness's settings (and take them out)",
+            description="Merge rehydrate's hooks into the harness's settings, keeping every other hook and key; "
+            "installing twice changes nothing. --uninstall takes them out, restoring the file byte for byte when "
+            "nothing else changed it since. Claude Code: .claude/settings.json (or ~/.claude/settings.json with "
+            "--user).",
+        )
+        p.add_argument("harness", nargs="+", choices=["claude"], help="the harnesses to install for")
+        p.add_argument("--user", action="store_true", help="the user's settings instead of the project's")
+        p.add_argument("--uninstall", action="store_true", help="take rehydrate's hooks out")
+        p.add_argument("--dry-run", action="store_true", help="print the diff and change nothing")
+        p.add_argument("--project", metavar="DIR", help="the project folder (default: the current folder)")
+        p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
+
     if only in (None, "demo"):
         p = sub.add_parser(
             "demo",
@@ -421,6 +449,32 @@ def cmd_status(args: argparse.Namespace) -> int:
     return ExitCode.DISCREPANCY
 
 
+def cmd_hook(args: argparse.Namespace) -> int:
+    from rehydrate import hook
+
+    return hook.main(args.harness)
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    from rehydrate import install
+
+    project = os.path.abspath(args.project or os.getcwd())
+    results = []
+    for harness in dict.fromkeys(args.harness):
+        change = install.plan(harness, project, user=args.user, uninstall=args.uninstall)
+        if args.dry_run:
+            if not args.json:
+                sys.stdout.write(change.diff() or f"{change.path}: no change\n")
+        else:
+            install.apply(change, uninstall=args.uninstall)
+        results.append({"harness": harness, "path": change.path, "changed": change.changed, "what": change.note})
+        if not args.json and not args.dry_run:
+            print(f"{harness}: {change.path}: {change.note if change.changed else 'already as it should be'}")
+    if args.json:
+        _emit_json("install", True, dry_run=args.dry_run, uninstall=args.uninstall, files=results)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from rehydrate import demo
 
@@ -437,6 +491,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "verify": cmd_verify,
     "rotate": cmd_rotate,
     "status": cmd_status,
+    "hook": cmd_hook,
+    "install": cmd_install,
     "demo": cmd_demo,
 }
 

@@ -130,13 +130,15 @@ class _Recon:
         self.unrecorded: list[tuple[int, str]] = []
 
 
-def locate(path: str | os.PathLike[str] | None = None) -> str:
-    """The state folder: PATH, else $REHYDRATE_DIR, else the nearest `state/` holding a WAL, upward from here."""
+def locate(path: str | os.PathLike[str] | None = None, start: str | None = None) -> str:
+    """The state folder: PATH, else $REHYDRATE_DIR, else the nearest `state/` holding a WAL, upward from start
+    (default: the current folder) to the repository's root."""
     if path is None:
         path = os.environ.get("REHYDRATE_DIR") or None
     if path is not None:
-        return os.path.abspath(os.fspath(path))
-    here = os.getcwd()
+        return os.path.join(start or os.getcwd(), os.fspath(path)) if not os.path.isabs(path) else os.fspath(path)
+    origin = os.path.abspath(start or os.getcwd())
+    here = origin
     while True:
         candidate = os.path.join(here, DEFAULT_DIR)
         if os.path.isdir(os.path.join(candidate, layout.WAL_DIR)):
@@ -147,7 +149,7 @@ def locate(path: str | os.PathLike[str] | None = None) -> str:
         if parent == here:
             break
         here = parent
-    return os.path.join(os.getcwd(), DEFAULT_DIR)
+    return os.path.join(origin, DEFAULT_DIR)
 
 
 def resolve_actor(actor: str | None = None) -> str:

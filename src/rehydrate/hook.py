@@ -1,0 +1,232 @@
+"""`rehydrate hook HARNESS`: answer a harness's hook call. Whatever happens, it exits 0 and says what it can.
+
+A hook that fails or blocks breaks the agent's session (in Claude Code, exit 2 blocks), so every error becomes text
+the agent can read: a reduced brief and the problem. Only the harness's stdin decides what happens; nothing here is
+executed from it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import sys
+
+from rehydrate import layout
+from rehydrate.errors import RehydrateError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+MAX_STDIN = 4 << 20
+BRIEF_BUDGET = 9000  # Claude Code cuts a hook's output string at 10,000 characters
+COMPACTED = (
+    "A context compaction just happened: the conversation above is a lossy summary. The state below was read from "
+    "disk and is the ground truth: where the summary and this disagree, trust this. Re-read it before acting."
+)
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+CONFIG = "config.json"
+GUARD_DECISIONS = ("ask", "deny", "warn")
+
+
+class Answer:
+    """What the hook prints, and its exit code (always 0 unless the user asked for blocking)."""
+
+    def __init__(self, stdout: str = "", stderr: str = "", code: int = 0) -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+        self.code = code
+
+
+def run(harness: str, raw: bytes) -> Answer:
+    """Answer one hook call; never raises."""
+    try:
+        event = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
+        if not isinstance(event, dict):
+            raise ValueError("the hook's input is not a JSON object")
+    except ValueError as e:
+        return _reduced(None, f"rehydrate hook {harness}: could not read the hook's input ({e})")
+    try:
+        return _dispatch(harness, event)
+    except Exception as e:
+        name = str(event.get("hook_event_name") or "")
+        message = str(e) if isinstance(e, RehydrateError) else f"internal error ({type(e).__name__}: {e})"
+        if name == "SessionStart" or not name:
+            return _reduced(event, f"rehydrate hook {harness}: {message}")
+        return Answer(stderr=f"rehydrate hook {harness}: {message}\n")
+
+
+def _dispatch(harness: str, event: dict[str, Any]) -> Answer:
+    name = event.get("hook_event_name")
+    if name == "SessionStart":
+        return _session_start(harness, event)
+    if name in ("PreCompact", "PreCompress"):
+        return _record_compaction(event, "pre")
+    if name == "PostCompact":
+        return _record_compaction(event, "post")
+    if name == "PreToolUse":
+        return _guard(event)
+    if name == "Stop":
+        return Answer()  # never blocks a stop
+    return Answer()  # an event this version does not handle: nothing to say
+
+
+def _open(event: dict[str, Any] | None) -> Any:
+    from rehydrate.state import State, locate
+
+    cwd = event.get("cwd") if event else None
+    start = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
+    return State.open(locate(None, start))
+
+
+def _context(event_name: str, text: str) -> str:
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}})
+
+
+def _session_start(harness: str, event: dict[str, Any]) -> Answer:
+    preface = COMPACTED if event.get("source") == "compact" else None
+    state = _open(event)
+    result = state.resume(BRIEF_BUDGET, preface=preface)
+    return Answer(stdout=_context("SessionStart", result.text))
+
+
+def _reduced(event: dict[str, Any] | None, problem: str) -> Answer:
+    """The brief as far as the files can be read, and the problem, as SessionStart context."""
+    from rehydrate.state import locate, reduced_brief, resolve_actor
+
+    cwd = event.get("cwd") if event else None
+    start = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
+    try:
+        root = locate(None, start)
+        if not os.path.isdir(root):
+            where = start or os.getcwd()
+            text = f"{problem}\n(no state folder found from {where}: `rehydrate init --goal ...` creates one)"
+        else:
+            preface = COMPACTED if event and event.get("source") == "compact" else None
+            text = reduced_brief(root, resolve_actor(None), problem, BRIEF_BUDGET - 200)
+            if preface:
+                text = preface + "\n\n" + text
+    except Exception as e:
+        text = f"{problem}\n(and the state could not be read: {type(e).__name__}: {e})"
+    return Answer(stdout=_context("SessionStart", text[:BRIEF_BUDGET]), stderr=problem + "\n")
+
+
+def _record_compaction(event: dict[str, Any], phase: str) -> Answer:
+    data: dict[str, Any] = {"phase": phase}
+    for key in ("trigger", "session_id", "transcript_path"):
+        if isinstance(event.get(key), str):
+            data[key] = layout.clean(event[key], one_line=True)[:1000]
+    summary = event.get("compact_summary")
+    if isinstance(summary, str):  # its length and hash, never its text
+        from rehydrate import wal
+
+        data["summary_chars"] = len(summary)
+        data["summary_sha256"] = wal.sha256(summary.encode("utf-8", "replace"))
+    instructions = event.get("custom_instructions")
+    if isinstance(instructions, str) and instructions:
+        data["custom_instructions_chars"] = len(instructions)
+    _open(event).record("compaction", data)
+    return Answer()
+
+
+def rejected_guards(invariants: str) -> list[tuple[str, str]]:
+    """(guard pattern, the whole line) for each rejected approach in 10_invariants.md that names a guard."""
+    out = []
+    for line in invariants.split("\n"):
+        ident = layout.entry_id(line)
+        if ident and ident.startswith("R-") and " guard: " in line:
+            guard = line.rsplit(" guard: ", 1)[1].strip()
+            if guard:
+                out.append((guard, line))
+    return out
+
+
+def matches(guard: str, path: str | None, rel_path: str | None, command: str | None) -> bool:
+    """A guard is a path glob or a command pattern: it matches a target path, a command, or a word of it."""
+    for target in (path, rel_path):
+        if target and (fnmatch.fnmatchcase(target, guard) or fnmatch.fnmatchcase(os.path.basename(target), guard)):
+            return True
+    if command:
+        if guard in command or fnmatch.fnmatchcase(command, guard):
+            return True
+        return any(fnmatch.fnmatchcase(word.strip("'\""), guard) for word in command.split())
+    return False
+
+
+def _config(root: str) -> dict[str, Any]:
+    try:
+        with open(os.path.join(root, CONFIG), encoding="utf-8") as f:
+            data = json.load(f)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _guard(event: dict[str, Any]) -> Answer:
+    """PreToolUse: an edit or command that matches a rejected approach's guard gets the configured decision."""
+    from rehydrate.state import locate
+
+    tool = event.get("tool_name")
+    tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+    assert isinstance(tool_input, dict)
+    path = command = None
+    if tool in EDIT_TOOLS:
+        target = tool_input.get("file_path") or tool_input.get("notebook_path")
+        path = target if isinstance(target, str) else None
+    elif tool == "Bash" and isinstance(tool_input.get("command"), str):
+        command = tool_input["command"]
+    if path is None and command is None:
+        return Answer()
+    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
+    root = locate(None, cwd if cwd and os.path.isdir(cwd) else None)
+    from rehydrate import fsio
+
+    try:
+        data = fsio.read_bytes(os.path.join(root, layout.INVARIANTS), 4 << 20)
+    except RehydrateError:
+        return Answer()
+    if not data:
+        return Answer()
+    project = os.path.dirname(root)
+    absolute = os.path.normpath(os.path.join(cwd or project, path)) if path else None
+    rel = os.path.relpath(absolute, project) if absolute else None
+    hits = [
+        line
+        for guard, line in rejected_guards(data.decode("utf-8", "replace"))
+        if matches(guard, absolute, rel, command)
+    ]
+    if not hits:
+        return Answer()
+    decision = _config(root).get("guard", "ask")
+    if decision not in GUARD_DECISIONS:
+        decision = "ask"
+    what = f"{tool} on {rel}" if rel else f"the command {command!r}"[:300]
+    quoted = "\n".join(layout.clean(h, one_line=True)[:600] for h in hits[:5])
+    reason = (
+        f"rehydrate: {what} matches an approach rejected in {os.path.basename(root)}/{layout.INVARIANTS}:\n{quoted}\n"
+        "A rejected approach stays rejected: do not retry it unless the human says the reason no longer holds."
+    )
+    if decision == "warn":
+        return Answer(stdout=json.dumps({"systemMessage": reason}), stderr=reason + "\n")
+    return Answer(
+        stdout=json.dumps(
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": decision,
+                    "permissionDecisionReason": reason,
+                }
+            }
+        )
+    )
+
+
+def main(harness: str) -> int:
+    raw = sys.stdin.buffer.read(MAX_STDIN) if sys.stdin is not None else b""
+    answer = run(harness, raw)
+    if answer.stdout:
+        sys.stdout.write(answer.stdout if answer.stdout.endswith("\n") else answer.stdout + "\n")
+    if answer.stderr:
+        sys.stderr.write(answer.stderr)
+    return answer.code

@@ -1,0 +1,171 @@
+"""`rehydrate hook claude`, as Claude Code calls it: JSON on stdin, a real subprocess, exit 0 whatever happens."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rehydrate import wal
+from rehydrate.state import State
+
+
+def hook(event: dict | str | bytes, cwd: Path) -> tuple[int, str, str]:  # type: ignore[type-arg]
+    data = event if isinstance(event, bytes) else (event if isinstance(event, str) else json.dumps(event)).encode()
+    proc = subprocess.run(
+        [sys.executable, "-m", "rehydrate", "hook", "claude"],
+        input=data,
+        capture_output=True,
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+
+def common(repo: Path, name: str, **fields: object) -> dict[str, object]:
+    return {
+        "session_id": "9f1c7d2e-0000-4000-8000-000000000001",
+        "transcript_path": "/home/user/.claude/projects/-home-user-project/9f1c7d2e.jsonl",
+        "cwd": str(repo),
+        "hook_event_name": name,
+        "permission_mode": "default",
+        **fields,
+    }
+
+
+def records(state: State) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(x) for x in Path(state.wal_path).read_text().splitlines()]
+
+
+@pytest.mark.parametrize("source", ["startup", "resume", "clear", "compact"])
+def test_session_start_injects_the_brief(repo: Path, state: State, source: str) -> None:
+    code, out, err = hook(common(repo, "SessionStart", source=source), repo)
+    assert code == 0, err
+    answer = json.loads(out)
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert len(context) <= 9000  # Claude Code cuts hook output at 10,000
+    assert "Ship the parser" in context and "next safe action: write the parser" in context
+    assert context.startswith("A context compaction just happened") == (source == "compact")
+    assert records(state)[-1]["op"] == "resume"
+
+
+def test_session_start_from_a_subfolder_finds_the_state(repo: Path, state: State) -> None:
+    sub = repo / "src" / "pkg"
+    sub.mkdir(parents=True)
+    code, out, _ = hook(common(sub, "SessionStart", source="startup"), sub)
+    assert code == 0 and "Ship the parser" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_pre_compact_and_post_compact_are_recorded(repo: Path, state: State) -> None:
+    code, out, _ = hook(common(repo, "PreCompact", trigger="auto", custom_instructions=""), repo)
+    assert (code, out) == (0, "")
+    pre = records(state)[-1]
+    assert pre["op"] == "compaction" and pre["data"] == {
+        "phase": "pre",
+        "trigger": "auto",
+        "session_id": "9f1c7d2e-0000-4000-8000-000000000001",
+        "transcript_path": "/home/user/.claude/projects/-home-user-project/9f1c7d2e.jsonl",
+    }
+    summary = "The user asked for a parser. We decided on Pratt."
+    code, out, _ = hook(common(repo, "PostCompact", trigger="manual", compact_summary=summary), repo)
+    post = records(state)[-1]["data"]
+    assert code == 0 and post["phase"] == "post" and post["summary_chars"] == len(summary)
+    assert post["summary_sha256"] == wal.sha256(summary.encode()) and summary not in json.dumps(post)
+    assert state.verify().ok
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("Edit", {"file_path": "{repo}/db/schema.sql", "old_string": "a", "new_string": "b"}),
+        ("Write", {"file_path": "db/schema.sql", "content": "x"}),
+        ("Bash", {"command": "sed -i s/a/b/ db/schema.sql"}),
+    ],
+)
+def test_a_guarded_edit_gets_the_configured_decision(repo: Path, state: State, tool: str, tool_input: dict) -> None:  # type: ignore[type-arg]
+    tool_input = {k: v.replace("{repo}", str(repo)) for k, v in tool_input.items()}
+    event = common(repo, "PreToolUse", tool_name=tool, tool_input=tool_input)
+    for config, decision in ((None, "ask"), ({"guard": "deny"}, "deny"), ({"guard": "bogus"}, "ask")):
+        if config is not None:
+            Path(state.path("config.json")).write_text(json.dumps(config))
+        code, out, _ = hook(event, repo)
+        answer = json.loads(out)["hookSpecificOutput"]
+        assert code == 0 and answer["hookEventName"] == "PreToolUse" and answer["permissionDecision"] == decision
+        assert (
+            "rejected: Edit db/schema.sql directly because: every schema change needs a migration"
+            in answer["permissionDecisionReason"]
+        )
+    Path(state.path("config.json")).write_text('{"guard": "warn"}')
+    code, out, err = hook(event, repo)
+    assert code == 0 and "permissionDecision" not in out and "systemMessage" in json.loads(out)
+    assert "rejected approach" not in err or "stays rejected" in err
+
+
+def test_an_unguarded_edit_says_nothing(repo: Path, state: State) -> None:
+    for tool, tool_input in (
+        ("Edit", {"file_path": str(repo / "app.py")}),
+        ("Bash", {"command": "pytest -q"}),
+        ("Read", {"file_path": str(repo / "db" / "schema.sql")}),
+    ):
+        assert hook(common(repo, "PreToolUse", tool_name=tool, tool_input=tool_input), repo) == (0, "", "")
+
+
+def test_stop_never_blocks(repo: Path, state: State) -> None:
+    assert hook(common(repo, "Stop", stop_hook_active=False), repo) == (0, "", "")
+
+
+@pytest.mark.parametrize("stdin", [b"", b"not json", b"[1, 2]", b"\xff\xfe\x00", b'{"hook_event_name": 7}'])
+def test_bad_stdin_still_exits_0_and_says_what_it_can(repo: Path, state: State, stdin: bytes) -> None:
+    code, out, err = hook(stdin, repo)
+    assert code == 0 and "Traceback" not in err
+    if out:
+        json.loads(out)
+
+
+def test_missing_state_exits_0_with_a_pointer(repo: Path) -> None:
+    code, out, err = hook(common(repo, "SessionStart", source="startup"), repo)
+    assert code == 0 and "Traceback" not in err
+    assert "rehydrate init" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert hook(common(repo, "PreCompact", trigger="auto"), repo)[0] == 0
+    assert hook(common(repo, "PreToolUse", tool_name="Edit", tool_input={"file_path": "x"}), repo) == (0, "", "")
+
+
+def test_broken_state_gives_a_reduced_brief_and_the_problem(repo: Path, state: State) -> None:
+    log = Path(state.wal_path)
+    lines = log.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b"decision", b"decisi0n")
+    log.write_bytes(b"\n".join(lines))
+    code, out, err = hook(common(repo, "SessionStart", source="compact"), repo)
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert code == 0 and "Traceback" not in err
+    assert context.startswith("A context compaction just happened") and "Ship the parser" in context
+    assert "line 2" in context and "confidence: degraded" in context
+    assert hook(common(repo, "PreCompact", trigger="auto"), repo)[0] == 0
+
+
+def test_ten_hooks_at_once_lose_nothing(repo: Path, state: State) -> None:
+    before = len(records(state))
+    events = [common(repo, "PreCompact", trigger="auto", session_id=f"s{i}") for i in range(5)]
+    events += [common(repo, "SessionStart", source="compact") for _ in range(5)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "rehydrate", "hook", "claude"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=repo,
+        )
+        for _ in events
+    ]
+    for p, e in zip(procs, events, strict=True):
+        _out, err = p.communicate(json.dumps(e).encode(), timeout=60)
+        assert p.returncode == 0, err
+    recs = records(state)
+    assert len(recs) == before + 10
+    assert sorted(r["data"]["session_id"] for r in recs if r["op"] == "compaction") == [f"s{i}" for i in range(5)]
+    assert state.verify().ok

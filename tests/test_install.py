@@ -1,0 +1,85 @@
+"""`rehydrate install claude`: merged into the user's settings, idempotent, and taken out byte for byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import rehydrate
+
+USERS = b"""{
+    "permissions": {"allow": ["Bash(npm test)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./my-lint.sh"}]}]
+    }
+}
+"""
+
+
+def _settings(repo: Path) -> Path:
+    return repo / ".claude" / "settings.json"
+
+
+def test_install_into_a_fresh_project_and_out_again(repo: Path) -> None:
+    r = rehydrate("install", "claude")
+    assert r.code == 0, r.err
+    settings = json.loads(_settings(repo).read_text())
+    hooks = settings["hooks"]
+    assert set(hooks) == {"SessionStart", "PreCompact", "PostCompact", "PreToolUse"}
+    assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    assert hooks["SessionStart"][0]["hooks"][0] == {
+        "type": "command",
+        "command": "rehydrate hook claude",
+        "timeout": 30,
+    }
+    before = _settings(repo).read_bytes()
+    assert rehydrate("install", "claude").code == 0
+    assert _settings(repo).read_bytes() == before  # twice changes nothing
+    assert rehydrate("install", "claude", "--uninstall").code == 0
+    assert not _settings(repo).exists()
+
+
+def test_a_users_settings_survive_and_come_back_byte_for_byte(repo: Path) -> None:
+    _settings(repo).parent.mkdir()
+    _settings(repo).write_bytes(USERS)
+    assert rehydrate("install", "claude").code == 0
+    merged = json.loads(_settings(repo).read_text())
+    assert merged["permissions"] == {"allow": ["Bash(npm test)"]}
+    pre = merged["hooks"]["PreToolUse"]
+    assert pre[0]["hooks"][0]["command"] == "./my-lint.sh" and pre[1]["hooks"][0]["command"] == "rehydrate hook claude"
+    assert rehydrate("install", "claude", "--uninstall").code == 0
+    assert _settings(repo).read_bytes() == USERS
+
+
+def test_a_file_changed_after_install_loses_only_our_hooks(repo: Path) -> None:
+    _settings(repo).parent.mkdir()
+    _settings(repo).write_bytes(USERS)
+    rehydrate("install", "claude")
+    merged = json.loads(_settings(repo).read_text())
+    merged["model"] = "opus"
+    _settings(repo).write_text(json.dumps(merged))
+    assert rehydrate("install", "claude", "--uninstall").code == 0
+    left = json.loads(_settings(repo).read_text())
+    assert left == {**json.loads(USERS), "model": "opus"}
+
+
+def test_dry_run_prints_the_diff_and_changes_nothing(repo: Path) -> None:
+    r = rehydrate("install", "claude", "--dry-run")
+    assert r.code == 0 and "+++ " in r.out and '"rehydrate hook claude"' in r.out
+    assert not _settings(repo).exists()
+
+
+def test_user_settings_go_to_the_claude_config_folder(repo: Path, tmp_path: Path) -> None:
+    config = tmp_path / "claude-config"
+    r = rehydrate("install", "claude", "--user", env={"CLAUDE_CONFIG_DIR": str(config)})
+    assert r.code == 0, r.err
+    assert "rehydrate hook claude" in (config / "settings.json").read_text()
+    assert not _settings(repo).exists()
+
+
+def test_broken_settings_are_refused_untouched(repo: Path) -> None:
+    _settings(repo).parent.mkdir()
+    _settings(repo).write_bytes(b"{ not json")
+    r = rehydrate("install", "claude")
+    assert r.code == 3 and "not valid JSON" in r.err and "Traceback" not in r.err
+    assert _settings(repo).read_bytes() == b"{ not json"
