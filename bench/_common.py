@@ -76,13 +76,23 @@ def run(
     return proc
 
 
-def timed(cmd: Sequence[str], cwd: str | None = None, env: Mapping[str, str] | None = None) -> Callable[[], float]:
+def timed(
+    cmd: Sequence[str], cwd: str | None = None, env: Mapping[str, str] | None = None, stdin: bytes | None = None
+) -> Callable[[], float]:
     """A measurement: the wall time (seconds) of one whole process, output discarded; BenchError if it fails."""
     argv = list(cmd)
 
     def measure() -> float:
         t0 = time.perf_counter()
-        rc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        rc = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=env,
+            input=stdin,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
         elapsed = time.perf_counter() - t0
         if rc.returncode != 0:
             run(argv, cwd, env)  # once more, to show its output in the error
