@@ -176,7 +176,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             "approach's guard gets the decision set in state/config.json (`guard`: ask, deny or warn; ask by "
             "default). Whatever goes wrong, it exits 0 and prints what it can.",
         )
-        p.add_argument("harness", choices=["claude", "codex"], help="the harness that calls")
+        p.add_argument("harness", choices=["claude", "codex", "gemini"], help="the harness that calls")
 
     if only in (None, "install"):
         p = sub.add_parser(
@@ -187,7 +187,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             "nothing else changed it since. Claude Code: .claude/settings.json (or ~/.claude/settings.json with "
             "--user).",
         )
-        p.add_argument("harness", nargs="+", choices=["claude"], help="the harnesses to install for")
+        p.add_argument(
+            "harness",
+            nargs="+",
+            choices=["claude", "codex", "gemini", "cursor", "copilot", "all"],
+            help="the harnesses to install for (all: every one built)",
+        )
         p.add_argument("--user", action="store_true", help="the user's settings instead of the project's")
         p.add_argument("--uninstall", action="store_true", help="take rehydrate's hooks out")
         p.add_argument("--dry-run", action="store_true", help="print the diff and change nothing")
@@ -457,19 +462,26 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 def cmd_install(args: argparse.Namespace) -> int:
     from rehydrate import install
+    from rehydrate.state import locate
 
     project = os.path.abspath(args.project or os.getcwd())
+    state_rel = os.path.relpath(locate(None, project), project)
+    names = install.HARNESSES if "all" in args.harness else tuple(dict.fromkeys(args.harness))
+    planned = [
+        (h, install.plan(h, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel)) for h in names
+    ]
     results = []
-    for harness in dict.fromkeys(args.harness):
-        change = install.plan(harness, project, user=args.user, uninstall=args.uninstall)
-        if args.dry_run:
-            if not args.json:
+    for harness, changes in planned:  # every plan is made before any file is written
+        if not args.dry_run:
+            install.apply(changes, uninstall=args.uninstall)
+        for change in changes:
+            results.append({"harness": harness, "path": change.path, "changed": change.changed, "what": change.note})
+            if args.json:
+                continue
+            if args.dry_run:
                 sys.stdout.write(change.diff() or f"{change.path}: no change\n")
-        else:
-            install.apply(change, uninstall=args.uninstall)
-        results.append({"harness": harness, "path": change.path, "changed": change.changed, "what": change.note})
-        if not args.json and not args.dry_run:
-            print(f"{harness}: {change.path}: {change.note if change.changed else 'already as it should be'}")
+            else:
+                print(f"{harness}: {change.path}: {change.note if change.changed else 'already as it should be'}")
     if args.json:
         _emit_json("install", True, dry_run=args.dry_run, uninstall=args.uninstall, files=results)
     return 0

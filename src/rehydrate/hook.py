@@ -25,7 +25,9 @@ COMPACTED = (
     "A context compaction just happened: the conversation above is a lossy summary. The state below was read from "
     "disk and is the ground truth: where the summary and this disagree, trust this. Re-read it before acting."
 )
-EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace")  # Claude Code; Gemini CLI
+SHELL_TOOLS = ("Bash", "run_shell_command")  # Claude Code and Codex; Gemini CLI
+PATCH_HEADERS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ")  # Codex's apply_patch
 CONFIG = "config.json"
 GUARD_DECISIONS = ("ask", "deny", "warn")
 
@@ -65,11 +67,11 @@ def _dispatch(harness: str, event: dict[str, Any]) -> Answer:
         return _record_compaction(event, "pre")
     if name == "PostCompact":
         return _record_compaction(event, "post")
-    if name == "PreToolUse":
-        return _guard(event)
-    if name == "Stop":
-        return Answer()  # never blocks a stop
-    return Answer()  # an event this version does not handle: nothing to say
+    if name in ("PreToolUse", "BeforeTool"):
+        return _guard(harness, event)
+    if name == "BeforeAgent":
+        return _after_compression(event)
+    return Answer()  # Stop never blocks; an event this version does not handle: nothing to say
 
 
 def _open(event: dict[str, Any] | None) -> Any:
@@ -89,6 +91,24 @@ def _session_start(harness: str, event: dict[str, Any]) -> Answer:
     state = _open(event)
     result = state.resume(BRIEF_BUDGET, preface=preface)
     return Answer(stdout=_context("SessionStart", result.text))
+
+
+def _after_compression(event: dict[str, Any]) -> Answer:
+    """Gemini CLI has no start event after a compression: BeforeAgent injects the brief once after a recorded one."""
+    from rehydrate import wal
+
+    state = _open(event)
+    tail = wal.read_tail(state.wal_path, 64)
+    last_compaction = last_resume = 0
+    for _, rec in tail.records:
+        if rec["op"] == "compaction":
+            last_compaction = rec["seq"]
+        elif rec["op"] == "resume":
+            last_resume = rec["seq"]
+    if last_compaction <= last_resume:
+        return Answer()
+    result = state.resume(BRIEF_BUDGET, preface=COMPACTED)
+    return Answer(stdout=_context("BeforeAgent", result.text))
 
 
 def _reduced(event: dict[str, Any] | None, problem: str) -> Answer:
@@ -163,20 +183,31 @@ def _config(root: str) -> dict[str, Any]:
         return {}
 
 
-def _guard(event: dict[str, Any]) -> Answer:
-    """PreToolUse: an edit or command that matches a rejected approach's guard gets the configured decision."""
+def _targets(tool: object, tool_input: dict[str, Any]) -> tuple[list[str], str | None]:
+    """The paths a tool call edits and the command it runs, from the harness's tool input."""
+    if tool in EDIT_TOOLS:
+        target = tool_input.get("file_path") or tool_input.get("notebook_path")
+        return ([target] if isinstance(target, str) else []), None
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        return [], None
+    if tool == "apply_patch":
+        paths = [ln[len(h) :].strip() for ln in command.split("\n") for h in PATCH_HEADERS if ln.startswith(h)]
+        return paths, None
+    if tool in SHELL_TOOLS:
+        return [], command
+    return [], None
+
+
+def _guard(harness: str, event: dict[str, Any]) -> Answer:
+    """Before a tool runs: an edit or command that matches a rejected approach's guard gets the configured decision."""
     from rehydrate.state import locate
 
     tool = event.get("tool_name")
     tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
     assert isinstance(tool_input, dict)
-    path = command = None
-    if tool in EDIT_TOOLS:
-        target = tool_input.get("file_path") or tool_input.get("notebook_path")
-        path = target if isinstance(target, str) else None
-    elif tool == "Bash" and isinstance(tool_input.get("command"), str):
-        command = tool_input["command"]
-    if path is None and command is None:
+    paths, command = _targets(tool, tool_input)
+    if not paths and command is None:
         return Answer()
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     root = locate(None, cwd if cwd and os.path.isdir(cwd) else None)
@@ -189,37 +220,43 @@ def _guard(event: dict[str, Any]) -> Answer:
     if not data:
         return Answer()
     project = os.path.dirname(root)
-    absolute = os.path.normpath(os.path.join(cwd or project, path)) if path else None
-    rel = os.path.relpath(absolute, project) if absolute else None
-    hits = [
-        line
-        for guard, line in rejected_guards(data.decode("utf-8", "replace"))
-        if matches(guard, absolute, rel, command)
-    ]
+    guards = rejected_guards(data.decode("utf-8", "replace"))
+    hits: list[str] = []
+    what = f"the command {command!r}"[:300]
+    for path in paths or [""]:
+        absolute = os.path.normpath(os.path.join(cwd or project, path)) if path else None
+        rel = os.path.relpath(absolute, project) if absolute else None
+        found = [line for guard, line in guards if matches(guard, absolute, rel, command) and line not in hits]
+        if found and rel:
+            what = f"{tool} on {rel}"
+        hits += found
     if not hits:
         return Answer()
     decision = _config(root).get("guard", "ask")
     if decision not in GUARD_DECISIONS:
         decision = "ask"
-    what = f"{tool} on {rel}" if rel else f"the command {command!r}"[:300]
     quoted = "\n".join(layout.clean(h, one_line=True)[:600] for h in hits[:5])
     reason = (
         f"rehydrate: {what} matches an approach rejected in {os.path.basename(root)}/{layout.INVARIANTS}:\n{quoted}\n"
         "A rejected approach stays rejected: do not retry it unless the human says the reason no longer holds."
     )
-    if decision == "warn":
-        return Answer(stdout=json.dumps({"systemMessage": reason}), stderr=reason + "\n")
-    return Answer(
-        stdout=json.dumps(
-            {
-                "hookSpecificOutput": {
-                    "hookEventName": "PreToolUse",
-                    "permissionDecision": decision,
-                    "permissionDecisionReason": reason,
-                }
-            }
-        )
-    )
+    return Answer(stdout=json.dumps(_decision(harness, str(event.get("hook_event_name")), decision, reason)))
+
+
+def _decision(harness: str, event_name: str, decision: str, reason: str) -> dict[str, Any]:
+    """The harness's way of saying deny, ask or warn. Codex and Gemini CLI have no `ask`: it becomes a warning."""
+    warn = {"systemMessage": reason, "hookSpecificOutput": {"hookEventName": event_name, "additionalContext": reason}}
+    if harness == "gemini":
+        return {"decision": "deny", "reason": reason} if decision == "deny" else {"systemMessage": reason}
+    if decision == "warn" or (decision == "ask" and harness == "codex"):
+        return warn
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": event_name,
+            "permissionDecision": decision,
+            "permissionDecisionReason": reason,
+        }
+    }
 
 
 def main(harness: str) -> int:

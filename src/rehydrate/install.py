@@ -1,9 +1,10 @@
-"""`rehydrate install HARNESS`: merge rehydrate's hooks into a harness's own configuration, and take them out again.
+"""`rehydrate install HARNESS`: merge rehydrate into a harness's own files, and take it out again.
 
-Installing keeps every other hook, key and setting; installing twice changes nothing. The bytes a file had before the
-first install are kept in a record outside the project (`$XDG_STATE_HOME/rehydrate/installs.json`), so that
-`--uninstall` puts them back byte for byte when nothing else changed the file since; when something did, only
-rehydrate's own entries are taken out.
+Each harness is a list of targets, each one file and a way to merge into it: hooks in a JSON settings file, a marked
+block in an instructions file, or a file rehydrate owns whole. Installing keeps every other hook, key, setting and
+line; installing twice changes nothing. The bytes a file had before the first install are kept in a record outside
+the project (`$XDG_STATE_HOME/rehydrate/installs.json`), so that `--uninstall` puts them back byte for byte when
+nothing else changed the file since; when something did, only rehydrate's own part is taken out.
 """
 
 from __future__ import annotations
@@ -12,15 +13,22 @@ import difflib
 import json
 import os
 
-from rehydrate import fsio, wal
+from rehydrate import fsio, rules, wal
 from rehydrate.errors import RehydrateError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
-HARNESSES = ("claude",)
 COMMAND = "rehydrate hook"  # the prefix that marks a hook entry as ours
+MAX_FILE = 16 << 20
+
+CURSOR_RULE = """---
+description: Working state kept on disk by rehydrate; read it before acting and after any compaction
+alwaysApply: true
+---
+{block}"""
 
 
 class Change:
@@ -42,16 +50,7 @@ class Change:
         return "".join(difflib.unified_diff(a, b, self.path + " (before)", self.path + " (after)"))
 
 
-def _claude_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
-    def entry(matcher: str, timeout: int) -> list[dict[str, Any]]:
-        return [{"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
-
-    return {
-        "SessionStart": entry("startup|resume|clear|compact", 30),
-        "PreCompact": entry("manual|auto", 30),
-        "PostCompact": entry("manual|auto", 30),
-        "PreToolUse": entry("Edit|Write|MultiEdit|NotebookEdit|Bash", 10),
-    }
+# ------------------------------------------------------------------------------------------------ merges
 
 
 def _ours(group: Any) -> bool:
@@ -61,16 +60,25 @@ def _ours(group: Any) -> bool:
     return all(isinstance(h, dict) and str(h.get("command", "")).startswith(COMMAND) for h in hooks)
 
 
-def merge_settings(old: bytes | None, command: str, *, remove: bool = False) -> bytes | None:
-    """settings.json with rehydrate's hooks in (or out), every other key and hook kept."""
+def _load_json(old: bytes | None) -> dict[str, Any]:
     try:
-        settings = json.loads(old.decode("utf-8")) if old and old.strip() else {}
+        data = json.loads(old.decode("utf-8")) if old and old.strip() else {}
     except (UnicodeDecodeError, ValueError) as e:
-        raise RehydrateError(
-            f"the settings file is not valid JSON ({e})", "fix it by hand, then install again"
-        ) from None
-    if not isinstance(settings, dict):
-        raise RehydrateError("the settings file does not hold a JSON object", "fix it by hand, then install again")
+        raise RehydrateError(f"the file is not valid JSON ({e})", "fix it by hand, then install again") from None
+    if not isinstance(data, dict):
+        raise RehydrateError("the file does not hold a JSON object", "fix it by hand, then install again")
+    return data
+
+
+def _dump_json(data: dict[str, Any], old: bytes | None) -> bytes | None:
+    if not data and (old is None or not old.strip()):
+        return old
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def merge_hooks(old: bytes | None, events: dict[str, list[dict[str, Any]]], *, remove: bool) -> bytes | None:
+    """A settings file with rehydrate's hook groups in (or out), every other key and hook kept."""
+    settings = _load_json(old)
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict):
         raise RehydrateError("its `hooks` is not a JSON object", "fix it by hand, then install again")
@@ -80,15 +88,125 @@ def merge_settings(old: bytes | None, command: str, *, remove: bool = False) -> 
             if not hooks[event]:
                 del hooks[event]
     if not remove:
-        for event, groups in _claude_hooks(command).items():
+        for event, groups in events.items():
             hooks.setdefault(event, []).extend(groups)
     if hooks:
         settings["hooks"] = hooks
     else:
         settings.pop("hooks", None)
-    if not settings and (old is None or not old.strip()):
-        return None if old is None else old
-    return (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode()
+    return _dump_json(settings, old)
+
+
+def merge_block(old: bytes | None, block: str, *, remove: bool) -> bytes | None:
+    """An instructions file with the boot rule's marked block in (updated in place) or out."""
+    text = (old or b"").decode("utf-8", "surrogateescape")
+    if not remove:
+        return rules.merge(text, block).encode("utf-8", "surrogateescape")
+    start = text.find(rules.BEGIN_PREFIX)
+    end = text.find(rules.END, start + 1) if start >= 0 else -1
+    if start < 0 or end < 0:
+        return old
+    after = end + len(rules.END)
+    after += 1 if text[after : after + 1] == "\n" else 0
+    before = text[:start]
+    if before.endswith("\n\n"):
+        before = before[:-1]
+    rest = before + text[after:]
+    if not rest.strip() and old is not None:
+        return None  # the file held nothing but the block: it was ours
+    return rest.encode("utf-8", "surrogateescape")
+
+
+def merge_owned(old: bytes | None, content: str, *, remove: bool) -> bytes | None:
+    """A file rehydrate owns whole."""
+    return None if remove else content.encode()
+
+
+# ------------------------------------------------------------------------------------------------ harnesses
+
+
+def _hook_group(matcher: str, command: str, timeout: int) -> list[dict[str, Any]]:
+    return [{"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
+
+
+def claude_events(command: str) -> dict[str, list[dict[str, Any]]]:
+    return {
+        "SessionStart": _hook_group("startup|resume|clear|compact", command, 30),
+        "PreCompact": _hook_group("manual|auto", command, 30),
+        "PostCompact": _hook_group("manual|auto", command, 30),
+        "PreToolUse": _hook_group("Edit|Write|MultiEdit|NotebookEdit|Bash", command, 10),
+    }
+
+
+def codex_events(command: str) -> dict[str, list[dict[str, Any]]]:
+    return {
+        "SessionStart": _hook_group("startup|resume|clear|compact", command, 30),
+        "PreCompact": _hook_group("manual|auto", command, 30),
+        "PreToolUse": _hook_group("Bash|apply_patch", command, 10),
+    }
+
+
+def gemini_events(command: str) -> dict[str, list[dict[str, Any]]]:
+    """Gemini CLI: timeouts in milliseconds; a lifecycle matcher matches one exact value, so none is given."""
+
+    def group(timeout_ms: int, matcher: str | None = None) -> list[dict[str, Any]]:
+        entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": timeout_ms}]}
+        if matcher:
+            entry = {"matcher": matcher, **entry}
+        return [entry]
+
+    return {
+        "SessionStart": group(30000),
+        "PreCompress": group(30000),
+        "BeforeAgent": group(30000),
+        "BeforeTool": group(10000, "write_file|replace|run_shell_command"),
+    }
+
+
+Target = tuple[str, "Callable[[bytes | None, bool], bytes | None]", str]  # path, merge(old, remove), what
+
+
+def targets(harness: str, project: str, state_rel: str, user: bool) -> list[Target]:
+    """The files a harness's install touches, and how."""
+    home = os.path.expanduser("~")
+    block = rules.block(state_rel)
+    if harness == "claude":
+        base = (os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")) if user else None
+        path = os.path.join(base, "settings.json") if base else os.path.join(project, ".claude", "settings.json")
+        events = claude_events(f"{COMMAND} claude")
+        return [(path, lambda old, rm: merge_hooks(old, events, remove=rm), "hooks")]
+    if harness == "codex":
+        base = (os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")) if user else None
+        path = os.path.join(base or os.path.join(project, ".codex"), "hooks.json")
+        codex = codex_events(f"{COMMAND} codex")
+        out: list[Target] = [(path, lambda old, rm: merge_hooks(old, codex, remove=rm), "hooks")]
+        if not user:
+            agents = os.path.join(project, "AGENTS.md")
+            out.append((agents, lambda old, rm: merge_block(old, block, remove=rm), "boot rule"))
+        return out
+    if harness == "gemini":
+        base = os.path.join(home, ".gemini") if user else os.path.join(project, ".gemini")
+        gemini = gemini_events(f"{COMMAND} gemini")
+        out = [(os.path.join(base, "settings.json"), lambda old, rm: merge_hooks(old, gemini, remove=rm), "hooks")]
+        if not user:
+            rule = os.path.join(project, "GEMINI.md")
+            out.append((rule, lambda old, rm: merge_block(old, block, remove=rm), "boot rule"))
+        return out
+    if user:
+        raise UsageError(f"--user is not available for {harness}", "install it into the project instead")
+    if harness == "cursor":
+        path = os.path.join(project, ".cursor", "rules", "rehydrate.mdc")
+        return [(path, lambda old, rm: merge_owned(old, CURSOR_RULE.format(block=block), remove=rm), "rule")]
+    if harness == "copilot":
+        path = os.path.join(project, ".github", "copilot-instructions.md")
+        return [(path, lambda old, rm: merge_block(old, block, remove=rm), "boot rule")]
+    raise UsageError(f"installing for {harness!r} is not built yet", f"available: {', '.join(HARNESSES)}")
+
+
+HARNESSES = ("claude", "codex", "gemini", "cursor", "copilot")
+
+
+# ------------------------------------------------------------------------------------------------ plan and apply
 
 
 def _record_path() -> str:
@@ -98,7 +216,7 @@ def _record_path() -> str:
 
 def _load_record() -> dict[str, Any]:
     try:
-        data = fsio.read_bytes(_record_path(), 16 << 20)
+        data = fsio.read_bytes(_record_path(), MAX_FILE)
         record = json.loads(data) if data else {}
     except (RehydrateError, ValueError):
         record = {}
@@ -111,49 +229,49 @@ def _save_record(record: dict[str, Any]) -> None:
     fsio.replace(path, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode(), "install.record")
 
 
-def settings_path(harness: str, project: str, user: bool) -> str:
-    if harness != "claude":
-        raise UsageError(f"installing for {harness!r} is not built yet", f"available: {', '.join(HARNESSES)}")
-    if user:
-        base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-        return os.path.join(base, "settings.json")
-    return os.path.join(project, ".claude", "settings.json")
-
-
 def plan(
-    harness: str, project: str, *, user: bool = False, uninstall: bool = False, command: str | None = None
-) -> Change:
-    """What installing (or uninstalling) would do to the harness's settings file."""
-    path = settings_path(harness, project, user)
-    old = fsio.read_bytes(path, 16 << 20) if os.path.lexists(path) else None
-    command = command or f"{COMMAND} {harness}"
-    if uninstall:
-        kept = _load_record().get(os.path.abspath(path))
-        if isinstance(kept, dict) and old is not None and wal.sha256(old) == kept.get("written_sha256"):
-            original = kept.get("original")
-            restored = None if original is None else original.encode("utf-8", "surrogateescape")
-            return Change(path, old, restored, "restored as it was")
-        return Change(path, old, merge_settings(old, command, remove=True), "rehydrate's hooks taken out")
-    return Change(path, old, merge_settings(old, command), "rehydrate's hooks merged in")
-
-
-def apply(change: Change, *, uninstall: bool = False) -> None:
+    harness: str, project: str, *, user: bool = False, uninstall: bool = False, state_rel: str = "state"
+) -> list[Change]:
+    """What installing (or uninstalling) would do to each of the harness's files."""
     record = _load_record()
-    key = os.path.abspath(change.path)
-    if change.changed:
-        if change.new is None:
-            fsio.unlink(change.path)
+    changes = []
+    for path, merge, what in targets(harness, project, state_rel, user):
+        if os.path.lexists(path) and not os.path.isfile(path):
+            raise RehydrateError(f"{path} is not a regular file", "move it away, then install again")
+        try:
+            old = fsio.read_bytes(path, MAX_FILE) if os.path.lexists(path) else None
+            if uninstall:
+                kept = record.get(os.path.abspath(path))
+                if isinstance(kept, dict) and old is not None and wal.sha256(old) == kept.get("written_sha256"):
+                    original = kept.get("original")
+                    restored = None if original is None else str(original).encode("utf-8", "surrogateescape")
+                    changes.append(Change(path, old, restored, "restored as it was before the install"))
+                    continue
+                changes.append(Change(path, old, merge(old, True), f"rehydrate's {what} taken out"))
+            else:
+                changes.append(Change(path, old, merge(old, False), f"rehydrate's {what} merged in"))
+        except RehydrateError as e:
+            raise RehydrateError(f"{path}: {e.message}", e.hint) from None
+    return changes
+
+
+def apply(changes: list[Change], *, uninstall: bool = False) -> None:
+    record = _load_record()
+    for change in changes:
+        key = os.path.abspath(change.path)
+        if change.changed:
+            if change.new is None:
+                fsio.unlink(change.path)
+            else:
+                os.makedirs(os.path.dirname(change.path), exist_ok=True)
+                fsio.replace(change.path, change.new, "install.file")
+        if uninstall:
+            record.pop(key, None)
         else:
-            os.makedirs(os.path.dirname(change.path), exist_ok=True)
-            fsio.replace(change.path, change.new, "install.settings")
-    if uninstall:
-        record.pop(key, None)
-    else:
-        first = record.get(key)
-        original = (
-            first.get("original")
-            if isinstance(first, dict)
-            else (None if change.old is None else change.old.decode("utf-8", "surrogateescape"))
-        )
-        record[key] = {"original": original, "written_sha256": wal.sha256(change.new or b"")}
+            first = record.get(key)
+            if isinstance(first, dict):
+                original = first.get("original")
+            else:
+                original = None if change.old is None else change.old.decode("utf-8", "surrogateescape")
+            record[key] = {"original": original, "written_sha256": wal.sha256(change.new or b"")}
     _save_record(record)

@@ -7,7 +7,8 @@ import os
 from rehydrate import fsio
 from rehydrate.errors import RehydrateError, UsageError
 
-BEGIN = "<!-- rehydrate:begin (managed by `rehydrate init`; edits inside this block are replaced) -->"
+BEGIN_PREFIX = "<!-- rehydrate:begin"
+BEGIN = BEGIN_PREFIX + " (managed by rehydrate; edits inside this block are replaced) -->"
 END = "<!-- rehydrate:end -->"
 FILES = {"agents": "AGENTS.md", "claude": "CLAUDE.md", "gemini": "GEMINI.md"}
 MAX_RULES_FILE = 4 << 20
@@ -74,7 +75,7 @@ def install(project: str, state_rel: str, create: list[str]) -> list[tuple[str, 
 
 def merge(text: str, text_block: str) -> str:
     """The file with the block replaced in place, or appended once; the rest untouched."""
-    start = text.find(BEGIN)
+    start = text.find(BEGIN_PREFIX)
     end = text.find(END, start + 1) if start >= 0 else -1
     if start >= 0 and end >= 0:
         after = end + len(END)
