@@ -109,6 +109,13 @@ def test_install_all_writes_every_harness_and_uninstall_restores(repo: Path) -> 
     assert "matcher" not in gemini["SessionStart"][0] and gemini["BeforeTool"][0]["hooks"][0]["timeout"] == 10000
     assert claude["PreToolUse"][0]["hooks"][0]["command"] == "rehydrate hook claude"
     assert "alwaysApply: true" in (repo / ".cursor" / "rules" / "rehydrate.mdc").read_text()
+    server = {"command": "rehydrate", "args": ["mcp"]}
+    assert json.loads((repo / ".mcp.json").read_text()) == {"mcpServers": {"rehydrate": server}}
+    assert json.loads((repo / ".gemini" / "settings.json").read_text())["mcpServers"] == {"rehydrate": server}
+    assert (
+        '[mcp_servers.rehydrate]\ncommand = "rehydrate"\nargs = ["mcp"]'
+        in (repo / ".codex" / "config.toml").read_text()
+    )
     for name in ("AGENTS.md", "GEMINI.md", ".github/copilot-instructions.md"):
         assert (repo / name).read_text().count("rehydrate resume") == 1, name
     assert (repo / "AGENTS.md").read_text().startswith("# Agents\n\nBe brief.\n")

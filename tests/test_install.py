@@ -83,3 +83,21 @@ def test_broken_settings_are_refused_untouched(repo: Path) -> None:
     r = rehydrate("install", "claude")
     assert r.code == 3 and "not valid JSON" in r.err and "Traceback" not in r.err
     assert _settings(repo).read_bytes() == b"{ not json"
+
+
+def test_mcp_registration_keeps_the_users_servers_and_toml(repo: Path) -> None:
+    (repo / ".codex").mkdir()
+    toml = b'model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-server"\n'
+    (repo / ".codex" / "config.toml").write_bytes(toml)
+    (repo / ".mcp.json").write_text('{"mcpServers": {"docs": {"command": "docs-server"}}}')
+    assert rehydrate("install", "mcp").code == 0
+    servers = json.loads((repo / ".mcp.json").read_text())["mcpServers"]
+    assert servers == {"docs": {"command": "docs-server"}, "rehydrate": {"command": "rehydrate", "args": ["mcp"]}}
+    text = (repo / ".codex" / "config.toml").read_bytes()
+    assert text.startswith(toml) and text.count(b"[mcp_servers.rehydrate]") == 1
+    assert rehydrate("install", "mcp").code == 0 and (repo / ".codex" / "config.toml").read_bytes() == text
+    # changed by hand since: only our parts go
+    (repo / ".codex" / "config.toml").write_bytes(text + b"\n[tui]\nnotifications = true\n")
+    assert rehydrate("install", "mcp", "--uninstall").code == 0
+    assert (repo / ".codex" / "config.toml").read_bytes() == toml + b"\n[tui]\nnotifications = true\n"
+    assert json.loads((repo / ".mcp.json").read_text()) == {"mcpServers": {"docs": {"command": "docs-server"}}}

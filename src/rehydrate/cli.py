@@ -190,7 +190,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument(
             "harness",
             nargs="+",
-            choices=["claude", "codex", "gemini", "cursor", "copilot", "all"],
+            choices=["claude", "codex", "gemini", "cursor", "copilot", "mcp", "all"],
             help="the harnesses to install for (all: every one built)",
         )
         p.add_argument("--user", action="store_true", help="the user's settings instead of the project's")
@@ -198,6 +198,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--dry-run", action="store_true", help="print the diff and change nothing")
         p.add_argument("--project", metavar="DIR", help="the project folder (default: the current folder)")
         p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
+
+    if only in (None, "mcp"):
+        p = sub.add_parser(
+            "mcp",
+            help="serve the state as an MCP server over stdio (needs the mcp extra)",
+            description="An MCP server over stdio with the tools resume, checkpoint, invariant, reject, handoff, "
+            "verify and status. Needs `pip install 'rehydrate[mcp]'`; `rehydrate install mcp` registers it.",
+        )
+        p.add_argument("--dir", metavar="DIR", help="the state folder (default: found as for every command)")
+        p.add_argument("--actor", metavar="NAME", help="whose WAL to write (default: $REHYDRATE_ACTOR, else 'agent')")
 
     if only in (None, "demo"):
         p = sub.add_parser(
@@ -467,11 +477,9 @@ def cmd_install(args: argparse.Namespace) -> int:
     project = os.path.abspath(args.project or os.getcwd())
     state_rel = os.path.relpath(locate(None, project), project)
     names = install.HARNESSES if "all" in args.harness else tuple(dict.fromkeys(args.harness))
-    planned = [
-        (h, install.plan(h, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel)) for h in names
-    ]
     results = []
-    for harness, changes in planned:  # every plan is made before any file is written
+    for harness in names:  # one after the other: two harnesses can share a file (Gemini's settings.json)
+        changes = install.plan(harness, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel)
         if not args.dry_run:
             install.apply(changes, uninstall=args.uninstall)
         for change in changes:
@@ -485,6 +493,17 @@ def cmd_install(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json("install", True, dry_run=args.dry_run, uninstall=args.uninstall, files=results)
     return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    try:
+        from rehydrate import mcp_server
+    except ImportError as e:
+        raise RehydrateError(
+            f"the MCP server needs the official mcp SDK, which is not installed ({e})",
+            "pip install 'rehydrate[mcp]'",
+        ) from None
+    return mcp_server.serve(args.dir, args.actor)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -505,6 +524,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "status": cmd_status,
     "hook": cmd_hook,
     "install": cmd_install,
+    "mcp": cmd_mcp,
     "demo": cmd_demo,
 }
 

@@ -192,6 +192,22 @@ def targets(harness: str, project: str, state_rel: str, user: bool) -> list[Targ
             rule = os.path.join(project, "GEMINI.md")
             out.append((rule, lambda old, rm: merge_block(old, block, remove=rm), "boot rule"))
         return out
+    if harness == "mcp":
+        if user:
+            raise UsageError("--user is not available for mcp", "install it into the project instead")
+        return [
+            (os.path.join(project, ".mcp.json"), lambda old, rm: merge_mcp_json(old, remove=rm), "MCP server"),
+            (
+                os.path.join(project, ".codex", "config.toml"),
+                lambda old, rm: merge_mcp_toml(old, remove=rm),
+                "MCP server",
+            ),
+            (
+                os.path.join(project, ".gemini", "settings.json"),
+                lambda old, rm: merge_mcp_json(old, remove=rm),
+                "MCP server",
+            ),
+        ]
     if user:
         raise UsageError(f"--user is not available for {harness}", "install it into the project instead")
     if harness == "cursor":
@@ -203,7 +219,46 @@ def targets(harness: str, project: str, state_rel: str, user: bool) -> list[Targ
     raise UsageError(f"installing for {harness!r} is not built yet", f"available: {', '.join(HARNESSES)}")
 
 
-HARNESSES = ("claude", "codex", "gemini", "cursor", "copilot")
+HARNESSES = ("claude", "codex", "gemini", "cursor", "copilot", "mcp")
+MCP_SERVER = {"command": "rehydrate", "args": ["mcp"]}
+TOML_BEGIN = "# rehydrate:begin (managed by rehydrate; edits inside this block are replaced)"
+TOML_END = "# rehydrate:end"
+
+
+def merge_mcp_json(old: bytes | None, *, remove: bool) -> bytes | None:
+    """`mcpServers.rehydrate` in a JSON file (.mcp.json, Gemini's settings.json), the rest kept."""
+    data = _load_json(old)
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise RehydrateError("its `mcpServers` is not a JSON object", "fix it by hand, then install again")
+    servers.pop("rehydrate", None)
+    if not remove:
+        servers["rehydrate"] = dict(MCP_SERVER)
+    if servers:
+        data["mcpServers"] = servers
+    else:
+        data.pop("mcpServers", None)
+    if remove and not data and old is not None:
+        return None  # it held nothing but rehydrate's server
+    return _dump_json(data, old)
+
+
+def merge_mcp_toml(old: bytes | None, *, remove: bool) -> bytes | None:
+    """`[mcp_servers.rehydrate]` in Codex's config.toml, as a marked block: the rest of the file untouched."""
+    text = (old or b"").decode("utf-8", "surrogateescape")
+    start = text.find(TOML_BEGIN)
+    end = text.find(TOML_END, start + 1) if start >= 0 else -1
+    if start >= 0 and end >= 0:
+        after = end + len(TOML_END)
+        after += 1 if text[after : after + 1] == "\n" else 0
+        text = text[:start].rstrip("\n") + ("\n" if text[:start].strip() else "") + text[after:]
+    elif "[mcp_servers.rehydrate]" in text:
+        raise RehydrateError("it defines [mcp_servers.rehydrate] already", "remove that table, then install again")
+    if remove:
+        return None if not text.strip() and old is not None else text.encode("utf-8", "surrogateescape")
+    block = f'{TOML_BEGIN}\n[mcp_servers.rehydrate]\ncommand = "rehydrate"\nargs = ["mcp"]\n{TOML_END}\n'
+    sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
+    return (text + sep + block).encode("utf-8", "surrogateescape")
 
 
 # ------------------------------------------------------------------------------------------------ plan and apply

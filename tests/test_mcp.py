@@ -1,0 +1,63 @@
+"""`rehydrate mcp`, started as a subprocess and driven over stdio by the official SDK's own client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rehydrate.state import State
+
+mcp = pytest.importorskip("mcp")  # the test extra installs it; the hook path never imports it
+
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+
+def _text(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def _drive(cwd: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[Any]]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "rehydrate", "mcp"], env=dict(os.environ), cwd=str(cwd)
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = sorted(t.name for t in (await session.list_tools()).tools)
+        results = [await session.call_tool(name, arguments) for name, arguments in calls]
+    return tools, results
+
+
+def test_every_tool_works_over_stdio(repo: Path, state: State) -> None:
+    calls = [
+        ("resume", {}),
+        ("invariant", {"text": "Talk MCP over stdio", "because": "the harness starts the server"}),
+        ("reject", {"approach": "An HTTP server", "because": "nothing to bind", "guard": "server.py"}),
+        ("checkpoint", {"done": "wired the server", "next": "test it"}),
+        ("handoff", {"text": "The MCP server works."}),
+        ("verify", {}),
+        ("status", {}),
+    ]
+    tools, results = asyncio.run(_drive(repo, calls))
+    assert tools == ["checkpoint", "handoff", "invariant", "reject", "resume", "status", "verify"]
+    assert not any(r.is_error for r in results), [_text(r) for r in results]
+    assert "Ship the parser" in _text(results[0]) and "confidence: recovered" in _text(results[0])
+    assert json.loads(_text(results[1]))["id"].startswith("D-")
+    assert json.loads(_text(results[5]))["ok"] is True
+    assert json.loads(_text(results[6]))["next"]["next"] == "test it"
+    assert Path(state.path("20_handoff.md")).read_text() == "The MCP server works.\n"
+    assert state.verify().ok
+
+
+def test_errors_come_back_as_tool_errors(repo: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "no-state"
+    empty.mkdir()
+    _, results = asyncio.run(_drive(empty, [("status", {}), ("checkpoint", {"done": "", "next": ""})]))
+    assert all(r.is_error for r in results)
+    assert "rehydrate init" in _text(results[0])
