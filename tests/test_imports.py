@@ -18,19 +18,22 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 
 
 def _modules(cwd: Path, *argv: str) -> list[str]:
-    r = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=cwd, capture_output=True, text=True, check=True)
+    event = json.dumps({"hook_event_name": "SessionStart", "source": "compact", "cwd": str(cwd)})
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], cwd=cwd, capture_output=True, text=True, check=True, input=event
+    )
     return json.loads(r.stderr.strip().splitlines()[-1])
 
 
 def test_hook_path_imports_only_the_standard_library(repo: Path) -> None:
     assert rehydrate("init", "--goal", "g").code == 0
     stdlib = set(sys.stdlib_module_names)
-    for argv in (["checkpoint", "--done", "a", "--next", "b"], ["resume"], ["verify"]):
+    for argv in (["checkpoint", "--done", "a", "--next", "b"], ["resume"], ["verify"], ["hook", "claude"]):
         mods = _modules(repo, *argv)
         foreign = {m.split(".")[0] for m in mods} - stdlib - {"rehydrate", "__main__", "_distutils_hack"}
         assert not foreign, (argv, foreign)
         assert not {"asyncio", "email", "http", "ssl", "sqlite3", "xml", "logging"} & set(mods), argv
         assert "rehydrate.demo" not in mods and "rehydrate.rules" not in mods
-        if argv[0] in ("checkpoint", "resume"):  # what bench/startup.py showed costs the hook path its budget
+        if argv[0] in ("checkpoint", "resume", "hook"):  # what bench/startup.py showed costs the hook path its budget
             heavy = {"typing", "dataclasses", "inspect", "subprocess", "contextlib", "_hashlib", "shutil", "signal"}
             assert not heavy & set(mods), (argv, heavy & set(mods))
