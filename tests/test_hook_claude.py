@@ -169,3 +169,41 @@ def test_ten_hooks_at_once_lose_nothing(repo: Path, state: State) -> None:
     assert len(recs) == before + 10
     assert sorted(r["data"]["session_id"] for r in recs if r["op"] == "compaction") == [f"s{i}" for i in range(5)]
     assert state.verify().ok
+
+
+def _transcript(path: Path, calls: int, at: str) -> Path:
+    lines = [{"type": "user", "timestamp": at, "message": {"role": "user", "content": "go"}}]
+    for i in range(calls):
+        block = {"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": "ls"}}
+        lines.append({"type": "assistant", "timestamp": at, "message": {"role": "assistant", "content": [block]}})
+    lines.append({"type": "assistant", "timestamp": at, "message": {"content": [{"type": "text", "text": "done"}]}})
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"type": "assistant", "torn')
+    return path
+
+
+def test_stop_reminds_to_checkpoint_only_when_configured(repo: Path, state: State, tmp_path: Path) -> None:
+    transcript = _transcript(tmp_path / "session.jsonl", 5, "2999-01-01T00:00:00.000Z")
+    event = common(repo, "Stop", stop_hook_active=False, transcript_path=str(transcript))
+    assert hook(event, repo) == (0, "", "")  # not configured: silent
+    Path(state.path("config.json")).write_text('{"stop_reminder_after": 5}')
+    code, out, _ = hook(event, repo)
+    answer = json.loads(out)
+    assert code == 0 and "5 tool calls since the last checkpoint" in answer["systemMessage"]
+    assert "decision" not in answer and answer["hookSpecificOutput"]["hookEventName"] == "Stop"  # never blocks
+    Path(state.path("config.json")).write_text('{"stop_reminder_after": 6}')
+    assert hook(event, repo) == (0, "", "")
+    state.checkpoint(done="x", next="y")  # calls stamped before the last checkpoint do not count
+    old = _transcript(tmp_path / "old.jsonl", 9, "2000-01-01T00:00:00.000Z")
+    Path(state.path("config.json")).write_text('{"stop_reminder_after": 1}')
+    assert hook(common(repo, "Stop", transcript_path=str(old)), repo) == (0, "", "")
+
+
+def test_tool_calls_are_counted_in_a_real_transcript() -> None:
+    from rehydrate.hook import tool_calls_since
+
+    real = Path(__file__).parent.parent.parent / "shared" / "fixtures" / "transcripts"
+    path = real / "claude-code-2.1.39-manual-compact.jsonl"
+    if not path.exists():
+        pytest.skip("shared/fixtures is not beside this checkout")
+    assert tool_calls_since(str(path), "") > 50
+    assert tool_calls_since(str(path), "2999") == 0

@@ -71,7 +71,9 @@ def _dispatch(harness: str, event: dict[str, Any]) -> Answer:
         return _guard(harness, event)
     if name == "BeforeAgent":
         return _after_compression(event)
-    return Answer()  # Stop never blocks; an event this version does not handle: nothing to say
+    if name == "Stop":
+        return _stop(event)
+    return Answer()  # an event this version does not handle: nothing to say
 
 
 def _open(event: dict[str, Any] | None) -> Any:
@@ -148,6 +150,70 @@ def _record_compaction(event: dict[str, Any], phase: str) -> Answer:
         data["custom_instructions_chars"] = len(instructions)
     _open(event).record("compaction", data)
     return Answer()
+
+
+TRANSCRIPT_TAIL = 4 << 20  # the most of a transcript a Stop hook reads, from its end
+
+
+def _stop(event: dict[str, Any]) -> Answer:
+    """Never blocks. With `stop_reminder_after: N` in state/config.json, reminds the agent to checkpoint when the
+    transcript shows N tool calls or more since the last checkpoint."""
+    from rehydrate import wal
+    from rehydrate.state import locate
+
+    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
+    root = locate(None, cwd if cwd and os.path.isdir(cwd) else None)
+    limit = _config(root).get("stop_reminder_after")
+    transcript = event.get("transcript_path")
+    if not isinstance(limit, int) or limit < 1 or not isinstance(transcript, str):
+        return Answer()
+    state = _open(event)
+    since = ""
+    for _, rec in wal.read_tail(state.wal_path, 256).records:
+        if rec["op"] == "checkpoint":
+            since = rec["ts"]
+    calls = tool_calls_since(transcript, since)
+    if calls < limit:
+        return Answer()
+    what = f"since the last checkpoint ({since[:16]}Z)" if since else "and no checkpoint in the WAL's recent records"
+    text = (
+        f"rehydrate: {calls} tool calls {what}. Before you stop, record where you are: "
+        "rehydrate checkpoint --done 'WHAT' --next 'NEXT ACTION'"
+    )
+    return Answer(
+        stdout=json.dumps(
+            {"systemMessage": text, "hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": text}}
+        )
+    )
+
+
+def tool_calls_since(transcript: str, since: str) -> int:
+    """Tool calls in a Claude Code transcript's assistant records stamped after `since` (ISO 8601, UTC), read from
+    the end of the file (at most TRANSCRIPT_TAIL bytes); lines that do not parse are skipped."""
+    try:
+        with open(transcript, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - TRANSCRIPT_TAIL))
+            data = f.read()
+    except OSError:
+        return 0
+    lines = data.split(b"\n")
+    if size > TRANSCRIPT_TAIL:
+        lines = lines[1:]  # the first piece may be the end of a longer line
+    count = 0
+    for raw in lines:
+        if b'"tool_use"' not in raw:
+            continue
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(rec, dict) or rec.get("type") != "assistant" or str(rec.get("timestamp", "")) <= since:
+            continue
+        content = rec.get("message", {}).get("content") if isinstance(rec.get("message"), dict) else None
+        if isinstance(content, list):
+            count += sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_use")
+    return count
 
 
 def rejected_guards(invariants: str) -> list[tuple[str, str]]:

@@ -135,6 +135,7 @@ def claude_events(command: str) -> dict[str, list[dict[str, Any]]]:
         "PreCompact": _hook_group("manual|auto", command, 30),
         "PostCompact": _hook_group("manual|auto", command, 30),
         "PreToolUse": _hook_group("Edit|Write|MultiEdit|NotebookEdit|Bash", command, 10),
+        "Stop": [{"hooks": [{"type": "command", "command": command, "timeout": 10}]}],  # never blocks
     }
 
 
