@@ -1,0 +1,79 @@
+"""Golden files: each harness's exact answer to its documented hook input (tests/golden/hooks/).
+
+The clock is pinned so that ids and dates are the same on every run. After a deliberate change of output, rewrite
+the files with REHYDRATE_UPDATE_GOLDEN=1 and read the diff before committing it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from rehydrate import hook, wal
+from rehydrate.state import State
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+GOLDEN = Path(__file__).parent / "golden" / "hooks"
+
+CASES = [
+    ("claude", "PreToolUse-Edit", "ask"),
+    ("claude", "PreToolUse-Edit", "deny"),
+    ("claude", "PreToolUse-Edit", "warn"),
+    ("claude", "PreToolUse-Bash", "ask"),
+    ("codex", "PreToolUse-apply_patch", "ask"),
+    ("codex", "PreToolUse-apply_patch", "deny"),
+    ("gemini", "BeforeTool-write_file", "ask"),
+    ("gemini", "BeforeTool-write_file", "deny"),
+]
+RECORDS = [
+    ("claude", "PreCompact-auto"),
+    ("claude", "PostCompact"),
+    ("codex", "PreCompact"),
+    ("gemini", "PreCompress-auto"),
+]
+
+
+@pytest.fixture
+def pinned(repo: Path, monkeypatch: pytest.MonkeyPatch) -> State:
+    monkeypatch.setattr(wal, "now", lambda: "2026-11-29T22:04:26.123Z")
+    st, _ = State.init(repo / "state", "Ship the parser")
+    st.reject("Edit src/auth by hand", because="it is generated", guard="src/auth*")
+    st.reject("Run the migrations by hand", because="the deploy runs them", guard="*migrate*")
+    return st
+
+
+def _event(repo: Path, harness: str, name: str) -> bytes:
+    return (FIXTURES / harness / f"{name}.json").read_text().replace("/home/user/project", str(repo)).encode()
+
+
+def _check(name: str, actual: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("REHYDRATE_UPDATE_GOLDEN"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual)
+    assert path.read_text() == actual, f"{name} differs from its golden file"
+
+
+@pytest.mark.parametrize(("harness", "fixture", "decision"), CASES, ids=str)
+def test_guard_answers(repo: Path, pinned: State, harness: str, fixture: str, decision: str) -> None:
+    Path(pinned.path("config.json")).write_text(json.dumps({"guard": decision}))
+    event = json.loads(_event(repo, harness, fixture))
+    if fixture == "PreToolUse-Bash":
+        event["tool_input"]["command"] = "python manage.py migrate --fake"
+    elif harness == "claude":
+        event["tool_input"]["file_path"] = str(repo / "src" / "auth.py")
+    answer = hook.run(harness, json.dumps(event).encode())
+    assert answer.code == 0
+    _check(f"{harness}-{fixture}-{decision}.json", json.dumps(json.loads(answer.stdout), indent=2) + "\n")
+
+
+@pytest.mark.parametrize(("harness", "fixture"), RECORDS, ids=str)
+def test_compaction_records(repo: Path, pinned: State, harness: str, fixture: str) -> None:
+    answer = hook.run(harness, _event(repo, harness, fixture))
+    assert (answer.code, answer.stdout) == (0, "")
+    last = json.loads(Path(pinned.wal_path).read_text().splitlines()[-1])
+    assert last["op"] == "compaction"
+    _check(f"{harness}-{fixture}-record.json", json.dumps(last["data"], indent=2, sort_keys=True) + "\n")
