@@ -207,3 +207,16 @@ def test_tool_calls_are_counted_in_a_real_transcript() -> None:
         pytest.skip("shared/fixtures is not beside this checkout")
     assert tool_calls_since(str(path), "") > 50
     assert tool_calls_since(str(path), "2999") == 0
+
+
+def test_blocking_only_when_the_user_asked_for_it(repo: Path, state: State) -> None:
+    log = Path(state.wal_path)
+    lines = log.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b"decision", b"decisi0n")
+    log.write_bytes(b"\n".join(lines))
+    event = common(repo, "PreCompact", trigger="auto")
+    code, _, err = hook(event, repo)
+    assert code == 0 and "line 2" in err
+    Path(state.path("config.json")).write_text('{"block_on_error": true}')
+    code, _, err = hook(event, repo)
+    assert code == 2 and "line 2" in err and "Traceback" not in err

@@ -77,3 +77,33 @@ def test_compaction_records(repo: Path, pinned: State, harness: str, fixture: st
     last = json.loads(Path(pinned.wal_path).read_text().splitlines()[-1])
     assert last["op"] == "compaction"
     _check(f"{harness}-{fixture}-record.json", json.dumps(last["data"], indent=2, sort_keys=True) + "\n")
+
+
+@pytest.fixture
+def plain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A pinned state outside git, so that the brief holds nothing that changes from run to run."""
+    monkeypatch.setattr(wal, "now", lambda: "2026-11-29T22:04:26.123Z")
+    project = tmp_path / "project"
+    project.mkdir()
+    st, _ = State.init(project / "state", "Ship the parser", "all tests pass")
+    st.invariant("Parse with a Pratt parser", because="precedence stays in one table")
+    st.reject("Edit src/auth by hand", because="it is generated", guard="src/auth*")
+    st.checkpoint(done="the tokenizer", next="binding powers")
+    return project
+
+
+@pytest.mark.parametrize(
+    ("harness", "fixtures"),
+    [
+        ("claude", ["SessionStart-compact"]),
+        ("codex", ["SessionStart-compact"]),
+        ("gemini", ["PreCompress-auto", "BeforeAgent"]),
+    ],
+    ids=str,
+)
+def test_brief_after_a_compaction(plain: Path, harness: str, fixtures: list[str]) -> None:
+    for fixture in fixtures:
+        answer = hook.run(harness, _event(plain, harness, fixture))
+    assert answer.code == 0
+    text = json.dumps(json.loads(answer.stdout), indent=2) + "\n"
+    _check(f"{harness}-{fixtures[-1]}-brief.json", text.replace(str(plain), "<project>"))

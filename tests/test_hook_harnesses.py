@@ -125,3 +125,5 @@ def test_install_all_writes_every_harness_and_uninstall_restores(repo: Path) -> 
     after = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts}
     after = {p: b for p, b in after.items() if p.parent.name != "state" and "wal" not in p.parts}
     assert after == {p: b for p, b in before.items() if p.parent.name != "state" and "wal" not in p.parts}
+    for folder in (".claude", ".codex", ".gemini", ".cursor", ".github"):  # what the install made, it took back
+        assert not (repo / folder).exists(), folder

@@ -36,7 +36,7 @@ def test_install_into_a_fresh_project_and_out_again(repo: Path) -> None:
     assert rehydrate("install", "claude").code == 0
     assert _settings(repo).read_bytes() == before  # twice changes nothing
     assert rehydrate("install", "claude", "--uninstall").code == 0
-    assert not _settings(repo).exists()
+    assert not _settings(repo).exists() and not _settings(repo).parent.exists()
 
 
 def test_a_users_settings_survive_and_come_back_byte_for_byte(repo: Path) -> None:

@@ -477,6 +477,8 @@ def cmd_install(args: argparse.Namespace) -> int:
     project = os.path.abspath(args.project or os.getcwd())
     state_rel = os.path.relpath(locate(None, project), project)
     names = install.HARNESSES if "all" in args.harness else tuple(dict.fromkeys(args.harness))
+    if args.uninstall:  # the reverse of the install: a file or folder two harnesses share goes with the first
+        names = tuple(reversed(names))
     results = []
     for harness in names:  # one after the other: two harnesses can share a file (Gemini's settings.json)
         changes = install.plan(harness, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel)

@@ -51,12 +51,24 @@ def run(harness: str, raw: bytes) -> Answer:
         return _reduced(None, f"rehydrate hook {harness}: could not read the hook's input ({e})")
     try:
         return _dispatch(harness, event)
-    except Exception as e:
+    except Exception as e:  # a hook never breaks the harness, unless the user asked for that
         name = str(event.get("hook_event_name") or "")
         message = str(e) if isinstance(e, RehydrateError) else f"internal error ({type(e).__name__}: {e})"
+        if _blocking(event):  # {"block_on_error": true} in state/config.json: exit 2, the harness's "stop"
+            return Answer(stderr=f"rehydrate hook {harness}: {message}\n", code=2)
         if name == "SessionStart" or not name:
             return _reduced(event, f"rehydrate hook {harness}: {message}")
         return Answer(stderr=f"rehydrate hook {harness}: {message}\n")
+
+
+def _blocking(event: dict[str, Any]) -> bool:
+    try:
+        from rehydrate.state import locate
+
+        cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
+        return _config(locate(None, cwd if cwd and os.path.isdir(cwd) else None)).get("block_on_error") is True
+    except Exception:
+        return False
 
 
 def _dispatch(harness: str, event: dict[str, Any]) -> Answer:

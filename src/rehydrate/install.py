@@ -265,6 +265,17 @@ def merge_mcp_toml(old: bytes | None, *, remove: bool) -> bytes | None:
 # ------------------------------------------------------------------------------------------------ plan and apply
 
 
+def _make_folders(folder: str) -> list[str]:
+    """Create folder and its missing parents; the ones made, outermost first."""
+    made = []
+    missing = folder
+    while missing and not os.path.isdir(missing):
+        made.append(missing)
+        missing = os.path.dirname(missing)
+    os.makedirs(folder, exist_ok=True)
+    return list(reversed(made))
+
+
 def _record_path() -> str:
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(base, "rehydrate", "installs.json")
@@ -315,19 +326,30 @@ def apply(changes: list[Change], *, uninstall: bool = False) -> None:
     record = _load_record()
     for change in changes:
         key = os.path.abspath(change.path)
+        first = record.get(key)
+        created: list[str] = list(first.get("created_folders", [])) if isinstance(first, dict) else []
         if change.changed:
             if change.new is None:
                 fsio.unlink(change.path)
             else:
-                os.makedirs(os.path.dirname(change.path), exist_ok=True)
+                created += _make_folders(os.path.dirname(change.path))
                 fsio.replace(change.path, change.new, "install.file")
         if uninstall:
             record.pop(key, None)
+            if change.new is None:
+                for folder in reversed(created):  # the folders the install made, if nothing else is in them now
+                    try:
+                        os.rmdir(folder)
+                    except OSError:
+                        break
         else:
-            first = record.get(key)
             if isinstance(first, dict):
                 original = first.get("original")
             else:
                 original = None if change.old is None else change.old.decode("utf-8", "surrogateescape")
-            record[key] = {"original": original, "written_sha256": wal.sha256(change.new or b"")}
+            record[key] = {
+                "original": original,
+                "written_sha256": wal.sha256(change.new or b""),
+                "created_folders": created,
+            }
     _save_record(record)
