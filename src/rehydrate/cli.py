@@ -182,10 +182,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(
             "install",
             help="merge rehydrate's hooks into a harness's settings (and take them out)",
-            description="Merge rehydrate's hooks into the harness's settings, keeping every other hook and key; "
-            "installing twice changes nothing. --uninstall takes them out, restoring the file byte for byte when "
-            "nothing else changed it since. Claude Code: .claude/settings.json (or ~/.claude/settings.json with "
-            "--user).",
+            description="Merge rehydrate into each harness's own files, keeping every other hook, key and line; "
+            "installing twice changes nothing. claude: hooks in .claude/settings.json (~/.claude with --user); "
+            "codex: hooks in .codex/hooks.json and the boot rule in AGENTS.md; gemini: hooks in "
+            ".gemini/settings.json and the boot rule in GEMINI.md; cursor: .cursor/rules/rehydrate.mdc; copilot: "
+            "the boot rule in .github/copilot-instructions.md; mcp: the MCP server in .mcp.json, "
+            ".codex/config.toml and .gemini/settings.json. --uninstall takes it all out, restoring each file byte "
+            "for byte when nothing else changed it since.",
         )
         p.add_argument(
             "harness",
