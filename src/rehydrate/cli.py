@@ -19,10 +19,11 @@ JSON_VERSION = 1
 
 DESCRIPTION = """\
 Working state for AI coding agents that survives context compaction, crashes and hand-offs.
-The state lives in plain files (state/ by default); every command checks them first and repairs what is safe.
+The state lives in plain files (state/ by default); every command checks them first and
+repairs what is safe.
 
-exit codes: 0 ok · 1 discrepancy or degraded · 2 usage error · 3 state missing or unreadable · 4 internal bug
-            130 interrupted
+exit codes: 0 ok, 1 discrepancy or degraded, 2 usage error, 3 state missing or unreadable,
+4 internal bug, 130 interrupted
 """
 
 
@@ -35,6 +36,15 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         except (OSError, ValueError, AttributeError):
             columns = int(os.environ.get("COLUMNS", "100")) if os.environ.get("COLUMNS", "").isdigit() else 100
         super().__init__(prog, width=max(40, min(columns, 120) - 2))
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """Each line wrapped on its own: explicit line breaks kept, long lines folded."""
+        import textwrap
+
+        return "\n".join(
+            textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent) if line else ""
+            for line in text.splitlines()
+        )
 
 
 class _Parser(argparse.ArgumentParser):
