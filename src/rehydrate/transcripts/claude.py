@@ -1,0 +1,82 @@
+"""Claude Code session files: ~/.claude/projects/<project>/<session>.jsonl (and subagents' files)."""
+
+from __future__ import annotations
+
+import json
+
+from rehydrate.transcripts import Compaction, Session, ToolCall, obj, records
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+FILE_KEYS = ("file_path", "notebook_path", "path")
+
+
+def starts_turn(rec: dict[str, Any]) -> bool:
+    """A user's own message (not a tool result, not a compaction summary)."""
+    if rec.get("type") != "user" or rec.get("isCompactSummary") or rec.get("isMeta"):
+        return False
+    content = rec.get("message", {}).get("content") if isinstance(rec.get("message"), dict) else None
+    if isinstance(content, list):
+        return not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    return isinstance(content, str)
+
+
+def context_size(usage: Any) -> int | None:
+    """Input plus cache tokens of a usage: the context the model saw."""
+    if not isinstance(usage, dict):
+        return None
+    parts = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+    numbers = [p for p in parts if isinstance(p, int)]
+    return sum(numbers) if numbers else None
+
+
+def read(path: str) -> Session:
+    session = Session(path, "claude")
+    calls: dict[str, ToolCall] = {}
+    seen_messages: set[str] = set()
+    for number, rec in records(path, session):
+        kind = str(rec.get("type"))
+        subtype = rec.get("subtype")
+        session.count(f"{kind}:{subtype}" if subtype else kind)
+        time = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+        message = obj(rec.get("message"))
+        content = message.get("content")
+        if kind == "system" and subtype == "compact_boundary":
+            meta = obj(rec.get("compactMetadata"))
+            trigger = meta.get("trigger") if isinstance(meta.get("trigger"), str) else None
+            before = meta.get("preTokens") if isinstance(meta.get("preTokens"), int) else None
+            session.compactions.append(Compaction(trigger, before, number, time))
+        elif kind == "assistant":
+            ident = message.get("id")
+            if not isinstance(ident, str) or ident not in seen_messages:  # one record per content block, one usage
+                if isinstance(ident, str):
+                    seen_messages.add(ident)
+                session.usage(number, time, context_size(message.get("usage")))
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    name = str(block.get("name"))
+                    tool_input = obj(block.get("input"))
+                    files = [str(tool_input[k]) for k in FILE_KEYS if isinstance(tool_input.get(k), str)]
+                    key = name + " " + json.dumps(tool_input, sort_keys=True)
+                    call = ToolCall(block.get("id"), name, files, key, number, time)
+                    session.tool_calls.append(call)
+                    if isinstance(call.ident, str):
+                        calls[call.ident] = call
+        elif kind == "user":
+            if starts_turn(rec):
+                session.user_turns += 1
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    result_of = calls.get(str(block.get("tool_use_id")))
+                    if result_of is not None and (block.get("is_error") is True or _error_text(block.get("content"))):
+                        result_of.failed = True
+    return session
+
+
+def _error_text(content: Any) -> bool:
+    text = content if isinstance(content, str) else ""
+    if isinstance(content, list):
+        text = "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return text.lstrip().startswith("<tool_use_error>")
