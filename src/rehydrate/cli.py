@@ -222,6 +222,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--dir", metavar="DIR", help="the state folder (default: found as for every command)")
         p.add_argument("--actor", metavar="NAME", help="whose WAL to write (default: $REHYDRATE_ACTOR, else 'agent')")
 
+    if only in (None, "audit"):
+        p = sub.add_parser(
+            "audit",
+            help="find every compaction in agent transcripts, and what followed it that suggests lost context",
+            description="Read Claude Code session files and Codex rollouts (PATH: a file, or every .jsonl under a "
+            "folder; --all: the user's ~/.claude/projects and ~/.codex/sessions, or CLAUDE_CONFIG_DIR and "
+            "CODEX_HOME). For each compaction: the context's size before and after it, files edited again that had "
+            "been edited before it, identical tool calls repeated, tool errors on each side, and the model turns "
+            "before the first edit. Sessions are ranked by these symptoms.",
+        )
+        p.add_argument("paths", nargs="*", metavar="PATH", help="transcript files or folders")
+        p.add_argument("--all", action="store_true", help="every transcript of the user's Claude Code and Codex")
+        p.add_argument("--since", metavar="DATE", help="only files modified on or after DATE (YYYY-MM-DD)")
+        p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
+
     if only in (None, "demo"):
         p = sub.add_parser(
             "demo",
@@ -510,6 +525,21 @@ def cmd_install(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    from rehydrate import audit
+
+    if not args.paths and not args.all:
+        raise UsageError("nothing to read", "give transcript files or folders, or --all")
+    files, errors = audit.discover(args.paths, args.all, args.since)
+    data = audit.report(files, progress=sys.stderr.isatty() and len(files) > 20)
+    data["errors"] = errors + data["errors"]
+    if args.json:
+        print(json.dumps({**data, "command": "audit", "ok": not data["errors"]}, indent=2))
+    else:
+        sys.stdout.write(audit.render(data))
+    return 0
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from rehydrate import mcp_server
@@ -540,6 +570,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "hook": cmd_hook,
     "install": cmd_install,
     "mcp": cmd_mcp,
+    "audit": cmd_audit,
     "demo": cmd_demo,
 }
 
