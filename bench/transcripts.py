@@ -1,0 +1,184 @@
+"""Transcripts: `rehydrate audit --json` throughput against ccusage and a bare parse loop, and the cost of a tail read.
+
+1. Throughput. A corpus of Claude Code session files of at least 200 MB, built from the real transcript in
+   shared/fixtures (each copy's message ids made unique, so that no tool can skip a copy as a duplicate). Measured
+   whole, interleaved: `rehydrate audit --json CORPUS`; ccusage 17.2.1 (installed from npm into a temporary folder)
+   `daily --offline --json` with CLAUDE_CONFIG_DIR pointed at the same corpus; and a bare loop in Python that only
+   parses every line with json.loads (the parser audit uses). Targets: audit >= 4x ccusage, >= 0.5x the bare loop.
+2. Tail. The last 20 turns of a 200 MB transcript against a 1 MB one that ends with the same 20 turns, read with
+   rehydrate.transcripts.tail in this process, interleaved. Target: median ratio <= 1.5.
+
+    python bench/transcripts.py [--rounds 5] [--tail-rounds 50] [--skip-ccusage]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+import _common
+from rehydrate import transcripts
+
+FIXTURE = os.path.join(
+    os.path.dirname(_common.REPO), "shared", "fixtures", "transcripts", "claude-code-2.1.39-manual-compact.jsonl"
+)
+NOTICE = os.path.join(os.path.dirname(FIXTURE), "NOTICE.md")
+CCUSAGE = "ccusage@17.2.1"
+BARE = """
+import os, sys
+try:
+    from orjson import loads
+except ImportError:
+    from json import loads
+for folder, _, files in os.walk(sys.argv[1]):
+    for name in files:
+        if name.endswith(".jsonl"):
+            with open(os.path.join(folder, name), "rb") as f:
+                for line in f:
+                    try:
+                        loads(line)
+                    except ValueError:
+                        pass
+"""
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=5, help="interleaved rounds of the throughput runs (default 5)")
+    p.add_argument("--tail-rounds", type=int, default=50, help="interleaved rounds of the tail reads (default 50)")
+    p.add_argument("--megabytes", type=int, default=200, help="the corpus's size, at least (default 200)")
+    p.add_argument("--skip-ccusage", action="store_true", help="leave ccusage out (no npm needed)")
+    return p.parse_args(argv)
+
+
+def build_corpus(root: str, megabytes: int) -> tuple[str, int]:
+    """Copies of the fixture under root/projects/-bench-project/, each with its own message ids."""
+    with open(FIXTURE, "rb") as f:
+        data = f.read()
+    folder = os.path.join(root, "projects", "-bench-project")
+    os.makedirs(folder)
+    shutil.copy(NOTICE, os.path.join(folder, "NOTICE.md"))  # the copies keep their notice with them
+    total = 0
+    n = 0
+    while total < megabytes << 20:
+        copy = data.replace(b'"id":"msg_', f'"id":"msg_{n:04d}'.encode()).replace(
+            b'"requestId":"req_', f'"requestId":"req_{n:04d}'.encode()
+        )
+        with open(os.path.join(folder, f"session-{n:04d}.jsonl"), "wb") as f:
+            f.write(copy)
+        total += len(copy)
+        n += 1
+    return folder, total
+
+
+def tail_files(root: str, megabytes: int) -> tuple[str, str]:
+    """Two transcripts ending with the same 20 turns: one of about 1 MB, one of `megabytes` MB."""
+    with open(FIXTURE, "rb") as f:
+        lines = f.read().split(b"\n")
+    records = [x for x in lines if x.strip()]
+    turn = []  # one turn: a user's prompt, then the first 30 records that follow the real compaction
+    prompt = {"type": "user", "message": {"role": "user", "content": "go on"}, "timestamp": "2026-02-12T15:00:00Z"}
+    turn.append(json.dumps(prompt).encode())
+    turn += records[1490:1520]
+    block = b"\n".join(turn * 20) + b"\n"
+    filler = b"\n".join(records) + b"\n"
+    small = os.path.join(root, "small.jsonl")
+    big = os.path.join(root, "big.jsonl")
+    with open(small, "wb") as f:
+        f.write(filler[: max(0, (1 << 20) - len(block))].rsplit(b"\n", 1)[0] + b"\n" + block)
+    with open(big, "wb") as f:
+        while f.tell() < megabytes << 20:
+            f.write(filler)
+        f.write(block)
+    return small, big
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if not os.path.exists(FIXTURE):
+        raise SystemExit(f"the fixture is missing: {FIXTURE} (shared/fixtures beside the repository)")
+    root = tempfile.mkdtemp(prefix="rehydrate-bench-transcripts-")
+    try:
+        return _bench(args, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _bench(args: argparse.Namespace, root: str) -> int:
+    folder, size = build_corpus(os.path.join(root, "claude"), args.megabytes)
+    mb = size / (1 << 20)
+    env = _common.clean_env(PYTHONPATH=_common.SRC)
+    variants = {
+        "audit": _common.timed([sys.executable, "-m", "rehydrate", "audit", "--json", folder], env=env),
+        "bare": _common.timed([sys.executable, "-c", BARE, folder], env=env),
+    }
+    if not args.skip_ccusage:
+        npm = os.path.join(root, "npm")
+        os.makedirs(npm)
+        subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", npm, CCUSAGE], check=True)
+        ccusage = os.path.join(npm, "node_modules", ".bin", "ccusage")
+        cc_env = _common.clean_env(CLAUDE_CONFIG_DIR=os.path.join(root, "claude"))
+        variants["ccusage"] = _common.timed([ccusage, "daily", "--offline", "--json"], env=cc_env)
+    times = _common.interleave(variants, args.rounds, warmup=1)
+    med = {k: _common.median(v) for k, v in times.items()}
+    print(f"transcripts: rehydrate ({_common.checkout()}), Python {sys.version.split()[0]}, parser {parser()}")
+    print(f"corpus: {size / 1e6:,.0f} MB in {len(os.listdir(folder)) - 1} Claude Code session files")
+    print()
+    rows = [(k, f"{med[k]:.2f}", f"{mb / med[k]:.0f}") for k in variants]
+    print(_common.table(["variant", "median s", "MB/s"], rows))
+    print()
+    ok = True
+    if "ccusage" in med:
+        ratio = med["ccusage"] / med["audit"]
+        ok &= ratio >= 4.0
+        print(f"  {'PASS' if ratio >= 4.0 else 'FAIL'}  audit vs ccusage = {ratio:.2f}x  (target >= 4.00x)")
+    ratio = med["bare"] / med["audit"]
+    ok &= ratio >= 0.5
+    print(f"  {'PASS' if ratio >= 0.5 else 'FAIL'}  audit vs the bare parse loop = {ratio:.2f}x  (target >= 0.50x)")
+    print()
+
+    small, big = tail_files(root, args.megabytes)
+
+    if transcripts.tail(small, 20) != transcripts.tail(big, 20):
+        raise _common.BenchError("the two files do not end with the same 20 turns")
+
+    def reader(path: str) -> _common.Callable[[], float]:
+        def measure() -> float:
+            t0 = time.perf_counter()
+            transcripts.tail(path, 20)
+            return time.perf_counter() - t0
+
+        return measure
+
+    tails = _common.interleave({"small": reader(small), "big": reader(big)}, args.tail_rounds, warmup=3)
+    ts = {k: _common.median(v) * 1000 for k, v in tails.items()}
+    sizes = {k: os.path.getsize(p) / 1e6 for k, p in (("small", small), ("big", big))}
+    print(_common.table(["tail of 20 turns", "MB", "median ms"], [(k, f"{sizes[k]:.0f}", f"{ts[k]:.2f}") for k in ts]))
+    line, _ = _common.bound("big/small", ts["big"] / ts["small"], 1.5)
+    print("  " + line)
+    print()
+    options = [f"--rounds={args.rounds}", f"--tail-rounds={args.tail_rounds}", f"--megabytes={args.megabytes}"]
+    print(
+        "reproduce: " + _common.reproduce("transcripts.py", options + (["--skip-ccusage"] if args.skip_ccusage else []))
+    )
+    print(f"json parser: {'orjson' if parser() == 'orjson' else 'json (install orjson for the fast path)'}")
+    return 0
+
+
+def parser() -> str:
+    try:
+        import orjson  # noqa: F401
+    except ImportError:
+        return "json"
+    return "orjson"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
