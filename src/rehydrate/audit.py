@@ -78,6 +78,7 @@ def symptoms(session: transcripts.Session) -> list[dict[str, Any]]:
         out.append(
             {
                 **c.as_dict(),
+                "turn": sum(1 for t in session.turns if t.line < c.line),  # model turns before it
                 "files_edited_again": edited_again,
                 "repeated_calls": len(repeated),
                 "repeated_examples": sorted({t.key[:160] for t in repeated})[:5],

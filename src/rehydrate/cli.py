@@ -236,6 +236,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--all", action="store_true", help="every transcript of the user's Claude Code and Codex")
         p.add_argument("--since", metavar="DATE", help="only files modified on or after DATE (YYYY-MM-DD)")
         p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
+        p.add_argument(
+            "--html",
+            metavar="FILE",
+            help="also write a self-contained page with a chart per session (needs the html extra)",
+        )
 
     if only in (None, "demo"):
         p = sub.add_parser(
@@ -530,9 +535,24 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     if not args.paths and not args.all:
         raise UsageError("nothing to read", "give transcript files or folders, or --all")
+    if args.html:
+        try:
+            from rehydrate import report
+        except ImportError as e:
+            raise RehydrateError(
+                f"the HTML report needs Plotly, which is not installed ({e})", "pip install 'rehydrate[html]'"
+            ) from None
     files, errors = audit.discover(args.paths, args.all, args.since)
     data = audit.report(files, progress=sys.stderr.isatty() and len(files) > 20)
     data["errors"] = errors + data["errors"]
+    if args.html:
+        try:
+            with open(args.html, "w", encoding="utf-8") as f:
+                f.write(report.render(data))
+        except OSError as e:
+            raise RehydrateError(f"cannot write {args.html}: {e.strerror}") from None
+        if not args.json:
+            print(f"report written to {args.html}", file=sys.stderr)
     if args.json:
         print(json.dumps({**data, "command": "audit", "ok": not data["errors"]}, indent=2))
     else:
