@@ -73,10 +73,15 @@ def test_bad_files_and_many_files_give_a_report_not_a_traceback(tmp_path: Path) 
     (folder / "torn.jsonl").write_bytes(b'{"type":"assistant","message":{"usage":{"input_tok')
     (folder / "binary.jsonl").write_bytes(b"\xff\xfe\x00\x01" * 1000)
     (folder / "empty.jsonl").write_bytes(b"")
+    os.mkfifo(folder / "fifo.jsonl")  # would block a plain open for ever
+    os.symlink(tmp_path / "gone", folder / "dangling.jsonl")  # unreadable
     r = rehydrate("audit", str(folder), str(tmp_path / "missing"), "--json", timeout=300)
     assert r.code == 0 and "Traceback" not in r.err
     data = json.loads(r.out)
-    assert data["summary"]["files"] == 10_003 and data["errors"] == [
-        {"path": str(tmp_path / "missing"), "message": "no such file or folder"}
+    assert data["summary"]["files"] == 10_005 and data["summary"]["sessions"] == 10_003
+    assert sorted((Path(e["path"]).name, e["message"]) for e in data["errors"]) == [
+        ("dangling.jsonl", "No such file or directory"),
+        ("fifo.jsonl", "not a regular file"),
+        ("missing", "no such file or folder"),
     ]
     assert rehydrate("audit").code == 2

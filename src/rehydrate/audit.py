@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import stat
 import sys
 
 from rehydrate import transcripts
@@ -103,6 +104,9 @@ def report(paths: list[str], progress: bool = False) -> dict[str, Any]:
             sys.stderr.write(f"\r[{n}/{len(paths)}] {os.path.basename(path)[:60]:<60}")
             sys.stderr.flush()
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block a plain open for ever
+                errors.append({"path": path, "message": "not a regular file"})
+                continue
             s = transcripts.read(path)
         except OSError as e:
             errors.append(_error(path, e))
