@@ -12,6 +12,15 @@ from pathlib import Path
 import pytest
 
 REAL_HOME = os.path.expanduser("~")
+# The real transcripts of shared/fixtures, beside the checkout (as CI lays it out). Read in place: NOTICE.md stays.
+REAL_TRANSCRIPTS = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "transcripts"
+
+
+def needs_real_transcripts() -> pytest.MarkDecorator:
+    """Skip where shared/fixtures is not beside the checkout; in CI, where it always is, its absence is a failure."""
+    if not REAL_TRANSCRIPTS.is_dir() and os.environ.get("CI"):
+        raise RuntimeError(f"CI must have shared/fixtures beside the checkout: {REAL_TRANSCRIPTS} is missing")
+    return pytest.mark.skipif(not REAL_TRANSCRIPTS.is_dir(), reason="shared/fixtures is not beside this checkout")
 
 
 @pytest.fixture(autouse=True)

@@ -7,12 +7,10 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
+from conftest import REAL_TRANSCRIPTS, needs_real_transcripts, rehydrate
 
-from conftest import rehydrate
-
-REAL = Path(__file__).parent.parent.parent / "shared" / "fixtures" / "transcripts"
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="shared/fixtures is not beside this checkout")
+REAL = REAL_TRANSCRIPTS
+pytestmark = needs_real_transcripts()
 
 
 def test_json_shape_and_the_symptoms_of_a_real_compaction() -> None:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import rehydrate
+from conftest import REAL_TRANSCRIPTS, needs_real_transcripts, rehydrate
 
-REAL = Path(__file__).parent.parent.parent / "shared" / "fixtures" / "transcripts"
+REAL = REAL_TRANSCRIPTS
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytest.importorskip("plotly")  # the test extra installs it
 
@@ -39,7 +39,7 @@ def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="shared/fixtures is not beside this checkout")
+@needs_real_transcripts()
 def test_the_page_loads_offline_draws_its_charts_and_shows_the_compaction(tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     r = rehydrate("audit", str(REAL), "--html", str(page))

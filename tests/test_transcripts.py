@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
+from conftest import REAL_TRANSCRIPTS, needs_real_transcripts
 from rehydrate import transcripts
 
-REAL = Path(__file__).parent.parent.parent / "shared" / "fixtures" / "transcripts"
+REAL = REAL_TRANSCRIPTS
 CLAUDE_OLD = REAL / "claude-code-2.0.13-manual-compact.jsonl"
 CLAUDE = REAL / "claude-code-2.1.39-manual-compact.jsonl"
 CODEX = REAL / "codex-0.89.0-exec.jsonl"
 
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason="shared/fixtures is not beside this checkout")
+pytestmark = needs_real_transcripts()
 
 
 def _found(session: transcripts.Session) -> list[tuple[str | None, int | None, int]]:
