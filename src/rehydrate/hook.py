@@ -164,9 +164,6 @@ def _record_compaction(event: dict[str, Any], phase: str) -> Answer:
     return Answer()
 
 
-TRANSCRIPT_TAIL = 4 << 20  # the most of a transcript a Stop hook reads, from its end
-
-
 def _stop(event: dict[str, Any]) -> Answer:
     """Never blocks. With `stop_reminder_after: N` in state/config.json, reminds the agent to checkpoint when the
     transcript shows N tool calls or more since the last checkpoint."""
@@ -200,31 +197,18 @@ def _stop(event: dict[str, Any]) -> Answer:
 
 
 def tool_calls_since(transcript: str, since: str) -> int:
-    """Tool calls in a Claude Code transcript's assistant records stamped after `since` (ISO 8601, UTC), read from
-    the end of the file (at most TRANSCRIPT_TAIL bytes); lines that do not parse are skipped."""
+    """Tool calls in a Claude Code transcript's assistant records stamped after `since`, read from the end."""
+    from rehydrate import transcripts
+
+    count = 0
     try:
-        with open(transcript, "rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - TRANSCRIPT_TAIL))
-            data = f.read()
+        for rec in transcripts.newer_than(transcript, since):
+            message = rec.get("message")
+            content = message.get("content") if rec.get("type") == "assistant" and isinstance(message, dict) else None
+            if isinstance(content, list):
+                count += sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_use")
     except OSError:
         return 0
-    lines = data.split(b"\n")
-    if size > TRANSCRIPT_TAIL:
-        lines = lines[1:]  # the first piece may be the end of a longer line
-    count = 0
-    for raw in lines:
-        if b'"tool_use"' not in raw:
-            continue
-        try:
-            rec = json.loads(raw)
-        except ValueError:
-            continue
-        if not isinstance(rec, dict) or rec.get("type") != "assistant" or str(rec.get("timestamp", "")) <= since:
-            continue
-        content = rec.get("message", {}).get("content") if isinstance(rec.get("message"), dict) else None
-        if isinstance(content, list):
-            count += sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_use")
     return count
 
 

@@ -188,6 +188,21 @@ def tail(path: str, turns: int, harness: str | None = None) -> list[dict[str, An
     return found
 
 
+def newer_than(path: str, since: str) -> Iterator[dict[str, Any]]:
+    """The records stamped after `since` (ISO 8601, UTC), newest first, read backwards until an older one: the cost
+    depends on what came after `since`, not on the file's size. Unparsable or unstamped lines are skipped."""
+    for raw in _backwards(path):
+        try:
+            rec = _loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(rec, dict) or not isinstance(rec.get("timestamp"), str):
+            continue
+        if rec["timestamp"] <= since:
+            return
+        yield rec
+
+
 def _backwards(path: str, chunk: int = 1 << 16) -> Iterator[bytes]:
     """The lines of a file, last first, read in chunks from its end."""
     with open(path, "rb") as f:
