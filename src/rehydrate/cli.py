@@ -242,6 +242,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             help="also write a self-contained page with a chart per session (needs the html extra)",
         )
 
+    if only in (None, "cursor"):
+        p = sub.add_parser(
+            "cursor",
+            help="pipelines: check or repair a cursor against its JSONL output; register one in the state",
+            description="A pipeline writes one JSONL record per item (its index under --key) and keeps the index of "
+            'the next item in a progress file ({"cursor": N}). The output is the truth. status: what both say. '
+            "verify: exit 1 on any discrepancy (cursor ahead or behind, torn last line, an index that repeats, goes "
+            "backwards or skips). repair: cut a torn last line (kept in a .broken file) and set the cursor from the "
+            "output. register NAME: show the pipeline in the brief and check it in the ledger.",
+        )
+        p.add_argument("action", choices=["status", "verify", "repair", "register"])
+        p.add_argument("files", nargs="+", metavar="ARG", help="OUTPUT PROGRESS (register: NAME OUTPUT PROGRESS)")
+        p.add_argument("--key", default="index", help="the field that holds each record's index (default: index)")
+        p.add_argument("--total", type=int, metavar="N", help="register: how many items the pipeline has")
+        _common(p)
+
     if only in (None, "demo"):
         p = sub.add_parser(
             "demo",
@@ -560,6 +576,49 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cursor(args: argparse.Namespace) -> int:
+    from rehydrate import cursor
+
+    if args.action == "register":
+        if len(args.files) != 3:
+            raise UsageError("register takes NAME OUTPUT PROGRESS")
+        state = _open(args)
+        name, output, progress = args.files
+        cursor.register(state.root, name, output, progress, args.key, args.total)
+        print(f"registered {name}: {output} with {progress}")
+        return 0
+    if len(args.files) != 2:
+        raise UsageError(f"{args.action} takes OUTPUT PROGRESS")
+    output, progress = args.files
+    done: list[str] = []
+    if args.action == "repair":
+        c, done = cursor.repair(output, progress, args.key)
+        c = cursor.check(output, progress, args.key)
+    else:
+        c = cursor.check(output, progress, args.key)
+    ok = not c.problems
+    if args.json:
+        _emit_json(
+            "cursor",
+            ok,
+            action=args.action,
+            cursor=c.cursor if c.cursor is not None else c.expected,
+            last_index=c.last_index,
+            records=c.records,
+            problems=[p.as_dict() for p in c.problems],
+            repaired=done,
+        )
+    else:
+        for line in done:
+            print(f"repaired: {line}")
+        last = "none" if c.last_index is None else str(c.last_index)
+        print(f"cursor {c.cursor if c.cursor is not None else '?'}; output: {c.records} record(s), last index {last}")
+        for p in c.problems:
+            where = f"{output}:{p.line}" if p.line else progress
+            print(f"problem: {where}: {p.message} [{p.code}]")
+    return 0 if ok or args.action == "status" else ExitCode.DISCREPANCY
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from rehydrate import mcp_server
@@ -591,6 +650,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "install": cmd_install,
     "mcp": cmd_mcp,
     "audit": cmd_audit,
+    "cursor": cmd_cursor,
     "demo": cmd_demo,
 }
 

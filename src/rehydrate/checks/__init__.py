@@ -51,10 +51,11 @@ class Context:
 
 
 def registry() -> list[Check]:
+    from rehydrate.checks.cursors import CursorsCheck
     from rehydrate.checks.identity import IdentityCheck
     from rehydrate.checks.state import StateCheck
 
-    return [IdentityCheck(), StateCheck()]
+    return [IdentityCheck(), StateCheck(), CursorsCheck()]
 
 
 def run_all(context: Context, checks: list[Check] | None = None) -> list[Finding]:

@@ -1,0 +1,43 @@
+"""A small pipeline to copy: one summary per input line, written with rehydrate's cursor invariant.
+
+Kill it at any moment (Ctrl-C, SIGKILL, a crash) and run it again: it goes on from the first item whose output line
+is not on disk, never writes an index twice, and never skips one.
+
+    python examples/pipeline.py INPUT.txt OUTPUT.jsonl PROGRESS.json [--delay SECONDS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from rehydrate.cursor import Pipeline
+
+
+def summarize(line: str) -> dict[str, object]:
+    words = line.split()
+    return {"words": len(words), "first": words[0] if words else "", "chars": len(line)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("progress")
+    p.add_argument("--delay", type=float, default=0.0, help="seconds of pretend work per item")
+    args = p.parse_args(argv)
+    with open(args.input, encoding="utf-8") as f:
+        items = f.read().splitlines()
+    with Pipeline.open(args.output, args.progress) as pipeline:
+        for line in pipeline.report:  # what the start-up check found and repaired after a crash
+            print(f"repaired: {line}", file=sys.stderr)
+        for index, item in pipeline.pending(items):
+            time.sleep(args.delay)
+            pipeline.commit(summarize(item))
+            print(f"{index + 1}/{len(items)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
