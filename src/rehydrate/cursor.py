@@ -7,8 +7,8 @@ is advanced after. The output is the truth: on opening, the index of the last co
 cut off (its bytes kept in a `.broken` file) and reported. Indexes that repeat, go backwards or skip are named.
 
 Because the cursor can always be derived from the output, the progress file is rewritten in place without a sync:
-a durable commit costs one sync (the output line's). Batch mode syncs every N records or T milliseconds instead,
-so that up to that many records can be lost by a power failure (never by a killed process), and are then redone.
+a durable commit costs one sync (the output line's). Batch mode writes and syncs every N records or T milliseconds
+instead, so that up to that many records can be lost by a crash or a power failure, and are then redone.
 
     with Pipeline.open("out.jsonl", "progress.json") as p:
         for index, item in p.pending(items):
@@ -260,6 +260,7 @@ class Pipeline:
         self.cursor = 0
         self.report: list[str] = []  # what opening found and repaired
         self._fd: int | None = None
+        self._buffer: list[bytes] = []  # lines committed but not yet written (batch mode)
         self._unsynced = 0
         self._last_sync = time.monotonic()
 
@@ -275,10 +276,10 @@ class Pipeline:
     ) -> Pipeline:
         """Open (or start) a pipeline; the start-up check runs first and sets the cursor from the output.
 
-        batch=1 (the default) syncs each record before commit returns: no committed record is ever lost. With
-        batch=N and/or batch_ms=T, records are synced every N records or once T milliseconds have passed since the
-        last sync (checked at each commit): a power failure can lose the records since the last sync, and the next
-        open redoes them. A killed process loses nothing either way.
+        batch=1 (the default) writes and syncs each record before commit returns: no committed record is ever lost.
+        With batch=N and/or batch_ms=T, records are kept in memory and written and synced together every N records
+        or once T milliseconds have passed since the last sync (checked at each commit): a crash, a kill or a power
+        failure can lose the records since the last sync, and the next open redoes them.
         """
         if batch < 1:
             raise RehydrateError("batch must be at least 1")
@@ -309,9 +310,7 @@ class Pipeline:
             raise RehydrateError("the pipeline is closed")
         index = self.cursor
         line = json.dumps({**record, self.key: index}, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-        view = memoryview(line)
-        while view:  # one write in practice; a short write is finished, never left torn
-            view = view[fsio.sys.write(self._fd, bytes(view)) :]
+        self._buffer.append(line)
         self._unsynced += 1
         self.cursor = index + 1
         if self._unsynced >= self.batch or (
@@ -323,6 +322,10 @@ class Pipeline:
     def sync(self) -> None:
         """Make every written record durable, then advance the progress file to match."""
         if self._fd is not None and self._unsynced:
+            view = memoryview(b"".join(self._buffer))
+            self._buffer.clear()
+            while view:  # one write in practice; a short write is finished, never left torn
+                view = view[fsio.sys.write(self._fd, bytes(view)) :]
             fsio.sys.fsync(self._fd, "cursor.output")
             self._unsynced = 0
             self._last_sync = time.monotonic()
