@@ -298,3 +298,20 @@ def test_batch_mode_syncs_every_n(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     run(tmp_path, 4)
     assert syncs.count("cursor.output") == 4  # durable: one per record
     assert cursor.check(str(tmp_path / "out.jsonl"), str(tmp_path / "progress.json")).problems == []
+
+
+def test_the_brief_reads_only_the_outputs_tail(repo: Path, state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = repo / "data"
+    data.mkdir()
+    run(data, 50)
+    cursor.register(state.root, "pass A", str(data / "out.jsonl"), str(data / "progress.json"), total=60)
+
+    def no_full_read(*args: object) -> None:
+        raise AssertionError("the brief read the whole output")
+
+    monkeypatch.setattr(cursor, "_read_output", no_full_read)
+    brief = state.resume()
+    assert "pass A: cursor 50 of 60; output ends at 49" in brief.text and brief.confidence == "recovered"
+    with open(data / "out.jsonl", "ab") as f:
+        f.write(b'{"v": "to')
+    assert "has no newline" in state.resume().text
