@@ -86,3 +86,19 @@ def test_resume_cost_does_not_read_the_whole_log(state: State, monkeypatch: pyte
         state.checkpoint(done="x", next="y")
     monkeypatch.setattr(wal, "iter_lines", no_full_scan)
     assert state.resume().confidence == "recovered"
+
+
+def test_resume_reads_each_view_once(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rehydrate import fsio
+
+    reads: list[str] = []
+    real = fsio.read_bytes
+
+    def counting(path: str, limit: int) -> bytes | None:
+        reads.append(Path(path).name)
+        return real(path, limit)
+
+    monkeypatch.setattr(fsio, "read_bytes", counting)
+    assert state.resume().confidence == "recovered"
+    for name in ("00_goal.md", "10_invariants.md", "99_next.md"):
+        assert reads.count(name) == 1, reads

@@ -93,7 +93,7 @@ def quick_check(output: str, progress: str, key: str = "index") -> Check:
         except ValueError:
             index = None
         if isinstance(index, int) and not isinstance(index, bool):
-            c.last_index, c.records = index, -1  # the count is not known without reading it all
+            c.last_index = index  # records stays 0: counting them would mean reading it all
         else:
             c.problems.append(Problem("bad-record", f"the last record has no integer {key!r}"))
     _read_progress(progress, c)

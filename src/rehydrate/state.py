@@ -117,12 +117,12 @@ def reduced_brief(root: str, actor: str, error: str, budget: int | None = None) 
 class _Recon:
     """What reconciliation found, carried through one command."""
 
-    def __init__(
-        self, last: Record, prev: Record | None, last_offset: int, problems: list[Problem], repaired: list[str]
-    ) -> None:
+    def __init__(self, last: Record, prev: Record | None, problems: list[Problem], repaired: list[str]) -> None:
         self.last = last
         self.prev = prev
-        self.last_offset = last_offset
+        self.seen: dict[
+            str, bytes | None
+        ] = {}  # view bytes as reconciliation read them (valid while nothing was repaired)
         self.problems = problems
         self.repaired = repaired
         self.inv_bytes: bytes | None = None
@@ -494,9 +494,14 @@ class State:
 
     # ----------------------------------------------------------------------------------------------- reconcile
 
-    def _read_view(self, name: str, problems: list[Problem]) -> bytes | None:
+    def _read_view(
+        self, name: str, problems: list[Problem], seen: dict[str, bytes | None] | None = None
+    ) -> bytes | None:
         try:
-            return fsio.read_bytes(self.path(name), MAX_VIEW)
+            data = fsio.read_bytes(self.path(name), MAX_VIEW)
+            if seen is not None:
+                seen[name] = data
+            return data
         except UnsafeFile as e:
             problems.append(Problem("not-regular-file", self.rel(name), None, e.message))
         except RehydrateError as e:
@@ -557,12 +562,12 @@ class State:
         if prev is not None and last["prev"] != prev["h"]:
             n = wal.line_number(self.wal_path, last_offset)
             problems.append(Problem("chain-broken", wal_rel, n, "the last record does not follow the one before it"))
-        recon = _Recon(last, prev, last_offset, problems, repaired)
+        recon = _Recon(last, prev, problems, repaired)
         if last["op"] == "rotate" and last_offset > 0:
             if repair:
                 self._apply(last)
                 repaired.append(f"finished an interrupted rotate ({last['data'].get('archive')})")
-                recon.last_offset, recon.prev = 0, None
+                recon.prev = None
             else:
                 problems.append(Problem("interrupted-rotate", wal_rel, None, "a rotate was interrupted", True))
         self._reconcile_views(recon, repair)
@@ -585,7 +590,7 @@ class State:
                 finally:
                     os.close(fd)
                 before = wal.read_tail(self.wal_path, 2, end=offset)
-                return wal.Tail(before.records, torn, offset, reason, size, before.lines_from_start)
+                return wal.Tail(before.records, torn, offset, reason)
             raise self._damage(wal_rel, bad, str(e)) from None
 
     @staticmethod
@@ -655,7 +660,7 @@ class State:
         problems = recon.problems
         for name in (GOAL, NEXT, HANDOFF):
             expected = views.get(name)
-            data = self._read_view(name, problems)
+            data = self._read_view(name, problems, recon.seen)
             if _sha(data) == expected:
                 continue
             if data == b"" and any(p.file == self.rel(name) for p in problems):
@@ -779,7 +784,7 @@ class State:
     def _reconcile_invariants(self, recon: _Recon, repair: bool, full: bool = False) -> None:
         last = recon.last
         rel = self.rel(INVARIANTS)
-        data = self._read_view(INVARIANTS, recon.problems)
+        data = self._read_view(INVARIANTS, recon.problems, recon.seen)
         if data == b"" and any(p.file == rel for p in recon.problems):
             recon.inv_ok = False
             return
@@ -957,8 +962,14 @@ class State:
             if p.code in ("not-regular-file", "unreadable"):
                 raise RehydrateError(f"refusing to write: {p.message}", "move it away, then run the command again")
 
+    def _view_bytes(self, name: str, recon: _Recon | None) -> bytes | None:
+        """A view's bytes: as reconciliation read them when it repaired nothing since, else from disk."""
+        if recon is not None and not recon.repaired and name in recon.seen:
+            return recon.seen[name]
+        return fsio.read_bytes(self.path(name), MAX_VIEW)
+
     def _current_goal(self, recon: _Recon) -> str:
-        current = fsio.read_bytes(self.path(NEXT), MAX_VIEW)
+        current = self._view_bytes(NEXT, recon)
         if current is not None and _sha(current) == recon.last["views"].get(NEXT):
             goal = layout.parse_next(current.decode("utf-8", "replace")).get("goal")
             if goal:
@@ -1105,7 +1116,7 @@ class State:
         with fsio.locked(self.root):
             recon = self._begin()
             reconciled = Outcome(record=recon.last, repaired=recon.repaired, problems=recon.problems)
-            views = self._brief_views()
+            views = self._brief_views(recon)
             context = checks.Context(self, reconciled, views=views)
             findings = checks.run_all(context)
             conf = checks.confidence(findings)
@@ -1121,11 +1132,12 @@ class State:
             rec = self._append(recon, "resume", data)
             return ResumeResult(out.text, conf, findings, out.omitted, rec, recon.repaired, recon.problems)
 
-    def _brief_views(self) -> dict[str, str | None]:
+    def _brief_views(self, recon: _Recon | None = None) -> dict[str, str | None]:
         views: dict[str, str | None] = {}
         for name in (GOAL, INVARIANTS, HANDOFF, *self.extra_views(), NEXT):
             try:
-                views[name] = self.view_text(name)
+                data = self._view_bytes(name, recon)
+                views[name] = None if data is None else data.decode("utf-8", "replace")
             except RehydrateError:
                 views[name] = None
         return views

@@ -22,7 +22,6 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
 VERSION = 1
 MAX_LINE = 8 << 20  # a record larger than this is damage: the inputs are capped well below it
-FIELDS = frozenset({"v", "seq", "ts", "actor", "op", "data", "git", "views", "prev", "h"})
 REQUIRED = ("v", "seq", "ts", "actor", "op", "data", "views", "prev", "h")
 
 
@@ -125,15 +124,11 @@ class Tail:
         torn: bytes,
         torn_offset: int,
         torn_reason: str,
-        size: int,
-        lines_from_start: bool,
     ) -> None:
         self.records = records  # (byte offset, record), oldest first; the last is the recovery point
         self.torn = torn  # bytes after the last valid record (a torn or damaged last line); empty if none
         self.torn_offset = torn_offset
         self.torn_reason = torn_reason
-        self.size = size
-        self.lines_from_start = lines_from_start  # the records start at the file's first line
 
 
 def read_tail(path: str, want: int = 2, end: int | None = None) -> Tail:
@@ -177,8 +172,7 @@ def read_tail(path: str, want: int = 2, end: int | None = None) -> Tail:
         if len(records) >= want:
             break
     records.reverse()
-    first_line_reached = at_start and (not records or records[0][0] == 0)
-    return Tail(records, torn, torn_off, reason, size, first_line_reached)
+    return Tail(records, torn, torn_off, reason)
 
 
 def line_number(path: str, offset: int) -> int:
