@@ -141,6 +141,7 @@ def test_every_crash_point_recovers(recording: tuple[list[crashsim.Op], list[int
     cases, failures = enumerate_crashes(ops, ends, snaps, frozenset(), stop_at_first=False)
     assert not failures, f"{len(failures)} of {cases} crash cases did not recover:\n" + "\n".join(failures[:20])
     assert cases > 3 * len(ops)
+    print(f"{len(SEQUENCE)} commands, {len(ops)} system calls, {cases} crash images, all recovered")
 
 
 # Every fsync a command of SEQUENCE makes, by the name its call site gives it in rehydrate.fsio.
