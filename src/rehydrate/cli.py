@@ -559,7 +559,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 f"the HTML report needs Plotly, which is not installed ({e})", "pip install 'rehydrate[html]'"
             ) from None
     files, errors = audit.discover(args.paths, args.all, args.since)
-    data = audit.report(files, progress=sys.stderr.isatty() and len(files) > 20)
+    safe_stderr = sys.stderr
+    sys.stderr = getattr(safe_stderr, "_stream", safe_stderr)  # the progress line redraws itself with a CR
+    try:
+        data = audit.report(files, progress=sys.stderr.isatty() and len(files) > 20)
+    finally:
+        sys.stderr = safe_stderr
     data["errors"] = errors + data["errors"]
     if args.html:
         try:
@@ -684,12 +689,61 @@ def _fail(args_list: list[str], code: int, message: str, hint: str | None = None
     return code
 
 
+# What never reaches a terminal from a file's content: C0 controls but tab and newline (escape sequences, NUL, CR,
+# backspace), DEL, C1 controls, and the bidirectional and line-separator controls that reorder or hide text.
+_UNSAFE = {
+    c: None
+    for c in (
+        *range(0x00, 0x09),
+        *range(0x0B, 0x20),
+        *range(0x7F, 0xA0),
+        0x061C,
+        0x200E,
+        0x200F,
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+        0x2028,
+        0x2029,
+    )
+}
+
+
+def terminal_safe(text: str) -> str:
+    """text without the characters that could drive a terminal or disguise what it shows."""
+    return text.translate(_UNSAFE)
+
+
+class _SafeStream:
+    """A text stream whose writes pass through terminal_safe: every field a command prints came from files that
+    arrived by `git pull` (goal, checkpoint titles, quoted lines, paths), so none may carry a control sequence."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(terminal_safe(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # undecodable bytes in paths or text must never crash the output
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     args_list = list(sys.argv[1:] if argv is None else argv)
+    raw_streams = sys.stdout, sys.stderr
+    if not args_list or args_list[0] != "demo":  # the demo prints its own (fixed) bold headings, nothing from files
+        sys.stdout, sys.stderr = _SafeStream(sys.stdout), _SafeStream(sys.stderr)
+    try:
+        return _main(args_list)
+    finally:
+        sys.stdout, sys.stderr = raw_streams
+
+
+def _main(args_list: list[str]) -> int:
     parser = build_parser(args_list[0] if args_list and args_list[0] in COMMANDS else None)
     try:
         args = parser.parse_args(args_list)
