@@ -5,6 +5,10 @@ block in an instructions file, or a file rehydrate owns whole. Installing keeps 
 line; installing twice changes nothing. The bytes a file had before the first install are kept in a record outside
 the project (`$XDG_STATE_HOME/rehydrate/installs.json`), so that `--uninstall` puts them back byte for byte when
 nothing else changed the file since; when something did, only rehydrate's own part is taken out.
+
+A project's files are written only inside the project, a user's only into their own files and folders (see
+`harness/files.py` for the symbolic links followed and those refused), each keeping its mode. Every file is read,
+parsed and checked before the first byte is written: a refusal writes nothing.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ import difflib
 import json
 import os
 
-from rehydrate import fsio, rules, wal
+from rehydrate import rules, safejson, wal
 from rehydrate.errors import RehydrateError, UsageError
+from rehydrate.harness import files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,8 +39,9 @@ alwaysApply: true
 class Change:
     """One file's bytes before and after (None: the file is absent)."""
 
-    def __init__(self, path: str, old: bytes | None, new: bytes | None, note: str) -> None:
-        self.path = path
+    def __init__(self, place: files.Place, old: bytes | None, new: bytes | None, note: str) -> None:
+        self.place = place
+        self.path = place.path  # as the user names it; place.real is the file written
         self.old = old
         self.new = new
         self.note = note
@@ -62,7 +68,7 @@ def _ours(group: Any) -> bool:
 
 def _load_json(old: bytes | None) -> dict[str, Any]:
     try:
-        data = json.loads(old.decode("utf-8")) if old and old.strip() else {}
+        data = safejson.loads(old.decode("utf-8")) if old and old.strip() else {}
     except (UnicodeDecodeError, ValueError) as e:
         raise RehydrateError(f"the file is not valid JSON ({e})", "fix it by hand, then install again") from None
     if not isinstance(data, dict):
@@ -79,6 +85,7 @@ def _dump_json(data: dict[str, Any], old: bytes | None) -> bytes | None:
 def merge_hooks(old: bytes | None, events: dict[str, list[dict[str, Any]]], *, remove: bool) -> bytes | None:
     """A settings file with rehydrate's hook groups in (or out), every other key and hook kept."""
     settings = _load_json(old)
+    before = _load_json(old)
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict):
         raise RehydrateError("its `hooks` is not a JSON object", "fix it by hand, then install again")
@@ -94,6 +101,8 @@ def merge_hooks(old: bytes | None, events: dict[str, list[dict[str, Any]]], *, r
         settings["hooks"] = hooks
     else:
         settings.pop("hooks", None)
+    if settings == before:
+        return old  # nothing to do: the user's formatting stays, byte for byte
     return _dump_json(settings, old)
 
 
@@ -229,6 +238,7 @@ TOML_END = "# rehydrate:end"
 def merge_mcp_json(old: bytes | None, *, remove: bool) -> bytes | None:
     """`mcpServers.rehydrate` in a JSON file (.mcp.json, Gemini's settings.json), the rest kept."""
     data = _load_json(old)
+    before = _load_json(old)
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise RehydrateError("its `mcpServers` is not a JSON object", "fix it by hand, then install again")
@@ -241,6 +251,8 @@ def merge_mcp_json(old: bytes | None, *, remove: bool) -> bytes | None:
         data.pop("mcpServers", None)
     if remove and not data and old is not None:
         return None  # it held nothing but rehydrate's server
+    if data == before:
+        return old  # nothing to do: the user's formatting stays, byte for byte
     return _dump_json(data, old)
 
 
@@ -265,60 +277,78 @@ def merge_mcp_toml(old: bytes | None, *, remove: bool) -> bytes | None:
 # ------------------------------------------------------------------------------------------------ plan and apply
 
 
-def _make_folders(folder: str) -> list[str]:
-    """Create folder and its missing parents; the ones made, outermost first."""
-    made = []
-    missing = folder
-    while missing and not os.path.isdir(missing):
-        made.append(missing)
-        missing = os.path.dirname(missing)
-    os.makedirs(folder, exist_ok=True)
-    return list(reversed(made))
-
-
 def _record_path() -> str:
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(base, "rehydrate", "installs.json")
 
 
+_RECORD_HINT = (
+    "it keeps the bytes your files had before rehydrate was installed, so that uninstalling restores them exactly: "
+    "fix it, or move it away (uninstalling then takes out only rehydrate's own parts), then run the command again"
+)
+
+
 def _load_record() -> dict[str, Any]:
+    """The install record; RehydrateError naming it when it cannot be read (never silently replaced by a new one)."""
+    path = _record_path()
     try:
-        data = fsio.read_bytes(_record_path(), MAX_FILE)
-        record = json.loads(data) if data else {}
-    except (RehydrateError, ValueError):
-        record = {}
-    return record if isinstance(record, dict) else {}
+        data = files.read(files.in_home(path), MAX_FILE)
+        record = safejson.loads(data) if data and data.strip() else {}
+    except RehydrateError as e:
+        raise RehydrateError(f"the install record {path} cannot be used: {e.message}", _RECORD_HINT) from None
+    except (UnicodeDecodeError, ValueError) as e:
+        raise RehydrateError(f"the install record {path} is not valid JSON ({e})", _RECORD_HINT) from None
+    if not isinstance(record, dict):
+        raise RehydrateError(f"the install record {path} does not hold a JSON object", _RECORD_HINT)
+    return record
 
 
 def _save_record(record: dict[str, Any]) -> None:
-    path = _record_path()
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fsio.replace(path, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode(), "install.record")
+    data = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
+    # it holds copies of settings files, which may hold secrets: a new record is readable by its owner only
+    files.write(files.in_home(_record_path()), data, "install.record", new_mode=0o600)
+
+
+def _place(path: str, project: str, user: bool, state_rel: str) -> files.Place:
+    return files.in_home(path) if user else files.in_project(path, project, keep_out=(state_rel,))
+
+
+def preflight(
+    harnesses: tuple[str, ...] | list[str],
+    project: str,
+    *,
+    user: bool = False,
+    uninstall: bool = False,
+    state_rel: str = "state",
+) -> None:
+    """Plan every harness before applying any: a refusal of the last one leaves the first ones unwritten too."""
+    for harness in harnesses:
+        plan(harness, project, user=user, uninstall=uninstall, state_rel=state_rel)
 
 
 def plan(
     harness: str, project: str, *, user: bool = False, uninstall: bool = False, state_rel: str = "state"
 ) -> list[Change]:
-    """What installing (or uninstalling) would do to each of the harness's files."""
+    """What installing (or uninstalling) would do to each of the harness's files. Writes nothing."""
     record = _load_record()
     changes = []
     for path, merge, what in targets(harness, project, state_rel, user):
-        if os.path.lexists(path) and not os.path.isfile(path):
-            raise RehydrateError(f"{path} is not a regular file", "move it away, then install again")
+        place = _place(path, project, user, state_rel)
         try:
-            old = fsio.read_bytes(path, MAX_FILE) if os.path.lexists(path) else None
+            old = files.read(place, MAX_FILE)
             if uninstall:
                 kept = record.get(os.path.abspath(path))
                 if isinstance(kept, dict) and old is not None and wal.sha256(old) == kept.get("written_sha256"):
                     original = kept.get("original")
                     restored = None if original is None else str(original).encode("utf-8", "surrogateescape")
-                    changes.append(Change(path, old, restored, "restored as it was before the install"))
+                    note = "restored as it was before the install"
+                    changes.append(Change(place, old, restored, note + place.through))
                     continue
-                changes.append(Change(path, old, merge(old, True), f"rehydrate's {what} taken out"))
+                changes.append(Change(place, old, merge(old, True), f"rehydrate's {what} taken out{place.through}"))
             else:
-                changes.append(Change(path, old, merge(old, False), f"rehydrate's {what} merged in"))
+                changes.append(Change(place, old, merge(old, False), f"rehydrate's {what} merged in{place.through}"))
         except RehydrateError as e:
-            raise RehydrateError(f"{path}: {e.message}", e.hint) from None
+            raise type(e)(f"{path}: {e.message}", e.hint) from None
     return changes
 
 
@@ -330,10 +360,9 @@ def apply(changes: list[Change], *, uninstall: bool = False) -> None:
         created: list[str] = list(first.get("created_folders", [])) if isinstance(first, dict) else []
         if change.changed:
             if change.new is None:
-                fsio.unlink(change.path)
+                files.remove(change.place)
             else:
-                created += _make_folders(os.path.dirname(change.path))
-                fsio.replace(change.path, change.new, "install.file")
+                created += files.write(change.place, change.new, "install.file")
         if uninstall:
             record.pop(key, None)
             if change.new is None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from rehydrate import fsio
-from rehydrate.errors import RehydrateError, UsageError
+from rehydrate.errors import UsageError
+from rehydrate.harness import files
 
 BEGIN_PREFIX = "<!-- rehydrate:begin"
 BEGIN = BEGIN_PREFIX + " (managed by rehydrate; edits inside this block are replaced) -->"
@@ -41,36 +41,46 @@ def parse_names(value: str) -> list[str]:
     return names
 
 
-def install(project: str, state_rel: str, create: list[str]) -> list[tuple[str, str]]:
-    """Put the block into every instruction file that exists and those named in create.
+def plan(project: str, state_rel: str, create: list[str]) -> list[tuple[str, str, files.Place, bytes | None]]:
+    """What install would do: (file, "created" | "updated" | "unchanged", where it is, new bytes or None).
 
-    Returns (file, "created" | "updated" | "unchanged") for each. Symlinked instruction files (CLAUDE.md pointing
-    at AGENTS.md is common) are written through to their target, once.
+    Reads and checks every file first, so that a refusal comes before anything is written (call it before creating
+    the state, and a refused link leaves no half-done init behind). A symlinked instruction file (CLAUDE.md pointing
+    at AGENTS.md is common) is written through to its target, once, when the target is inside the project, out of
+    .git and out of the state folder; a link that leads anywhere else is refused, naming the link and its target.
     """
-    results: list[tuple[str, str]] = []
+    out: list[tuple[str, str, files.Place, bytes | None]] = []
     seen: set[str] = set()
     text_block = block(state_rel)
     for key, name in FILES.items():
         path = os.path.join(project, name)
-        exists = os.path.lexists(path)
-        if not exists and key not in create:
+        if not os.path.lexists(path) and key not in create:
             continue
-        target = os.path.realpath(path)
-        if target in seen:
-            results.append((name, "unchanged"))
+        place = files.in_project(path, project, keep_out=(state_rel,))
+        if place.real in seen:
+            out.append((name, "unchanged", place, None))
             continue
-        seen.add(target)
-        if exists and not os.path.isfile(target):
-            raise RehydrateError(f"{path} is not a regular file", "move it away, then run init again")
-        old = fsio.read_bytes(target, MAX_RULES_FILE) if os.path.exists(target) else None
-        old_text = old.decode("utf-8", "replace") if old is not None else ""
+        seen.add(place.real)
+        old = files.read(place, MAX_RULES_FILE)
+        old_text = old.decode("utf-8", "surrogateescape") if old is not None else ""
         new_text = merge(old_text, text_block)
         if old is not None and new_text == old_text:
-            results.append((name, "unchanged"))
+            out.append((name, "unchanged", place, None))
             continue
-        fsio.replace(target, new_text.encode(), "rules.replace")
-        results.append((name, "created" if old is None else "updated"))
-    return results
+        out.append((name, "created" if old is None else "updated", place, new_text.encode("utf-8", "surrogateescape")))
+    return out
+
+
+def install(project: str, state_rel: str, create: list[str]) -> list[tuple[str, str]]:
+    """Put the block into every instruction file that exists and those named in create; the file's mode is kept.
+
+    Returns (file, "created" | "updated" | "unchanged") for each. Nothing is written unless every file passes.
+    """
+    planned = plan(project, state_rel, create)
+    for _name, _status, place, new in planned:
+        if new is not None:
+            files.write(place, new, "rules.replace")
+    return [(name, status) for name, status, _place, _new in planned]
 
 
 def merge(text: str, text_block: str) -> str:
