@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -21,6 +22,41 @@ def needs_real_transcripts() -> pytest.MarkDecorator:
     if not REAL_TRANSCRIPTS.is_dir() and os.environ.get("CI"):
         raise RuntimeError(f"CI must have shared/fixtures beside the checkout: {REAL_TRANSCRIPTS} is missing")
     return pytest.mark.skipif(not REAL_TRANSCRIPTS.is_dir(), reason="shared/fixtures is not beside this checkout")
+
+
+_FD_DIR = "/proc/self/fd"
+
+
+def _open_descriptors() -> dict[int, str]:
+    """Each open descriptor of this process, with what it points to (so that a reused number still counts)."""
+    found = {}
+    for name in os.listdir(_FD_DIR):
+        try:
+            found[int(name)] = os.readlink(f"{_FD_DIR}/{name}")
+        except OSError:  # the listing's own descriptor, closed by now
+            pass
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_descriptors() -> Iterator[None]:
+    """A test that leaves a descriptor open fails (at teardown), naming what it left open.
+
+    Defined first, so that it wraps every other fixture of the test. A descriptor that garbage collection closes
+    (an object dropped without close() that releases its own) is not a leak. Where /proc is missing, it does nothing.
+    """
+    if not os.path.isdir(_FD_DIR):
+        yield
+        return
+    before = _open_descriptors()
+    yield
+    leaked = {fd: to for fd, to in _open_descriptors().items() if before.get(fd) != to}
+    if leaked:  # only now pay for a collection: unreachable objects may still hold theirs
+        gc.collect()
+        leaked = {fd: to for fd, to in _open_descriptors().items() if before.get(fd) != to}
+    assert not leaked, f"the test left {len(leaked)} descriptor(s) open: " + ", ".join(
+        f"{fd} -> {to}" for fd, to in sorted(leaked.items())[:10]
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -237,23 +237,26 @@ class PipelineModel(RuleBasedStateMachine):
             assert self.p.commit({"v": self.n}) == self.n
             self.n += 1
 
-    @rule()
-    def kill(self) -> None:  # the process dies: nothing closed, nothing flushed beyond what was written
-        if self.p is not None and self.p._fd is not None:
-            os.close(self.p._fd)
+    def _die(self) -> None:  # the process dies: nothing flushed beyond what was written; its descriptors go
+        if self.p is not None:
+            self.p._release()
         self.p = None
+
+    @rule()
+    def kill(self) -> None:
+        self._die()
         self._reopen()
 
     @rule(data=st.binary(min_size=1, max_size=40).filter(lambda b: b"\n" not in b))
     def torn_line(self, data: bytes) -> None:
-        self.kill()
+        self._die()
         with open(self.out, "ab") as f:
             f.write(data)
         self._reopen()
 
     @rule(keep=st.integers(0, 30))
     def truncate_outside(self, keep: int) -> None:
-        self.kill()
+        self._die()
         lines = self.out.read_bytes().split(b"\n")[:-1]
         keep = min(keep, len(lines))
         self.out.write_bytes(b"".join(x + b"\n" for x in lines[:keep]))
@@ -262,7 +265,7 @@ class PipelineModel(RuleBasedStateMachine):
 
     @rule(garbage=st.sampled_from([b"", b"{", b'{"cursor": 100000}', b'{"cursor": 0}', b"[]"]))
     def damage_progress(self, garbage: bytes) -> None:
-        self.kill()
+        self._die()
         self.prog.write_bytes(garbage)
         self._reopen()
 

@@ -10,19 +10,30 @@ Because the cursor can always be derived from the output, the progress file is r
 a durable commit costs one sync (the output line's). Batch mode writes and syncs every N records or T milliseconds
 instead, so that up to that many records can be lost by a crash or a power failure, and are then redone.
 
+One process at a time: an open pipeline holds an exclusive lock (on `PROGRESS.lock`, beside the progress file) until
+it is closed, and a second open, or a repair, is refused at once and names the holder. A pipeline that is dropped
+without `close()` releases its descriptors and its lock as a killed process would (in batch mode, the records since
+the last sync are redone by the next open).
+
     with Pipeline.open("out.jsonl", "progress.json") as p:
         for index, item in p.pending(items):
             p.commit({"summary": summarize(item)})
+
+All the I/O goes through `fsio` (reads never follow a final symlink and never block; writes through `fsio.sys`, the
+crash-test seam); a failed system call becomes a RehydrateError that says what to do, never a bare OSError.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
+import stat
 import time
 
-from rehydrate import fsio
-from rehydrate.errors import RehydrateError
+from rehydrate import fsio, safejson
+from rehydrate.errors import RehydrateError, UnsafeFile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,6 +43,12 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
 PROGRESS_WIDTH = 40  # the progress file is rewritten in place at one fixed width
+QUICK_TAIL_BYTES = 4 << 20  # the brief's quick check reads at most this much of each output's end
+MAX_CHECKED = 20  # the brief checks at most this many registered pipelines
+MAX_NAME = 80
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class Problem:
@@ -54,11 +71,97 @@ class Check:
         self.torn = b""
         self.torn_offset = 0
         self.problems: list[Problem] = []
+        self.unchecked: str | None = None  # why the cursor could not be compared (the quick check only)
 
     @property
     def expected(self) -> int:
         """The cursor the output calls for."""
         return 0 if self.last_index is None else self.last_index + 1
+
+
+# ---------------------------------------------------------------------------------------------------- I/O errors
+
+
+def _os_error(path: str, doing: str, e: OSError) -> RehydrateError:
+    """An OSError on a pipeline file, as a message that says what to do."""
+    if e.errno == errno.ELOOP:
+        return UnsafeFile(
+            f"{path} is a symbolic link; a pipeline only reads and writes regular files",
+            "point the pipeline at the real file, or move the link away",
+        )
+    if e.errno == errno.ENOENT:
+        folder = os.path.dirname(os.path.abspath(path))
+        return RehydrateError(
+            f"cannot {doing} {path}: the folder {folder} does not exist",
+            "create the folder first, or check the path",
+        )
+    if e.errno == errno.ENOTDIR:
+        return RehydrateError(f"cannot {doing} {path}: a part of its path is not a folder", "check the path")
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return RehydrateError(f"cannot {doing} {path}: permission denied", "check the permissions")
+    return RehydrateError(
+        f"cannot {doing} {path}: {e.strerror or e}",
+        "check the disk (space, permissions, a read-only mount), then open the pipeline again: its start-up check "
+        "cuts a torn last line and redoes the records that did not reach the disk",
+    )
+
+
+class _io:
+    """An OSError raised in the block, as a RehydrateError (a class, not contextlib: the hook path stays light)."""
+
+    def __init__(self, path: str, doing: str) -> None:
+        self.path = path
+        self.doing = doing
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: object) -> None:
+        if isinstance(e, OSError):
+            raise _os_error(self.path, self.doing, e) from None
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    with _io(path, "look at"):
+        return fsio.lstat(path)
+
+
+def _parse_index(raw: bytes, key: str) -> int | None:
+    """The record's integer index, or None if the line is not a JSON object that has one."""
+    try:
+        rec = safejson.loads(raw)  # a thousand nested `[` are a bad record, never a RecursionError
+    except ValueError:
+        return None
+    index = rec.get(key) if isinstance(rec, dict) else None
+    return index if isinstance(index, int) and not isinstance(index, bool) else None
+
+
+class _Sequence:
+    """Names each index that repeats, goes backwards or skips, and each line that is not a record."""
+
+    def __init__(self, key: str, c: Check) -> None:
+        self.key = key
+        self.c = c
+        self.previous: int | None = None
+
+    def line(self, raw: bytes, number: int | None) -> None:
+        index = _parse_index(raw, self.key)
+        if index is None:
+            self.c.problems.append(Problem("bad-record", f"not a JSON object with an integer {self.key!r}", number))
+            return
+        previous = self.previous
+        expected = 0 if previous is None else previous + 1
+        if index != expected and (previous is not None or number is not None):  # the quick check has no line 1
+            if previous is not None and index <= previous:
+                code = "index-repeats" if index == previous else "index-backwards"
+            else:
+                code = "index-skips"
+            self.c.problems.append(Problem(code, f"index {index} where {expected} was expected", number))
+        self.previous = index if previous is None else max(previous, index)
+        self.c.records += 1
+
+
+# ---------------------------------------------------------------------------------------------------- checks
 
 
 def check(output: str, progress: str, key: str = "index") -> Check:
@@ -72,97 +175,91 @@ def check(output: str, progress: str, key: str = "index") -> Check:
 
 def quick_check(output: str, progress: str, key: str = "index") -> Check:
     """check() from the output's last lines only: the cursor against the last complete record, and a torn tail.
-    Its cost does not grow with the output (the brief runs it); the full content check is check()'s."""
+
+    Its cost does not grow with the output (the brief runs it); the full content check is check()'s. When the last
+    record does not fit in QUICK_TAIL_BYTES, it does not guess: `unchecked` says why the cursor was not compared.
+    """
     c = Check()
     try:
-        _, buf, at_start = fsio.read_tail(output, 2, 16 << 20)
+        st = _lstat(output)
+        if st is not None and not stat.S_ISREG(st.st_mode):  # never open a FIFO or a device, even non-blocking
+            fsio.check_regular(output)  # names what it is
+        _, buf, at_start = fsio.read_tail(output, 2, QUICK_TAIL_BYTES)
     except FileNotFoundError:
         buf, at_start = b"", True
     except RehydrateError as e:
         c.problems.append(Problem("output-unreadable", e.message))
         return c
+    except OSError as e:
+        c.problems.append(Problem("output-unreadable", _os_error(output, "read", e).message))
+        return c
     pieces = buf.split(b"\n")
+    complete = pieces[:-1] if at_start else pieces[1:-1]  # without at_start, the first piece is a line's end
     if pieces[-1]:
         c.torn = pieces[-1]
-        c.problems.append(Problem("torn-tail", f"the last line ({len(pieces[-1])} bytes) has no newline"))
-    complete = [p for p in (pieces[:-1] if at_start else pieces[1:-1]) if p.strip()]
-    if complete:
-        try:
-            rec = json.loads(complete[-1])
-            index = rec.get(key) if isinstance(rec, dict) else None
-        except ValueError:
-            index = None
-        if isinstance(index, int) and not isinstance(index, bool):
-            c.last_index = index  # records stays 0: counting them would mean reading it all
-        else:
-            c.problems.append(Problem("bad-record", f"the last record has no integer {key!r}"))
+        size = f"{len(c.torn):,} bytes" if at_start or len(pieces) > 1 else f"more than {len(c.torn):,} bytes"
+        c.problems.append(Problem("torn-tail", f"the last line ({size}) has no newline"))
+    seq = _Sequence(key, c)
+    for raw in complete:
+        seq.line(raw, None)
+    c.records = 0  # counting the records would mean reading the whole output
+    if seq.previous is not None:
+        c.last_index = seq.previous
+    elif not at_start:
+        c.unchecked = (
+            f"the last record is larger than the {QUICK_TAIL_BYTES >> 20} MiB the quick check reads"
+            if not complete
+            else f"no record with an integer {key!r} in the last {QUICK_TAIL_BYTES >> 20} MiB"
+        )
     _read_progress(progress, c)
-    _compare(c)
+    if c.unchecked is None:
+        _compare(c)
     return c
 
 
 def _compare(c: Check) -> None:
     if c.cursor is not None and c.cursor != c.expected:
-        if c.cursor > c.expected:
-            c.problems.append(
-                Problem(
-                    "cursor-ahead",
-                    f"cursor {c.cursor} is {c.cursor - c.expected} ahead of the output "
-                    f"(its last index is {c.last_index}); moved back to {c.expected}",
-                )
+        way = "ahead of" if c.cursor > c.expected else "behind"
+        c.problems.append(
+            Problem(
+                "cursor-ahead" if c.cursor > c.expected else "cursor-behind",
+                f"cursor {c.cursor} is {abs(c.cursor - c.expected)} {way} the output "
+                f"(its last index is {c.last_index}): the output calls for {c.expected}",
             )
-        else:
-            c.problems.append(
-                Problem(
-                    "cursor-behind",
-                    f"cursor {c.cursor} is {c.expected - c.cursor} behind the output "
-                    f"(its last index is {c.last_index}); moved up to {c.expected}",
-                )
-            )
+        )
 
 
 def _read_output(output: str, key: str, c: Check) -> None:
-    fd = fsio.open_read(output)
+    fd = fsio.open_read(output)  # no-follow, non-blocking, regular files only
     if fd is None:
         return
-    os.close(fd)
+    seq = _Sequence(key, c)
     offset = 0
-    previous: int | None = None
-    with open(output, "rb") as f:
+    with _io(output, "read"), open(fd, "rb", closefd=True) as f:  # the descriptor just checked, never a reopen
         for number, raw in enumerate(f, 1):
             if not raw.endswith(b"\n"):
                 c.torn, c.torn_offset = raw, offset
-                c.problems.append(Problem("torn-tail", f"the last line ({len(raw)} bytes) has no newline", number))
+                c.problems.append(Problem("torn-tail", f"the last line ({len(raw):,} bytes) has no newline", number))
                 break
             offset += len(raw)
-            try:
-                rec = json.loads(raw)
-                index = rec[key] if isinstance(rec, dict) else None
-            except (ValueError, KeyError):
-                index = None
-            if not isinstance(index, int) or isinstance(index, bool):
-                c.problems.append(Problem("bad-record", f"not a JSON object with an integer {key!r}", number))
-                continue
-            expected = 0 if previous is None else previous + 1
-            if index != expected:
-                if previous is not None and index <= previous:
-                    code = "index-repeats" if index == previous else "index-backwards"
-                else:
-                    code = "index-skips"
-                c.problems.append(Problem(code, f"index {index} where {expected} was expected", number))
-            previous = index if previous is None else max(previous, index)
-            c.records += 1
-    c.last_index = previous
+            seq.line(raw, number)
+    c.last_index = seq.previous
 
 
 def _read_progress(progress: str, c: Check) -> None:
     try:
+        st = _lstat(progress)
+        if st is not None and not stat.S_ISREG(st.st_mode):  # never open a FIFO or a device, even non-blocking
+            fsio.check_regular(progress)  # names what it is
         data = fsio.read_bytes(progress, 1 << 20)
     except RehydrateError as e:
         c.problems.append(Problem("progress-unreadable", e.message))
         return
+    except OSError as e:
+        c.problems.append(Problem("progress-unreadable", _os_error(progress, "read", e).message))
+        return
     if data is None:
-        if c.records or c.torn:  # a pipeline that never started has neither file: nothing to say
+        if c.records or c.torn or c.last_index is not None or c.unchecked is not None:  # it has started
             c.problems.append(
                 Problem("progress-missing", "the progress file is missing; the cursor comes from the output")
             )
@@ -170,7 +267,7 @@ def _read_progress(progress: str, c: Check) -> None:
             c.cursor = 0
         return
     try:
-        value = json.loads(data) if data.strip() else None
+        value = safejson.loads(data) if data.strip() else None
         cursor = value.get("cursor") if isinstance(value, dict) else None
     except ValueError:
         cursor = None
@@ -186,13 +283,25 @@ def _read_progress(progress: str, c: Check) -> None:
 CONTENT = ("bad-record", "index-repeats", "index-backwards", "index-skips")
 
 
+# ---------------------------------------------------------------------------------------------------- repair
+
+
 def repair(output: str, progress: str, key: str = "index") -> tuple[Check, list[str]]:
     """The safe repairs: cut a torn last line (kept in a .broken file), set the cursor from the output.
 
     Damage in the records themselves (an index that repeats, goes backwards or skips) is not repaired: it is refused
-    with its line, since the output cannot say which record is right.
+    with its line, since the output cannot say which record is right. Refused too while the pipeline is open in
+    another process.
     """
     output, progress = os.path.abspath(output), os.path.abspath(progress)
+    lock = _Lock(output, progress)
+    try:
+        return _repair(output, progress, key)
+    finally:
+        lock.release()
+
+
+def _repair(output: str, progress: str, key: str) -> tuple[Check, list[str]]:
     c = check(output, progress, key)
     damaged = [p for p in c.problems if p.code in CONTENT]
     if damaged:
@@ -205,12 +314,12 @@ def repair(output: str, progress: str, key: str = "index") -> tuple[Check, list[
     if c.torn:
         broken = output + ".broken"
         n = 2
-        while os.path.lexists(broken):
+        while _lstat(broken) is not None:
             broken = f"{output}.broken.{n}"
             n += 1
         fsio.replace(broken, c.torn, "cursor.broken")
         fsio.truncate(output, c.torn_offset, "cursor.truncate")
-        done.append(f"cut a torn last line ({len(c.torn)} bytes) off {output}; kept in {broken}")
+        done.append(f"cut a torn last line ({len(c.torn):,} bytes) off {output}; kept in {broken}")
     if c.cursor != c.expected:
         _write_progress(progress, c.expected)
         done.append(
@@ -220,71 +329,238 @@ def repair(output: str, progress: str, key: str = "index") -> tuple[Check, list[
 
 
 def _write_progress(progress: str, cursor: int) -> None:
-    """Rewrite the progress file in place, at one fixed width, without a sync: the output can always redo it."""
+    """Rewrite the progress file in place, at one fixed width, without a sync: the output can always redo it.
+    (A write helper fsio does not have: it goes through fsio.sys, so the crash simulator sees it.)"""
     data = json.dumps({"cursor": cursor}).encode().ljust(PROGRESS_WIDTH - 1) + b"\n"
-    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    if fsio.lstat(progress) is not None:
-        fsio.check_regular(progress)
-    fd = fsio.sys.open(progress, flags)
-    try:
-        fsio.sys.write(fd, data)
-        if os.fstat(fd).st_size > len(data):
-            fsio.sys.ftruncate(fd, len(data))
-    finally:
-        fsio.sys.close(fd)
+    flags = os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK
+    st = _lstat(progress)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        fsio.check_regular(progress)  # names what it is
+    with _io(progress, "write"):
+        fd = fsio.sys.open(progress, flags)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise UnsafeFile(f"{progress} is not a regular file", "move it away, or point the pipeline elsewhere")
+            fsio.sys.write(fd, data)
+            if os.fstat(fd).st_size > len(data):
+                fsio.sys.ftruncate(fd, len(data))
+        finally:
+            fsio.sys.close(fd)
 
+
+# ---------------------------------------------------------------------------------------------------- the lock
+
+
+class _Lock:
+    """An exclusive flock on PROGRESS.lock, taken at once or refused (never waited for), held until release().
+
+    After the lock is taken, the file at the path must still be the one locked (another holder may have removed it on
+    release, or someone deleted it); otherwise it is taken again on the new file. `still_held` lets the holder see that
+    its lock file was deleted or replaced from under it, before each write.
+    """
+
+    def __init__(self, output: str, progress: str) -> None:
+        self.path = progress + ".lock"
+        self.fd: int | None = None
+        self.identity = (0, 0)
+        self.pid = os.getpid()
+        for _ in range(20):
+            fd = self._open()
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    raise RehydrateError(
+                        f"the pipeline {output} is already open {self._holder(fd)}",
+                        "let it finish or stop it first: two writers on one pipeline would each write every index",
+                    ) from None
+                except OSError as e:
+                    raise _os_error(self.path, "lock", e) from None
+                st, now = os.fstat(fd), _lstat(self.path)
+                if now is not None and (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+                    self.fd, self.identity = fd, (st.st_dev, st.st_ino)
+                    try:
+                        os.ftruncate(fd, 0)
+                        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)  # a note for the message above
+                    except OSError:
+                        pass
+                    return
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)  # the path now names another file: lock that one
+        raise RehydrateError(f"could not lock {self.path}: it keeps being replaced", "find what removes it, then retry")
+
+    def _open(self) -> int:
+        st = _lstat(self.path)
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            fsio.check_regular(self.path)  # names what it is
+        with _io(self.path, "create the lock file"):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK, 0o644)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            fsio.check_regular(self.path)
+            raise UnsafeFile(f"{self.path} is not a regular file", "move it away")
+        return fd
+
+    @staticmethod
+    def _holder(fd: int) -> str:
+        try:
+            pid = os.pread(fd, 20, 0).decode("ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            pid = ""
+        if pid == str(os.getpid()):
+            return "in this process (close the other Pipeline first)"
+        return f"in another process (pid {pid})" if pid.isdigit() else "in another process"
+
+    def still_held(self) -> bool:
+        try:
+            now = os.lstat(self.path)
+        except OSError:
+            return False
+        return (now.st_dev, now.st_ino) == self.identity
+
+    def release(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is None:
+            return
+        try:
+            if self.still_held() and os.getpid() == self.pid:  # not a forked child's copy
+                os.unlink(self.path)  # while still holding it: a waiter that opened it re-checks and retries
+        except OSError:
+            pass
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+# ---------------------------------------------------------------------------------------------------- registry
 
 REGISTRY = "pipelines.json"  # in the state folder: {name: {"output", "progress", "key", "total"}}
 
 
+def registry(state_root: str) -> dict[str, Any]:
+    """pipelines.json as a dict ({} if absent); RehydrateError if it cannot be read or is not a JSON object."""
+    path = os.path.join(state_root, REGISTRY)
+    with _io(path, "read"):
+        data = fsio.read_bytes(path, 1 << 20)
+    if not data:
+        return {}
+    try:
+        value = safejson.loads(data)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise RehydrateError(
+            f"{path} is not a JSON object of pipelines",
+            "fix it by hand or restore it from git (`cursor register` will not overwrite it)",
+        )
+    return value
+
+
 def registered(state_root: str) -> dict[str, dict[str, Any]]:
     try:
-        data = fsio.read_bytes(os.path.join(state_root, REGISTRY), 1 << 20)
-        value = json.loads(data) if data else {}
-    except (RehydrateError, ValueError):
+        entries = registry(state_root)
+    except RehydrateError:
         return {}
-    return {k: v for k, v in value.items() if isinstance(v, dict)} if isinstance(value, dict) else {}
+    return {k: v for k, v in entries.items() if isinstance(v, dict)}
+
+
+def _inside(project: str, value: object) -> str | None:
+    """The path for a registered file, if it resolves (symlinks and all) inside the project; None otherwise.
+    pipelines.json arrives by git pull: an absolute path, a `..` or a link out of the project is not followed."""
+    if not isinstance(value, str) or not value or "\0" in value:
+        return None
+    path = os.path.join(project, value)
+    root = os.path.realpath(project)
+    real = os.path.realpath(path)
+    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+        return None
+    return path
 
 
 def register(
     state_root: str, name: str, output: str, progress: str, key: str = "index", total: int | None = None
 ) -> None:
     """Register a pipeline in the state folder, so that the brief shows it and the recovery checks verify it.
-    Paths are kept relative to the state folder's parent (the project)."""
+
+    Paths are kept relative to the state folder's parent (the project), and must be inside it: the brief reads
+    nothing outside the project. Done under the state's lock, reading the registry again inside it, so that
+    parallel registrations all stay.
+    """
     project = os.path.dirname(os.path.abspath(state_root))
-    entries = registered(state_root)
-    entries[name] = {
-        "output": os.path.relpath(os.path.abspath(output), project),
-        "progress": os.path.relpath(os.path.abspath(progress), project),
-        "key": key,
-        "total": total,
-    }
-    fsio.replace(
-        os.path.join(state_root, REGISTRY),
-        (json.dumps(entries, indent=2, sort_keys=True) + "\n").encode(),
-        "cursor.register",
-    )
+    if not name or name != clean_name(name):
+        raise RehydrateError(
+            f"the pipeline name {name!r} is empty, too long or holds control characters",
+            f"use a short printable name (at most {MAX_NAME} characters)",
+        )
+    if not key:
+        raise RehydrateError("the index key is empty", "name the field that holds each record's index")
+    if total is not None and not 0 <= total < 10**15:
+        raise RehydrateError(f"the total {total} is out of range", "give the number of items, or leave it out")
+    paths = {}
+    for what, path in (("output", output), ("progress", progress)):
+        rel = os.path.relpath(os.path.abspath(path), project)
+        if _inside(project, rel) is None:
+            raise RehydrateError(
+                f"the {what} file {path} is outside the project {project}",
+                "the brief reads only files inside the project: keep the pipeline's files inside it, or check it "
+                "with `rehydrate cursor verify OUTPUT PROGRESS`",
+            )
+        paths[what] = rel
+    with fsio.locked(state_root):
+        entries = registry(state_root)
+        entries[name] = {**paths, "key": key, "total": total}
+        fsio.replace(
+            os.path.join(state_root, REGISTRY),
+            (json.dumps(entries, indent=2, sort_keys=True) + "\n").encode(),
+            "cursor.register",
+        )
 
 
-def summary(state_root: str, name: str, entry: dict[str, Any]) -> tuple[bool, str]:
-    """One line for the brief: "pass B: cursor 381 of 1,200; output ends at 379; cursor would roll back to 380"."""
+def clean_name(text: str) -> str:
+    """A name from pipelines.json as shown: printable characters only, at most MAX_NAME."""
+    return "".join(ch for ch in text if ch.isprintable())[:MAX_NAME]
+
+
+def summary(state_root: str, name: str, entry: dict[str, Any]) -> tuple[str, str]:
+    """(status, one line) for the brief: ("degraded", "pass B: cursor 381 of 1,200; output ends at 379; ...").
+
+    The status is "ok", "degraded", or "skipped" when the quick check could not look (the last record is too large
+    for it, or a registered path leaves the project): never a guess."""
     project = os.path.dirname(os.path.abspath(state_root))
-    c = quick_check(
-        os.path.join(project, str(entry.get("output"))),
-        os.path.join(project, str(entry.get("progress"))),
-        str(entry.get("key") or "index"),
-    )
+    label = clean_name(str(name)) or "?"
+    output, progress = _inside(project, entry.get("output")), _inside(project, entry.get("progress"))
+    if output is None or progress is None:
+        what = "output" if output is None else "progress file"
+        return "skipped", (
+            f"{label}: not checked: the path pipelines.json gives for its {what} leads outside the project, "
+            "and the brief reads nothing outside it"
+        )
+    key = entry.get("key")
+    c = quick_check(output, progress, key if isinstance(key, str) and key else "index")
     total = entry.get("total")
-    of = f" of {total:,}" if isinstance(total, int) else ""
-    ends = "output is empty" if c.last_index is None else f"output ends at {c.last_index:,}"
-    text = f"{name}: cursor {c.cursor if c.cursor is not None else '?'}{of}; {ends}"
+    of = f" of {total:,}" if isinstance(total, int) and not isinstance(total, bool) and 0 <= total < 10**15 else ""
+    if c.unchecked is not None:
+        ends = "output end not read"
+    else:
+        ends = "output is empty" if c.last_index is None else f"output ends at {c.last_index:,}"
+    text = f"{label}: cursor {c.cursor if c.cursor is not None else '?'}{of}; {ends}"
     if c.problems:
         text += "; " + "; ".join(p.message for p in c.problems[:3])
-    return not c.problems, text
+    if c.unchecked is not None:
+        text += f"; the cursor was not compared: {c.unchecked}"
+    status = "degraded" if c.problems else "skipped" if c.unchecked is not None else "ok"
+    return status, text
+
+
+# ---------------------------------------------------------------------------------------------------- Pipeline
 
 
 class Pipeline:
     """An open pipeline: commit one record at a time; the cursor follows the output."""
+
+    _fd: int | None = None  # class defaults: __del__ may run on an instance whose __init__ never finished
+    _lock: _Lock | None = None
 
     def __init__(self, output: str, progress: str, key: str, batch: int, batch_ms: float | None) -> None:
         self.output = output
@@ -294,7 +570,8 @@ class Pipeline:
         self.batch_ms = batch_ms
         self.cursor = 0
         self.report: list[str] = []  # what opening found and repaired
-        self._fd: int | None = None
+        self._fd = None
+        self._lock = None
         self._buffer: list[bytes] = []  # lines committed but not yet written (batch mode)
         self._unsynced = 0
         self._last_sync = time.monotonic()
@@ -315,20 +592,30 @@ class Pipeline:
         With batch=N and/or batch_ms=T, records are kept in memory and written and synced together every N records
         or once T milliseconds have passed since the last sync (checked at each commit): a crash, a kill or a power
         failure can lose the records since the last sync, and the next open redoes them.
+
+        Only one process has a pipeline open at a time: RehydrateError at once if another has it.
         """
         if batch < 1:
             raise RehydrateError("batch must be at least 1")
         p = cls(os.fspath(output), os.fspath(progress), key, batch, batch_ms)
-        c, done = repair(p.output, p.progress, key)
-        p.report = [x.message for x in c.problems if x.code not in CONTENT] + done
-        p.cursor = c.expected
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        if fsio.lstat(p.output) is not None:
-            fsio.check_regular(p.output)
-        created = fsio.lstat(p.output) is None
-        p._fd = fsio.sys.open(p.output, flags)
-        if created:  # a new output file: its folder entry must be durable too
-            fsio.fsync_dir(os.path.dirname(os.path.abspath(p.output)), "cursor.create")
+        out, prog = os.path.abspath(p.output), os.path.abspath(p.progress)
+        p._lock = _Lock(out, prog)
+        try:
+            c, done = _repair(out, prog, key)
+            p.report = [x.message for x in c.problems if x.code not in CONTENT] + done
+            p.cursor = c.expected
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK
+            with _io(out, "open"):
+                created = not fsio.check_regular(out)
+                p._fd = fsio.sys.open(out, flags)
+            if not stat.S_ISREG(os.fstat(p._fd).st_mode):
+                fsio.check_regular(out)
+                raise UnsafeFile(f"{out} is not a regular file", "move it away, or point the pipeline elsewhere")
+            if created:  # a new output file: its folder entry must be durable too
+                fsio.fsync_dir(os.path.dirname(out), "cursor.create")
+        except BaseException:
+            p._release()
+            raise
         return p
 
     def pending(self, items: Sequence[T]) -> Iterator[tuple[int, T]]:
@@ -344,8 +631,11 @@ class Pipeline:
         if self._fd is None:
             raise RehydrateError("the pipeline is closed")
         index = self.cursor
-        line = json.dumps({**record, self.key: index}, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-        self._buffer.append(line)
+        try:
+            text = json.dumps({**record, self.key: index}, ensure_ascii=False, separators=(",", ":"))
+        except RecursionError:
+            raise safejson.TooDeep(f"record {index} is nested too deeply to write as JSON") from None
+        self._buffer.append(text.encode() + b"\n")
         self._unsynced += 1
         self.cursor = index + 1
         if self._unsynced >= self.batch or (
@@ -355,22 +645,56 @@ class Pipeline:
         return index
 
     def sync(self) -> None:
-        """Make every written record durable, then advance the progress file to match."""
-        if self._fd is not None and self._unsynced:
-            view = memoryview(b"".join(self._buffer))
+        """Make every written record durable, then advance the progress file to match.
+
+        If the lock file was removed or replaced (another process may be writing the same output), or a write fails,
+        nothing more is written: the pipeline closes itself and raises; the next open redoes what was lost."""
+        if self._fd is None or not self._unsynced:
+            return
+        if self._lock is not None and not self._lock.still_held():
+            self._release()
+            raise RehydrateError(
+                f"the lock file of the pipeline {self.output} was removed or replaced while this process held it; "
+                "it stopped before writing, since another process may be writing the same output",
+                f"make sure only one process runs it, then run `rehydrate cursor verify {self.output} {self.progress}`",
+            )
+        try:
+            with _io(self.output, "write"):
+                view = memoryview(b"".join(self._buffer))
+                while view:  # one write in practice; a short write is finished, never left torn
+                    view = view[fsio.sys.write(self._fd, bytes(view)) :]
+                fsio.sys.fsync(self._fd, "cursor.output")
             self._buffer.clear()
-            while view:  # one write in practice; a short write is finished, never left torn
-                view = view[fsio.sys.write(self._fd, bytes(view)) :]
-            fsio.sys.fsync(self._fd, "cursor.output")
             self._unsynced = 0
             self._last_sync = time.monotonic()
             _write_progress(self.progress, self.cursor)
+        except BaseException:
+            self._release()  # a half-written batch is cut or redone by the next open, never appended to
+            raise
 
     def close(self) -> None:
-        if self._fd is not None:
-            self.sync()
-            fsio.sys.close(self._fd)
-            self._fd = None
+        try:
+            if self._fd is not None:
+                self.sync()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Close the output and release the lock without writing anything (what a killed process leaves)."""
+        fd, self._fd = self._fd, None
+        lock, self._lock = self._lock, None
+        try:
+            if fd is not None:
+                fsio.sys.close(fd)
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def __del__(self) -> None:
+        try:
+            self._release()
+        except Exception:
+            pass
 
     def __enter__(self) -> Pipeline:
         return self

@@ -2,7 +2,9 @@
 
 `start` launches git and `finish` reads its answer, so that a checkpoint can reconcile the state while git runs.
 git is started with os.posix_spawn rather than subprocess: importing subprocess (and threading) costs more than the
-whole git call, on a path that runs at every checkpoint (bench/startup.py measures it).
+whole git call, on a path that runs at every checkpoint (bench/startup.py measures it). Its answer is waited for with
+poll(), not select(): select() refuses descriptor numbers above 1,023, which a long-lived process (an MCP server, a
+test suite) can reach.
 """
 
 from __future__ import annotations
@@ -31,8 +33,16 @@ class Pending:
 def start(state_dir: str) -> Pending:
     argv = ["git", "-C", state_dir, "status", "--porcelain=v2", "--branch", "-z", "--", ":/", ":(exclude)."]
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    read_fd, write_fd = os.pipe()
-    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        read_fd, write_fd = os.pipe()
+    except OSError as e:  # out of descriptors: the checkpoint goes on without git, and says so
+        return Pending(None, None, f"git could not start: {e.strerror}")
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+    except OSError as e:
+        os.close(read_fd)
+        os.close(write_fd)
+        return Pending(None, None, f"git could not start: {e.strerror}")
     try:
         pid = os.posix_spawnp(
             "git",
@@ -65,9 +75,11 @@ def finish(pending: Pending) -> dict[str, Any]:
     deadline = time.monotonic() + TIMEOUT
     timed_out = False
     try:
+        poller = select.poll()  # any descriptor number, unlike select.select
+        poller.register(pending.fd, select.POLLIN)
         while True:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([pending.fd], [], [], left)[0]:
+            if left <= 0 or not poller.poll(int(left * 1000) + 1):
                 timed_out = True
                 os.kill(pending.pid, 9)  # SIGKILL (the signal module costs the hook path 0.5 ms to import)
                 break

@@ -1,8 +1,17 @@
-"""cursors: every registered pipeline's cursor against its output file."""
+"""cursors: every registered pipeline's cursor against its output file.
+
+state/pipelines.json arrives by git pull like the rest of the state: its paths are untrusted. Only paths that resolve
+inside the project are read, never through a final symlink, never a FIFO or a device, and only each output's tail;
+at most cursor.MAX_CHECKED pipelines are looked at. What could not be looked at is reported as skipped, never as ok.
+"""
 
 from __future__ import annotations
 
 from rehydrate.checks import Context, Finding
+from rehydrate.errors import RehydrateError
+
+REPAIR = "run `rehydrate cursor repair OUTPUT PROGRESS` before going on with the pipeline"
+VERIFY = "run `rehydrate cursor verify OUTPUT PROGRESS` (the paths registered in state/pipelines.json)"
 
 
 class CursorsCheck:
@@ -13,10 +22,23 @@ class CursorsCheck:
 
         if context.state is None:
             return []
-        entries = cursor.registered(context.state.root)
+        try:
+            entries = cursor.registry(context.state.root)
+        except RehydrateError as e:
+            return [Finding(self.name, "degraded", f"the registered pipelines could not be read: {e.message}", e.hint)]
         findings = []
-        for name, entry in sorted(entries.items()):
-            ok, text = cursor.summary(context.state.root, name, entry)
-            action = None if ok else "run `rehydrate cursor repair OUTPUT PROGRESS` before going on with the pipeline"
-            findings.append(Finding(self.name, "ok" if ok else "degraded", text, action))
+        names = sorted(entries)
+        for name in names[: cursor.MAX_CHECKED]:
+            entry = entries[name]
+            if not isinstance(entry, dict):
+                text = f"{cursor.clean_name(name)}: not checked: its entry in pipelines.json is not an object"
+                findings.append(Finding(self.name, "skipped", text, "fix or remove it in state/pipelines.json"))
+                continue
+            status, text = cursor.summary(context.state.root, name, entry)
+            action = {"ok": None, "skipped": VERIFY}.get(status, REPAIR)
+            findings.append(Finding(self.name, status, text, action))
+        if len(names) > cursor.MAX_CHECKED:
+            more = len(names) - cursor.MAX_CHECKED
+            text = f"{more} more registered pipeline(s) not checked: the brief checks at most {cursor.MAX_CHECKED}"
+            findings.append(Finding(self.name, "skipped", text, VERIFY))
         return findings
