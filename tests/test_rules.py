@@ -44,3 +44,10 @@ def test_custom_state_folder_is_named_in_the_rule(tmp_path: Path) -> None:
     r = rehydrate("init", "--goal", "g", "--dir", str(tmp_path / ".agent-state"), "--rules", "gemini", cwd=tmp_path)
     assert r.code == 0, r.err
     assert "`.agent-state/`" in (tmp_path / "GEMINI.md").read_text()
+
+
+def test_bytes_that_are_not_utf8_survive_the_rule(repo: Path) -> None:
+    (repo / "CLAUDE.md").write_bytes(b"# Caf\xe9 notes (Latin-1)\n")
+    assert rehydrate("init", "--goal", "g", "--rules", "claude").code == 0
+    data = (repo / "CLAUDE.md").read_bytes()
+    assert data.startswith(b"# Caf\xe9 notes (Latin-1)\n\n") and rules.BEGIN.encode() in data
