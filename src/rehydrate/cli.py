@@ -304,9 +304,14 @@ def _open(args: argparse.Namespace) -> Any:
 
 def cmd_init(args: argparse.Namespace) -> int:
     from rehydrate import rules
-    from rehydrate.state import State
+    from rehydrate.state import State, locate
 
     create = rules.parse_names(args.rules)
+    # the instruction files are checked (symlinks out of the project refused) before the state exists, so that a
+    # refusal leaves no half-done init behind; the folder is found as State.init finds it
+    env_dir = os.environ.get("REHYDRATE_DIR") or "state"
+    planned = locate(args.dir) if args.dir is not None else os.path.abspath(env_dir)
+    rules.plan(os.path.dirname(planned), os.path.basename(planned), create)
     state, out = State.init(args.dir, args.goal, args.done_when, args.actor)
     project = os.path.dirname(state.root)
     installed = rules.install(project, os.path.relpath(state.root, project), create)
@@ -528,6 +533,8 @@ def cmd_install(args: argparse.Namespace) -> int:
     names = install.HARNESSES if "all" in args.harness else tuple(dict.fromkeys(args.harness))
     if args.uninstall:  # the reverse of the install: a file or folder two harnesses share goes with the first
         names = tuple(reversed(names))
+    # every harness's files are read and checked before any is written: a refusal leaves nothing half-installed
+    install.preflight(names, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel)
     results = []
     for harness in names:  # one after the other: two harnesses can share a file (Gemini's settings.json)
         changes = install.plan(harness, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel)
