@@ -3,12 +3,18 @@
 One module per format (claude, codex). A reader streams a file line by line (memory grows with the number of
 turns and tool calls, not with the file's bytes), counts and skips lines it cannot parse, and keeps record types it
 does not know (counted by type). `tail` reads the last turns from the end of a file, without reading the rest.
+
+A transcript is other people's input: files are opened without blocking and only when regular (a FIFO, a device or a
+folder is refused with an OSError), and a record nested too deeply for the parser is a bad line, never a
+RecursionError. Nothing here imports the rest of rehydrate.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 
 try:  # orjson parses several times faster; it is optional (pip install 'rehydrate[audit]'), json is the fallback
     from orjson import loads as _loads
@@ -18,9 +24,50 @@ except ImportError:  # pragma: no cover - depends on the environment
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any
+    from typing import Any, BinaryIO
 
 MAX_LINE = 64 << 20  # a longer line is skipped as unreadable, without being held in memory
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+TOO_DEEP = "<nested too deeply>"
+
+
+def open_regular(path: str) -> BinaryIO:
+    """A regular file open for reading. Never blocks: a FIFO, a device or a folder (also behind a symlink) is refused
+    with an OSError whose strerror is "not a regular file"."""
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def loads(raw: str | bytes) -> Any:
+    """One record, with the fast parser; ValueError for anything but JSON, also for JSON nested too deeply."""
+    try:
+        return _loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def canonical(value: Any) -> str:
+    """value as canonical JSON (sorted keys): identical inputs give identical text; one too deep gives TOO_DEEP."""
+    try:
+        return json.dumps(value, sort_keys=True)
+    except (RecursionError, ValueError):
+        return TOO_DEEP
+
+
+def label(value: Any) -> str:
+    """A field's value as text: strings and scalars as themselves, anything else by its type (never its repr, which
+    recurses into a value nested too deeply)."""
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, (bool, int, float)):
+        return str(value)
+    return f"<{type(value).__name__}>"
 
 
 def obj(value: Any) -> dict[str, Any]:
@@ -98,7 +145,7 @@ class Session:
 
 def lines(path: str) -> Iterator[tuple[int, bytes | None]]:
     """(line number, bytes) of each line; None for a line longer than MAX_LINE (skipped, never held)."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         number = 0
         while True:
             raw = f.readline(MAX_LINE + 1)
@@ -124,7 +171,7 @@ def records(path: str, session: Session) -> Iterator[tuple[int, dict[str, Any]]]
             continue
         try:
             rec = _loads(raw)
-        except ValueError:  # a torn last line, invalid UTF-8, anything but JSON
+        except (ValueError, RecursionError):  # a torn last line, invalid UTF-8, anything but JSON, nested too deeply
             session.bad_lines += 1
             continue
         if isinstance(rec, dict):
@@ -140,7 +187,7 @@ def detect(path: str) -> str | None:
             if n > 50:
                 break
             try:
-                rec = json.loads(raw) if raw else None
+                rec = loads(raw) if raw else None
             except ValueError:
                 continue
             if not isinstance(rec, dict):
@@ -174,7 +221,7 @@ def tail(path: str, turns: int, harness: str | None = None) -> list[dict[str, An
     seen = 0
     for raw in _backwards(path):
         try:
-            rec = json.loads(raw)
+            rec = loads(raw)
         except ValueError:
             continue
         if not isinstance(rec, dict):
@@ -193,7 +240,7 @@ def newer_than(path: str, since: str) -> Iterator[dict[str, Any]]:
     depends on what came after `since`, not on the file's size. Unparsable or unstamped lines are skipped."""
     for raw in _backwards(path):
         try:
-            rec = _loads(raw)
+            rec = loads(raw)
         except ValueError:
             continue
         if not isinstance(rec, dict) or not isinstance(rec.get("timestamp"), str):
@@ -204,21 +251,34 @@ def newer_than(path: str, since: str) -> Iterator[dict[str, Any]]:
 
 
 def _backwards(path: str, chunk: int = 1 << 16) -> Iterator[bytes]:
-    """The lines of a file, last first, read in chunks from its end."""
-    with open(path, "rb") as f:
+    """The lines of a file, last first, read in chunks from its end.
+
+    Linear in the bytes read: each chunk is read and split once, and a line is joined once, when its start is found
+    (never re-scanned as it grows). A line longer than MAX_LINE is skipped whole: never held, never yielded in part.
+    """
+    with open_regular(path) as f:
         end = f.seek(0, os.SEEK_END)
-        rest = b""
+        pieces: list[bytes] = []  # the line being read, last piece first
+        held = 0  # bytes in pieces
+        skipping = False  # the line being read is longer than MAX_LINE
         while end > 0:
             step = min(chunk, end)
             end -= step
             f.seek(end)
-            block = f.read(step) + rest
-            parts = block.split(b"\n")
-            rest = parts[0]
-            for part in reversed(parts[1:]):
-                if part.strip():
-                    yield part
-            if len(rest) > MAX_LINE:  # a line too long to be a record: drop it
-                rest = b""
-        if rest.strip():
-            yield rest
+            parts = f.read(step).split(b"\n")
+            for part in reversed(parts[1:]):  # each one ends at a newline: its line is complete
+                if not skipping and held + len(part) <= MAX_LINE:
+                    pieces.append(part)
+                    line = part if len(pieces) == 1 else b"".join(reversed(pieces))
+                    if line.strip():
+                        yield line
+                pieces, held, skipping = [], 0, False
+            if not skipping:
+                pieces.append(parts[0])
+                held += len(parts[0])
+                if held > MAX_LINE:  # a line too long to be a record: drop what is held, skip to its start
+                    pieces, held, skipping = [], 0, True
+        if not skipping and pieces:
+            line = b"".join(reversed(pieces))
+            if line.strip():
+                yield line

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
-from rehydrate.transcripts import Compaction, Session, ToolCall, obj, records
+from rehydrate.transcripts import Compaction, Session, ToolCall, canonical, label, obj, records
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,9 +35,9 @@ def read(path: str) -> Session:
     calls: dict[str, ToolCall] = {}
     seen_messages: set[str] = set()
     for number, rec in records(path, session):
-        kind = str(rec.get("type"))
+        kind = label(rec.get("type"))
         subtype = rec.get("subtype")
-        session.count(f"{kind}:{subtype}" if subtype else kind)
+        session.count(f"{kind}:{label(subtype)}" if subtype else kind)
         time = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
         message = obj(rec.get("message"))
         content = message.get("content")
@@ -56,11 +54,12 @@ def read(path: str) -> Session:
                 session.usage(number, time, context_size(message.get("usage")))
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
-                    name = str(block.get("name"))
+                    name = label(block.get("name"))
                     tool_input = obj(block.get("input"))
                     files = [str(tool_input[k]) for k in FILE_KEYS if isinstance(tool_input.get(k), str)]
-                    key = name + " " + json.dumps(tool_input, sort_keys=True)
-                    call = ToolCall(block.get("id"), name, files, key, number, time)
+                    key = name + " " + canonical(tool_input)
+                    ident = block.get("id")
+                    call = ToolCall(ident if isinstance(ident, str) else None, name, files, key, number, time)
                     session.tool_calls.append(call)
                     if isinstance(call.ident, str):
                         calls[call.ident] = call
@@ -69,7 +68,7 @@ def read(path: str) -> Session:
                 session.user_turns += 1
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
-                    result_of = calls.get(str(block.get("tool_use_id")))
+                    result_of = calls.get(label(block.get("tool_use_id")))
                     if result_of is not None and (block.get("is_error") is True or _error_text(block.get("content"))):
                         result_of.failed = True
     return session
@@ -78,5 +77,5 @@ def read(path: str) -> Session:
 def _error_text(content: Any) -> bool:
     text = content if isinstance(content, str) else ""
     if isinstance(content, list):
-        text = "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+        text = "".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
     return text.lstrip().startswith("<tool_use_error>")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import re
 
-from rehydrate.transcripts import Compaction, Session, ToolCall, obj, records
+from rehydrate.transcripts import Compaction, Session, ToolCall, canonical, label, loads, obj, records
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,8 +24,8 @@ def _files(name: str, arguments: Any) -> list[str]:
     if name == "apply_patch" or "*** Begin Patch" in text:
         return [a or b for a, b in PATCH_FILE.findall(text)]
     try:
-        args = json.loads(text) if text else {}
-    except ValueError:
+        args = loads(text) if text else {}
+    except ValueError:  # not JSON, or nested too deeply
         return []
     if isinstance(args, dict):
         return [str(args[k]) for k in ("path", "file_path") if isinstance(args.get(k), str)]
@@ -34,9 +33,9 @@ def _files(name: str, arguments: Any) -> list[str]:
 
 
 def _failed(output: Any) -> bool:
-    text = output if isinstance(output, str) else json.dumps(output)
+    text = output if isinstance(output, str) else canonical(output)
     try:
-        data = json.loads(text)
+        data = loads(text)
         meta = data.get("metadata") if isinstance(data, dict) else None
         if isinstance(meta, dict) and isinstance(meta.get("exit_code"), int):
             return bool(meta["exit_code"] != 0)
@@ -51,10 +50,10 @@ def read(path: str) -> Session:
     calls: dict[str, ToolCall] = {}
     last_total: int | None = None
     for number, rec in records(path, session):
-        kind = str(rec.get("type"))
+        kind = label(rec.get("type"))
         payload = obj(rec.get("payload"))
         ptype = payload.get("type")
-        session.count(f"{kind}:{ptype}" if ptype else kind)
+        session.count(f"{kind}:{label(ptype)}" if ptype else kind)
         time = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
         if kind == "compacted":
             before = session.turns[-1].context if session.turns else None
@@ -68,6 +67,7 @@ def read(path: str) -> Session:
                 if isinstance(info.get("total_token_usage"), dict)
                 else None
             )
+            total = total if isinstance(total, int) else None  # compared below: never a nested value
             if total is not None and total == last_total:
                 continue  # the same usage reported again
             last_total = total
@@ -77,15 +77,16 @@ def read(path: str) -> Session:
         elif kind == "event_msg" and ptype == "user_message":
             session.user_turns += 1
         elif kind == "response_item" and ptype in ("function_call", "custom_tool_call", "local_shell_call"):
-            name = str(payload.get("name") or ptype)
+            name = label(payload.get("name") or ptype)
             arguments = payload.get("arguments", payload.get("input"))
-            key = name + " " + (arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True))
-            call = ToolCall(payload.get("call_id"), name, _files(name, arguments), key, number, time)
+            key = name + " " + (arguments if isinstance(arguments, str) else canonical(arguments))
+            ident = payload.get("call_id")
+            call = ToolCall(ident if isinstance(ident, str) else None, name, _files(name, arguments), key, number, time)
             session.tool_calls.append(call)
             if isinstance(call.ident, str):
                 calls[call.ident] = call
         elif kind == "response_item" and ptype in ("function_call_output", "custom_tool_call_output"):
-            result_of = calls.get(str(payload.get("call_id")))
+            result_of = calls.get(label(payload.get("call_id")))
             if result_of is not None and _failed(payload.get("output")):
                 result_of.failed = True
     return session
