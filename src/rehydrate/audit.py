@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import datetime
 import os
-import stat
 import sys
 
-from rehydrate import transcripts
+from rehydrate import layout, transcripts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -101,13 +100,10 @@ def report(paths: list[str], progress: bool = False) -> dict[str, Any]:
     errors: list[dict[str, str]] = []
     for n, path in enumerate(paths, 1):
         if progress:
-            sys.stderr.write(f"\r[{n}/{len(paths)}] {os.path.basename(path)[:60]:<60}")
+            sys.stderr.write(f"\r[{n}/{len(paths)}] {shown(os.path.basename(path))[:60]:<60}")
             sys.stderr.flush()
         try:
-            if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block a plain open for ever
-                errors.append({"path": path, "message": "not a regular file"})
-                continue
-            s = transcripts.read(path)
+            s = transcripts.read(path)  # a FIFO, a device or a folder is refused: "not a regular file"
         except OSError as e:
             errors.append(_error(path, e))
             continue
@@ -144,23 +140,32 @@ def report(paths: list[str], progress: bool = False) -> dict[str, Any]:
     }
 
 
+def shown(value: object) -> str:
+    """A field from a transcript or a path as it may be shown: one line, no control, invisible or bidi characters
+    (an escape sequence, NUL, CR or a right-to-left override in a file name or a record never reaches a terminal)."""
+    return layout.clean(str(value), one_line=True)
+
+
 def render(data: dict[str, Any]) -> str:
-    """The report as text for a person."""
+    """The report as text for a person. Every field that came from a transcript or a path passes through shown()."""
     lines = []
     for s in data["sessions"]:
         if not s["compactions"]:
             continue
         sizes = [c for c in s["context"] if c]
         peak = f", peak context {max(sizes):,} tokens" if sizes else ""
-        lines.append(f"{s['path']} ({s['harness']}, {s['user_turns']} user turns, {s['tool_calls']} tool calls{peak})")
+        lines.append(
+            f"{shown(s['path'])} ({shown(s['harness'])}, {s['user_turns']} user turns, {s['tool_calls']} tool calls"
+            f"{peak})"
+        )
         for c in s["compactions"]:
             before = f"{c['tokens_before']:,}" if c["tokens_before"] is not None else "?"
             after = f"{c['tokens_after']:,}" if c["tokens_after"] is not None else "?"
-            when = (c["time"] or "")[:16].replace("T", " ")
-            trigger = c["trigger"] or "trigger unknown"
+            when = shown((c["time"] or "")[:16].replace("T", " "))
+            trigger = shown(c["trigger"]) if c["trigger"] else "trigger unknown"
             lines.append(f"  compaction ({trigger}) at line {c['line']} {when}: {before} -> {after} tokens")
             if c["files_edited_again"]:
-                lines.append(f"    edited again after it: {', '.join(c['files_edited_again'][:8])}")
+                lines.append(f"    edited again after it: {', '.join(shown(f) for f in c['files_edited_again'][:8])}")
             if c["repeated_calls"]:
                 lines.append(f"    identical tool calls repeated after it: {c['repeated_calls']}")
             lines.append(f"    tool errors: {c['errors_before']} before, {c['errors_after']} after")
@@ -173,7 +178,7 @@ def render(data: dict[str, Any]) -> str:
     )
     if summary["ranked"]:
         lines.append("most symptoms after a compaction:")
-        lines += [f"  {r['score']:>4}  {r['path']}" for r in summary["ranked"][:10]]
+        lines += [f"  {r['score']:>4}  {shown(r['path'])}" for r in summary["ranked"][:10]]
     for e in data["errors"]:
-        lines.append(f"unreadable: {e['path']}: {e['message']}")
+        lines.append(f"unreadable: {shown(e['path'])}: {shown(e['message'])}")
     return "\n".join(lines) + "\n"

@@ -2,7 +2,8 @@
 the context's size by turn with each compaction marked, and the symptoms that followed it.
 
 Built on Plotly (`pip install 'rehydrate[html]'`), imported only here. Its JavaScript is embedded once in the page.
-Everything that comes from a transcript (paths, tool names) is escaped: a transcript is other people's text.
+Everything that comes from a transcript (paths, triggers, times, file names) is cleaned of control, invisible and bidi
+characters, then escaped: a transcript is other people's text.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
+
+from rehydrate.audit import shown
 
 MAX_CHARTS = 60  # the sessions with the most symptoms first; the rest are listed in a table
 
@@ -24,7 +27,8 @@ table { border-collapse: collapse; font-size: .9em; } td, th { padding: .2em .6e
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    """A field as HTML text: one line, no control, invisible or bidi characters (audit.shown), then escaped."""
+    return html.escape(shown(value), quote=True)
 
 
 def _chart(session: dict[str, Any], n: int) -> str:
