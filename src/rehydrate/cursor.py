@@ -126,6 +126,33 @@ def _lstat(path: str) -> os.stat_result | None:
         return fsio.lstat(path)
 
 
+def _not_regular(path: str, mode: int) -> UnsafeFile:
+    kind = (
+        "a symbolic link"
+        if stat.S_ISLNK(mode)
+        else "a folder"
+        if stat.S_ISDIR(mode)
+        else "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "not a regular file"
+    )
+    return UnsafeFile(
+        f"{path} is {kind}; a pipeline only reads and writes regular files",
+        "point the pipeline at a regular file, or move this one away",
+    )
+
+
+def _regular(path: str) -> bool:
+    """True for a regular file, False if absent; UnsafeFile for anything else, which is never opened (a FIFO would
+    block, a device could do anything)."""
+    st = _lstat(path)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise _not_regular(path, st.st_mode)
+    return st is not None
+
+
 def _parse_index(raw: bytes, key: str) -> int | None:
     """The record's integer index, or None if the line is not a JSON object that has one."""
     try:
@@ -181,9 +208,7 @@ def quick_check(output: str, progress: str, key: str = "index") -> Check:
     """
     c = Check()
     try:
-        st = _lstat(output)
-        if st is not None and not stat.S_ISREG(st.st_mode):  # never open a FIFO or a device, even non-blocking
-            fsio.check_regular(output)  # names what it is
+        _regular(output)
         _, buf, at_start = fsio.read_tail(output, 2, QUICK_TAIL_BYTES)
     except FileNotFoundError:
         buf, at_start = b"", True
@@ -206,11 +231,13 @@ def quick_check(output: str, progress: str, key: str = "index") -> Check:
     if seq.previous is not None:
         c.last_index = seq.previous
     elif not at_start:
-        c.unchecked = (
-            f"the last record is larger than the {QUICK_TAIL_BYTES >> 20} MiB the quick check reads"
-            if not complete
-            else f"no record with an integer {key!r} in the last {QUICK_TAIL_BYTES >> 20} MiB"
-        )
+        window = f"the {QUICK_TAIL_BYTES >> 20} MiB the quick check reads"
+        if complete:
+            c.unchecked = f"no record with an integer {key!r} in {window}"
+        elif c.torn and len(pieces) == 1:
+            c.unchecked = f"the torn last line alone is larger than {window}"
+        else:
+            c.unchecked = f"the last record is larger than {window}"
     _read_progress(progress, c)
     if c.unchecked is None:
         _compare(c)
@@ -230,6 +257,7 @@ def _compare(c: Check) -> None:
 
 
 def _read_output(output: str, key: str, c: Check) -> None:
+    _regular(output)
     fd = fsio.open_read(output)  # no-follow, non-blocking, regular files only
     if fd is None:
         return
@@ -248,9 +276,7 @@ def _read_output(output: str, key: str, c: Check) -> None:
 
 def _read_progress(progress: str, c: Check) -> None:
     try:
-        st = _lstat(progress)
-        if st is not None and not stat.S_ISREG(st.st_mode):  # never open a FIFO or a device, even non-blocking
-            fsio.check_regular(progress)  # names what it is
+        _regular(progress)
         data = fsio.read_bytes(progress, 1 << 20)
     except RehydrateError as e:
         c.problems.append(Problem("progress-unreadable", e.message))
@@ -333,14 +359,13 @@ def _write_progress(progress: str, cursor: int) -> None:
     (A write helper fsio does not have: it goes through fsio.sys, so the crash simulator sees it.)"""
     data = json.dumps({"cursor": cursor}).encode().ljust(PROGRESS_WIDTH - 1) + b"\n"
     flags = os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK
-    st = _lstat(progress)
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        fsio.check_regular(progress)  # names what it is
+    _regular(progress)
     with _io(progress, "write"):
         fd = fsio.sys.open(progress, flags)
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise UnsafeFile(f"{progress} is not a regular file", "move it away, or point the pipeline elsewhere")
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise _not_regular(progress, mode)
             fsio.sys.write(fd, data)
             if os.fstat(fd).st_size > len(data):
                 fsio.sys.ftruncate(fd, len(data))
@@ -392,15 +417,13 @@ class _Lock:
         raise RehydrateError(f"could not lock {self.path}: it keeps being replaced", "find what removes it, then retry")
 
     def _open(self) -> int:
-        st = _lstat(self.path)
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            fsio.check_regular(self.path)  # names what it is
+        _regular(self.path)
         with _io(self.path, "create the lock file"):
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK, 0o644)
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
             os.close(fd)
-            fsio.check_regular(self.path)
-            raise UnsafeFile(f"{self.path} is not a regular file", "move it away")
+            raise _not_regular(self.path, mode)
         return fd
 
     @staticmethod
@@ -549,6 +572,7 @@ def summary(state_root: str, name: str, entry: dict[str, Any]) -> tuple[str, str
         text += "; " + "; ".join(p.message for p in c.problems[:3])
     if c.unchecked is not None:
         text += f"; the cursor was not compared: {c.unchecked}"
+    text = text.replace(os.path.join(project, ""), "")  # paths as registered: relative to the project
     status = "degraded" if c.problems else "skipped" if c.unchecked is not None else "ok"
     return status, text
 
@@ -605,12 +629,12 @@ class Pipeline:
             p.report = [x.message for x in c.problems if x.code not in CONTENT] + done
             p.cursor = c.expected
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK
+            created = not _regular(out)
             with _io(out, "open"):
-                created = not fsio.check_regular(out)
                 p._fd = fsio.sys.open(out, flags)
-            if not stat.S_ISREG(os.fstat(p._fd).st_mode):
-                fsio.check_regular(out)
-                raise UnsafeFile(f"{out} is not a regular file", "move it away, or point the pipeline elsewhere")
+            mode = os.fstat(p._fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise _not_regular(out, mode)
             if created:  # a new output file: its folder entry must be durable too
                 fsio.fsync_dir(os.path.dirname(out), "cursor.create")
         except BaseException:
