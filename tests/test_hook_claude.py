@@ -103,8 +103,12 @@ def test_a_guarded_edit_gets_the_configured_decision(repo: Path, state: State, t
         )
     Path(state.path("config.json")).write_text('{"guard": "warn"}')
     code, out, err = hook(event, repo)
-    assert code == 0 and "permissionDecision" not in out and "systemMessage" in json.loads(out)
-    assert "rejected approach" not in err or "stays rejected" in err
+    answer = json.loads(out)
+    assert code == 0 and err == "" and "permissionDecision" not in out and "decision" not in answer
+    warning = answer["systemMessage"]  # shown to the user, and the same text given to the model
+    assert answer["hookSpecificOutput"] == {"hookEventName": "PreToolUse", "additionalContext": warning}
+    assert "rejected: Edit db/schema.sql directly because: every schema change needs a migration" in warning
+    assert "A rejected approach stays rejected" in warning
 
 
 def test_an_unguarded_edit_says_nothing(repo: Path, state: State) -> None:
@@ -116,16 +120,37 @@ def test_an_unguarded_edit_says_nothing(repo: Path, state: State) -> None:
         assert hook(common(repo, "PreToolUse", tool_name=tool, tool_input=tool_input), repo) == (0, "", "")
 
 
-def test_stop_never_blocks(repo: Path, state: State) -> None:
-    assert hook(common(repo, "Stop", stop_hook_active=False), repo) == (0, "", "")
+def test_stop_never_blocks(repo: Path, state: State, tmp_path: Path) -> None:
+    """The Stop hook answers with its reminder when configured, and never with a decision that blocks the stop."""
+    transcript = _transcript(tmp_path / "session.jsonl", 3, "2999-01-01T00:00:00.000Z")
+    Path(state.path("config.json")).write_text('{"stop_reminder_after": 2}')
+    for active in (False, True):  # also when the agent is already continuing because of a stop hook
+        event = common(repo, "Stop", stop_hook_active=active, transcript_path=str(transcript))
+        code, out, err = hook(event, repo)
+        answer = json.loads(out)
+        assert (code, err) == (0, "") and set(answer) == {"systemMessage", "hookSpecificOutput"}
+        assert answer["systemMessage"].startswith("rehydrate: 3 tool calls since the last checkpoint (")
+        assert "rehydrate checkpoint --done" in answer["systemMessage"]
+        assert answer["hookSpecificOutput"] == {"hookEventName": "Stop", "additionalContext": answer["systemMessage"]}
+    Path(state.path("config.json")).write_text('{"stop_reminder_after": 2, "block_on_error": true}')
+    Path(state.wal_path).write_bytes(b"not a WAL\n")  # an error in the Stop hook: it still never blocks by itself
+    code, out, err = hook(common(repo, "Stop", transcript_path=str(transcript)), repo)
+    assert code in (0, 2) and '"decision"' not in out and '"block"' not in out
 
 
-@pytest.mark.parametrize("stdin", [b"", b"not json", b"[1, 2]", b"\xff\xfe\x00", b'{"hook_event_name": 7}'])
+@pytest.mark.parametrize("stdin", [b"not json", b"[1, 2]", b"\xff\xfe\x00", b'{"cwd": 7, "source": [}'])
 def test_bad_stdin_still_exits_0_and_says_what_it_can(repo: Path, state: State, stdin: bytes) -> None:
+    """An input that names no event: the reduced brief (the state as far as it can be read) and the problem."""
     code, out, err = hook(stdin, repo)
-    assert code == 0 and "Traceback" not in err
-    if out:
-        json.loads(out)
+    assert code == 0 and "Traceback" not in err and "could not read the hook's input" in err
+    answer = json.loads(out)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "SessionStart" and "Ship the parser" in answer["additionalContext"]
+    assert "could not read the hook's input" in answer["additionalContext"]
+
+
+@pytest.mark.parametrize("stdin", [b"", b"  \n", b"{}", b'{"hook_event_name": 7}', b'{"hook_event_name": "Later"}'])
+def test_an_event_this_version_does_not_handle_gets_no_answer(repo: Path, state: State, stdin: bytes) -> None:
+    assert hook(stdin, repo) == (0, "", "")
 
 
 def test_missing_state_exits_0_with_a_pointer(repo: Path) -> None:
@@ -147,6 +172,22 @@ def test_broken_state_gives_a_reduced_brief_and_the_problem(repo: Path, state: S
     assert context.startswith("A context compaction just happened") and "Ship the parser" in context
     assert "line 2" in context and "confidence: degraded" in context
     assert hook(common(repo, "PreCompact", trigger="auto"), repo)[0] == 0
+
+
+def test_a_reduced_brief_after_a_compaction_keeps_its_end(repo: Path, state: State) -> None:
+    """The compaction notice is part of the budget: the reduced brief is never cut after it was rendered."""
+    state.handoff("Long notes on the parser. " * 800)  # more than the budget holds
+    log = Path(state.wal_path)
+    lines = log.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b"decision", b"decisi0n")
+    log.write_bytes(b"\n".join(lines))
+    code, out, err = hook(common(repo, "SessionStart", source="compact"), repo)
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert code == 0 and len(context) <= 9000 and context.startswith("A context compaction just happened")
+    next_line = f"next safe action: fix the state first: {err.splitlines()[0]}"
+    assert "line 2" in next_line and next_line in context.split("\n")
+    assert "confidence: degraded" in context and "Ship the parser" in context
+    assert context.split(next_line)[1].strip() in ("", err.strip())  # after it, the whole problem or nothing
 
 
 def test_ten_hooks_at_once_lose_nothing(repo: Path, state: State) -> None:

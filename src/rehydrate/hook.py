@@ -19,7 +19,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-MAX_STDIN = 4 << 20
+MAX_STDIN = 64 << 20  # the hook's input kept whole; beyond it, stdin is read to its end and its last bytes kept
+STDIN_TAIL = 1 << 20  # what is kept of the end of an input larger than MAX_STDIN
+STDIN_SECONDS = 2.0  # stdin that never closes: answer with what came by then (the shortest harness timeout is 10 s)
+STDIN_PAUSE = 0.05  # a pause this long after a whole JSON object ends the read, even if stdin stays open
+MAX_CONFIG = 64 << 10  # state/config.json is a few keys; a larger one is ignored (defaults apply)
 BRIEF_BUDGET = 9000  # Claude Code cuts a hook's output string at 10,000 characters
 COMPACTED = (
     "A context compaction just happened: the conversation above is a lossy summary. The state below was read from "
@@ -30,6 +34,11 @@ SHELL_TOOLS = ("Bash", "run_shell_command")  # Claude Code and Codex; Gemini CLI
 PATCH_HEADERS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ")  # Codex's apply_patch
 CONFIG = "config.json"
 GUARD_DECISIONS = ("ask", "deny", "warn")
+TOOL_EVENTS = ("PreToolUse", "BeforeTool")
+# The string fields an unreadable input is searched for: the event's name and, for a tool event, its target.
+SALVAGED = ("hook_event_name", "tool_name", "cwd", "source", "trigger", "session_id", "transcript_path")
+SALVAGED_INPUT = ("file_path", "notebook_path", "command")
+_VALUE = rb'\s*:\s*"'  # after a key: the start of its string value
 
 
 class Answer:
@@ -41,16 +50,102 @@ class Answer:
         self.code = code
 
 
-def run(harness: str, raw: bytes) -> Answer:
-    """Answer one hook call; never raises."""
+class Input:
+    """What came on stdin: its first MAX_STDIN bytes (head), the last STDIN_TAIL bytes of the rest (tail), its whole
+    size, and whether it ended (end of file, or a whole JSON object followed by silence)."""
+
+    def __init__(self, head: bytes, tail: bytes = b"", size: int | None = None, ended: bool = True) -> None:
+        self.head = head
+        self.tail = tail
+        self.size = len(head) + len(tail) if size is None else size
+        self.ended = ended
+
+    @property
+    def whole(self) -> bool:
+        return self.ended and self.size == len(self.head)
+
+
+def read_input(fd: int, limit: int = MAX_STDIN, seconds: float = STDIN_SECONDS) -> Input:
+    """A hook's stdin: all of it up to limit bytes, within `seconds` whatever the writer does.
+
+    Polls the descriptor, never blocks on it: from a writer that never closes it, a whole JSON object is taken as
+    soon as the writer pauses, anything else after `seconds`. Past limit, the rest is read and dropped (the writer is
+    never left blocked), its last STDIN_TAIL bytes kept: an event's fields may come after a huge value.
+    """
+    import select
+    import time
+
+    head = bytearray()
+    tail = b""
+    size = 0
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    deadline = time.monotonic() + seconds
+    tried = -1  # the size at which the input was last tried as a whole object
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return Input(bytes(head), tail, size, ended=False)
+        if not poller.poll(max(1, int(min(left, STDIN_PAUSE) * 1000))):
+            if size != tried and size == len(head) and _whole_object(head):
+                return Input(bytes(head), b"", size)
+            tried = size
+            continue
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            continue
+        except OSError:
+            break
+        if not chunk:
+            break
+        size += len(chunk)
+        room = limit - len(head)
+        if room > 0:
+            head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            tail = (tail + chunk)[-STDIN_TAIL:]
+    return Input(bytes(head), tail, size)
+
+
+def _whole_object(data: bytearray) -> bool:
+    """True if data is one whole JSON object: nothing can follow it in a valid input."""
+    from rehydrate import safejson
+
+    if not data.rstrip().endswith(b"}"):
+        return False
     try:
-        event = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
+        return isinstance(safejson.loads(bytes(data)), dict)
+    except ValueError:
+        return False
+
+
+def run(harness: str, raw: bytes, *, tail: bytes = b"", size: int | None = None, ended: bool = True) -> Answer:
+    """Answer one hook call; never raises. raw is the hook's input; for one that was not read whole (see Input),
+    tail, size and ended say what is missing."""
+    from rehydrate import safejson
+
+    data = Input(raw, tail, size, ended)
+    if not data.whole:
+        why = (
+            f"{data.size:,} bytes, more than the {len(raw):,} read"
+            if data.size > len(raw)
+            else f"stdin still open after {STDIN_SECONDS:g} s, {data.size:,} bytes read"
+        )
+        return _unreadable(harness, data, why)
+    try:
+        event = safejson.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
         if not isinstance(event, dict):
             raise ValueError("the hook's input is not a JSON object")
     except ValueError as e:
-        return _reduced(None, f"rehydrate hook {harness}: could not read the hook's input ({e})")
+        return _unreadable(harness, data, str(e)[:300])
+    return _answer(harness, event)
+
+
+def _answer(harness: str, event: dict[str, Any], whole: bool = True) -> Answer:
     try:
-        return _dispatch(harness, event)
+        return _dispatch(harness, event, whole)
     except Exception as e:  # a hook never breaks the harness, unless the user asked for that
         name = str(event.get("hook_event_name") or "")
         message = str(e) if isinstance(e, RehydrateError) else f"internal error ({type(e).__name__}: {e})"
@@ -59,6 +154,90 @@ def run(harness: str, raw: bytes) -> Answer:
         if name == "SessionStart" or not name:
             return _reduced(event, f"rehydrate hook {harness}: {message}")
         return Answer(stderr=f"rehydrate hook {harness}: {message}\n")
+
+
+def _unreadable(harness: str, data: Input, why: str) -> Answer:
+    """An input that was not read whole or does not parse: the fields that can still be found in it decide.
+
+    A tool event (named so; or unnamed but holding a tool's name or input, or too large to be anything else) goes to
+    the guard, which decides on the target it can establish and fails closed when it cannot; any other named event
+    is answered as usual from its fields; an input that names nothing gets the reduced brief.
+    """
+    problem = f"rehydrate hook {harness}: could not read the hook's input ({why})"
+    event = salvage(data.head, data.tail)
+    if "hook_event_name" not in event and ("tool_name" in event or "tool_input" in event or data.size > len(data.head)):
+        event["hook_event_name"] = "BeforeTool" if harness == "gemini" else "PreToolUse"
+    if "hook_event_name" not in event:
+        return _reduced(event, problem)
+    answer = _answer(harness, event, whole=False)
+    answer.stderr = problem + "\n" + answer.stderr
+    return answer
+
+
+def salvage(head: bytes, tail: bytes = b"") -> dict[str, Any]:
+    """The string fields of SALVAGED (and of SALVAGED_INPUT, under "tool_input") found whole in an input that does
+    not parse (cut short, too large, nested too deeply). A tool_input field found only cut short is named in
+    tool_input["cut"]."""
+    event: dict[str, Any] = {}
+    tool_input: dict[str, Any] = {}
+    cut: list[str] = []
+    for key in SALVAGED + SALVAGED_INPUT:
+        value, was_cut = _field(head, key)
+        if value is None and tail:
+            value, more = _field(tail, key, from_start=False)
+            was_cut = was_cut or more
+        if value is not None:
+            (tool_input if key in SALVAGED_INPUT else event)[key] = value
+        elif was_cut and key in SALVAGED_INPUT:
+            cut.append(key)
+    if tool_input or cut or b'"tool_input"' in head or b'"tool_input"' in tail:
+        event["tool_input"] = {**tool_input, "cut": cut}
+    if not os.path.isdir(event.get("cwd", "")):
+        event.pop("cwd", None)
+    return event
+
+
+def _field(data: bytes, key: str, from_start: bool = True) -> tuple[str | None, bool]:
+    """The first whole string value of `"key": "..."` in data where the key is not text inside a string; and
+    whether such a value was found cut short by the end of data. from_start: data is the input's beginning (not a
+    window whose first byte may follow a backslash). Linear in len(data)."""
+    import re
+
+    needle = b'"' + key.encode() + b'"'
+    cut = False
+    at = data.find(needle)
+    while at >= 0:
+        if _unescaped(data, at, max(0, at - 4096), from_start):  # a key, not text in a string (quotes escaped there)
+            after = at + len(needle)
+            m = re.compile(_VALUE).match(data, after)
+            if m is None:
+                cut = cut or not data[after:].strip(b" \t\r\n:")
+            else:
+                start = scan = m.end()
+                while True:
+                    quote = data.find(b'"', scan)
+                    if quote < 0:
+                        cut = True
+                        break
+                    if _unescaped(data, quote, scan, True):
+                        try:
+                            value = json.loads('"' + data[start:quote].decode("utf-8", "replace") + '"')
+                        except ValueError:
+                            break
+                        return value, cut
+                    scan = quote + 1
+        at = data.find(needle, at + 1)
+    return None, cut
+
+
+def _unescaped(data: bytes, quote: int, low: int, known: bool) -> bool:
+    """The quote at data[quote] follows an even number of backslashes, counted back to low at most; False when they
+    may go on before low (unless low is 0 and known: data's first byte is the input's first byte)."""
+    before = data[low:quote]
+    run = len(before) - len(before.rstrip(b"\\"))
+    if run == len(before) and ((low > 0 and data[low - 1] == 0x5C) or (low == 0 and not known)):
+        return False
+    return run % 2 == 0
 
 
 def _blocking(event: dict[str, Any]) -> bool:
@@ -71,7 +250,8 @@ def _blocking(event: dict[str, Any]) -> bool:
         return False
 
 
-def _dispatch(harness: str, event: dict[str, Any]) -> Answer:
+def _dispatch(harness: str, event: dict[str, Any], whole: bool = True) -> Answer:
+    """whole: the event was read and parsed whole (else its fields were salvaged from an unreadable input)."""
     name = event.get("hook_event_name")
     if name == "SessionStart":
         return _session_start(harness, event)
@@ -79,8 +259,8 @@ def _dispatch(harness: str, event: dict[str, Any]) -> Answer:
         return _record_compaction(event, "pre")
     if name == "PostCompact":
         return _record_compaction(event, "post")
-    if name in ("PreToolUse", "BeforeTool"):
-        return _guard(harness, event)
+    if name in TOOL_EVENTS:
+        return _guard(harness, event, whole)
     if name == "BeforeAgent":
         return _after_compression(event)
     if name == "Stop":
@@ -126,9 +306,13 @@ def _after_compression(event: dict[str, Any]) -> Answer:
 
 
 def _reduced(event: dict[str, Any] | None, problem: str) -> Answer:
-    """The brief as far as the files can be read, and the problem, as SessionStart context."""
+    """The brief as far as the files can be read, and the problem, as SessionStart context.
+
+    The compaction notice goes in as the brief's preface, inside its budget: the rendered brief is never cut
+    afterwards (that would chop its ledger or its next action)."""
     from rehydrate.state import locate, reduced_brief, resolve_actor
 
+    problem = problem if len(problem) <= 2000 else problem[:2000] + "…"
     cwd = event.get("cwd") if event else None
     start = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
     try:
@@ -138,12 +322,10 @@ def _reduced(event: dict[str, Any] | None, problem: str) -> Answer:
             text = f"{problem}\n(no state folder found from {where}: `rehydrate init --goal ...` creates one)"
         else:
             preface = COMPACTED if event and event.get("source") == "compact" else None
-            text = reduced_brief(root, resolve_actor(None), problem, BRIEF_BUDGET - 200)
-            if preface:
-                text = preface + "\n\n" + text
+            text = reduced_brief(root, resolve_actor(None), problem, BRIEF_BUDGET, preface=preface)
     except Exception as e:
-        text = f"{problem}\n(and the state could not be read: {type(e).__name__}: {e})"
-    return Answer(stdout=_context("SessionStart", text[:BRIEF_BUDGET]), stderr=problem + "\n")
+        text = f"{problem}\n(and the state could not be read: {type(e).__name__}: {str(e)[:1000]})"
+    return Answer(stdout=_context("SessionStart", text), stderr=problem + "\n")
 
 
 def _record_compaction(event: dict[str, Any], phase: str) -> Answer:
@@ -237,12 +419,16 @@ def matches(guard: str, path: str | None, rel_path: str | None, command: str | N
 
 
 def _config(root: str) -> dict[str, Any]:
+    """state/config.json, or {} (the defaults) if it is absent, unreadable, not a regular file or too large: read
+    through fsio, which never follows a symlink nor blocks on a FIFO."""
+    from rehydrate import fsio, safejson
+
     try:
-        with open(os.path.join(root, CONFIG), encoding="utf-8") as f:
-            data = json.load(f)
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+        data = fsio.read_bytes(os.path.join(root, CONFIG), MAX_CONFIG)
+        value = safejson.loads(data) if data else {}
+    except (RehydrateError, OSError, ValueError):
         return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _targets(tool: object, tool_input: dict[str, Any]) -> tuple[list[str], str | None]:
@@ -261,15 +447,31 @@ def _targets(tool: object, tool_input: dict[str, Any]) -> tuple[list[str], str |
     return [], None
 
 
-def _guard(harness: str, event: dict[str, Any]) -> Answer:
-    """Before a tool runs: an edit or command that matches a rejected approach's guard gets the configured decision."""
+def _established(tool: object, tool_input: dict[str, Any]) -> bool:
+    """Whether a salvaged tool call's target is known: the tool, and the path or command the guard checks for it."""
+    if not isinstance(tool, str):
+        return False
+    if tool in EDIT_TOOLS:
+        return "file_path" in tool_input or "notebook_path" in tool_input
+    if tool in SHELL_TOOLS or tool == "apply_patch":
+        return "command" in tool_input
+    return True  # a tool the guard does not watch
+
+
+def _guard(harness: str, event: dict[str, Any], whole: bool = True) -> Answer:
+    """Before a tool runs: an edit or command that matches a rejected approach's guard gets the configured decision.
+
+    A call salvaged from an unreadable input (whole=False) whose target cannot be established gets the configured
+    decision too, when any rejected approach has a guard: it fails closed, never open.
+    """
     from rehydrate.state import locate
 
     tool = event.get("tool_name")
     tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
     assert isinstance(tool_input, dict)
+    known = whole or _established(tool, tool_input)
     paths, command = _targets(tool, tool_input)
-    if not paths and command is None:
+    if known and not paths and command is None:
         return Answer()
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     root = locate(None, cwd if cwd and os.path.isdir(cwd) else None)
@@ -292,17 +494,29 @@ def _guard(harness: str, event: dict[str, Any]) -> Answer:
         if found and rel:
             what = f"{tool} on {rel}"
         hits += found
-    if not hits:
+    if not hits and (known or not guards):
         return Answer()
     decision = _config(root).get("guard", "ask")
     if decision not in GUARD_DECISIONS:
         decision = "ask"
-    quoted = "\n".join(layout.clean(h, one_line=True)[:600] for h in hits[:5])
-    reason = (
-        f"rehydrate: {what} matches an approach rejected in {os.path.basename(root)}/{layout.INVARIANTS}:\n{quoted}\n"
-        "A rejected approach stays rejected: do not retry it unless the human says the reason no longer holds."
-    )
-    return Answer(stdout=json.dumps(_decision(harness, str(event.get("hook_event_name")), decision, reason)))
+    where = f"{os.path.basename(root)}/{layout.INVARIANTS}"
+    if hits:
+        quoted = "\n".join(layout.clean(h, one_line=True)[:600] for h in hits[:5])
+        reason = (
+            f"rehydrate: {what} matches an approach rejected in {where}:\n{quoted}\n"
+            "A rejected approach stays rejected: do not retry it unless the human says the reason no longer holds."
+        )
+    else:
+        quoted = "\n".join(layout.clean(line, one_line=True)[:600] for _, line in guards[:5])
+        more = f"\n(and {len(guards) - 5} more)" if len(guards) > 5 else ""
+        call = f"this {layout.clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
+        reason = (
+            f"rehydrate: the hook's input could not be read whole (it is too large or malformed), so the guard "
+            f"cannot tell what {call} changes. {where} guards these rejected approaches:\n{quoted}{more}\n"
+            "Go ahead only if the call touches none of them."
+        )
+    name = event.get("hook_event_name")
+    return Answer(stdout=json.dumps(_decision(harness, str(name), decision, reason)))
 
 
 def _decision(harness: str, event_name: str, decision: str, reason: str) -> dict[str, Any]:
@@ -322,8 +536,12 @@ def _decision(harness: str, event_name: str, decision: str, reason: str) -> dict
 
 
 def main(harness: str) -> int:
-    raw = sys.stdin.buffer.read(MAX_STDIN) if sys.stdin is not None else b""
-    answer = run(harness, raw)
+    try:
+        fd = sys.stdin.fileno() if sys.stdin is not None else -1
+        data = read_input(fd) if fd >= 0 else Input(b"")
+    except (OSError, ValueError):  # no usable stdin (closed, or not a file): an empty input
+        data = Input(b"")
+    answer = run(harness, data.head, tail=data.tail, size=data.size, ended=data.ended)
     if answer.stdout:
         sys.stdout.write(answer.stdout if answer.stdout.endswith("\n") else answer.stdout + "\n")
     if answer.stderr:
