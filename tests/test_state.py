@@ -11,6 +11,7 @@ import pytest
 from rehydrate import layout, wal
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
 from rehydrate.state import State, check_lines
+from test_store_reads import Reads, big_wal
 
 
 def _records(root: Path) -> list[dict]:
@@ -136,11 +137,14 @@ def test_rotate_keeps_bindings_and_finishes_when_interrupted(state: State) -> No
     assert state.verify().ok
 
 
-def test_resume_is_logged_and_reads_only_the_tail(state: State) -> None:
+def test_resume_is_logged_and_reads_only_the_tail(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    size = big_wal(state, 6)  # ends with the same checkpoint as the fixture's
+    reads = Reads(monkeypatch)  # every byte read through os.read, os.pread and the WAL's line reader
     r = state.resume()
     assert r.confidence == "recovered" and r.record["op"] == "resume"
     assert r.record["data"]["checks"] == {"identity": "ok", "state": "ok"}
     assert "next safe action: write the parser" in r.text
+    assert reads.total < size // 8, f"resume read {reads.total:,} bytes of a {size:,}-byte WAL"
 
 
 def test_init_refuses_stray_views_and_bad_actor(tmp_path: Path) -> None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 
-from rehydrate import fsio, layout, wal
+from rehydrate import fsio, layout, safejson, wal
 from rehydrate.errors import RehydrateError, StateMissing, UnsafeFile, UsageError
 from rehydrate.layout import GOAL, HANDOFF, INVARIANTS, NEXT
 
@@ -20,9 +21,12 @@ DEFAULT_DIR = "state"
 PRODUCERS = {NEXT: ("checkpoint", "init"), HANDOFF: ("handoff",)}  # the ops that write each replaceable view
 DEFAULT_ACTOR = "agent"
 MAX_VIEW = 4 << 20  # a view file larger than this is not read into a brief
+# An archive named by a rotate record: a plain file name in state/archive/, nothing else (the record is untrusted).
+ARCHIVE_NAME = r"^archive/[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl\Z"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from collections.abc import Callable
     from typing import Any
 
     from rehydrate.brief import BriefInput
@@ -97,21 +101,26 @@ class ResumeResult:
         self.problems = problems
 
 
-def reduced_brief(root: str, actor: str, error: str, budget: int | None = None) -> str:
-    """What can still be shown when the state cannot be opened: the view files as they are, and the error."""
+def reduced_brief(root: str, actor: str, error: str, budget: int | None = None, preface: str | None = None) -> str:
+    """What can still be shown when the state cannot be opened: the view files as they are, and the error.
+
+    preface is said first, inside the budget (for example: a compaction just happened). A folder that another user
+    owns is not read (see `locate`)."""
     from rehydrate import brief, checks
 
+    budget = budget or brief.DEFAULT_BUDGET
     state = State(root, actor)
     views: dict[str, str | None] = {}
-    if fsio.lstat(root) is not None:
+    sizes: dict[str, int] = {}
+    if fsio.lstat(root) is not None and not _foreign(root):
         try:
-            views = state._brief_views()
+            views = state._brief_views(None, budget, sizes)
         except (RehydrateError, OSError):
             views = {}
     findings = checks.run_all(checks.Context(None, None, error=error))
-    inp = state._brief_input(views, findings, checks.confidence(findings), None, None)
+    inp = state._brief_input(views, findings, checks.confidence(findings), None, preface, sizes)
     inp.next_action = "fix the state first: " + error.split("\n", maxsplit=1)[0]
-    return brief.render(inp, budget or brief.DEFAULT_BUDGET).text
+    return brief.render(inp, budget).text
 
 
 class _Recon:
@@ -128,28 +137,70 @@ class _Recon:
         self.inv_bytes: bytes | None = None
         self.inv_ok = True  # 10_invariants.md holds every recorded line, in order
         self.unrecorded: list[tuple[int, str]] = []
+        self.cache = _Seen()  # what this clone has seen of the log, kept up to date by every append
+        self.lost: dict[str, Any] | None = None  # a rollback the next checkpoint acknowledges
 
 
 def locate(path: str | os.PathLike[str] | None = None, start: str | None = None) -> str:
     """The state folder: PATH, else $REHYDRATE_DIR, else the nearest `state/` holding a WAL, upward from start
-    (default: the current folder) to the repository's root."""
+    (default: the current folder), else `state/` in start.
+
+    The search stops where no one else can plant a folder: at the repository's root (a folder holding `.git`), at
+    the home folder, and before any folder that another user owns; a `state/` that another user owns is never
+    taken. (Outside a repository the search would otherwise reach shared folders such as the system's temporary
+    folder, where anyone can put a `state/` for someone else's agent to read and write.) StateMissing if the only
+    candidate left, `state/` in start, belongs to another user: no caller ever gets such a folder unless it is named."""
     if path is None:
         path = os.environ.get("REHYDRATE_DIR") or None
     if path is not None:
         return os.path.join(start or os.getcwd(), os.fspath(path)) if not os.path.isabs(path) else os.fspath(path)
     origin = os.path.abspath(start or os.getcwd())
+    found = _search(origin)
+    if found is not None:
+        return found
+    fallback = os.path.join(origin, DEFAULT_DIR)
+    if _foreign(fallback):
+        raise StateMissing(
+            f"{fallback} belongs to another user: rehydrate does not take a state folder that someone else owns "
+            "unless it is named",
+            "if you trust it, name it with --dir (or REHYDRATE_DIR); to start your own, run from your own folder",
+        )
+    return fallback
+
+
+def _search(origin: str) -> str | None:
+    home = _identity(os.path.expanduser("~"))
     here = origin
     while True:
         candidate = os.path.join(here, DEFAULT_DIR)
         if os.path.isdir(os.path.join(candidate, layout.WAL_DIR)):
-            return candidate
-        if os.path.exists(os.path.join(here, ".git")):
-            break
+            return None if _foreign(candidate) else candidate
+        if os.path.lexists(os.path.join(here, ".git")):
+            return None  # the repository's root
+        st = fsio.lstat(here)
+        if st is None or _foreign(here, st) or (home is not None and (st.st_dev, st.st_ino) == home):
+            return None  # never above the home folder, never across a folder that someone else owns
         parent = os.path.dirname(here)
         if parent == here:
-            break
+            return None
         here = parent
-    return os.path.join(origin, DEFAULT_DIR)
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _foreign(path: str, st: os.stat_result | None = None) -> bool:
+    """path (not followed) belongs to another user than the one running rehydrate."""
+    euid = getattr(os, "geteuid", None)
+    if euid is None:  # no owners to compare (Windows)
+        return False
+    st = st if st is not None else fsio.lstat(path)
+    return st is not None and st.st_uid != euid()
 
 
 def resolve_actor(actor: str | None = None) -> str:
@@ -173,8 +224,31 @@ def _lines(data: bytes) -> list[str]:
     return text.split("\n") if text else []
 
 
-_CONFLICT = r"^(<{7}|={7}|>{7})( |$)"
+_CONFLICT = r"^(<{7}|\|{7}|={7}|>{7})( |$)"
 _OWN_TEMP = r"^\..+\.[0-9]+\.[0-9a-f]{8}\.tmp$"  # fsio.replace's temporary files, and nothing else
+
+
+def _conflict_lines(data: bytes | None, *, paired: bool = True) -> list[int]:
+    """The line numbers of git's conflict markers in a file. With paired, only if an opening `<<<<<<<` line is
+    followed by a closing `>>>>>>>` line (a lone `=======` is a Markdown heading's underline, not a conflict)."""
+    if not data or not any(m in data for m in (wal.MARKERS[:1] if paired else wal.MARKERS)):
+        return []
+    lines = data.split(b"\n")
+    found = [n for n, line in enumerate(lines, 1) if wal.is_conflict_marker(line)]
+    if paired:
+        opened = [n for n in found if lines[n - 1].startswith(b"<")]
+        if not opened or not any(n > opened[0] and lines[n - 1].startswith(b">") for n in found):
+            return []
+    return found
+
+
+def _conflict_message(rel: str, first: int) -> str:
+    return (
+        f"an unresolved git merge conflict (markers from line {first}); rehydrate changes nothing in this file "
+        f"until the merge is finished: take the side that matches the WAL (`git checkout --ours -- {rel}` or "
+        f"`--theirs`), or delete the file and run `rehydrate verify --repair` to redo it from the WAL; then "
+        f"`git add {rel}`. Or `git merge --abort`"
+    )
 
 
 def _complete_lines(data: bytes) -> list[bytes]:
@@ -275,6 +349,157 @@ def check_lines(
     return out, unrecorded
 
 
+_SEEN_MAX = 16 << 10  # the cache is small; a bigger file is not ours
+_RING = 64  # how many of the last records the cache remembers (seq and hash prefix)
+_NEXT_CAP = 300  # the most characters of a checkpoint's next action the cache keeps
+
+
+class _Seen:
+    """wal/.<actor>.seen: what this clone last saw of its actor's log. A cache, not state: it is git-ignored, never
+    synced, and untrusted (missing, garbage, huge, a link or a FIFO all read as "nothing known").
+
+    - fp: the log's identity (inode, size, mtime) after this clone last wrote or checked it: while it holds, nothing
+      outside rehydrate touched the log and its tail is enough; otherwise the whole chain is checked once;
+    - ring: (seq, first 16 hex digits of h) of the last records seen, oldest first; the last is the log's end;
+    - cp: the last checkpoint seen: its seq and its next action;
+    - lost: a rollback found and not yet acknowledged (see `State._follow`).
+    """
+
+    def __init__(self) -> None:
+        self.fp = ""
+        self.ring: list[tuple[int, str]] = []
+        self.cp: tuple[int, str] | None = None
+        self.lost: dict[str, Any] | None = None
+
+    @classmethod
+    def load(cls, path: str) -> _Seen | None:
+        try:
+            data = fsio.read_bytes(path, _SEEN_MAX)
+            obj: Any = safejson.loads(data) if data else None
+        except (RehydrateError, ValueError):
+            return None
+        if not isinstance(obj, dict):
+            return None
+        seen = cls()
+        try:
+            _need(isinstance(obj, dict) and obj.get("v") == 1)
+            seen.fp = obj["fp"]
+            seen.ring = [(int(x[0]), x[1]) for x in obj["ring"]]
+            cp = obj.get("cp")
+            seen.cp = (int(cp[0]), cp[1]) if cp is not None else None
+            lost = obj.get("lost")
+            _need(isinstance(seen.fp, str) and len(seen.fp) <= 100 and 0 < len(seen.ring) <= _RING)
+            for _, h in [*seen.ring, *([seen.cp] if seen.cp else [])]:
+                _need(isinstance(h, str) and len(h) <= _NEXT_CAP)
+            _need(all(a[0] < b[0] for a, b in zip(seen.ring, seen.ring[1:], strict=False)))
+            if lost is not None:
+                _need(isinstance(lost, dict) and _lost_ok(lost))
+                seen.lost = lost
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError):
+            return None
+        return seen
+
+    def dump(self) -> bytes:
+        return wal.canonical(
+            {
+                "v": 1,
+                "fp": self.fp,
+                "ring": [list(x) for x in self.ring[-_RING:]],
+                "cp": list(self.cp) if self.cp else None,
+                "lost": self.lost,
+            }
+        )
+
+    @property
+    def end(self) -> tuple[int, str] | None:
+        return self.ring[-1] if self.ring else None
+
+    def saw(self, rec: Record) -> None:
+        """A record of the log, in order."""
+        seq = rec["seq"]
+        while self.ring and self.ring[-1][0] >= seq:
+            self.ring.pop()
+        self.ring.append((seq, str(rec["h"])[:16]))
+        if len(self.ring) > 4 * _RING:
+            del self.ring[:-_RING]
+        data = rec["data"]
+        if rec["op"] == "rotate" and isinstance(data.get("checkpoint"), dict):
+            data, seq = data["checkpoint"].get("data"), data["checkpoint"].get("seq")
+        elif rec["op"] != "checkpoint":
+            return
+        if isinstance(data, dict) and isinstance(seq, int) and isinstance(data.get("next"), str):
+            self.cp = (seq, layout.clean(data["next"][: 4 * _NEXT_CAP], one_line=True)[:_NEXT_CAP])
+
+
+def _need(condition: bool) -> None:
+    if not condition:
+        raise ValueError("not a cache this version wrote")
+
+
+def _lost_ok(lost: dict[str, Any]) -> bool:
+    ints = all(isinstance(lost.get(k), int) and not isinstance(lost.get(k), bool) for k in ("count", "to", "end"))
+    nxt = lost.get("next")
+    return (
+        ints
+        and isinstance(lost.get("exact"), bool)
+        and isinstance(lost.get("h"), str)
+        and len(lost["h"]) <= 64
+        and (nxt is None or (isinstance(nxt, str) and len(nxt) <= _NEXT_CAP))
+    )
+
+
+def _lost_message(lost: dict[str, Any]) -> str:
+    n = lost["count"]
+    first = lost["to"] - n + 1
+    span = f"record {lost['to']}" if n == 1 else f"records {first}-{lost['to']}"
+    count = f"{'' if lost['exact'] else 'at least '}{n} record{'s' if n != 1 else ''} this clone saw"
+    nxt = lost.get("next")
+    after = f"their last checkpoint's next action: {nxt[:160]}" if nxt else "none of them was a checkpoint"
+    return (
+        f"rolled back: {count} are gone ({span}; the log ends at record {lost['end']}); {after}. "
+        "A branch switch or a restore of state/ from git does this; otherwise records were deleted. "
+        "Reported until the next checkpoint, which records it"
+    )
+
+
+class _ScanInfo:
+    """What one pass over the whole log learned for the rollback check."""
+
+    def __init__(self, want: set[int]) -> None:
+        self.want = want  # the seqs whose hashes the cache remembers
+        self.present: dict[int, str] = {}
+        self.first: int | None = None
+        self.seen = _Seen()  # the log as it is now, in the cache's terms
+
+    def add(self, rec: Record) -> None:
+        if self.first is None:
+            self.first = rec["seq"]
+        if rec["seq"] in self.want:
+            self.present[rec["seq"]] = str(rec["h"])[:16]
+        self.seen.saw(rec)
+
+
+def _rolled_back(seen: _Seen, info: _ScanInfo, last: Record) -> dict[str, Any] | None:
+    """The records the cache saw that the log no longer holds, or None. The newest remembered record still in the
+    log is where the histories part; records before the log's first (archived by a rotate) are not lost."""
+    end = seen.end
+    if end is None:
+        return None
+    first = info.first if info.first is not None else last["seq"]
+    fork: int | None = None
+    for seq, h in reversed(seen.ring):
+        if seq < first or info.present.get(seq) == h:
+            fork = seq
+            break
+    if fork == end[0]:
+        return None
+    exact = fork is not None
+    if fork is None:  # the histories part before what the cache remembers
+        fork = min(int(last["seq"]), seen.ring[0][0] - 1)
+    nxt = seen.cp[1] if seen.cp and seen.cp[0] > fork else None
+    return {"count": end[0] - fork, "exact": exact, "to": end[0], "h": end[1], "end": int(last["seq"]), "next": nxt}
+
+
 class State:
     """One state folder, written by one actor. Open it with State.open or create it with State.init."""
 
@@ -369,7 +594,9 @@ class State:
             }
             rec = wal.seal(rec)
             fsio.append(state.wal_path, wal.encode(rec), "wal.append", create=True)
-            fsio.write_hint(state.seen_path, state._fingerprint())
+            seen = _Seen()
+            seen.saw(rec)
+            state._save_cache(seen)
             state._apply(rec)
             out.record = rec
         return state, out
@@ -444,11 +671,32 @@ class State:
             fsio.replace(self.path(HANDOFF), layout.render_handoff(data["text"]).encode(), "view.replace")
             done.append(HANDOFF)
         elif op == "rotate":
+            self._check_archive(rec, None)
             fsio.ensure_dir(self.path(layout.ARCHIVE_DIR), "mkdir.archive")
+            self._check_archive(rec, None)  # the folder as it is now that it exists
             fsio.link(self.wal_path, self.path(data["archive"]), "rotate.link")
             fsio.replace(self.wal_path, wal.encode(rec), "rotate.replace")
             done.append(data["archive"])
         return done
+
+    def _check_archive(self, rec: Record, line: int | None) -> None:
+        """A rotate record's archive must be a plain file in this state folder's archive/, a real folder: the
+        record may have come with a `git pull`, and finishing it writes there. Raises, naming the record."""
+        why = _archive_error(rec)
+        folder = self.path(layout.ARCHIVE_DIR)
+        st = fsio.lstat(folder)
+        if why is None and st is not None:
+            inside = os.path.join(os.path.realpath(self.root), layout.ARCHIVE_DIR)
+            if not stat.S_ISDIR(st.st_mode) or os.path.realpath(folder) != inside:
+                why = f"{self.rel(layout.ARCHIVE_DIR)} is not a real folder inside the state folder"
+        if why is not None:
+            wal_rel = self.rel(layout.WAL_DIR, os.path.basename(self.wal_path))
+            where = f"{wal_rel} line {line}" if line else wal_rel
+            raise RehydrateError(
+                f"{where}: refusing record {rec.get('seq')} (rotate): {why} [unsafe-path]; nothing was written",
+                "a rotate record names its archive as archive/<file>.jsonl; this one was not written by rehydrate "
+                "(or archive/ was replaced): restore the WAL from git or move it away, and check who committed it",
+            )
 
     @staticmethod
     def _inv_lags(data: bytes, line: str) -> bool:
@@ -526,7 +774,12 @@ class State:
                     else:
                         problems.append(Problem("stale-temp", where, None, "temporary file left by a crash", True))
         wal_rel = self.rel(layout.WAL_DIR, os.path.basename(self.wal_path))
-        tail = self._tail(wal_rel)
+        tail = self._tail(wal_rel)  # a conflicted log or damage before the tail raises here, before any change
+        seen = _Seen.load(self.seen_path)
+        end = tail.torn_offset if tail.torn else None
+        info: _ScanInfo | None = None
+        if seen is None or seen.fp != self._fingerprint() or not self._ends_as_seen(seen, tail):
+            info = self._check_chain(wal_rel, end, seen)  # changed outside rehydrate: the whole chain, once
         if tail.torn and self._only_newline_lost(tail):
             n = wal.line_number(self.wal_path, tail.torn_offset)
             if repair:
@@ -556,28 +809,77 @@ class State:
             raise StateMissing(
                 f"{wal_rel} holds no record (a crash during init?)", "run `rehydrate init --goal TEXT` again"
             )
-        self._check_chain_if_changed(wal_rel, repair)
         last_offset, last = tail.records[-1]
         prev = tail.records[-2][1] if len(tail.records) > 1 else None
         if prev is not None and last["prev"] != prev["h"]:
             n = wal.line_number(self.wal_path, last_offset)
             problems.append(Problem("chain-broken", wal_rel, n, "the last record does not follow the one before it"))
         recon = _Recon(last, prev, problems, repaired)
+        if info is not None and end is not None:
+            for off, rec in tail.records:  # a record whose newline was put back lay past the pass's end
+                if off >= end:
+                    info.add(rec)
         if last["op"] == "rotate" and last_offset > 0:
+            self._check_archive(last, wal.line_number(self.wal_path, last_offset))
             if repair:
                 self._apply(last)
                 repaired.append(f"finished an interrupted rotate ({last['data'].get('archive')})")
                 recon.prev = None
             else:
                 problems.append(Problem("interrupted-rotate", wal_rel, None, "a rotate was interrupted", True))
+        self._follow(recon, seen, info, repair)
+        if recon.lost is not None:
+            problems.append(Problem("rolled-back", wal_rel, None, _lost_message(recon.lost)))
         self._reconcile_views(recon, repair)
         return recon
+
+    @staticmethod
+    def _ends_as_seen(seen: _Seen, tail: wal.Tail) -> bool:
+        last = tail.records[-1][1] if tail.records else None
+        return last is not None and seen.end == (last["seq"], str(last["h"])[:16])
+
+    def _follow(self, recon: _Recon, seen: _Seen | None, info: _ScanInfo | None, repair: bool) -> None:
+        """Compare the log with what this clone saw of it (the cache), and keep the cache up to date.
+
+        A log that no longer holds records this clone saw was rolled back: `git checkout` or `git stash` of
+        state/, a branch switch, a deleted line. The records' hashes still chain, so nothing else would notice.
+        It is reported by every command (code rolled-back: how many records, their last checkpoint's next action)
+        until the next checkpoint, whose record carries what was lost (data.rolled_back) and so ends the report;
+        other records (resume, compaction, ...) keep it pending. If the lost records come back (the branch is
+        checked out again) before that, the report ends too. Without a cache (a fresh clone, a deleted or
+        garbled cache file) nothing is known and nothing is reported."""
+        last = recon.last
+        if info is None:  # the log is as this clone left it
+            recon.cache = seen if seen is not None else _Seen()
+            recon.lost = recon.cache.lost
+        else:
+            pending = seen.lost if seen is not None else None
+            if pending is not None and info.present.get(pending["to"]) == pending["h"]:
+                pending = None  # the records are back
+            found = _rolled_back(seen, info, last) if seen is not None else None
+            if found is not None and pending is not None:
+                found["count"] += pending["count"]
+                found["exact"] = found["exact"] and pending["exact"]
+                found["next"] = found["next"] or pending["next"]
+            recon.cache = info.seen
+            recon.lost = recon.cache.lost = found or pending
+        fp = self._fingerprint()
+        if repair and (info is not None or recon.cache.fp != fp):
+            recon.cache.fp = fp
+            self._save_cache(recon.cache)
+
+    def _save_cache(self, seen: _Seen) -> None:
+        if not seen.fp:
+            seen.fp = self._fingerprint()
+        fsio.write_hint(self.seen_path, seen.dump())
 
     def _tail(self, wal_rel: str) -> wal.Tail:
         try:
             return wal.read_tail(self.wal_path, 2)
         except FileNotFoundError:
             raise StateMissing(f"no WAL at {wal_rel}", "run `rehydrate init --goal TEXT`") from None
+        except wal.Conflicted:
+            raise self._conflicted(wal_rel) from None
         except wal.BadRecord as e:
             bad = self._first_bad_line()
             if bad is not None and bad[3]:  # the bad line is the last one (an oversized torn write): a torn tail
@@ -629,27 +931,41 @@ class State:
                 found = (line.number, line.offset, str(e))
         return (*found, True) if found is not None else None
 
-    def _fingerprint(self) -> bytes:
-        st = os.stat(self.wal_path)
-        return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}\n".encode()
+    def _conflicted(self, wal_rel: str) -> RehydrateError:
+        """The log holds git's conflict markers (an unfinished merge): say where, and how to finish the merge."""
+        lines = [line.number for line in wal.iter_lines(self.wal_path) if line.raw and wal.is_conflict_marker(line.raw)]
+        where = f"line {lines[0]}" if lines else "its tail"
+        return RehydrateError(
+            f"{wal_rel} {where}: an unresolved git merge conflict ({len(lines)} marker line(s)) [merge-conflict]; "
+            "rehydrate changes nothing in it until the merge is finished",
+            f"this actor's log was written on both branches, and a log cannot be merged line by line (both sides' "
+            f"records follow the same one): keep one side (`git checkout --ours -- {wal_rel}` or `--theirs`), then "
+            f"`git add {wal_rel}` and `rehydrate verify --repair` (the clone that wrote the other side reports its "
+            "records as rolled back); or `git merge --abort`. Give each clone its own actor (REHYDRATE_ACTOR) so "
+            "that logs never conflict",
+        )
 
-    def _check_chain_if_changed(self, wal_rel: str, repair: bool) -> None:
-        """If the log changed outside rehydrate since this actor's last write, check its whole chain once."""
-        try:
-            seen = fsio.read_bytes(self.seen_path, 256)
-        except RehydrateError:
-            seen = None
-        if seen == self._fingerprint():
-            return
-        for p in _scan_log(self.wal_path, wal_rel):
-            if p.code not in ("torn-tail", "empty-wal"):
+    def _fingerprint(self) -> str:
+        st = os.stat(self.wal_path)
+        return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+    def _check_chain(self, wal_rel: str, end: int | None, seen: _Seen | None) -> _ScanInfo:
+        """The whole log, once, when it changed outside rehydrate (or nothing is known of it): every record's hash
+        and chain, and what the rollback check needs. Bytes from `end` on (a torn tail) are left to the repair."""
+        want = {seq for seq, _ in seen.ring} if seen is not None else set()
+        if seen is not None and seen.lost is not None:
+            want.add(seen.lost["to"])
+        info = _ScanInfo(want)
+        for p in _scan_log(self.wal_path, wal_rel, end, info.add):
+            if p.code == "merge-conflict":
+                raise self._conflicted(wal_rel)
+            if p.code not in ("torn-tail", "empty-wal", "missing-newline"):
                 raise RehydrateError(
                     f"{wal_rel} line {p.line}: {p.message} [{p.code}]",
                     f"the WAL cannot be repaired safely: restore it from git (`git checkout -- {wal_rel}`) "
                     "or move it away; `rehydrate verify` lists every problem",
                 )
-        if repair:
-            fsio.write_hint(self.seen_path, self._fingerprint())
+        return info
 
     def _reconcile_views(self, recon: _Recon, repair: bool) -> None:
         last, prev = recon.last, recon.prev
@@ -662,6 +978,12 @@ class State:
             expected = views.get(name)
             data = self._read_view(name, problems, recon.seen)
             if _sha(data) == expected:
+                continue
+            marked = _conflict_lines(data)
+            if marked:  # an unfinished merge: named, never redone nor replaced
+                problems.append(
+                    Problem("merge-conflict", self.rel(name), marked[0], _conflict_message(self.rel(name), marked[0]))
+                )
                 continue
             if data == b"" and any(p.file == self.rel(name) for p in problems):
                 continue  # already named as unsafe or unreadable
@@ -792,7 +1114,13 @@ class State:
         if _sha(data) == expected and not full:
             recon.inv_bytes = data
             return
-        if last["op"] in ("invariant", "reject") and data is not None and self._inv_lags(data, last["data"]["line"]):
+        marked = bool(_conflict_lines(data, paired=False))  # an unfinished merge: nothing is redone in the file
+        if (
+            not marked
+            and last["op"] in ("invariant", "reject")
+            and data is not None
+            and self._inv_lags(data, last["data"]["line"])
+        ):
             if not repair:
                 recon.problems.append(Problem("view-lags", rel, None, "lags the WAL's last record", True))
                 recon.inv_ok = False
@@ -842,7 +1170,13 @@ class State:
         for n, ln in enumerate(file_lines, 1):
             if re.match(_CONFLICT, ln):
                 recon.problems.append(
-                    Problem("merge-conflict", rel, n, "an unresolved git merge conflict: keep both sides' lines")
+                    Problem(
+                        "merge-conflict",
+                        rel,
+                        n,
+                        "an unresolved git merge conflict: keep both sides' lines (delete only the marker lines), "
+                        f"then `git add {rel}`; or `git merge --abort`. Nothing is written to the file until then",
+                    )
                 )
                 blocked = True
         violations, unrecorded = check_lines(file_lines, recorded)
@@ -884,8 +1218,13 @@ class State:
     def _append(
         self, recon: _Recon, op: str, data: dict[str, Any], *, views: dict[str, str] | None = None, git: Any = None
     ) -> Record:
-        """Append one record to this actor's WAL (the commit point) and return it."""
+        """Append one record to this actor's WAL (the commit point) and return it.
+
+        A checkpoint acknowledges a rollback found by reconciliation: its record carries what was lost."""
         last = recon.last
+        acknowledged = recon.lost if op == "checkpoint" else None
+        if acknowledged is not None:
+            data = {**data, "rolled_back": acknowledged}
         new_views = dict(last["views"])
         if recon.inv_ok and recon.inv_bytes is not None:
             new_views[INVARIANTS] = wal.sha256(recon.inv_bytes)
@@ -909,7 +1248,15 @@ class State:
         if len(line) > wal.MAX_LINE:
             raise UsageError(f"the record would be {len(line):,} bytes, more than the {wal.MAX_LINE:,} allowed")
         fsio.append(self.wal_path, line, "wal.append")
-        fsio.write_hint(self.seen_path, self._fingerprint())
+        recon.cache.saw(rec)
+        if acknowledged is not None:
+            recon.lost = recon.cache.lost = None
+            recon.repaired.append(
+                f"recorded in checkpoint {rec['seq']} that {self.rel(layout.WAL_DIR, os.path.basename(self.wal_path))} "
+                f"was rolled back ({acknowledged['count']} record(s) this clone had seen); no longer reported"
+            )
+        recon.cache.fp = self._fingerprint()
+        self._save_cache(recon.cache)
         recon.prev, recon.last = last, rec
         return rec
 
@@ -931,10 +1278,11 @@ class State:
         from rehydrate import gitinfo
 
         pending = gitinfo.start(self.root) if with_git else None  # git runs while the state is reconciled
+        touches = {"invariant": (INVARIANTS,), "reject": (INVARIANTS,), "checkpoint": (NEXT,), "handoff": (HANDOFF,)}
         with fsio.locked(self.root):
             try:
                 recon = self._begin()
-                self._refuse_unsafe(recon)
+                self._refuse_unsafe(recon, touches.get(op, ()))
             finally:
                 git = gitinfo.finish(pending) if pending is not None else None
             out = Outcome(repaired=recon.repaired)
@@ -956,11 +1304,19 @@ class State:
             out.problems = recon.problems
             return out
 
-    def _refuse_unsafe(self, recon: _Recon) -> None:
-        """A state file that is a symlink, FIFO or folder means the folder cannot be trusted: write nothing."""
+    def _refuse_unsafe(self, recon: _Recon, touches: tuple[str, ...] = ()) -> None:
+        """A state file that is a symlink, FIFO or folder means the folder cannot be trusted: write nothing.
+        A view the write would change that holds git's conflict markers is never changed: finish the merge first."""
         for p in recon.problems:
             if p.code in ("not-regular-file", "unreadable"):
                 raise RehydrateError(f"refusing to write: {p.message}", "move it away, then run the command again")
+        for p in recon.problems:
+            if p.code == "merge-conflict" and p.file in [self.rel(name) for name in touches]:
+                raise RehydrateError(
+                    f"refusing to write: {p.file} line {p.line} holds an unresolved git merge conflict "
+                    "[merge-conflict]; this command would change it",
+                    p.message if p.file != self.rel(INVARIANTS) else f"finish the merge first: {p.message}",
+                )
 
     def _view_bytes(self, name: str, recon: _Recon | None) -> bytes | None:
         """A view's bytes: as reconciliation read them when it repaired nothing since, else from disk."""
@@ -1056,8 +1412,11 @@ class State:
                 else None,
                 "handoff": {"op": "handoff", "data": handoff["data"]} if handoff else None,
             }
+            self._check_archive({"seq": last["seq"] + 1, "data": data}, None)  # before anything is written
             rec = self._append(recon, "rotate", data)
             self._apply(rec)
+            recon.cache.fp = self._fingerprint()  # the log was replaced by one holding the rotate record
+            self._save_cache(recon.cache)
             return Outcome(record=rec, repaired=recon.repaired, problems=recon.problems)
 
     def reconcile(self, repair: bool = True) -> Outcome:
@@ -1116,28 +1475,49 @@ class State:
         with fsio.locked(self.root):
             recon = self._begin()
             reconciled = Outcome(record=recon.last, repaired=recon.repaired, problems=recon.problems)
-            views = self._brief_views(recon)
+            sizes: dict[str, int] = {}
+            views = self._brief_views(recon, budget, sizes)
             context = checks.Context(self, reconciled, views=views)
             findings = checks.run_all(context)
             conf = checks.confidence(findings)
-            out = brief.render(self._brief_input(views, findings, conf, recon.last, preface), budget)
+            out = brief.render(self._brief_input(views, findings, conf, recon.last, preface, sizes), budget)
             data = {
                 "budget": budget,
                 "chars": len(out.text),
                 "omitted": out.omitted,
-                "read": [n for n, v in views.items() if v is not None],
+                "read": [n for n, v in views.items() if v is not None and (v or not sizes.get(n))],
                 "checks": {f.check: f.status for f in findings},
                 "confidence": conf,
             }
             rec = self._append(recon, "resume", data)
             return ResumeResult(out.text, conf, findings, out.omitted, rec, recon.repaired, recon.problems)
 
-    def _brief_views(self, recon: _Recon | None = None) -> dict[str, str | None]:
+    def _brief_views(
+        self, recon: _Recon | None = None, budget: int | None = None, sizes: dict[str, int] | None = None
+    ) -> dict[str, str | None]:
+        """The views' text for the brief, and (into sizes) each file's size on disk.
+
+        00, 10, 20 and 99 are read whole (reconciliation reads them anyway). Of the other NN_*.md files, only what
+        a brief of this budget could show is read: none shows more than `budget` characters of them in all, and a
+        character is at most 4 bytes, so a file bigger than 4 * budget bytes is not read at all (its text is empty,
+        its size says what was left out), and once the files read hold more than `budget` characters, the rest are
+        not read either. The cost follows what can be shown, not what is stored."""
         views: dict[str, str | None] = {}
+        sizes = sizes if sizes is not None else {}
+        room = 4 * (budget or MAX_VIEW)
+        shown = 0
         for name in (GOAL, INVARIANTS, HANDOFF, *self.extra_views(), NEXT):
             try:
-                data = self._view_bytes(name, recon)
+                if name in layout.VIEWS:
+                    data = self._view_bytes(name, recon)
+                    size = None if data is None else len(data)
+                else:
+                    data, size = _read_small(self.path(name), room if shown <= room // 4 else 0)
                 views[name] = None if data is None else data.decode("utf-8", "replace")
+                if size is not None:
+                    sizes[name] = size
+                if name not in layout.VIEWS and views[name]:
+                    shown += len(views[name] or "")
             except RehydrateError:
                 views[name] = None
         return views
@@ -1149,6 +1529,7 @@ class State:
         conf: str,
         last: Record | None,
         preface: str | None,
+        sizes: dict[str, int] | None = None,
     ) -> BriefInput:
         from rehydrate import brief
 
@@ -1157,7 +1538,7 @@ class State:
         if action is None:
             action = next_fields.get("next") or "read the goal and write a first checkpoint"
         extras = [(n, v) for n, v in views.items() if n not in layout.VIEWS and v is not None]
-        return brief.BriefInput(
+        inp = brief.BriefInput(
             folder=os.path.basename(self.root),
             actor=self.actor,
             goal=views.get(GOAL),
@@ -1171,16 +1552,20 @@ class State:
             next_action=action,
             preface=preface,
         )
+        inp.path = os.path.realpath(self.root)  # the header names the real folder, not a link to it
+        inp.sizes = sizes or {}  # bytes on disk of each view: a text may be empty or partial (see _brief_views)
+        return inp
 
     def status(self) -> Outcome:
         """One screen: the goal, the last checkpoint, the next action, and what is wrong (safe repairs applied)."""
         out = self.reconcile(repair=True)
         nxt = self.view_text(NEXT) or ""
         goal = (self.view_text(GOAL) or "").split("\n")
+        # the files may hold anything (escape sequences, NUL, CR, a right-to-left override): cleaned for a terminal
         out.extra = {
-            "goal": next((ln for ln in goal if ln.strip() and not ln.startswith("#")), ""),
-            "checkpoint": nxt.split("\n", 1)[0].removeprefix("# Next (").removesuffix(")"),
-            "next": layout.parse_next(nxt),
+            "goal": layout.clean(next((ln for ln in goal if ln.strip() and not ln.startswith("#")), ""), one_line=True),
+            "checkpoint": layout.clean(nxt.split("\n", 1)[0].removeprefix("# Next (").removesuffix(")"), one_line=True),
+            "next": {k: layout.clean(v) for k, v in layout.parse_next(nxt).items()},
             "records": out.record["seq"] if out.record else None,
         }
         return out
@@ -1198,16 +1583,32 @@ class State:
         return names
 
 
-def _scan_log(path: str, rel: str) -> list[Problem]:
-    """Every line of one log: parse, canonical form, hash, chain, sequence."""
+def _scan_log(
+    path: str, rel: str, end: int | None = None, visit: Callable[[Record], None] | None = None
+) -> list[Problem]:
+    """Every line of one log (up to byte `end`): parse, canonical form, hash, chain, sequence, archive paths.
+    visit is called with each valid record, in order. A log holding git's conflict markers is named by them alone:
+    its chain means nothing until the merge is finished."""
     problems: list[Problem] = []
+    conflicts: list[Problem] = []
     prev: Record | None = None
     count = 0
-    for i, (number, raw, newline, is_last) in enumerate(_with_last(wal.iter_lines(path))):
+    for i, (number, raw, newline, is_last) in enumerate(_with_last(wal.iter_lines(path, end))):
         count += 1
         if raw is None:
             problems.append(Problem("oversized-line", rel, number, f"a line longer than {wal.MAX_LINE:,} bytes"))
             prev = None
+            continue
+        if wal.is_conflict_marker(raw):
+            conflicts.append(
+                Problem(
+                    "merge-conflict",
+                    rel,
+                    number,
+                    "an unresolved git merge conflict marker: finish the merge (keep one side's records: "
+                    f"`git checkout --ours -- {rel}` or `--theirs`, then `git add {rel}`), or `git merge --abort`",
+                )
+            )
             continue
         if not newline:
             try:
@@ -1226,6 +1627,12 @@ def _scan_log(path: str, rel: str) -> list[Problem]:
             problems.append(Problem(code, rel, number, str(e), is_last))
             prev = None
             continue
+        if visit is not None:
+            visit(rec)
+        if rec["op"] == "rotate":
+            why = _archive_error(rec)
+            if why is not None:
+                problems.append(Problem("unsafe-path", rel, number, f"refusing record {rec['seq']} (rotate): {why}"))
         if prev is None and i == 0:
             if rec["op"] == "init" and rec["prev"] is not None:
                 problems.append(Problem("chain-broken", rel, number, "the init record has a prev hash"))
@@ -1244,6 +1651,8 @@ def _scan_log(path: str, rel: str) -> list[Problem]:
             elif rec["seq"] != prev["seq"] + 1:
                 problems.append(Problem("seq-gap", rel, number, f"seq {rec['seq']} follows {prev['seq']}"))
         prev = rec
+    if conflicts:
+        return conflicts
     if not count:
         problems.append(Problem("empty-wal", rel, None, "the WAL is empty"))
     return problems
@@ -1258,6 +1667,39 @@ def _with_last(lines: Iterator[wal.Line]) -> Iterator[tuple[int, bytes | None, b
         held = line
     if held is not None:
         yield held.number, held.raw, held.newline, True
+
+
+def _archive_error(rec: Record) -> str | None:
+    """Why a rotate record's archive path is not a plain file name in archive/, or None."""
+    data = rec.get("data")
+    name = data.get("archive") if isinstance(data, dict) else None
+    if isinstance(name, str) and re.match(ARCHIVE_NAME, name):
+        return None
+    shown = layout.clean(str(name)[:160], one_line=True)[:120]
+    return f"its archive path {shown!r} is not archive/<file name>.jsonl inside the state folder"
+
+
+def _read_small(path: str, limit: int) -> tuple[bytes | None, int | None]:
+    """A file's bytes if it holds at most `limit` (else none: b"") and its size, never following a link, never
+    blocking; (None, None) if it is absent."""
+    fd = fsio.open_read(path)
+    if fd is None:
+        return None, None
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            return b"", size
+        chunks: list[bytes] = []
+        got = 0
+        while got < size:
+            chunk = os.pread(fd, min(1 << 20, size - got), got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks), size
+    finally:
+        os.close(fd)
 
 
 def _summary(rec: Record) -> str:

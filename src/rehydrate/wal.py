@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Iterator
 
-from rehydrate import fsio
+from rehydrate import fsio, safejson
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -29,8 +29,26 @@ class BadRecord(ValueError):
     """A line that is not a valid record; the message says why."""
 
 
+class Conflicted(BadRecord):
+    """The log's tail holds a git merge conflict marker: the file must not be changed until the merge is finished."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(f"a git merge conflict marker at byte {offset}")
+        self.offset = offset
+
+
+# git's conflict markers: <<<<<<< ours, ||||||| base (diff3), =======, >>>>>>> theirs. No record starts with one.
+MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
+
+
+def is_conflict_marker(line: bytes) -> bool:
+    """A line (without its newline) that git writes around a conflict."""
+    return line[:7] in MARKERS and line[7:8] in (b"", b" ", b"\r")
+
+
 def canonical(obj: object) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """Sorted keys, no spaces, UTF-8. safejson.TooDeep (a ValueError) for an object nested too deeply to encode."""
+    return safejson.dumps_canonical(obj)
 
 
 try:  # CPython's built-in sha256 (HACL*): hashlib would load OpenSSL, 2-3 ms at every hook's start
@@ -68,11 +86,13 @@ def decode(line: bytes) -> Record:
         text = line.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BadRecord(f"invalid UTF-8 at byte {e.start}") from None
+    if is_conflict_marker(line):
+        raise BadRecord("a git merge conflict marker (an unresolved merge)")
     try:
-        obj = json.loads(text)
+        obj = safejson.loads(text)
     except json.JSONDecodeError as e:
         raise BadRecord(f"not JSON ({e.msg} at column {e.colno})") from None
-    except ValueError as e:  # for example, a number too long to convert
+    except ValueError as e:  # nested too deeply for the parser (safejson.TooDeep), a number too long to convert
         raise BadRecord(f"not JSON ({e})") from None
     if not isinstance(obj, dict):
         raise BadRecord("not a JSON object")
@@ -81,7 +101,11 @@ def decode(line: bytes) -> Record:
         raise BadRecord(f"missing field(s) {', '.join(missing)}")
     if not isinstance(obj["seq"], int) or not isinstance(obj["h"], str) or not isinstance(obj["views"], dict):
         raise BadRecord("a field has the wrong type")
-    if canonical(obj) != line:
+    try:
+        same = canonical(obj) == line
+    except ValueError as e:
+        raise BadRecord(f"not JSON ({e})") from None
+    if not same:
         raise BadRecord("not in canonical form (edited by hand?)")
     body = {k: v for k, v in obj.items() if k != "h"}
     if sha256(canonical(body)) != obj["h"]:
@@ -135,6 +159,7 @@ def read_tail(path: str, want: int = 2, end: int | None = None) -> Tail:
     """The last `want` valid records; a bad last line is returned as `torn`.
 
     A bad line before the last one is damage, not a torn write: BadRecord is raised with its byte offset.
+    A git conflict marker among the lines read raises Conflicted: a conflicted log is neither torn nor damaged.
     """
     start, buf, at_start = fsio.read_tail(path, want + 1, MAX_LINE + 65536, end)
     size = start + len(buf)
@@ -147,6 +172,9 @@ def read_tail(path: str, want: int = 2, end: int | None = None) -> Tail:
         pos += len(raw) + (1 if i < len(lines) - 1 else 0)
     if not at_start and tail_parts:
         tail_parts = tail_parts[1:]  # the first piece may be the end of a longer line
+    for off, raw in tail_parts:  # an unfinished merge: nothing may be cut or appended until a person finishes it
+        if is_conflict_marker(raw):
+            raise Conflicted(off)
     last_raw_off, last_raw = tail_parts[-1] if tail_parts else (size, b"")
     complete = tail_parts[:-1]
     torn = b""
@@ -202,15 +230,16 @@ class Line:
         self.newline = newline
 
 
-def iter_lines(path: str) -> Iterator[Line]:
-    """Every line of a file with bounded memory; an oversized line is yielded with raw=None."""
+def iter_lines(path: str, end: int | None = None) -> Iterator[Line]:
+    """Every line of a file (those that start before byte `end`, if given) with bounded memory; an oversized line
+    is yielded with raw=None."""
     fd = fsio.open_read(path)
     if fd is None:
         return
     with open(fd, "rb", buffering=1 << 20) as f:
         number = 0
         offset = 0
-        while True:
+        while end is None or offset < end:
             raw = f.readline(MAX_LINE + 1)
             if not raw:
                 return
