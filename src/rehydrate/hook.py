@@ -113,7 +113,10 @@ def _whole_object(data: bytearray) -> bool:
     """True if data is one whole JSON object: nothing can follow it in a valid input."""
     from rehydrate import safejson
 
-    if not data.rstrip().endswith(b"}"):
+    end = len(data)
+    while end and data[end - 1] in b" \t\r\n":  # no copy of what may be 64 MiB
+        end -= 1
+    if not end or data[end - 1] != 0x7D:  # "}"
         return False
     try:
         return isinstance(safejson.loads(bytes(data)), dict)
