@@ -69,6 +69,10 @@ def test_status_cleans_what_it_shows_from_the_views(state: State) -> None:
     )
     goal = root / "00_goal.md"
     goal.write_text(goal.read_text().replace("Ship the parser", f"Ship{HOSTILE}"))
+    extra = State.open(root).status().extra  # what the library hands to every face, not only to the CLI's
+    for value in (extra["goal"], extra["checkpoint"], *extra["next"].values()):
+        _shown(value)
+        assert "pwned" in value
     r = rehydrate("status")
     clean(r)
     assert r.code == 1 and "pwned" in r.out, r
@@ -79,3 +83,23 @@ def test_status_cleans_what_it_shows_from_the_views(state: State) -> None:
         _shown(value)
         assert "\n" not in value or value is not report["checkpoint"]
     assert report["checkpoint"].startswith("checkpoint 9")
+
+
+def test_verify_cleans_the_recorded_lines_it_quotes(state: State) -> None:
+    """A hash-valid record from someone else's clone may carry anything; a latch message quotes its line clean."""
+    log = Path(state.root) / "wal" / "agent.jsonl"
+    last = json.loads(log.read_bytes().splitlines()[-1])
+    line = f"- D-abcdef 2026-01-01 decision: x{HOSTILE} because: y"
+    rec = wal.seal(
+        {**last, "seq": last["seq"] + 1, "prev": last["h"], "op": "invariant", "data": {"line": line}, "git": None}
+    )
+    after = wal.seal({**rec, "seq": rec["seq"] + 1, "prev": rec["h"], "op": "compaction", "data": {}})
+    with open(log, "ab") as f:
+        f.write(wal.encode(rec) + wal.encode(after))
+    (p,) = State.open(state.root).verify().problems
+    assert p.code == "latch-missing" and "pwned" in p.message, p
+    _shown(p.message)
+    r = rehydrate("verify")
+    clean(r)
+    assert r.code == 1 and "[latch-missing]" in r.out and "pwned" in r.out, r
+    _shown(r.out)

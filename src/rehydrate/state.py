@@ -256,6 +256,11 @@ def _complete_lines(data: bytes) -> list[bytes]:
     return data.split(b"\n")[:-1]
 
 
+def _quoted(text: str, limit: int) -> str:
+    """A recorded text quoted in a message: one line, no control or invisible characters (records are untrusted)."""
+    return layout.clean(text[: 4 * limit], one_line=True)[:limit]
+
+
 def _first_difference(a: list[str], b: list[str]) -> int:
     for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
@@ -324,7 +329,7 @@ def check_lines(
                     (
                         "latch-reordered",
                         free[0],
-                        f"latch violation: a recorded line was moved out of its order: {text[:120]}",
+                        f"latch violation: a recorded line was moved out of its order: {_quoted(text, 120)}",
                     )
                 )
                 continue
@@ -335,14 +340,18 @@ def check_lines(
             if changed:
                 used.add(changed[0])
                 out.append(
-                    ("latch-changed", changed[0], f"latch violation: a recorded line was changed; it was: {text[:160]}")
+                    (
+                        "latch-changed",
+                        changed[0],
+                        f"latch violation: a recorded line was changed; it was: {_quoted(text, 160)}",
+                    )
                 )
             else:
                 out.append(
                     (
                         "latch-missing",
                         cursor + 1,
-                        f"latch violation: a recorded line is missing (expected here): {text[:160]}",
+                        f"latch violation: a recorded line is missing (expected here): {_quoted(text, 160)}",
                     )
                 )
     unrecorded = [n for n, t in enumerate(file_lines, 1) if t.strip() and n not in used]
@@ -562,7 +571,15 @@ class State:
                     "keep working on it (`rehydrate resume`), or archive the folder and init a new one",
                 )
             if fsio.check_regular(state.wal_path) and os.path.getsize(state.wal_path) > 0:
-                tail = wal.read_tail(state.wal_path, 1)
+                wal_rel = state.rel(layout.WAL_DIR, state.actor + ".jsonl")
+                try:
+                    tail = wal.read_tail(state.wal_path, 1)
+                except wal.Conflicted:
+                    raise state._conflicted(wal_rel) from None
+                except wal.BadRecord as e:
+                    raise RehydrateError(
+                        f"{wal_rel} already holds records, damaged ({e})", "`rehydrate verify` lists every problem"
+                    ) from None
                 if tail.records:
                     raise RehydrateError(
                         f"{state.rel(layout.WAL_DIR, state.actor + '.jsonl')} already holds a state",

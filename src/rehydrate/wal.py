@@ -135,7 +135,7 @@ def _shape_error(rec: Record) -> str | None:
         return "its op or data has the wrong type"
     for key, kind in _SHAPES.get(rec["op"], ()):
         if not isinstance(data.get(key), kind):
-            return f"a {rec['op']} record without a valid data.{key} (written by another tool?)"
+            return f"a {rec['op']} record without a valid data.{key} (written by another tool?)"  # op: a known name
     return None
 
 
