@@ -414,7 +414,7 @@ class _Seen:
                 "v": 1,
                 "fp": self.fp,
                 "ring": [list(x) for x in self.ring[-_RING:]],
-                "cp": list(self.cp) if self.cp else None,
+                "cp": [self.cp[0], layout.clean(self.cp[1], one_line=True)[:_NEXT_CAP]] if self.cp else None,
                 "lost": self.lost,
             }
         )
@@ -437,7 +437,7 @@ class _Seen:
         elif rec["op"] != "checkpoint":
             return
         if isinstance(data, dict) and isinstance(seq, int) and isinstance(data.get("next"), str):
-            self.cp = (seq, layout.clean(data["next"][: 4 * _NEXT_CAP], one_line=True)[:_NEXT_CAP])
+            self.cp = (seq, data["next"][: 4 * _NEXT_CAP])  # cleaned once, when written (a full pass sees many)
 
 
 def _need(condition: bool) -> None:
