@@ -96,7 +96,7 @@ def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
 
 
 def test_json_nested_too_deeply_is_a_bad_line_under_both_parsers(tmp_path: Path, parser: str) -> None:
-    fast = transcripts._loads is not json.loads  # orjson parses the records nested NEAR deep; json gives up on them
+    fast = transcripts._loads is not json.loads  # orjson parses the records nested NEAR deep; json may give up
     claude = _claude(tmp_path)
     assert transcripts.detect(str(claude)) == "claude"  # its first line is the deep one: skipped, not raised
     s = transcripts.read(str(claude))
@@ -108,7 +108,9 @@ def test_json_nested_too_deeply_is_a_bad_line_under_both_parsers(tmp_path: Path,
     assert len(list(transcripts.newer_than(str(claude), ""))) >= 3
     codex = _codex(tmp_path)
     c = transcripts.read(str(codex), "codex")
-    assert c.harness == "codex" and c.user_turns == 1 and [t.ident for t in c.tool_calls] == ["c1", "c2"][: 1 + fast]
+    idents = [t.ident for t in c.tool_calls]
+    allowed = [["c1", "c2"]] if fast else [["c1"], ["c1", "c2"]]  # json parses NEAR-deep lines where its stack allows
+    assert c.harness == "codex" and c.user_turns == 1 and idents in allowed
 
 
 def test_audit_reports_a_transcript_whose_first_line_is_too_deep(tmp_path: Path) -> None:
