@@ -1294,9 +1294,11 @@ class State:
     def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
         from rehydrate import gitinfo
 
-        pending = gitinfo.start(self.root) if with_git else None  # git runs while the state is reconciled
         touches = {"invariant": (INVARIANTS,), "reject": (INVARIANTS,), "checkpoint": (NEXT,), "handoff": (HANDOFF,)}
         with fsio.locked(self.root):
+            # git runs while the state is reconciled; started inside the lock, so that a lock that cannot be taken
+            # leaves no git child behind
+            pending = gitinfo.start(self.root) if with_git else None
             try:
                 recon = self._begin()
                 self._refuse_unsafe(recon, touches.get(op, ()))
