@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from rehydrate.brief import MIN_BUDGET
 from rehydrate.state import State
 
 
@@ -34,7 +35,7 @@ def test_small_state_is_complete_and_in_boot_order(state: State) -> None:
         "## state/30_phase.md",
         "## Next",
         "## Last WAL record",
-        "## Ledger",
+        "\n## Ledger ",
         "confidence: recovered",
     ]
     positions = [text.index(x) for x in order]
@@ -42,7 +43,7 @@ def test_small_state_is_complete_and_in_boot_order(state: State) -> None:
     assert "Left out" not in text
 
 
-@pytest.mark.parametrize("budget", [1000, 2500, 5000, 9000, 20000])
+@pytest.mark.parametrize("budget", [MIN_BUDGET, 2500, 5000, 9000, 20000])
 def test_budget_is_never_exceeded_and_essentials_stay(state: State, budget: int) -> None:
     _fill(state, decisions=60, rejects=8, handoff=6000, extra=6000)
     r = state.resume(budget=budget)

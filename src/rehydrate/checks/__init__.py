@@ -6,6 +6,8 @@ registry below; later issues add theirs to it.
 
 from __future__ import annotations
 
+from rehydrate import layout
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Protocol
@@ -21,17 +23,29 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 STATUSES = ("ok", "degraded", "skipped", "failed")
 
 
+MAX_MESSAGE = 1000  # a finding's message is one line of the ledger: it says what was found and where, briefly
+
+
 class Finding:
-    """One line of the ledger: a check's status (one of STATUSES), what it found, what to do next."""
+    """One line of the ledger: a check's status (one of STATUSES), what it found, what to do next.
+
+    A message can quote what the check read (a changed latch line, a file name): it is kept to one clean line (no
+    control or invisible characters, no line breaks, at most MAX_MESSAGE characters), so that it can never start a
+    line of its own in the brief or on a terminal."""
 
     def __init__(self, check: str, status: str, message: str, next_action: str | None = None) -> None:
-        self.check = check
-        self.status = status
-        self.message = message
-        self.next_action = next_action
+        self.check = _line(check, 64)
+        self.status = _line(status, 16)
+        self.message = _line(message, MAX_MESSAGE)
+        self.next_action = None if next_action is None else _line(next_action, MAX_MESSAGE)
 
     def as_dict(self) -> dict[str, str | None]:
         return {"check": self.check, "status": self.status, "message": self.message, "next_action": self.next_action}
+
+
+def _line(text: object, most: int) -> str:
+    line = layout.clean(str(text)[: 2 * most], one_line=True)
+    return line if len(line) <= most else line[: most - 1] + "…"
 
 
 class Context:

@@ -1,0 +1,378 @@
+"""The brief never loses an essential without saying so (issue 8, items 10 and 14).
+
+For any budget from MIN_BUDGET up, whatever the input: the brief fits the budget; the goal, the next step, every
+rejected approach's id (as many as `rejected_room` promises), the ledger's `confidence:` line and the next safe action
+are there; every cut is named under "Left out". The cost is in the size of what is shown, not of what is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rehydrate import brief, layout
+from rehydrate.brief import MIN_BUDGET, BriefInput
+from rehydrate.checks import STATUSES, Finding
+from rehydrate.state import State
+
+TOKEN = "c0ffee5eed42"
+
+
+@pytest.fixture(autouse=True)
+def _pinned_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(brief, "new_token", lambda: TOKEN, raising=False)
+
+
+def _text_(s: str) -> str:
+    return layout.clean(s.replace("\u2028", "\n").replace("\u2029", "\n"))
+
+
+def _flat_(s: str) -> str:
+    return layout.clean(s, one_line=True)
+
+
+def parse(text: str) -> dict[str, object]:
+    """The brief's quotes by source (content lines, end note), its Left out section and its ledger."""
+    quotes: dict[str, tuple[list[str], str]] = {}
+    own: list[str] = []
+    current: list[str] | None = None
+    source = ""
+    for line in text.split("\n"):
+        if current is None:
+            m = re.fullmatch(rf"\[{TOKEN} quote: (.*)\]", line)
+            if m:
+                source, current = m.group(1), []
+            else:
+                own.append(line)
+            continue
+        m = re.fullmatch(rf"\[{TOKEN} end(?:; (.*))?\]", line)
+        if m:
+            quotes[source] = (current, m.group(1) or "")
+            current = None
+        else:
+            assert line == ">" or line.startswith("> "), line
+            current.append(line[2:])
+    assert current is None
+    # The ledger is the section headed with the token, and nothing outside a quote looks like one (but the caller's
+    # preface, one line before the header, which is the caller's own text).
+    start = own.index(next(ln for ln in own if ln.startswith("# rehydrate brief: ")))
+    heads = [i for i, ln in enumerate(own) if ln.startswith(("## Ledger", "confidence:")) and i > start]
+    assert [own[i] for i in heads][:1] == [f"## Ledger {TOKEN}"]
+    assert own[heads[0] + 1 :].count(f"## Ledger {TOKEN}") == 0
+    ledger = own[heads[0] + 1 :]
+    left = ""
+    for i, ln in enumerate(own[: heads[0]]):
+        if ln.startswith("## Left out to fit the budget"):
+            left = "\n".join(own[i : heads[0]])
+    return {"quotes": quotes, "own": own, "ledger": ledger, "left": left}
+
+
+def check_promises(inp: BriefInput, text: str, budget: int) -> None:
+    """Every promise of the brief, checked against its input. (A text longer than twice the budget cannot be shown
+    in full: it must be named, and is not cleaned here.)"""
+
+    def _text(s: str) -> str:
+        return "\x00too long" if len(s) > 2 * budget else _text_(s)
+
+    def _flat(s: str) -> str:
+        return "\x00too long" if len(s) > 2 * budget else _flat_(s)
+
+    assert len(text) <= budget
+    b = parse(text)
+    quotes: dict[str, tuple[list[str], str]] = b["quotes"]  # type: ignore[assignment]
+    ledger: list[str] = b["ledger"]  # type: ignore[assignment]
+    left: str = b["left"]  # type: ignore[assignment]
+    own: list[str] = b["own"]  # type: ignore[assignment]
+    f = _flat(inp.folder)
+
+    def shown(source: str) -> str | None:
+        return "\n".join(quotes[source][0]) if source in quotes else None
+
+    def named(*words: str) -> bool:
+        return any(w in left for w in words)
+
+    # the goal and the next step are there; a cut one is named
+    for name, raw, word in ((layout.GOAL, inp.goal, "goal"), (layout.NEXT, inp.next, layout.NEXT)):
+        full = _text_((raw or "")[: 2 * budget])  # as far as it could be shown
+        if name == layout.GOAL and full.startswith("# Goal\n"):  # the goal as rendered by init, shown compactly
+            full = full[len("# Goal\n") :].lstrip("\n").replace("\n\n## Done when\n\n", "\n\nDone when: ")
+        longer = len(raw or "") > 2 * budget
+        if not full and not longer:
+            assert f"(missing: {f}/{name})" in own
+            continue
+        got = shown(f"{f}/{name}")
+        assert got is not None, name
+        if got != full or longer:
+            assert (got.rstrip("…") or not full) and full.startswith(got.rstrip("…")[:40]), name
+            assert named(word), (name, left)
+    # every rejected approach's id, up to the promised number; a shortened entry is named
+    lines = (inp.invariants or "").split("\n")
+    rejected = [ln for ln in lines if (layout.entry_id(ln) or "D")[0] == "R"]
+    header = set(layout.INVARIANTS_HEADER.split("\n"))
+    decisions = [ln for ln in lines if ln.strip() and ln[0] != "#" and ln not in header and ln not in rejected]
+    if rejected:
+        got_rej = quotes[f"{f}/{layout.INVARIANTS}, rejected"][0]
+        ids = [layout.entry_id(ln) for ln in rejected]
+        room = brief.rejected_room(budget)
+        for i, ident in enumerate(ids):
+            if i >= len(ids) - room:
+                assert any(g.startswith(f"- {ident} ") or g == f"- {ident} …" for g in got_rej), ident
+        if len(ids) > room and not all(any(ident in g for g in got_rej) for ident in ids):
+            assert named("older rejected"), left
+        if any(_flat(r) not in got_rej for r in rejected if layout.entry_id(r) in "".join(got_rej)):
+            assert named("rejected"), left
+    if decisions:
+        got_dec = quotes.get(f"{f}/{layout.INVARIANTS}, decisions", ([], ""))[0]
+        if len(got_dec) < len(decisions) or any(_flat(d) not in got_dec for d in decisions):
+            assert named("decision"), left
+    # the optional parts: shown in full, or named
+    if _text(inp.handoff or "") and shown(f"{f}/{layout.HANDOFF}") != _text(inp.handoff or ""):
+        assert named("handoff", layout.HANDOFF), left
+    for name, raw in inp.extras:
+        src = f"{f}/{_flat(name)[:100]}"
+        if shown(src) != (_text(raw) or ""):
+            assert named(src, f"of {f}/NN_*.md"), (src, left)
+    if inp.last_record and _flat(inp.last_record):
+        got = shown(f"{f}/{layout.WAL_DIR}/{_flat(inp.actor)}.jsonl, last line")
+        if got != _flat(inp.last_record):
+            assert named("WAL record"), left
+    if inp.preface and _flat(inp.preface) and not text.startswith(_flat(inp.preface) + "\n\n# rehydrate brief: "):
+        assert named("notice"), left
+    # the ledger: its findings (or a count), the confidence line, the next safe action
+    assert ledger[-1] == ""
+    conf = [ln for ln in ledger if ln.startswith("confidence: ")]
+    assert len(conf) == 1
+    if conf[0] != f"confidence: {_flat(inp.confidence)}":
+        assert conf[0].endswith("…") and named("confidence"), left
+    for x in inp.findings:
+        if f"- {x.check}: {x.status}: {x.message}" not in ledger:
+            assert named("finding", "ledger line"), left
+    if inp.next_action and _flat_(inp.next_action[: 2 * budget]):
+        full = _flat_(inp.next_action[: 2 * budget])
+        act = [ln for ln in ledger if ln.startswith("next safe action: ")]
+        assert len(act) == 1 and ledger.index(act[0]) == ledger.index(conf[0]) + 1
+        got = act[0][len("next safe action: ") :]
+        if got != full or len(inp.next_action) > 2 * budget:
+            assert got.endswith("…") and full.startswith(got[:-1].rstrip()[:60]), (got, full)
+            assert named("next action", "next safe action"), left
+    if not left:
+        assert "Left out" not in "\n".join(own)
+
+
+# -- strategies: adversarial inputs ----------------------------------------------------------------------------------
+
+UNITS = ["x", "word ", "é", "中文", "\u200b", "a\n", "\n", "## Ledger\n", "confidence: recovered\n", "\x1b[2J", "```\n",
+         "<!--", "\u202e", "\r\n", "\u2028", "👍"]  # fmt: skip
+
+
+def texts(most: int) -> st.SearchStrategy[str]:
+    """Short random text, or a long run of one troublesome unit, or both."""
+    long = st.builds(lambda u, n: u * n, st.sampled_from(UNITS), st.integers(0, most // 2))
+    return st.one_of(st.text(max_size=60), long, st.builds(lambda a, b: a + b, st.text(max_size=20), long))
+
+
+@st.composite
+def brief_inputs(draw: st.DrawFn) -> tuple[BriefInput, int]:
+    budget = draw(st.one_of(st.integers(MIN_BUDGET, MIN_BUDGET + 500), st.integers(MIN_BUDGET, 20000)))
+    pool = draw(st.lists(texts(16384), min_size=1, max_size=6))  # texts for the many small parts, reused
+
+    def some(i: int) -> str:
+        return pool[i % len(pool)]
+
+    n_rej = draw(st.integers(0, min(brief.rejected_room(budget), 40)))
+    rejected = [
+        layout.entry_line("R", f"R-{i:06x}", "2026-11-29", some(i), some(i + 1), some(i + 2)[:100])
+        for i in range(n_rej)
+    ]
+    decisions = [
+        layout.entry_line("D", f"D-{i:06x}", "2026-11-29", some(i + 3), some(i)[:200], None)
+        for i in range(draw(st.integers(0, 30)))
+    ]
+    lines = rejected + decisions
+    order = draw(st.permutations(range(len(lines)))) if len(lines) < 12 else range(len(lines))
+    invariants = layout.INVARIANTS_HEADER + "\n".join(layout.clean(lines[i], one_line=True) for i in order) + "\n"
+    names = draw(st.lists(st.from_regex(r"[0-9]{2}_[a-z]{1,8}\.md", fullmatch=True), max_size=12, unique=True))
+    extras = [(n, draw(texts(40000))) for n in sorted(names)]
+    next_text = draw(
+        st.one_of(
+            st.builds(
+                layout.render_next,
+                st.integers(0, 10**9),
+                st.just("2026-11-29T22:04:26.123Z"),
+                st.one_of(st.none(), st.just("a" * 40)),
+                texts(16384),
+                texts(16384),
+                texts(16384),
+            ),
+            texts(5000),
+        )
+    )
+    checks = ["identity", "state", "cursors", *("mine" * k for k in range(1, 30))]
+    findings = [
+        Finding(checks[i % draw(st.sampled_from([3, 31]))], STATUSES[i % 4 if i % 3 else 0], some(i)[:3000])
+        for i in range(draw(st.integers(0, 150)))
+    ]
+    inp = BriefInput(
+        folder=draw(st.sampled_from(["state", "st\x1bate", "état" * 5])),
+        actor=draw(st.sampled_from(["agent", "a" * 64, "bob.2"])),
+        goal=draw(texts(70000)),
+        invariants=invariants,
+        handoff=draw(st.one_of(st.none(), texts(300000))),
+        extras=extras,
+        next=next_text,
+        last_record=draw(st.one_of(st.none(), texts(30000))),
+        findings=findings,
+        confidence=draw(st.one_of(st.just("recovered"), texts(2000).map(lambda s: f"degraded ({s})"))),
+        next_action=draw(st.one_of(texts(16384), st.just("fix the state first: " + "e" * 30000))),
+        preface=draw(st.one_of(st.none(), texts(20000))),
+        path=draw(st.one_of(st.just(""), texts(5000).map(lambda s: "/home/u/" + s + "/state"))),
+    )
+    return inp, budget
+
+
+@settings(
+    max_examples=120,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(brief_inputs())
+def test_every_promise_holds_for_any_input_and_budget(case: tuple[BriefInput, int]) -> None:
+    inp, budget = case
+    check_promises(inp, brief.render(inp, budget).text, budget)
+
+
+# -- the three cases of the issue ----------------------------------------------------------------------------------
+
+
+def _input(state: State, budget: int, monkeypatch: pytest.MonkeyPatch) -> tuple[BriefInput, str]:
+    """What resume renders, and the brief it prints."""
+    seen: list[BriefInput] = []
+    real = brief.render
+
+    def spy(inp: BriefInput, budget: int = brief.DEFAULT_BUDGET) -> brief.Brief:
+        seen.append(inp)
+        return real(inp, budget)
+
+    with monkeypatch.context() as m:
+        m.setattr(brief, "render", spy)
+        text = state.resume(budget).text
+    return seen[0], text
+
+
+def test_one_huge_rejected_approach_is_shortened_and_nothing_else_is_lost(
+    state: State, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = "x" * (layout.MAX_FIELD - 1)
+    state.reject("Rewrite the lexer by hand", because="the generator is faster", guard="src/lex*")
+    state.reject(big, because=big, guard=big)
+    state.reject("Vendor the parser library", because="upstream fixes land weekly")
+    state.checkpoint(done="the lexer", next="THE NEXT ACTION")
+    inp, text = _input(state, brief.DEFAULT_BUDGET, monkeypatch)
+    ids = re.findall(r"^- (R-[0-9a-f]{6}) ", Path(state.path(layout.INVARIANTS)).read_text(), re.MULTILINE)
+    assert len(ids) == 4 and all(i in text for i in ids) and len(text) <= brief.DEFAULT_BUDGET
+    assert "\n## Next" in text and re.search(r"^confidence: recovered\nnext safe action: THE NEXT ACTION$", text, re.M)
+    check_promises(inp, text, brief.DEFAULT_BUDGET)
+    b = parse(text)
+    rej = b["quotes"][f"state/{layout.INVARIANTS}, rejected"][0]  # type: ignore[index]
+    assert len(rej) == 4 and rej[0].startswith("- R-") and "Edit db/schema.sql directly" in rej[0]
+    assert "Rewrite the lexer by hand" in rej[1] and "Vendor the parser library" in rej[3]
+    assert rej[2].endswith("…") and len(rej[2]) < 2000
+    assert "## Next" in b["own"] and "next safe action: THE NEXT ACTION" in b["ledger"]  # type: ignore[operator]
+    assert "confidence: recovered" in b["ledger"]  # type: ignore[operator]
+    assert "the end of 1 long rejected approach (state/10_invariants.md)" in b["left"]  # type: ignore[operator]
+
+
+def test_eighty_latch_problems_fold_into_counts_and_keep_the_confidence_line(
+    state: State, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(80):
+        state.invariant(f"decision {i} " + "d" * 100, because="reasons " + "r" * 60)
+    inv = Path(state.path(layout.INVARIANTS))
+    inv.write_text(inv.read_text().replace("decision: decision", "decision: changed"))
+    inp, text = _input(state, brief.DEFAULT_BUDGET, monkeypatch)
+    assert sum(1 for x in inp.findings if x.status == "degraded") >= 80
+    assert re.search(r"^confidence: degraded \(state\)$", text, re.MULTILINE) and len(text) <= brief.DEFAULT_BUDGET
+    check_promises(inp, text, brief.DEFAULT_BUDGET)
+    ledger = parse(text)["ledger"]
+    assert "confidence: degraded (state)" in ledger  # type: ignore[operator]
+    assert any(ln.startswith("next safe action: restore the recorded text") for ln in ledger)  # type: ignore[attr-defined]
+    assert "findings of the ledger, folded into counts" in str(parse(text)["left"])
+
+
+def test_a_preface_counts_against_the_budget_and_the_next_action_stays_whole(
+    state: State, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rehydrate.hook import COMPACTED
+
+    state.handoff("handoff line\n" * 2000)
+    for i in range(40):
+        state.invariant(f"decision {i} " + "d" * 200, because="r")
+    action = "run the migration script, then re-run " + "the whole test suite " * 20
+    state.checkpoint(done="x", next=action)
+    inp, _ = _input(state, brief.DEFAULT_BUDGET, monkeypatch)
+    for preface in (COMPACTED, COMPACTED + "\n" + "p" * 20000):
+        inp.preface = preface
+        for budget in (MIN_BUDGET, 8800, brief.DEFAULT_BUDGET):
+            text = brief.render(inp, budget).text
+            assert len(text) <= budget and re.search(r"^confidence: recovered$", text, re.MULTILINE)
+            assert re.search(rf"^next safe action: {action[:60]}", text, re.MULTILINE)
+            check_promises(inp, text, budget)
+            assert text.startswith(COMPACTED[:100])
+            if budget >= 8800:
+                assert f"next safe action: {action.strip()}\n" in text
+
+
+def test_more_rejected_approaches_than_the_budget_can_name_are_counted(
+    state: State, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inp, _ = _input(state, MIN_BUDGET, monkeypatch)
+    n = 200
+    inp.invariants = "\n".join(
+        layout.entry_line("R", f"R-{i:06x}", "2026-11-29", "t" * 50, "b", None) for i in range(n)
+    )
+    text = brief.render(inp, MIN_BUDGET).text
+    assert len(text) <= MIN_BUDGET and f"R-{n - 1:06x}" in text
+    check_promises(inp, text, MIN_BUDGET)
+    rej = parse(text)["quotes"]["state/10_invariants.md, rejected"][0]  # type: ignore[index]
+    assert len(rej) >= brief.rejected_room(MIN_BUDGET) and rej[-1].startswith(f"- R-{n - 1:06x}")
+    assert re.search(r"\d+ older rejected", str(parse(text)["left"]))
+
+
+# -- item 14: cleaning costs what is shown, not what is skipped ------------------------------------------------------
+
+
+def test_large_files_are_clipped_before_they_are_cleaned(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    inp, _ = _input(state, brief.DEFAULT_BUDGET, monkeypatch)
+    big = "line of notes\n" * ((4 << 20) // 14)
+    inp.extras = [(f"{30 + i}_big.md", big) for i in range(8)] + [("90_small.md", "small\n")]
+    inp.handoff = big
+    inp.goal = big
+    inp.next = big
+    inp.invariants = "\n".join(["- D-000000 2026-11-29 decision: " + big[:100]] * 20000 + ["- R-abcdef " + big])
+    inp.last_record = big
+    inp.preface = big
+    inp.findings = [Finding("state", "degraded", big[:1500]) for _ in range(3000)]
+    counting = Counting(layout.clean)
+    with monkeypatch.context() as m:
+        m.setattr(layout, "clean", counting)
+        out = brief.render(inp, brief.DEFAULT_BUDGET)
+    check_promises(inp, out.text, brief.DEFAULT_BUDGET)
+    assert "small" in out.text
+    # Each text is cleaned at most as far as twice the budget (about 140,000 characters in all here, of 40 MiB):
+    # 4 MiB files, 20,000 decisions and 3,000 findings only as far as they could show.
+    assert counting.chars < 20 * brief.DEFAULT_BUDGET, counting.chars
+
+
+class Counting:
+    def __init__(self, real):  # type: ignore[no-untyped-def]
+        self.real = real
+        self.chars = 0
+
+    def __call__(self, text: str, *, one_line: bool = False) -> str:
+        self.chars += len(text)
+        return self.real(text, one_line=one_line)  # type: ignore[no-any-return]
