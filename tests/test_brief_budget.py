@@ -361,11 +361,11 @@ def test_large_files_are_clipped_before_they_are_cleaned(state: State, monkeypat
     with monkeypatch.context() as m:
         m.setattr(layout, "clean", counting)
         out = brief.render(inp, brief.DEFAULT_BUDGET)
-    check_promises(inp, out.text, brief.DEFAULT_BUDGET)
-    assert "small" in out.text
     # Each text is cleaned at most as far as twice the budget (about 140,000 characters in all here, of 40 MiB):
     # 4 MiB files, 20,000 decisions and 3,000 findings only as far as they could show.
     assert counting.chars < 20 * brief.DEFAULT_BUDGET, counting.chars
+    assert "small" in out.text
+    check_promises(inp, out.text, brief.DEFAULT_BUDGET)
 
 
 class Counting:
@@ -376,3 +376,15 @@ class Counting:
     def __call__(self, text: str, *, one_line: bool = False) -> str:
         self.chars += len(text)
         return self.real(text, one_line=one_line)  # type: ignore[no-any-return]
+
+
+@settings(max_examples=30, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(brief_inputs(), st.integers(0, MIN_BUDGET - 1))
+def test_a_budget_below_the_minimum_still_bounds_the_output(case: tuple[BriefInput, int], budget: int) -> None:
+    """Below MIN_BUDGET (the CLI refuses it, but a reduced brief takes what it is given) the brief still fits, and
+    keeps the ledger's last lines as far as they fit."""
+    inp, _ = case
+    text = brief.render(inp, budget).text
+    assert len(text) <= budget
+    if budget >= 600 and len(_flat_(inp.next_action or "")) < 100:
+        assert re.search(r"^confidence: ", text, re.MULTILINE)
