@@ -87,7 +87,7 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:
     ledger: list[str] = b["ledger"]  # type: ignore[assignment]
     left: str = b["left"]  # type: ignore[assignment]
     own: list[str] = b["own"]  # type: ignore[assignment]
-    f = _flat(inp.folder)
+    f = _flat(inp.folder)[:24] or "state"  # the folder as sources name it
 
     def shown(source: str) -> str | None:
         return "\n".join(quotes[source][0]) if source in quotes else None
@@ -135,7 +135,7 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:
     for name, raw in inp.extras:
         src = f"{f}/{_flat(name)[:100]}"
         if shown(src) != (_text(raw) or ""):
-            assert named(src, f"of {f}/NN_*.md"), (src, left)
+            assert named(src, f"of {f}/NN_*.md", "other file"), (src, left)
     if inp.last_record and _flat(inp.last_record):
         got = shown(f"{f}/{layout.WAL_DIR}/{_flat(inp.actor)}.jsonl, last line")
         if got != _flat(inp.last_record):
@@ -243,6 +243,36 @@ def brief_inputs(draw: st.DrawFn) -> tuple[BriefInput, int]:
 @given(brief_inputs())
 def test_every_promise_holds_for_any_input_and_budget(case: tuple[BriefInput, int]) -> None:
     inp, budget = case
+    check_promises(inp, brief.render(inp, budget).text, budget)
+
+
+def worst_case(n_rejected: int) -> BriefInput:
+    """The longest shortest forms: every part at its limit, every optional part too large to show."""
+    lines = [layout.entry_line("R", f"R-{i:06x}", "2026-11-29", "t" * 20000, "b", None) for i in range(n_rejected)]
+    lines += [layout.entry_line("D", f"D-{i:06x}", "2026-11-29", "d" * 600, "b", None) for i in range(50)]
+    checks = [f"c{i:02d}" + "x" * 61 for i in range(31)]
+    return BriefInput(
+        folder="F" * 40,
+        actor="a" * 64,
+        goal="g" * 70000,
+        invariants=layout.INVARIANTS_HEADER + "\n".join(lines) + "\n",
+        handoff="h" * (1 << 20),
+        extras=[(f"{i:02d}_x.md", "e" * 100) for i in range(10, 99)],
+        next="# Next (" + "T" * 500 + ")\n" + "n" * 50000,
+        last_record="r" * 100000,
+        findings=[Finding(checks[i % 31], STATUSES[i % 4], "m" * 900, "do") for i in range(300)],
+        confidence="degraded (" + ", ".join(checks) + ")",
+        next_action="A" * 50000,
+        preface="P" * 50000,
+        path="/p" * 3000,
+        sizes={layout.INVARIANTS: 10**9},
+    )
+
+
+@pytest.mark.parametrize("budget", [MIN_BUDGET, MIN_BUDGET + 7, 2345, 4000, brief.DEFAULT_BUDGET])
+def test_the_promised_number_of_rejected_ids_holds_in_the_worst_case(budget: int) -> None:
+    inp = worst_case(brief.rejected_room(budget))
+    assert brief.rejected_room(budget) >= 12
     check_promises(inp, brief.render(inp, budget).text, budget)
 
 

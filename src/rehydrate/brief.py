@@ -26,11 +26,12 @@ if TYPE_CHECKING:
     from rehydrate.checks import Finding
 
 DEFAULT_BUDGET = 9000
-# The smallest budget for which every promise holds (within budget; the goal, every rejected approach's id, the next
-# step, the confidence line and the next safe action present; every cut named): the shortest forms of the parts that
-# are never dropped, with a preface, take about 1,200 characters, plus about 60 per rejected approach.
+# The smallest budget for which every promise holds (within budget; the goal, the next step, the confidence line, the
+# next safe action and rejected approaches' ids present; every cut named). At their shortest, with the longest actor,
+# folder, path, preface, confidence and findings, the parts that are never dropped take 1,810 characters, and each
+# rejected approach 15 more (tests/test_brief_budget.py measures it): MIN_BUDGET names 12 of them whatever the rest.
 MIN_BUDGET = 2000
-_FLOOR = 1750  # the most that the shortest forms of everything but the rejected approaches take
+_FLOOR = 1810
 _ID_LINE = 15  # a rejected approach at its shortest: `> - R-91be04 …` and a line break
 _HEADER_LINES = {ln for ln in layout.INVARIANTS_HEADER.split("\n") if ln.strip()}
 _TOKEN_GONE = "[token removed]"
@@ -44,8 +45,9 @@ _DATE_WORD = r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:rejected|decision): "
 
 
 def rejected_room(budget: int) -> int:
-    """How many rejected approaches a brief within budget always names by id (all of them, up to this many): 16 at
-    MIN_BUDGET, 483 at the default. Past it, the oldest are counted under "Left out" instead of named."""
+    """How many rejected approaches a brief within budget always names by id, whatever the rest of the input (all of
+    them, up to this many): 12 at MIN_BUDGET, 479 at the default. Past it, the oldest may be counted under "Left out"
+    instead of named."""
     return max(0, (budget - _FLOOR) // _ID_LINE)
 
 
@@ -225,7 +227,7 @@ class _Draft:
             p.text = _untoken(p.text, tk)
             return p
 
-        self.f = _untoken(_flat(inp.folder[:200]), tk)[:32] or "state"
+        self.f = _untoken(_flat(inp.folder[:200]), tk)[:24] or "state"
         self.actor = _untoken(_flat(inp.actor[:200]), tk)[:64]
         self.path = _untoken(_flat(inp.path[:8192]), tk)
         self.preface = piece(inp.preface, "", one_line=True)  # the caller's notice: one line, never a heading
@@ -428,7 +430,7 @@ class _Draft:
             names = [f"{s} ({t})" for s, t in dropped_files[:_DROPPED_NAMED]]
             if len(dropped_files) > _DROPPED_NAMED:
                 names.append(f"and {len(dropped_files) - _DROPPED_NAMED} more of {f}/NN_*.md")
-            out.append((1, "; ".join(names), f"{_plural(len(dropped_files), 'file')} of {f}/NN_*.md"))
+            out.append((1, "; ".join(names), _plural(len(dropped_files), "other file")))
 
         nx_src = f"{f}/{layout.NEXT}"
         if self.next_body:
@@ -513,7 +515,7 @@ class _Draft:
             out.append((4, f"{many} of the ledger, folded into counts ({where})", many))
         if short:
             out.append((4, f"the end of {_plural(short, 'ledger line')} ({where})", f"ends of {short} ledger lines"))
-        conf, cut = _cut(self.confidence, 300 if p.ledger < 3 else 120)
+        conf, cut = _cut(self.confidence, 300 if p.ledger < 3 else 100)
         if cut:
             out.append((4, "the end of the confidence line (`rehydrate resume --json`)", "end of confidence"))
         lines.append(f"confidence: {conf}")
