@@ -85,6 +85,7 @@ def run_all(context: Context, checks: list[Check] | None = None) -> list[Finding
 def confidence(findings: list[Finding]) -> str:
     bad = []
     for f in findings:
-        if f.status in ("degraded", "failed") and f.check not in bad:
+        # skipped: the check should have looked and could not; an unlooked place is not a clean one
+        if f.status in ("degraded", "failed", "skipped") and f.check not in bad:
             bad.append(f.check)
     return "recovered" if not bad else f"degraded ({', '.join(bad)})"

@@ -31,8 +31,17 @@ def _action(code: str, where: str) -> str:
         )
     if code in ("view-edited", "view-unrecorded"):
         return f"compare {where} with the WAL (`rehydrate verify`); the next checkpoint or handoff keeps it as .edited"
-    if code in ("merge-conflict", "line-endings"):
+    if code == "merge-conflict":
+        return f"finish the merge at {where} as the finding says (or `git merge --abort`), then `rehydrate verify`"
+    if code == "line-endings":
         return f"fix {where} by hand (keep every recorded line, LF endings), then `rehydrate verify`"
+    if code == "rolled-back":
+        return (
+            f"compare {where} with git (`git log -p -- {where}`): after a branch switch or a restore this is expected; "
+            "otherwise restore the lost records. The next checkpoint records the loss and ends this report"
+        )
+    if code == "unsafe-path":
+        return f"restore {where} from git (`git log -p -- {where}`): a record names a path outside the state folder"
     if code in ("not-regular-file", "unreadable", "invalid-utf8"):
         return f"replace {where} with a regular, readable file (restore it from git), then `rehydrate verify`"
     return f"run `rehydrate verify --repair`, then look at {where}"
