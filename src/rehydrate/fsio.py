@@ -61,7 +61,8 @@ class Sys:
 sys: Sys = Sys()
 
 
-def _kind(mode: int) -> str:
+def kind(mode: int) -> str:
+    """What a file that is not a regular one is, in words (for messages)."""
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     if stat.S_ISDIR(mode):
@@ -89,7 +90,7 @@ def _not_a_folder(path: str, mode: int) -> UnsafeFile:
             "point --dir (or REHYDRATE_DIR) at the state folder, or move the file away",
         )
     return UnsafeFile(
-        f"{path} is {_kind(mode)}, not a folder; rehydrate only uses real folders for the state",
+        f"{path} is {kind(mode)}, not a folder; rehydrate only uses real folders for the state",
         "move it away, then run the command again (restore the folder from git if it was replaced)",
     )
 
@@ -107,7 +108,7 @@ def check_regular(path: str) -> bool:
     if st is None:
         return False
     if not stat.S_ISREG(st.st_mode):
-        raise _unsafe(path, _kind(st.st_mode))
+        raise _unsafe(path, kind(st.st_mode))
     return True
 
 
@@ -136,7 +137,7 @@ def open_read(path: str) -> int | None:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise _unsafe(path, _kind(st.st_mode))
+        raise _unsafe(path, kind(st.st_mode))
     return fd
 
 
@@ -260,7 +261,7 @@ def append(path: str, data: bytes, point: str, *, create: bool = False) -> None:
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise _unsafe(path, _kind(st.st_mode))
+                raise _unsafe(path, kind(st.st_mode))
             _write_all(fd, data)
             sys.fsync(fd, point)
         finally:
@@ -274,7 +275,7 @@ def replace(path: str, data: bytes, point: str) -> None:
     folder = os.path.dirname(path)
     st = lstat(path)
     if st is not None and not stat.S_ISREG(st.st_mode):
-        raise _unsafe(path, _kind(st.st_mode))
+        raise _unsafe(path, kind(st.st_mode))
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     with _writing(path):
         fd = sys.open(tmp, CREATE_FLAGS)

@@ -194,20 +194,6 @@ def _ancestors(path: str) -> list[str]:
     return list(reversed(out))
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    return "not a regular file"
-
-
 def _not_regular(path: str, what: str) -> UnsafeFile:
     return UnsafeFile(
         f"{path} is {what}; install only reads and writes regular files; nothing was written",
@@ -233,7 +219,7 @@ def _mode(real: str) -> int | None:
     if st is None:
         return None
     if not stat.S_ISREG(st.st_mode):
-        raise _not_regular(real, _kind(st.st_mode))
+        raise _not_regular(real, fsio.kind(st.st_mode))
     return stat.S_IMODE(st.st_mode)
 
 
