@@ -94,7 +94,11 @@ def test_init_rules_never_writes_into_git_or_the_state_folder(repo: Path) -> Non
     r = rehydrate("init", "--goal", "g", "--rules", "claude,gemini")
     assert r.code == 3 and "symbolic link" in r.err and "Traceback" not in r.err
     assert (repo / ".git" / "config").read_bytes() == config
-    assert rehydrate("verify").code == 0  # the goal latch was not written to
+    assert not (repo / "state").exists()  # refused before the state was created: nothing half-done
+    os.unlink(repo / "GEMINI.md")
+    r = rehydrate("init", "--goal", "g", "--rules", "claude")  # the link into the state folder alone
+    assert r.code == 3 and "symbolic link" in r.err and "Traceback" not in r.err
+    assert not (repo / "state").exists()
 
 
 # ------------------------------------------------------------------------------------------------ install
