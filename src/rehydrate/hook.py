@@ -350,11 +350,17 @@ def _record_compaction(event: dict[str, Any], phase: str) -> Answer:
 
 
 def _stop(event: dict[str, Any]) -> Answer:
-    """Never blocks. With `stop_reminder_after: N` in state/config.json, reminds the agent to checkpoint when the
-    transcript shows N tool calls or more since the last checkpoint."""
+    """Never blocks and never adds a model turn. With `stop_reminder_after: N` in state/config.json, reminds the agent
+    to checkpoint when the transcript shows N tool calls or more since the last checkpoint.
+
+    The reminder is a plain `systemMessage` (shown, no new turn): Claude Code feeds a Stop hook's `additionalContext`
+    to the model as a new turn and then fires Stop again (`stop_hook_active: true`), a loop. While a stop hook keeps
+    the agent going (`stop_hook_active`), it says nothing at all."""
     from rehydrate import wal
     from rehydrate.state import locate
 
+    if event.get("stop_hook_active"):
+        return Answer()
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     root = locate(None, cwd if cwd and os.path.isdir(cwd) else None)
     limit = _config(root).get("stop_reminder_after")
@@ -374,11 +380,7 @@ def _stop(event: dict[str, Any]) -> Answer:
         f"rehydrate: {calls} tool calls {what}. Before you stop, record where you are: "
         "rehydrate checkpoint --done 'WHAT' --next 'NEXT ACTION'"
     )
-    return Answer(
-        stdout=json.dumps(
-            {"systemMessage": text, "hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": text}}
-        )
-    )
+    return Answer(stdout=json.dumps({"systemMessage": text}))
 
 
 def tool_calls_since(transcript: str, since: str) -> int:
