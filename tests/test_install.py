@@ -3,9 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import rehydrate
+
+
+@pytest.fixture(autouse=True)
+def rehydrate_on_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rehydrate` found on the PATH outside any virtual environment (as pipx installs it): hooks name it bare."""
+    own = Path(sys.executable).absolute().parent / "rehydrate"
+    if not own.is_file():
+        pytest.skip("rehydrate is not installed beside this interpreter")
+    folder = tmp_path / "on-path"
+    folder.mkdir()
+    (folder / "rehydrate").symlink_to(own)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/usr/bin{os.pathsep}/bin")
+
 
 USERS = b"""{
     "permissions": {"allow": ["Bash(npm test)"]},

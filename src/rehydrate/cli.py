@@ -176,6 +176,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         )
         _common(p)
 
+    if only in (None, "log"):
+        p = sub.add_parser(
+            "log",
+            help="the history of records: every actor's log and the archives, oldest first",
+            description="List every record of the state folder (state/wal/*.jsonl and state/archive/*.jsonl, every "
+            "actor), oldest first: by time, then actor, then seq; one line each (seq, actor, op, time, a short "
+            "summary), or with --json one JSON object per line (seq, actor, op, ts, data). A line that is not a "
+            "valid record is named on stderr and skipped (exit 1). Read-only: it takes no lock and repairs nothing.",
+        )
+        p.add_argument("--op", action="append", metavar="OP", help="only records of this op (repeatable)")
+        p.add_argument("--actor", action="append", metavar="NAME", help="only this actor's records (repeatable)")
+        p.add_argument(
+            "--since", metavar="TIME", help="only records at or after TIME (UTC: YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS])"
+        )
+        p.add_argument(
+            "--dir", metavar="DIR", help="the state folder (default: $REHYDRATE_DIR, else ./state found upward)"
+        )
+        p.add_argument("--json", action="store_true", help="one JSON object per line: seq, actor, op, ts, data")
+
     if only in (None, "hook"):
         p = sub.add_parser(
             "hook",
@@ -518,6 +537,32 @@ def cmd_status(args: argparse.Namespace) -> int:
     return ExitCode.DISCREPANCY
 
 
+def cmd_log(args: argparse.Namespace) -> int:
+    from rehydrate import history, layout
+    from rehydrate.state import locate
+
+    found = history.read(locate(args.dir), ops=args.op, actors=args.actor, since=args.since)
+    for d in found.damaged:
+        print(f"rehydrate: skipped {d}", file=sys.stderr)
+    out = []
+    wide = {"actor": 0, "op": 0}
+    if not args.json:
+        wide = {
+            "actor": max((len(e.actor) for e in found.entries), default=0),
+            "op": max((len(e.op) for e in found.entries), default=0),
+        }
+    for e in found.entries:
+        if args.json:  # ASCII-only JSON: whatever a record holds, the line is valid and carries no control byte
+            out.append(json.dumps(e.as_dict()))
+        else:
+            actor = layout.clean(e.actor, one_line=True).ljust(wide["actor"])
+            when = layout.clean(e.ts[:19].replace("T", " "), one_line=True)
+            out.append(f"{e.seq:>6}  {actor}  {e.op:<{wide['op']}}  {when}  {e.summary()}")
+    if out:
+        sys.stdout.write("\n".join(out) + "\n")
+    return ExitCode.DISCREPANCY if found.damaged else 0
+
+
 def cmd_hook(args: argparse.Namespace) -> int:
     from rehydrate import hook
 
@@ -535,9 +580,12 @@ def cmd_install(args: argparse.Namespace) -> int:
         names = tuple(reversed(names))
     # every harness's files are read and checked before any is written: a refusal leaves nothing half-installed
     install.preflight(names, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel)
+    prog = install.program()
     results = []
     for harness in names:  # one after the other: two harnesses can share a file (Gemini's settings.json)
-        changes = install.plan(harness, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel)
+        changes = install.plan(
+            harness, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel, prog=prog
+        )
         if not args.dry_run:
             install.apply(changes, uninstall=args.uninstall)
         for change in changes:
@@ -548,8 +596,18 @@ def cmd_install(args: argparse.Namespace) -> int:
                 sys.stdout.write(change.diff() or f"{change.path}: no change\n")
             else:
                 print(f"{harness}: {change.path}: {change.note if change.changed else 'already as it should be'}")
+    note = None if args.uninstall or not set(names) & set(install.RUNS_PROGRAM) else install.program_note(prog)
     if args.json:
-        _emit_json("install", True, dry_run=args.dry_run, uninstall=args.uninstall, files=results)
+        _emit_json(
+            "install",
+            True,
+            dry_run=args.dry_run,
+            uninstall=args.uninstall,
+            files=results,
+            program={"command": prog.argv0, "bare": prog.bare, "note": note},
+        )
+    elif note:
+        print(f"note: {note}")
     return 0
 
 
@@ -658,6 +716,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "verify": cmd_verify,
     "rotate": cmd_rotate,
     "status": cmd_status,
+    "log": cmd_log,
     "hook": cmd_hook,
     "install": cmd_install,
     "mcp": cmd_mcp,

@@ -16,6 +16,10 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import shlex
+import shutil
+import sys
+import sysconfig
 
 from rehydrate import rules, safejson, wal
 from rehydrate.errors import RehydrateError, UsageError
@@ -26,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-COMMAND = "rehydrate hook"  # the prefix that marks a hook entry as ours
+COMMAND = "rehydrate hook"  # the bare command; an entry whose program is any `rehydrate` running `hook` is ours
 MAX_FILE = 16 << 20
 
 CURSOR_RULE = """---
@@ -59,11 +63,98 @@ class Change:
 # ------------------------------------------------------------------------------------------------ merges
 
 
+def _is_our_command(command: object) -> bool:
+    """`rehydrate hook ...`, with the program named bare or by a path (quoted or not)."""
+    try:
+        argv = shlex.split(str(command))
+    except ValueError:
+        return False
+    return len(argv) >= 2 and os.path.basename(argv[0]) == "rehydrate" and argv[1] == "hook"
+
+
 def _ours(group: Any) -> bool:
     hooks = group.get("hooks") if isinstance(group, dict) else None
     if not isinstance(hooks, list) or not hooks:
         return False
-    return all(isinstance(h, dict) and str(h.get("command", "")).startswith(COMMAND) for h in hooks)
+    return all(isinstance(h, dict) and _is_our_command(h.get("command", "")) for h in hooks)
+
+
+# ------------------------------------------------------------------------------------------------ the program
+
+
+class Program:
+    """How a harness will start this installation's `rehydrate`: the bare name when the PATH finds it there from
+    anywhere, else its absolute path; `warning` says what the user must do when neither is sure to work."""
+
+    def __init__(self, path: str | None, bare: bool, warning: str | None) -> None:
+        self.path = path  # this installation's script, if one was found
+        self.bare = bare
+        self.warning = warning
+
+    @property
+    def argv0(self) -> str:
+        return "rehydrate" if self.bare or self.path is None else self.path
+
+    def shell(self, *args: str) -> str:
+        """A command line for a harness that runs hooks through the shell."""
+        return " ".join([shlex.quote(self.argv0), *args])
+
+
+def _own_scripts() -> list[str]:
+    """Where this installation's `rehydrate` script may be (the first that exists is it)."""
+    found = []
+    if os.path.basename(sys.argv[0] or "") == "rehydrate":
+        found.append(os.path.abspath(sys.argv[0]))
+    found.append(os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "rehydrate"))
+    for scheme in (None, f"{os.name}_user"):
+        try:
+            folder = sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts")
+        except KeyError:
+            continue
+        if folder:
+            found.append(os.path.join(folder, "rehydrate"))
+    return found
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _runnable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def program() -> Program:
+    """This installation's `rehydrate`, and whether a harness started anywhere will find it by its bare name.
+
+    A bare name is written only when the PATH finds this very script, and not through the bin folder of an active
+    virtual environment (a harness started outside the environment would not have that folder on its PATH).
+    """
+    own = next((p for p in _own_scripts() if _runnable(p)), None)
+    found = shutil.which("rehydrate")
+    if own is None:
+        if found:
+            return Program(
+                None,
+                True,
+                f"this rehydrate has no `rehydrate` script of its own; the hooks will run {found}, another "
+                "installation: install rehydrate where that one is (or uninstall it), then run install again",
+            )
+        return Program(
+            None,
+            True,
+            "no `rehydrate` program is on the PATH, so the hooks would fail: install rehydrate with pipx "
+            "(`pipx install .` in a clone) or into a folder on your PATH, then run install again",
+        )
+    if found and _same(found, own):
+        venv_bin = os.path.dirname(os.path.abspath(sys.executable))
+        in_venv = sys.prefix != sys.base_prefix or bool(os.environ.get("VIRTUAL_ENV"))
+        if not (in_venv and _same(os.path.dirname(os.path.abspath(found)), venv_bin)):
+            return Program(own, True, None)
+    return Program(own, False, None)
 
 
 def _load_json(old: bytes | None) -> dict[str, Any]:
@@ -176,19 +267,20 @@ def gemini_events(command: str) -> dict[str, list[dict[str, Any]]]:
 Target = tuple[str, "Callable[[bytes | None, bool], bytes | None]", str]  # path, merge(old, remove), what
 
 
-def targets(harness: str, project: str, state_rel: str, user: bool) -> list[Target]:
-    """The files a harness's install touches, and how."""
+def targets(harness: str, project: str, state_rel: str, user: bool, prog: Program | None = None) -> list[Target]:
+    """The files a harness's install touches, and how (hooks run `prog`, by default this installation's)."""
     home = os.path.expanduser("~")
     block = rules.block(state_rel)
+    prog = prog or program()
     if harness == "claude":
         base = (os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")) if user else None
         path = os.path.join(base, "settings.json") if base else os.path.join(project, ".claude", "settings.json")
-        events = claude_events(f"{COMMAND} claude")
+        events = claude_events(prog.shell("hook", "claude"))
         return [(path, lambda old, rm: merge_hooks(old, events, remove=rm), "hooks")]
     if harness == "codex":
         base = (os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")) if user else None
         path = os.path.join(base or os.path.join(project, ".codex"), "hooks.json")
-        codex = codex_events(f"{COMMAND} codex")
+        codex = codex_events(prog.shell("hook", "codex"))
         out: list[Target] = [(path, lambda old, rm: merge_hooks(old, codex, remove=rm), "hooks")]
         if not user:
             agents = os.path.join(project, "AGENTS.md")
@@ -196,7 +288,7 @@ def targets(harness: str, project: str, state_rel: str, user: bool) -> list[Targ
         return out
     if harness == "gemini":
         base = os.path.join(home, ".gemini") if user else os.path.join(project, ".gemini")
-        gemini = gemini_events(f"{COMMAND} gemini")
+        gemini = gemini_events(prog.shell("hook", "gemini"))
         out = [(os.path.join(base, "settings.json"), lambda old, rm: merge_hooks(old, gemini, remove=rm), "hooks")]
         if not user:
             rule = os.path.join(project, "GEMINI.md")
@@ -206,15 +298,19 @@ def targets(harness: str, project: str, state_rel: str, user: bool) -> list[Targ
         if user:
             raise UsageError("--user is not available for mcp", "install it into the project instead")
         return [
-            (os.path.join(project, ".mcp.json"), lambda old, rm: merge_mcp_json(old, remove=rm), "MCP server"),
+            (
+                os.path.join(project, ".mcp.json"),
+                lambda old, rm: merge_mcp_json(old, remove=rm, command=prog.argv0),
+                "MCP server",
+            ),
             (
                 os.path.join(project, ".codex", "config.toml"),
-                lambda old, rm: merge_mcp_toml(old, remove=rm),
+                lambda old, rm: merge_mcp_toml(old, remove=rm, command=prog.argv0),
                 "MCP server",
             ),
             (
                 os.path.join(project, ".gemini", "settings.json"),
-                lambda old, rm: merge_mcp_json(old, remove=rm),
+                lambda old, rm: merge_mcp_json(old, remove=rm, command=prog.argv0),
                 "MCP server",
             ),
         ]
@@ -230,12 +326,28 @@ def targets(harness: str, project: str, state_rel: str, user: bool) -> list[Targ
 
 
 HARNESSES = ("claude", "codex", "gemini", "cursor", "copilot", "mcp")
+RUNS_PROGRAM = ("claude", "codex", "gemini", "mcp")  # the harnesses whose files name the `rehydrate` program
+
+
+def program_note(prog: Program) -> str | None:
+    """What the user should know about the program the hooks run, or None when the bare name is sure to work."""
+    if prog.warning:
+        return prog.warning
+    if prog.bare:
+        return None
+    return (
+        f"the hooks run {prog.argv0} by its full path: a harness started outside this virtual environment would not "
+        "find a bare `rehydrate` on its PATH. The path is this machine's: before committing the files, install "
+        "rehydrate where every shell finds it (`pipx install .` in a clone) and run install again from there"
+    )
+
+
 MCP_SERVER = {"command": "rehydrate", "args": ["mcp"]}
 TOML_BEGIN = "# rehydrate:begin (managed by rehydrate; edits inside this block are replaced)"
 TOML_END = "# rehydrate:end"
 
 
-def merge_mcp_json(old: bytes | None, *, remove: bool) -> bytes | None:
+def merge_mcp_json(old: bytes | None, *, remove: bool, command: str = "rehydrate") -> bytes | None:
     """`mcpServers.rehydrate` in a JSON file (.mcp.json, Gemini's settings.json), the rest kept."""
     data = _load_json(old)
     before = _load_json(old)
@@ -244,7 +356,7 @@ def merge_mcp_json(old: bytes | None, *, remove: bool) -> bytes | None:
         raise RehydrateError("its `mcpServers` is not a JSON object", "fix it by hand, then install again")
     servers.pop("rehydrate", None)
     if not remove:
-        servers["rehydrate"] = dict(MCP_SERVER)
+        servers["rehydrate"] = {**MCP_SERVER, "command": command}
     if servers:
         data["mcpServers"] = servers
     else:
@@ -256,7 +368,7 @@ def merge_mcp_json(old: bytes | None, *, remove: bool) -> bytes | None:
     return _dump_json(data, old)
 
 
-def merge_mcp_toml(old: bytes | None, *, remove: bool) -> bytes | None:
+def merge_mcp_toml(old: bytes | None, *, remove: bool, command: str = "rehydrate") -> bytes | None:
     """`[mcp_servers.rehydrate]` in Codex's config.toml, as a marked block: the rest of the file untouched."""
     text = (old or b"").decode("utf-8", "surrogateescape")
     start = text.find(TOML_BEGIN)
@@ -269,7 +381,8 @@ def merge_mcp_toml(old: bytes | None, *, remove: bool) -> bytes | None:
         raise RehydrateError("it defines [mcp_servers.rehydrate] already", "remove that table, then install again")
     if remove:
         return None if not text.strip() and old is not None else text.encode("utf-8", "surrogateescape")
-    block = f'{TOML_BEGIN}\n[mcp_servers.rehydrate]\ncommand = "rehydrate"\nargs = ["mcp"]\n{TOML_END}\n'
+    quoted = json.dumps(command, ensure_ascii=False)
+    block = f'{TOML_BEGIN}\n[mcp_servers.rehydrate]\ncommand = {quoted}\nargs = ["mcp"]\n{TOML_END}\n'
     sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
     return (text + sep + block).encode("utf-8", "surrogateescape")
 
@@ -322,17 +435,24 @@ def preflight(
     state_rel: str = "state",
 ) -> None:
     """Plan every harness before applying any: a refusal of the last one leaves the first ones unwritten too."""
+    prog = program()
     for harness in harnesses:
-        plan(harness, project, user=user, uninstall=uninstall, state_rel=state_rel)
+        plan(harness, project, user=user, uninstall=uninstall, state_rel=state_rel, prog=prog)
 
 
 def plan(
-    harness: str, project: str, *, user: bool = False, uninstall: bool = False, state_rel: str = "state"
+    harness: str,
+    project: str,
+    *,
+    user: bool = False,
+    uninstall: bool = False,
+    state_rel: str = "state",
+    prog: Program | None = None,
 ) -> list[Change]:
     """What installing (or uninstalling) would do to each of the harness's files. Writes nothing."""
     record = _load_record()
     changes = []
-    for path, merge, what in targets(harness, project, state_rel, user):
+    for path, merge, what in targets(harness, project, state_rel, user, prog):
         place = _place(path, project, user, state_rel)
         try:
             old = files.read(place, MAX_FILE)
