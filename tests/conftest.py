@@ -156,3 +156,13 @@ def state(repo: Path):  # type: ignore[no-untyped-def]
     st.reject("Edit db/schema.sql directly", because="every schema change needs a migration", guard="db/schema.sql")
     st.checkpoint(done="wrote the lexer", next="write the parser")
     return st
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say why tests were left out: the quick run deselects the end-to-end ones (pyproject's addopts)."""
+    left_out = [item for item in terminalreporter.stats.get("deselected", []) if item.get_closest_marker("e2e")]
+    if left_out:
+        terminalreporter.write_line(
+            f"{len(left_out)} e2e tests deselected: they drive the real harness CLIs (node and npm needed); "
+            "`python -m pytest -m e2e` runs them, as .ci/run does"
+        )

@@ -1,0 +1,149 @@
+"""End-to-end tests against the real harness CLIs, pinned, installed from npm into a cache folder under the checkout.
+
+Marked `e2e` and deselected by the quick run (pyproject's addopts); `.ci/run` runs them with `-m e2e`. When node, npm
+or a pinned package cannot be installed, the tests FAIL (they never skip): selecting them means wanting them run.
+
+The cache is `$REHYDRATE_E2E_CACHE`, else `tests/e2e/.cache/` (git-ignored), never the user's home. Every run of a
+CLI gets a temporary HOME and harness config folders (CLAUDE_CONFIG_DIR, CODEX_HOME), and the venv's bin first on
+PATH so that the hooks' bare `rehydrate` is this checkout's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import git, rehydrate
+
+# harness -> (npm package, pinned version, its bin)
+PINNED = {
+    "claude": ("@anthropic-ai/claude-code", "2.1.332", "claude"),
+    "codex": ("@openai/codex", "0.171.0", "codex"),
+    "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
+}
+CACHE = Path(os.environ.get("REHYDRATE_E2E_CACHE") or Path(__file__).resolve().parent / ".cache")
+GOAL = "Ship the e2e parser GOAL-7f3a"
+SCHEMA = "create table t (id int);\n"
+VENV_BIN = Path(sys.executable).parent
+# Variables of a coding client or a model API that must not leak from the developer's shell into a harness run.
+_LEAKY = ("ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX", "GEMINI_", "GOOGLE_", "VERTEX", "AWS_", "NODE_OPTIONS")
+
+
+def install_cli(harness: str) -> Path:
+    """The pinned CLI's executable, installed with npm into the cache if it is not there yet. Fails, never skips."""
+    package, version, binary = PINNED[harness]
+    prefix = CACHE / f"{harness}-{version}"
+    exe = prefix / "node_modules" / ".bin" / binary
+    manifest = prefix / "node_modules" / Path(package) / "package.json"
+    if exe.exists() and manifest.exists() and json.loads(manifest.read_text())["version"] == version:
+        return exe
+    npm = shutil.which("npm")
+    if not npm or not shutil.which("node"):
+        pytest.fail(f"the e2e tests need node and npm on PATH to install {package}@{version} (.ci/run installs them)")
+    prefix.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "npm_config_cache": str(CACHE / "npm-cache"), "npm_config_update_notifier": "false"}
+    proc = subprocess.run(
+        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", f"{package}@{version}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        check=False,
+    )
+    if proc.returncode != 0 or not exe.exists():
+        pytest.fail(f"npm could not install {package}@{version} into {prefix}:\n{proc.stderr[-3000:]}")
+    return exe
+
+
+@dataclass
+class Harness:
+    """One harness's pinned CLI, a real git repository with an initialized state, and a temporary home."""
+
+    exe: Path
+    repo: Path
+    home: Path
+    env: dict[str, str]
+
+    def run(self, *args: str, timeout: float = 120, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.exe), *args],
+            cwd=self.repo,
+            env=self.env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def wal(self) -> list[dict[str, Any]]:
+        """Every WAL record of every actor, in order of time."""
+        out = []
+        for log in sorted((self.repo / "state" / "wal").glob("*.jsonl")):
+            out += [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return sorted(out, key=lambda r: (r["ts"], r["seq"]))
+
+    def ops(self, op: str) -> list[dict[str, Any]]:
+        return [r for r in self.wal() if r["op"] == op]
+
+    def config(self, **values: Any) -> None:
+        (self.repo / "state" / "config.json").write_text(json.dumps(values))
+
+    def rejected_ids(self) -> list[str]:
+        return [r["data"]["id"] for r in self.ops("reject")]
+
+
+def harness_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_LEAKY)}
+    env.update(
+        HOME=str(home),
+        CLAUDE_CONFIG_DIR=str(home / ".claude"),
+        CODEX_HOME=str(home / ".codex"),
+        PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
+        NO_COLOR="1",
+        CI="true",
+        LANG="C.UTF-8",
+    )
+    return env
+
+
+def init_project(repo: Path) -> None:
+    """An initialized state in the git repository: a goal and three rejected approaches, one guarding db/."""
+    assert (VENV_BIN / "rehydrate").exists(), f"the hooks call `rehydrate`, which is not in {VENV_BIN}"
+    (repo / "db").mkdir()
+    (repo / "db" / "schema.sql").write_text(SCHEMA)
+    git(repo, "add", "db/schema.sql")
+    git(repo, "commit", "-qm", "schema")
+    r = rehydrate("init", "--goal", GOAL, "--done-when", "tests pass", cwd=repo)
+    assert r.code == 0, r.err
+    for text, guard in (
+        ("Edit db/schema.sql directly", "db/*"),
+        ("Use a regex parser", None),
+        ("Vendor the lexer", None),
+    ):
+        extra = ["--guard", guard] if guard else []
+        r = rehydrate("reject", text, "--because", "it failed before", *extra, cwd=repo)
+        assert r.code == 0, r.err
+
+
+def make_harness(name: str, repo: Path, tmp_path: Path) -> Harness:
+    """The pinned CLI, the repository with its state (hooks not installed yet), a temporary home."""
+    exe = install_cli(name)
+    init_project(repo)
+    home = tmp_path / "h-home"
+    home.mkdir()
+    env = harness_env(home)
+    return Harness(exe, repo, home, env)
+
+
+def brief_ids_in(text: str, ids: list[str]) -> list[str]:
+    """The ids missing from text."""
+    return [i for i in ids if i not in text]
