@@ -37,6 +37,8 @@ GUARD_DECISIONS = ("ask", "deny", "warn")
 TOOL_EVENTS = ("PreToolUse", "BeforeTool")
 # The string fields an unreadable input is searched for: the event's name and, for a tool event, its target.
 SALVAGED = ("hook_event_name", "tool_name", "cwd", "source", "trigger", "session_id", "transcript_path")
+STATE_MARKS = (layout.WAL_DIR, *layout.VIEWS)  # a folder holding none of these is not a rehydrate state
+NO_STATE = "rehydrate: no state folder here, nothing to inject (`rehydrate init --goal TEXT` starts one)"
 SALVAGED_INPUT = ("file_path", "notebook_path", "command")
 _VALUE = rb'\s*:\s*"'  # after a key: the start of its string value
 
@@ -148,6 +150,9 @@ def run(harness: str, raw: bytes, *, tail: bytes = b"", size: int | None = None,
 
 def _answer(harness: str, event: dict[str, Any], whole: bool = True) -> Answer:
     try:
+        idle = _idle(event)
+        if idle is not None:
+            return idle
         return _dispatch(harness, event, whole)
     except Exception as e:  # a hook never breaks the harness, unless the user asked for that
         name = str(event.get("hook_event_name") or "")
@@ -171,10 +176,29 @@ def _unreadable(harness: str, data: Input, why: str) -> Answer:
     if "hook_event_name" not in event and ("tool_name" in event or "tool_input" in event or data.size > len(data.head)):
         event["hook_event_name"] = "BeforeTool" if harness == "gemini" else "PreToolUse"
     if "hook_event_name" not in event:
-        return _reduced(event, problem)
+        return _idle(event) or _reduced(event, problem)
     answer = _answer(harness, event, whole=False)
     answer.stderr = problem + "\n" + answer.stderr
     return answer
+
+
+def _idle(event: dict[str, Any]) -> Answer | None:
+    """Where there is no state, a hook says nothing: an empty answer (SessionStart: one short line on stderr), else
+    None. With hooks installed for the user, every session in every repository calls them; one without a rehydrate
+    state folder (none found, or a `state/` of something else: no WAL, no view file) must not be told to make one.
+    A state folder that exists but cannot be read is not this: it gets the reduced brief and its problem."""
+    from rehydrate.state import locate
+
+    cwd = event.get("cwd")
+    try:
+        root = locate(None, cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+    except RehydrateError:  # the only candidate belongs to another user: not ours
+        root = ""
+    if root and os.path.isdir(root) and any(os.path.lexists(os.path.join(root, n)) for n in STATE_MARKS):
+        return None
+    if event.get("hook_event_name") in ("SessionStart", None):
+        return Answer(stderr=NO_STATE + "\n")
+    return Answer()
 
 
 def salvage(head: bytes, tail: bytes = b"") -> dict[str, Any]:
