@@ -323,13 +323,12 @@ def _open(args: argparse.Namespace) -> Any:
 
 def cmd_init(args: argparse.Namespace) -> int:
     from rehydrate import rules
-    from rehydrate.state import State, locate
+    from rehydrate.state import State, init_location
 
     create = rules.parse_names(args.rules)
     # the instruction files are checked (symlinks out of the project refused) before the state exists, so that a
     # refusal leaves no half-done init behind; the folder is found as State.init finds it
-    env_dir = os.environ.get("REHYDRATE_DIR") or "state"
-    planned = locate(args.dir) if args.dir is not None else os.path.abspath(env_dir)
+    planned = init_location(args.dir)
     rules.plan(os.path.dirname(planned), os.path.basename(planned), create)
     state, out = State.init(args.dir, args.goal, args.done_when, args.actor)
     project = os.path.dirname(state.root)
@@ -346,9 +345,14 @@ def cmd_init(args: argparse.Namespace) -> int:
         )
         return 0
     _report(out, args)
+    where = state.rel("")
+    if project != os.path.abspath(os.getcwd()):  # say where: not the current folder (init from a subfolder)
+        named = args.dir is not None or bool(os.environ.get("REHYDRATE_DIR"))
+        at_root = not named and os.path.lexists(os.path.join(project, ".git"))
+        note = " at the repository's root, where the harness hooks look" if at_root else ""
+        where = f"{state.root}{os.sep}{note}"
     print(
-        f"initialized {state.rel('')} (actor {state.actor}): "
-        f"00_goal.md, 10_invariants.md, 99_next.md, wal/{state.actor}.jsonl"
+        f"initialized {where} (actor {state.actor}): 00_goal.md, 10_invariants.md, 99_next.md, wal/{state.actor}.jsonl"
     )
     for name, what in installed:
         print(f"boot rule: {name} {what}")

@@ -168,6 +168,29 @@ def locate(path: str | os.PathLike[str] | None = None, start: str | None = None)
     return fallback
 
 
+def init_location(path: str | os.PathLike[str] | None = None, start: str | None = None) -> str:
+    """Where `init` creates the state folder: PATH, else $REHYDRATE_DIR, else the state folder the other commands
+    would find upward from start (default: the current folder), else `state/` at the repository's root (the nearest
+    folder holding `.git`, where the harness's hooks look), else, outside a repository, `state/` in start. The search
+    for the root stops as `locate`'s does: at the home folder, never across a folder that another user owns."""
+    if path is not None or os.environ.get("REHYDRATE_DIR"):
+        return locate(path, start)
+    origin = os.path.abspath(start or os.getcwd())
+    found = _search(origin)
+    if found is not None:
+        return found
+    home = _identity(os.path.expanduser("~"))
+    here = origin
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return os.path.join(here, DEFAULT_DIR)
+        st = fsio.lstat(here)
+        parent = os.path.dirname(here)
+        if st is None or _foreign(here, st) or (home is not None and (st.st_dev, st.st_ino) == home) or parent == here:
+            return os.path.join(origin, DEFAULT_DIR)
+        here = parent
+
+
 def _search(origin: str) -> str | None:
     home = _identity(os.path.expanduser("~"))
     here = origin
@@ -554,7 +577,7 @@ class State:
             raise UsageError("the goal is empty", "say what the task is: rehydrate init --goal 'Ship X'")
         _cap("goal", goal, layout.MAX_GOAL)
         _cap("done-when", done_when or "", layout.MAX_GOAL)
-        root = locate(path) if path is not None else os.path.abspath(os.environ.get("REHYDRATE_DIR") or DEFAULT_DIR)
+        root = init_location(path)
         state = cls(root, resolve_actor(actor))
         parent = os.path.dirname(root)
         if not os.path.isdir(parent):
