@@ -1,0 +1,177 @@
+"""Codex CLI (pinned, real `codex exec`) against a mock OpenAI Responses server, with rehydrate's hooks.
+
+Asserts on what the model was sent (the mock's request log), on the WAL and on the files, never on rehydrate's stdout.
+The project is trusted in config.toml; the hooks are trusted for each run with `--dangerously-bypass-hook-trust`
+(issue 9 item 9 covers the trust steps a user must take).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_harness import GOAL, SCHEMA, Harness, make_harness
+from e2e_mock import MockModel, Reply, Request
+
+from conftest import rehydrate
+
+pytestmark = pytest.mark.e2e
+
+MODEL = "gpt-5.5"  # from Codex's own catalog: an unknown name gets fallback settings without apply_patch
+SUMMARY = "SUMMARY-E2E-4d7e"
+BRIEF = "# rehydrate brief"
+NOTICE = "A context compaction just happened"
+
+
+class Turns:
+    """The model's script: a compaction request gets a summary; every other request the next reply, then "done"."""
+
+    def __init__(self, *replies: Reply) -> None:
+        self.replies = list(replies)
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        if _is_compaction(body):
+            return Reply(text=SUMMARY)
+        return self.replies.pop(0) if self.replies else Reply(text="done")
+
+
+def _is_compaction(body: dict[str, Any]) -> bool:
+    items = body.get("input") or [{}]
+    return "CONTEXT CHECKPOINT COMPACTION" in json.dumps(items[-1])
+
+
+def _main(requests: list[Request]) -> list[Request]:
+    return [r for r in requests if not _is_compaction(r.body)]
+
+
+def _configure(h: Harness, mock: MockModel, *extra: str) -> None:
+    (h.home / ".codex").mkdir(exist_ok=True)
+    (h.home / ".codex" / "config.toml").write_text(
+        f'model = "{MODEL}"\nmodel_provider = "mock"\n'
+        + "".join(line + "\n" for line in extra)
+        + "\n[model_providers.mock]\n"
+        'name = "mock"\n'
+        f'base_url = "{mock.url}/v1"\n'
+        'wire_api = "responses"\n'
+        'env_key = "MOCK_API_KEY"\n'
+        f"\n[projects.{json.dumps(str(h.repo))}]\n"
+        'trust_level = "trusted"\n'
+    )
+
+
+@pytest.fixture
+def codex(repo: Path, tmp_path: Path) -> Harness:
+    h = make_harness("codex", repo, tmp_path)
+    r = rehydrate("install", "codex", cwd=repo, env={"PATH": h.env["PATH"]})
+    assert r.code == 0, r.err
+    h.env["MOCK_API_KEY"] = "dummy"
+    return h
+
+
+def _run(h: Harness, mock: MockModel, prompt: str, *config: str) -> None:
+    _configure(h, mock, *config)
+    p = h.run(
+        "exec",
+        "--dangerously-bypass-hook-trust",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "--skip-git-repo-check",
+        "--json",
+        prompt,
+    )
+    assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+
+
+def _outputs(req: Request) -> list[dict[str, Any]]:
+    return [i for i in req.body["input"] if i.get("type") in ("function_call_output", "custom_tool_call_output")]
+
+
+def test_the_brief_with_the_goal_and_every_rejected_id_is_in_the_first_request_and_no_compaction_no_record(
+    codex: Harness, tmp_path: Path
+) -> None:
+    with MockModel("openai", Turns(Reply(text="hello")), tmp_path / "requests.jsonl") as mock:
+        _run(codex, mock, "hello")
+    first = mock.requests[0].text
+    ids = codex.rejected_ids()
+    assert BRIEF in first and GOAL in first
+    assert [i for i in ids if i not in first] == []
+    assert NOTICE not in first
+    assert codex.ops("compaction") == []
+
+
+def _guarded_call(tool: str) -> Reply:
+    if tool == "apply_patch":
+        patch = "*** Begin Patch\n*** Update File: db/schema.sql\n@@\n-create table t (id int);\n+drop table t;\n"
+        patch += "*** End Patch\n"
+        return Reply(tool="apply_patch", custom=True, args={"input": patch})
+    return Reply(tool="exec_command", args={"cmd": "rm db/schema.sql"})
+
+
+@pytest.mark.parametrize("tool", ["apply_patch", "exec_command"])
+def test_a_guarded_call_is_denied_and_the_model_is_told_which_rejected_approach(
+    codex: Harness, tmp_path: Path, tool: str
+) -> None:
+    codex.config(guard="deny")
+    rejected = codex.ops("reject")[0]["data"]
+    with MockModel("openai", Turns(_guarded_call(tool)), tmp_path / "requests.jsonl") as mock:
+        _run(codex, mock, "change the schema")
+    main = _main(mock.requests)
+    assert len(main) == 2
+    outputs = _outputs(main[1])
+    assert len(outputs) == 1
+    quoted = json.dumps(outputs[0], ensure_ascii=False)
+    assert "blocked by PreToolUse hook" in quoted
+    assert rejected["id"] in quoted and "Edit db/schema.sql directly" in quoted
+    assert (codex.repo / "db" / "schema.sql").read_text() == SCHEMA
+
+
+@pytest.mark.parametrize("tool", ["apply_patch", "exec_command"])
+def test_an_unguarded_call_goes_through(codex: Harness, tmp_path: Path, tool: str) -> None:
+    codex.config(guard="deny")
+    if tool == "apply_patch":
+        call = Reply(
+            tool="apply_patch",
+            custom=True,
+            args={"input": "*** Begin Patch\n*** Add File: notes.txt\n+fine\n*** End Patch\n"},
+        )
+    else:
+        call = Reply(tool="exec_command", args={"cmd": "echo fine > notes.txt"})
+    with MockModel("openai", Turns(call), tmp_path / "requests.jsonl") as mock:
+        _run(codex, mock, "write notes")
+    outputs = _outputs(_main(mock.requests)[1])
+    assert len(outputs) == 1 and "blocked" not in json.dumps(outputs[0])
+    assert (codex.repo / "notes.txt").read_text() == "fine\n"
+
+
+def test_an_automatic_compaction_is_recorded_once_and_the_next_request_carries_the_brief_with_the_notice(
+    codex: Harness, tmp_path: Path
+) -> None:
+    call = Reply(tool="exec_command", args={"cmd": "echo hi"}, input_tokens=900_000)
+    with MockModel("openai", Turns(call), tmp_path / "requests.jsonl") as mock:
+        _run(codex, mock, "say hi", "model_auto_compact_token_limit = 5000")
+    at = [n for n, r in enumerate(mock.requests) if _is_compaction(r.body)]
+    assert len(at) == 1, "the mock never saw the summarizer's request"
+    after = mock.requests[at[0] + 1].text
+    assert SUMMARY in after and NOTICE in after and GOAL in after
+    assert [i for i in codex.rejected_ids() if i not in after] == []
+    records = codex.ops("compaction")
+    assert len(records) == 1 and records[0]["data"].get("trigger") == "auto"
+
+
+def test_install_then_uninstall_leaves_codex_files_byte_identical(repo: Path, tmp_path: Path) -> None:
+    h = make_harness("codex", repo, tmp_path)
+    agents = repo / "AGENTS.md"
+    original = b"# Agents\n\nRun the tests before committing.\n"
+    agents.write_bytes(original)
+    r = rehydrate("install", "codex", cwd=repo, env={"PATH": h.env["PATH"]})
+    assert r.code == 0, r.err
+    assert agents.read_bytes() != original and (repo / ".codex" / "hooks.json").exists()
+    h.env["MOCK_API_KEY"] = "dummy"
+    with MockModel("openai", Turns(), tmp_path / "requests.jsonl") as mock:
+        _run(h, mock, "hello")
+    assert BRIEF in mock.requests[0].text  # the hooks ran
+    r = rehydrate("install", "codex", "--uninstall", cwd=repo, env={"PATH": h.env["PATH"]})
+    assert r.code == 0, r.err
+    assert agents.read_bytes() == original
+    assert not (repo / ".codex").exists() or list((repo / ".codex").iterdir()) == []
