@@ -23,7 +23,7 @@ import sysconfig
 
 from rehydrate import rules, safejson, wal
 from rehydrate.errors import RehydrateError, UsageError
-from rehydrate.harness import files
+from rehydrate.harness import files, settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -157,27 +157,22 @@ def program() -> Program:
     return Program(own, False, None)
 
 
-def _load_json(old: bytes | None) -> dict[str, Any]:
-    try:
-        data = safejson.loads(old.decode("utf-8")) if old and old.strip() else {}
-    except (UnicodeDecodeError, ValueError) as e:
-        raise RehydrateError(f"the file is not valid JSON ({e})", "fix it by hand, then install again") from None
-    if not isinstance(data, dict):
-        raise RehydrateError("the file does not hold a JSON object", "fix it by hand, then install again")
-    return data
+def _load_json(old: bytes | None, comments: bool = False) -> dict[str, Any]:
+    return settings.load_json(old, comments=comments)
 
 
-def _dump_json(data: dict[str, Any], old: bytes | None) -> bytes | None:
-    if not data and (old is None or not old.strip()):
-        return old
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+def _dump_json(data: dict[str, Any], old: bytes | None, comments: bool = False) -> bytes | None:
+    return settings.dump_json(data, old, comments=comments)
 
 
-def merge_hooks(old: bytes | None, events: dict[str, list[dict[str, Any]]], *, remove: bool) -> bytes | None:
-    """A settings file with rehydrate's hook groups in (or out), every other key and hook kept."""
-    settings = _load_json(old)
-    before = _load_json(old)
-    hooks = settings.get("hooks", {})
+def merge_hooks(
+    old: bytes | None, events: dict[str, list[dict[str, Any]]], *, remove: bool, comments: bool = False
+) -> bytes | None:
+    """A settings file with rehydrate's hook groups in (or out), every other key and hook kept (comments too, where
+    the harness allows them and the change is a new `hooks` key)."""
+    data = _load_json(old, comments)
+    before = _load_json(old, comments)
+    hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise RehydrateError("its `hooks` is not a JSON object", "fix it by hand, then install again")
     for event in list(hooks):
@@ -189,12 +184,12 @@ def merge_hooks(old: bytes | None, events: dict[str, list[dict[str, Any]]], *, r
         for event, groups in events.items():
             hooks.setdefault(event, []).extend(groups)
     if hooks:
-        settings["hooks"] = hooks
+        data["hooks"] = hooks
     else:
-        settings.pop("hooks", None)
-    if settings == before:
+        data.pop("hooks", None)
+    if data == before:
         return old  # nothing to do: the user's formatting stays, byte for byte
-    return _dump_json(settings, old)
+    return _dump_json(data, old, comments)
 
 
 def merge_block(old: bytes | None, block: str, *, remove: bool) -> bytes | None:
@@ -289,7 +284,13 @@ def targets(harness: str, project: str, state_rel: str, user: bool, prog: Progra
     if harness == "gemini":
         base = os.path.join(home, ".gemini") if user else os.path.join(project, ".gemini")
         gemini = gemini_events(prog.shell("hook", "gemini"))
-        out = [(os.path.join(base, "settings.json"), lambda old, rm: merge_hooks(old, gemini, remove=rm), "hooks")]
+        out = [
+            (
+                os.path.join(base, "settings.json"),
+                lambda old, rm: merge_hooks(old, gemini, remove=rm, comments=True),
+                "hooks",
+            )
+        ]
         if not user:
             rule = os.path.join(project, "GEMINI.md")
             out.append((rule, lambda old, rm: merge_block(old, block, remove=rm), "boot rule"))
@@ -310,7 +311,7 @@ def targets(harness: str, project: str, state_rel: str, user: bool, prog: Progra
             ),
             (
                 os.path.join(project, ".gemini", "settings.json"),
-                lambda old, rm: merge_mcp_json(old, remove=rm, command=prog.argv0),
+                lambda old, rm: merge_mcp_json(old, remove=rm, command=prog.argv0, comments=True),
                 "MCP server",
             ),
         ]
@@ -347,10 +348,12 @@ TOML_BEGIN = "# rehydrate:begin (managed by rehydrate; edits inside this block a
 TOML_END = "# rehydrate:end"
 
 
-def merge_mcp_json(old: bytes | None, *, remove: bool, command: str = "rehydrate") -> bytes | None:
+def merge_mcp_json(
+    old: bytes | None, *, remove: bool, command: str = "rehydrate", comments: bool = False
+) -> bytes | None:
     """`mcpServers.rehydrate` in a JSON file (.mcp.json, Gemini's settings.json), the rest kept."""
-    data = _load_json(old)
-    before = _load_json(old)
+    data = _load_json(old, comments)
+    before = _load_json(old, comments)
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise RehydrateError("its `mcpServers` is not a JSON object", "fix it by hand, then install again")
@@ -365,26 +368,62 @@ def merge_mcp_json(old: bytes | None, *, remove: bool, command: str = "rehydrate
         return None  # it held nothing but rehydrate's server
     if data == before:
         return old  # nothing to do: the user's formatting stays, byte for byte
-    return _dump_json(data, old)
+    return _dump_json(data, old, comments)
+
+
+def _our_server(table: Any) -> bool:
+    """A `[mcp_servers.rehydrate]` that an install wrote: only a command naming a `rehydrate` and `args = ["mcp"]`."""
+    return (
+        isinstance(table, dict)
+        and set(table) == {"command", "args"}
+        and os.path.basename(str(table["command"])) == "rehydrate"
+        and table["args"] == ["mcp"]
+    )
 
 
 def merge_mcp_toml(old: bytes | None, *, remove: bool, command: str = "rehydrate") -> bytes | None:
-    """`[mcp_servers.rehydrate]` in Codex's config.toml, as a marked block: the rest of the file untouched."""
+    """`[mcp_servers.rehydrate]` in Codex's config.toml, edited through tomlkit (an inline `mcp_servers = {...}`
+    gets an inline entry); without tomlkit, a marked block appended, and refused when the result would not parse."""
     text = (old or b"").decode("utf-8", "surrogateescape")
     start = text.find(TOML_BEGIN)
     end = text.find(TOML_END, start + 1) if start >= 0 else -1
-    if start >= 0 and end >= 0:
+    if start >= 0 and end >= 0:  # written by an older install as a marked block: ours, taken out as text
         after = end + len(TOML_END)
         after += 1 if text[after : after + 1] == "\n" else 0
         text = text[:start].rstrip("\n") + ("\n" if text[:start].strip() else "") + text[after:]
-    elif "[mcp_servers.rehydrate]" in text:
+    rest = None if old is None or (not text.strip() and start >= 0) else text.encode("utf-8", "surrogateescape")
+    value = None if remove else {"command": command, "args": ["mcp"]}
+    if settings._tomlkit() is not None:
+        return settings.merge_toml_table(rest, "mcp_servers", "rehydrate", value, ours=_our_server)
+    if "[mcp_servers.rehydrate]" in text:
         raise RehydrateError("it defines [mcp_servers.rehydrate] already", "remove that table, then install again")
     if remove:
         return None if not text.strip() and old is not None else text.encode("utf-8", "surrogateescape")
     quoted = json.dumps(command, ensure_ascii=False)
     block = f'{TOML_BEGIN}\n[mcp_servers.rehydrate]\ncommand = {quoted}\nargs = ["mcp"]\n{TOML_END}\n'
     sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-    return (text + sep + block).encode("utf-8", "surrogateescape")
+    new = (text + sep + block).encode("utf-8", "surrogateescape")
+    if text.strip():
+        try:
+            settings.check_toml(new)
+        except RehydrateError:
+            raise RehydrateError(
+                "adding [mcp_servers.rehydrate] as a block would leave it invalid TOML (is `mcp_servers` an inline "
+                "table?); nothing was written",
+                settings.TOML_HINT,
+            ) from None
+    return new
+
+
+def check_parses(path: str, data: bytes | None) -> None:
+    """RehydrateError unless the file as install would write it parses as its harness will parse it."""
+    if data is None:
+        return
+    if path.endswith(".toml"):
+        settings.check_toml(data)
+    elif path.endswith(".json"):
+        gemini = os.path.basename(os.path.dirname(path)) == ".gemini"
+        settings.check_json(data, comments=gemini)
 
 
 # ------------------------------------------------------------------------------------------------ plan and apply
@@ -464,9 +503,19 @@ def plan(
                     note = "restored as it was before the install"
                     changes.append(Change(place, old, restored, note + place.through))
                     continue
-                changes.append(Change(place, old, merge(old, True), f"rehydrate's {what} taken out{place.through}"))
+                change = Change(place, old, merge(old, True), f"rehydrate's {what} taken out{place.through}")
             else:
-                changes.append(Change(place, old, merge(old, False), f"rehydrate's {what} merged in{place.through}"))
+                change = Change(place, old, merge(old, False), f"rehydrate's {what} merged in{place.through}")
+            if change.changed:
+                try:
+                    check_parses(path, change.new)
+                except RehydrateError as e:
+                    raise RehydrateError(
+                        f"the result would not parse ({e.message}); nothing was written", "report this as a bug"
+                    ) from None
+                if settings.has_comments(old) and not settings.has_comments(change.new):
+                    change.note += " (its comments could not be kept; uninstall puts them back)"
+            changes.append(change)
         except RehydrateError as e:
             raise type(e)(f"{path}: {e.message}", e.hint) from None
     return changes
