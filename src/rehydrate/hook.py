@@ -25,10 +25,12 @@ STDIN_SECONDS = 2.0  # stdin that never closes: answer with what came by then (t
 STDIN_PAUSE = 0.05  # a pause this long after a whole JSON object ends the read, even if stdin stays open
 MAX_CONFIG = 64 << 10  # state/config.json is a few keys; a larger one is ignored (defaults apply)
 BRIEF_BUDGET = 9000  # Claude Code cuts a hook's output string at 10,000 characters
+# Worded for wherever the harness puts it: Claude Code puts the brief before the summary, in the same message.
 COMPACTED = (
-    "A context compaction just happened: the conversation above is a lossy summary. The state below was read from "
-    "disk and is the ground truth: where the summary and this disagree, trust this. Re-read it before acting."
+    "A context compaction just happened; the summary of the conversation is lossy. The brief below was read from disk "
+    "and is the ground truth: where the summary and this brief disagree, trust this brief. Re-read it before acting."
 )
+MAX_SESSION = 200  # the most characters of a harness's session id kept in a record
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace")  # Claude Code; Gemini CLI
 SHELL_TOOLS = ("Bash", "run_shell_command")  # Claude Code and Codex; Gemini CLI
 PATCH_HEADERS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ")  # Codex's apply_patch
@@ -307,11 +309,55 @@ def _context(event_name: str, text: str) -> str:
     return json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}})
 
 
+def _session(event: dict[str, Any]) -> str | None:
+    """The harness's session id, cleaned as the resume record keeps it; None if the event has none."""
+    sid = event.get("session_id")
+    if not isinstance(sid, str):
+        return None
+    return layout.clean(sid, one_line=True)[:MAX_SESSION] or None
+
+
 def _session_start(harness: str, event: dict[str, Any]) -> Answer:
-    preface = COMPACTED if event.get("source") == "compact" else None
+    source = event.get("source")
+    preface = COMPACTED if source == "compact" else None
     state = _open(event)
-    result = state.resume(BRIEF_BUDGET, preface=preface)
+    session = _session(event)
+    if source == "resume" and session:
+        given = _already_given(state.wal_path, session)
+        if given is not None:
+            return Answer(stdout=_context("SessionStart", _pointer(given)))
+    result = state.resume(BRIEF_BUDGET, preface=preface, session_id=session)
     return Answer(stdout=_context("SessionStart", result.text))
+
+
+def _already_given(wal_path: str, session: str) -> dict[str, Any] | None:
+    """The `resume` record of the brief this session was given since its last compaction, if nothing was written
+    since: a resumed conversation still holds that brief (after `/compact` then `--resume`, Claude Code's next
+    request would otherwise carry two). None if the session had no brief since its last compaction (one without a
+    session id counts for every session), or any record but another brief or another session's compaction came
+    after it (the brief in the conversation may be stale), or the WAL's recent tail does not tell."""
+    from rehydrate import wal
+
+    for _, rec in reversed(wal.read_tail(wal_path, 64).records):
+        data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+        assert isinstance(data, dict)
+        if rec.get("op") == "resume":
+            if data.get("session_id") == session:
+                return rec
+            continue  # another session's brief, or one printed by `rehydrate resume`: it changed nothing
+        other = data.get("session_id")
+        if rec.get("op") == "compaction" and isinstance(other, str) and other[:MAX_SESSION] != session:
+            continue  # another session's compaction leaves this conversation as it was
+        return None
+    return None
+
+
+def _pointer(given: dict[str, Any]) -> str:
+    ts = layout.clean(str(given.get("ts", "")), one_line=True)[:24]
+    return (
+        f"rehydrate: this session was given the brief at {ts} (WAL record {given.get('seq')}) and nothing was "
+        "written since: it is earlier in this conversation. `rehydrate resume` prints it again."
+    )
 
 
 def _after_compression(event: dict[str, Any]) -> Answer:
@@ -328,7 +374,7 @@ def _after_compression(event: dict[str, Any]) -> Answer:
             last_resume = rec["seq"]
     if last_compaction <= last_resume:
         return Answer()
-    result = state.resume(BRIEF_BUDGET, preface=COMPACTED)
+    result = state.resume(BRIEF_BUDGET, preface=COMPACTED, session_id=_session(event))
     return Answer(stdout=_context("BeforeAgent", result.text))
 
 

@@ -1507,8 +1507,12 @@ class State:
                 problems.append(Problem("unreadable", rel, None, e.message))
         return problems
 
-    def resume(self, budget: int | None = None, preface: str | None = None) -> ResumeResult:
-        """The brief a fresh context reads first, logged as a `resume` record. Reads the WAL's tail, not the WAL."""
+    def resume(
+        self, budget: int | None = None, preface: str | None = None, session_id: str | None = None
+    ) -> ResumeResult:
+        """The brief a fresh context reads first, logged as a `resume` record. Reads the WAL's tail, not the WAL.
+
+        session_id: the harness session the brief is given to, logged in the record (cleaned, at most 200 chars)."""
         from rehydrate import brief, checks
 
         budget = brief.DEFAULT_BUDGET if budget is None else budget
@@ -1531,6 +1535,8 @@ class State:
                 "checks": {f.check: f.status for f in findings},
                 "confidence": conf,
             }
+            if session_id:
+                data["session_id"] = layout.clean(session_id, one_line=True)[:200]
             rec = self._append(recon, "resume", data)
             return ResumeResult(out.text, conf, findings, out.omitted, rec, recon.repaired, recon.problems)
 
