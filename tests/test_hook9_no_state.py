@@ -32,8 +32,8 @@ def _silent(harness: str, stdin: bytes, cwd: Path) -> str:
 def test_no_state_folder_no_answer(repo: Path, harness: str, name: str) -> None:
     before = _tree(repo)
     err = _silent(harness, event(repo, harness, name), repo)
-    if not name.startswith("SessionStart"):
-        assert err == ""  # the one line, if any, is for a session's start only
+    if not name.startswith("SessionStart") or harness == "gemini":
+        assert err == ""  # the one line is for a session's start; Gemini CLI would show it to the user as a message
     assert not (repo / "state").exists() and _tree(repo) == before  # nothing created, nothing written
 
 

@@ -152,7 +152,7 @@ def run(harness: str, raw: bytes, *, tail: bytes = b"", size: int | None = None,
 
 def _answer(harness: str, event: dict[str, Any], whole: bool = True) -> Answer:
     try:
-        idle = _idle(event)
+        idle = _idle(harness, event)
         if idle is not None:
             return idle
         return _dispatch(harness, event, whole)
@@ -178,17 +178,18 @@ def _unreadable(harness: str, data: Input, why: str) -> Answer:
     if "hook_event_name" not in event and ("tool_name" in event or "tool_input" in event or data.size > len(data.head)):
         event["hook_event_name"] = "BeforeTool" if harness == "gemini" else "PreToolUse"
     if "hook_event_name" not in event:
-        return _idle(event) or _reduced(event, problem)
+        return _idle(harness, event) or _reduced(event, problem)
     answer = _answer(harness, event, whole=False)
     answer.stderr = problem + "\n" + answer.stderr
     return answer
 
 
-def _idle(event: dict[str, Any]) -> Answer | None:
-    """Where there is no state, a hook says nothing: an empty answer (SessionStart: one short line on stderr), else
-    None. With hooks installed for the user, every session in every repository calls them; one without a rehydrate
-    state folder (none found, or a `state/` of something else: no WAL, no view file) must not be told to make one.
-    A state folder that exists but cannot be read is not this: it gets the reduced brief and its problem."""
+def _idle(harness: str, event: dict[str, Any]) -> Answer | None:
+    """Where there is no state, a hook says nothing: an empty answer (SessionStart: one short line on stderr, except
+    for Gemini CLI, which shows a hook's stderr to the user as a message when its stdout is empty), else None. With
+    hooks installed for the user, every session in every repository calls them; one without a rehydrate state folder
+    (none found, or a `state/` of something else: no WAL, no view file) must not be told to make one. A state folder
+    that exists but cannot be read is not this: it gets the reduced brief and its problem."""
     from rehydrate.state import locate
 
     cwd = event.get("cwd")
@@ -198,7 +199,7 @@ def _idle(event: dict[str, Any]) -> Answer | None:
         root = ""
     if root and os.path.isdir(root) and any(os.path.lexists(os.path.join(root, n)) for n in STATE_MARKS):
         return None
-    if event.get("hook_event_name") in ("SessionStart", None):
+    if event.get("hook_event_name") in ("SessionStart", None) and harness != "gemini":
         return Answer(stderr=NO_STATE + "\n")
     return Answer()
 
