@@ -228,6 +228,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--user", action="store_true", help="the user's settings instead of the project's")
         p.add_argument("--uninstall", action="store_true", help="take rehydrate's hooks out")
         p.add_argument("--dry-run", action="store_true", help="print the diff and change nothing")
+        p.add_argument(
+            "--check",
+            action="store_true",
+            help="change nothing; say whether the harness will run the hooks (installed, program found, project and "
+            "hooks trusted) and what to do if not; exit 1 if it will not",
+        )
         p.add_argument("--project", metavar="DIR", help="the project folder (default: the current folder)")
         p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
 
@@ -580,6 +586,25 @@ def cmd_install(args: argparse.Namespace) -> int:
     project = os.path.abspath(args.project or os.getcwd())
     state_rel = os.path.relpath(locate(None, project), project)
     names = install.HARNESSES if "all" in args.harness else tuple(dict.fromkeys(args.harness))
+    if args.check:  # change nothing: will the harness run the hooks?
+        if args.uninstall or args.dry_run:
+            raise UsageError("--check changes nothing: it takes neither --uninstall nor --dry-run")
+        report = []
+        for harness in install.HOOK_HARNESSES if "all" in args.harness else names:
+            checks = install.check(harness, project, user=args.user, state_rel=state_rel)
+            ok = install.will_run(checks)
+            report.append({"harness": harness, "will_run": ok, "checks": [c.as_dict() for c in checks]})
+            if args.json:
+                continue
+            print(f"{harness}: the hooks {'will run' if ok else 'will NOT run'}")
+            for c in checks:
+                print(f"  {dict([(True, 'ok'), (False, 'NO'), (None, '??')])[c.ok]:<3} {c.name}: {c.detail}")
+                if c.ok is not True and c.fix:
+                    print(f"      do: {c.fix}")
+        ok = all(r["will_run"] for r in report)
+        if args.json:
+            _emit_json("install", ok, check=True, harnesses=report)
+        return 0 if ok else ExitCode.DISCREPANCY
     if args.uninstall:  # the reverse of the install: a file or folder two harnesses share goes with the first
         names = tuple(reversed(names))
     # every harness's files are read and checked before any is written: a refusal leaves nothing half-installed
@@ -601,6 +626,12 @@ def cmd_install(args: argparse.Namespace) -> int:
             else:
                 print(f"{harness}: {change.path}: {change.note if change.changed else 'already as it should be'}")
     note = None if args.uninstall or not set(names) & set(install.RUNS_PROGRAM) else install.program_note(prog)
+    steps: dict[str, list[str]] = {}
+    if not args.uninstall and not args.dry_run:  # what the user must still do for the hooks to run
+        for harness in names:
+            if harness in install.HOOK_HARNESSES:
+                checks = install.check(harness, project, user=args.user, state_rel=state_rel)
+                steps[harness] = [c.fix for c in checks if c.ok is not True and c.fix and c.name != "command"]
     if args.json:
         _emit_json(
             "install",
@@ -609,9 +640,16 @@ def cmd_install(args: argparse.Namespace) -> int:
             uninstall=args.uninstall,
             files=results,
             program={"command": prog.argv0, "bare": prog.bare, "note": note},
+            next=steps,
         )
-    elif note:
+        return 0
+    if note:
         print(f"note: {note}")
+    for harness, todo in steps.items():
+        for step in todo:
+            print(f"next ({harness}): {step}")
+    if steps:
+        print("check with: rehydrate install --check " + " ".join(steps))
     return 0
 
 

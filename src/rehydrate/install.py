@@ -23,7 +23,7 @@ import sysconfig
 
 from rehydrate import rules, safejson, wal
 from rehydrate.errors import RehydrateError, UsageError
-from rehydrate.harness import files, settings
+from rehydrate.harness import files, settings, trust
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -327,7 +327,8 @@ def targets(harness: str, project: str, state_rel: str, user: bool, prog: Progra
 
 
 HARNESSES = ("claude", "codex", "gemini", "cursor", "copilot", "mcp")
-RUNS_PROGRAM = ("claude", "codex", "gemini", "mcp")  # the harnesses whose files name the `rehydrate` program
+RUNS_PROGRAM = ("claude", "codex", "gemini", "mcp")
+HOOK_HARNESSES = trust.HOOK_HARNESSES  # the harnesses whose files name the `rehydrate` program
 
 
 def program_note(prog: Program) -> str | None:
@@ -551,3 +552,43 @@ def apply(changes: list[Change], *, uninstall: bool = False) -> None:
                 "created_folders": created,
             }
     _save_record(record)
+
+
+# ------------------------------------------------------------------------------------------------ will the hooks run
+
+
+def check(harness: str, project: str, *, user: bool = False, state_rel: str = "state") -> list[trust.Check]:
+    """Whether the harness will run rehydrate's hooks: installed, their program found, the project trusted.
+
+    Reads only. A check that fails names what to do; one rehydrate cannot see from outside the harness is None.
+    """
+    if harness not in trust.HOOK_HARNESSES:
+        raise UsageError(
+            f"there are no hooks to check for {harness}", f"check one of: {', '.join(trust.HOOK_HARNESSES)}"
+        )
+    project = os.path.abspath(project)
+    path = targets(harness, project, state_rel, user, Program(None, True, None))[0][0]
+    expected = {"claude": claude_events, "codex": codex_events, "gemini": gemini_events}[harness](COMMAND)
+    found, error = trust.our_hooks(path, harness == "gemini", _is_our_command)
+    scope = "--user " if user else ""
+    if error:
+        return [trust.Check("installed", False, f"{path}: {error}", "fix it by hand, then install again")]
+    missing = sorted(set(expected) - {event for event, *_ in found})
+    if not found or missing:
+        what = "no rehydrate hooks" if not found else "no rehydrate hook for " + ", ".join(missing)
+        return [trust.Check("installed", False, f"{path} has {what}", f"run `rehydrate install {scope}{harness}`")]
+    out = [trust.Check("installed", True, f"{len(found)} rehydrate hooks in {path}")]
+    out.append(trust.command_check([command for *_, command in found]))
+    if harness == "codex":
+        if not user:
+            out.append(trust.codex_project(project))
+        out.append(trust.codex_hooks(path, found))
+    elif harness == "gemini":
+        out.append(trust.gemini_folder(project))
+    else:
+        out.append(trust.claude_note())
+    return out
+
+
+def will_run(checks: list[trust.Check]) -> bool:
+    return all(c.ok is not False for c in checks)
