@@ -53,7 +53,8 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> Any:  # usage errors exit 2 through main, not from deep inside argparse
-        raise UsageError(f"{self.prog}: {message}", f"see `{self.prog} --help`")
+        where = self.prog.partition(" ")[2]  # main prints "rehydrate: " once; a subcommand is named after it
+        raise UsageError(f"{where}: {message}" if where else message, f"see `{self.prog} --help`")
 
 
 def _common(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
@@ -91,7 +92,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(
             "invariant",
             help="record a decision (append-only, one line)",
-            description="Append a decision to 10_invariants.md through the WAL, with a content-hash id.",
+            description="Append a decision to 10_invariants.md through the WAL, with an id hashed from the actor, "
+            "the time and the text (the same decision recorded twice gets two ids).",
         )
         p.add_argument("text", help="the decision")
         p.add_argument("--because", required=True, help="why: so that a later session does not undo it")
@@ -242,7 +244,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             "mcp",
             help="serve the state as an MCP server over stdio (needs the mcp extra)",
             description="An MCP server over stdio with the tools resume, checkpoint, invariant, reject, handoff, "
-            "verify and status. Needs `pip install 'rehydrate[mcp]'`; `rehydrate install mcp` registers it.",
+            "verify and status. Needs the mcp extra (the official MCP SDK: `pip install '.[mcp]'` in a clone, or "
+            "`pip install 'mcp>=2.3,<3'` into rehydrate's environment); `rehydrate install mcp` registers it.",
         )
         p.add_argument("--dir", metavar="DIR", help="the state folder (default: found as for every command)")
         p.add_argument("--actor", metavar="NAME", help="whose WAL to write (default: $REHYDRATE_ACTOR, else 'agent')")
@@ -277,7 +280,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             "backwards or skips). repair: cut a torn last line (kept in a .broken file) and set the cursor from the "
             "output. register NAME: show the pipeline in the brief and check it in the ledger.",
         )
-        p.add_argument("action", choices=["status", "verify", "repair", "register"])
+        p.add_argument(
+            "action",
+            choices=["status", "verify", "repair", "register"],
+            help="status: what both say; verify: exit 1 on a discrepancy; repair: fix it from the output; "
+            "register: show the pipeline in the brief",
+        )
         p.add_argument("files", nargs="+", metavar="ARG", help="OUTPUT PROGRESS (register: NAME OUTPUT PROGRESS)")
         p.add_argument("--key", default="index", help="the field that holds each record's index (default: index)")
         p.add_argument("--total", type=int, metavar="N", help="register: how many items the pipeline has")
@@ -658,12 +666,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     if not args.paths and not args.all:
         raise UsageError("nothing to read", "give transcript files or folders, or --all")
+    missing = [p for p in args.paths if not os.path.lexists(p)]
+    if missing and len(missing) == len(args.paths) and not args.all:  # nothing to read: a mistyped path, not a report
+        raise UsageError(f"no such file or folder: {', '.join(missing)}", "give transcript files or folders, or --all")
     if args.html:
         try:
             from rehydrate import report
         except ImportError as e:
-            raise RehydrateError(
-                f"the HTML report needs Plotly, which is not installed ({e})", "pip install 'rehydrate[html]'"
+            raise UsageError(
+                f"the HTML report needs Plotly, which is not installed ({e})", _extra_hint("html", "plotly>=6,<8")
             ) from None
     files, errors = audit.discover(args.paths, args.all, args.since)
     safe_stderr = sys.stderr
@@ -735,11 +746,19 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from rehydrate import mcp_server
     except ImportError as e:
-        raise RehydrateError(
+        raise UsageError(
             f"the MCP server needs the official mcp SDK, which is not installed ({e})",
-            "pip install 'rehydrate[mcp]'",
+            _extra_hint("mcp", "mcp>=2.3,<3"),
         ) from None
     return mcp_server.serve(args.dir, args.actor)
+
+
+def _extra_hint(extra: str, requirement: str) -> str:
+    """How to add an optional extra to the environment this rehydrate runs in (the package is not on an index)."""
+    import shlex
+
+    python = shlex.quote(sys.executable or "python3")
+    return f"{python} -m pip install {shlex.quote(requirement)} (or, in a clone: pip install '.[{extra}]')"
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -788,12 +807,21 @@ def _crash_log(exc: BaseException) -> str:
     return "(no writable place for a crash log)"
 
 
+def _command_of(args_list: list[str]) -> str | None:
+    """The command named in argv (the first word that is one), or None (JSON null)."""
+    return next((a for a in args_list if a in COMMANDS), None)
+
+
 def _fail(args_list: list[str], code: int, message: str, hint: str | None = None) -> int:
     """An error that ends the command: a text line on stderr, and with --json one JSON object on stdout too."""
     print(f"rehydrate: {message}" + (f"\n  hint: {hint}" if hint else ""), file=sys.stderr)
     if "--json" in args_list:
-        command = args_list[0] if args_list and args_list[0] in COMMANDS else None
-        _emit_json(str(command), False, error={"exit_code": code, "message": message, "hint": hint})
+        error = {"exit_code": code, "message": message, "hint": hint}
+        print(
+            json.dumps(
+                {"version": JSON_VERSION, "command": _command_of(args_list), "ok": False, "error": error}, indent=2
+            )
+        )
     return code
 
 
@@ -862,7 +890,10 @@ def _main(args_list: list[str]) -> int:
     except SystemExit as e:  # --help and --version
         return e.code if isinstance(e.code, int) else 0
     except RehydrateError as e:
-        return _fail(args_list, int(e.exit_code), e.message, e.hint)
+        hint, command = e.hint, _command_of(args_list)
+        if isinstance(e, UsageError) and command and args_list[0].startswith("-"):  # rehydrate --json status
+            hint = f"options go after the command: `rehydrate {command} {args_list[0]}`"
+        return _fail(args_list, int(e.exit_code), e.message, hint)
     except KeyboardInterrupt:
         print("rehydrate: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED

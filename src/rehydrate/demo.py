@@ -36,7 +36,8 @@ def _say(text: str) -> None:
 
 
 def _step(n: int, title: str, why: str = "") -> None:
-    _say(f"\n\033[1m{n}. {title}\033[0m" if sys.stdout.isatty() else f"\n{n}. {title}")
+    bold = sys.stdout.isatty() and not os.environ.get("NO_COLOR")  # https://no-color.org: any value but empty
+    _say(f"\n\033[1m{n}. {title}\033[0m" if bold else f"\n{n}. {title}")
     if why:
         _say(textwrap.fill(why, 100, initial_indent="   ", subsequent_indent="   "))
 

@@ -30,8 +30,8 @@ INVARIANTS_HEADER = (
     "\n"
 )
 GITIGNORE_TEXT = (
-    "# written by rehydrate: the lock, temporary files, cut torn lines and caches are not state\n"
-    ".lock\n*.tmp\n*.broken\n*.broken.*\n*.seen\n"
+    "# written by rehydrate: the lock, temporary files, cut torn lines, kept hand edits and caches are not state\n"
+    ".lock\n*.tmp\n*.broken\n*.broken.*\n*.edited\n*.edited.*\n*.seen\n"
 )
 
 # Limits on what a user can put in one record, so that every record stays far below wal.MAX_LINE.
