@@ -86,10 +86,7 @@ class Harness:
 
     def wal(self) -> list[dict[str, Any]]:
         """Every WAL record of every actor, in order of time."""
-        out = []
-        for log in sorted((self.repo / "state" / "wal").glob("*.jsonl")):
-            out += [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
-        return sorted(out, key=lambda r: (r["ts"], r["seq"]))
+        return _records(self.repo)
 
     def ops(self, op: str) -> list[dict[str, Any]]:
         return [r for r in self.wal() if r["op"] == op]
@@ -132,6 +129,26 @@ def init_project(repo: Path) -> None:
         extra = ["--guard", guard] if guard else []
         r = rehydrate("reject", text, "--because", "it failed before", *extra, cwd=repo)
         assert r.code == 0, r.err
+
+
+def reject_many(repo: Path, count: int = 40) -> list[str]:
+    """Record `count` rejected approaches in a non-Latin script (two bytes a character in UTF-8); their ids."""
+    from rehydrate.state import State
+
+    state = State.open(repo / "state")
+    for n in range(count):
+        state.reject(
+            f"Вариант {n}: переписать синтаксический анализатор на регулярных выражениях без грамматики",
+            because="он уже ломался на вложенных скобках и медленный",
+        )
+    return [r["data"]["id"] for r in _records(repo) if r["op"] == "reject"]
+
+
+def _records(repo: Path) -> list[dict[str, Any]]:
+    out = []
+    for log in sorted((repo / "state" / "wal").glob("*.jsonl")):
+        out += [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return sorted(out, key=lambda r: (r["ts"], r["seq"]))
 
 
 def make_harness(name: str, repo: Path, tmp_path: Path) -> Harness:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import GOAL, SCHEMA, Harness, make_harness
+from e2e_harness import GOAL, SCHEMA, Harness, make_harness, reject_many
 from e2e_mock import MockModel, Reply, Request
 
 from conftest import rehydrate
@@ -53,7 +53,7 @@ def _main(requests: list[Request]) -> list[Request]:
 @pytest.fixture
 def claude(repo: Path, tmp_path: Path) -> Harness:
     h = make_harness("claude", repo, tmp_path)
-    r = rehydrate("install", "claude", cwd=repo)
+    r = rehydrate("install", "claude", cwd=repo, env={"PATH": h.env["PATH"]})
     assert r.code == 0, r.err
     h.env.update(
         ANTHROPIC_API_KEY="dummy",
@@ -93,6 +93,15 @@ def test_the_brief_with_the_goal_and_every_rejected_id_is_in_the_first_request_a
     assert NOTICE not in first.text  # no compaction happened: no notice
     assert claude.ops("compaction") == []  # and no record
     assert len(claude.ops("resume")) == 1
+
+
+def test_a_brief_of_40_non_latin_rejected_approaches_reaches_the_model_whole(claude: Harness, tmp_path: Path) -> None:
+    ids = reject_many(claude.repo)
+    assert len(ids) == 43
+    with MockModel("anthropic", Turns(Reply(text="hello")), tmp_path / "requests.jsonl") as mock:
+        _run(claude, mock, "hello")
+    first = mock.requests[0].text
+    assert GOAL in first and [i for i in ids if i not in first] == []
 
 
 def _guarded_call(tool: str, repo: Path) -> Reply:
