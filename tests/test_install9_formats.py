@@ -152,3 +152,15 @@ def test_without_tomlkit_an_inline_table_is_refused_with_the_fix(monkeypatch: py
     new = install.merge_mcp_toml(plain, remove=False)
     assert new is not None and tomllib.loads(new.decode())["mcp_servers"]["rehydrate"]["args"] == ["mcp"]
     assert install.merge_mcp_toml(new, remove=True) == plain
+
+
+def test_a_block_written_by_an_older_install_is_taken_over(repo: Path) -> None:
+    path = repo / ".codex" / "config.toml"
+    path.parent.mkdir()
+    legacy = (
+        b'model = "x"\n\n# rehydrate:begin (managed by rehydrate; edits inside this block are replaced)\n'
+        b'[mcp_servers.rehydrate]\ncommand = "rehydrate"\nargs = ["mcp"]\n# rehydrate:end\n'
+    )
+    path.write_bytes(legacy)
+    assert rehydrate("install", "mcp", "--uninstall").code == 0
+    assert path.read_bytes() == b'model = "x"\n'
