@@ -89,10 +89,11 @@ def test_filters_by_op_actor_and_time(state: State, repo: Path, tmp_path: Path) 
 def test_text_is_one_clean_line_per_record(state: State, repo: Path) -> None:
     wal_path = repo / "state" / "wal" / "agent.jsonl"
     _forge(wal_path, op="checkpoint", data={"goal": "g", "done": "evil\x1b[2J\nsecond line\u202e", "next": "x" * 500})
+    _forge(wal_path, op="note\n     9  agent  fake", actor="agent\nx", data={"text": "t"})
     r = rehydrate("log")
     assert r.code == 0, r.err
     lines = r.out.splitlines()
-    assert len(lines) == 5
+    assert len(lines) == 6 and lines[5].split()[:4] == ["6", "agent", "x", "note"], lines
     assert [line.split()[:3] for line in lines][:4] == [
         ["1", "agent", "init"],
         ["2", "agent", "invariant"],
@@ -103,7 +104,7 @@ def test_text_is_one_clean_line_per_record(state: State, repo: Path) -> None:
     assert "Write the WAL before any view" in lines[1] and "done: wrote the lexer; next: write the parser" in lines[3]
     assert "\x1b" not in r.out and "\u202e" not in r.out and "evil[2J second line" in lines[4]
     assert len(lines[4]) < 200 and lines[4].endswith("…")
-    d = _lines(rehydrate("log", "--json").out)[-1]
+    d = _lines(rehydrate("log", "--json").out)[-2]
     assert d["data"]["done"] == "evil\x1b[2J\nsecond line\u202e"  # the data as recorded, escaped by JSON
     assert "\x1b" not in rehydrate("log", "--json").out
 
@@ -115,6 +116,7 @@ def test_damaged_lines_are_named_and_skipped_never_a_traceback(state: State, rep
     lines.insert(2, b"[" * 5000 + b"\n")
     wal_path.write_bytes(b"".join([*lines, b'{"torn']))
     (repo / "state" / "wal" / "eve.jsonl").symlink_to("/etc/passwd")
+    (repo / "state" / "wal" / "x\nrehydrate: fake.jsonl").write_bytes(b"junk\n")
     (repo / "state" / "archive").mkdir()
     os.mkfifo(repo / "state" / "archive" / "pipe.jsonl")
 
@@ -127,6 +129,7 @@ def test_damaged_lines_are_named_and_skipped_never_a_traceback(state: State, rep
     assert any("state/wal/agent.jsonl:6:" in e and "no newline" in e for e in err), err
     assert any("eve.jsonl" in e and "symbolic link" in e for e in err), err
     assert any("pipe.jsonl" in e and "FIFO" in e for e in err), err
+    assert all(e.startswith("rehydrate: skipped state/") for e in err), err  # a newline in a file name stays inside
 
 
 def test_library_returns_damage_and_never_prints(state: State, capsys: pytest.CaptureFixture[str]) -> None:

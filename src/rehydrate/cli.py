@@ -560,22 +560,19 @@ def cmd_log(args: argparse.Namespace) -> int:
     from rehydrate.state import locate
 
     found = history.read(locate(args.dir), ops=args.op, actors=args.actor, since=args.since)
-    for d in found.damaged:
-        print(f"rehydrate: skipped {d}", file=sys.stderr)
-    out = []
-    wide = {"actor": 0, "op": 0}
-    if not args.json:
-        wide = {
-            "actor": max((len(e.actor) for e in found.entries), default=0),
-            "op": max((len(e.op) for e in found.entries), default=0),
-        }
-    for e in found.entries:
-        if args.json:  # ASCII-only JSON: whatever a record holds, the line is valid and carries no control byte
-            out.append(json.dumps(e.as_dict()))
-        else:
-            actor = layout.clean(e.actor, one_line=True).ljust(wide["actor"])
-            when = layout.clean(e.ts[:19].replace("T", " "), one_line=True)
-            out.append(f"{e.seq:>6}  {actor}  {e.op:<{wide['op']}}  {when}  {e.summary()}")
+    for d in found.damaged:  # a file's name, too, came with `git pull`: one line, cleaned
+        print(f"rehydrate: skipped {layout.clean(str(d), one_line=True)}", file=sys.stderr)
+    if args.json:  # ASCII-only JSON: whatever a record holds, the line is valid and carries no control byte
+        out = [json.dumps(e.as_dict()) for e in found.entries]
+    else:  # every field that came from a file on one line, cleaned (a forged op or actor could hold a newline)
+
+        def one(text: str) -> str:
+            return layout.clean(text, one_line=True)[:64]
+
+        rows = [(e.seq, one(e.actor), one(e.op), one(e.ts[:19].replace("T", " ")), e.summary()) for e in found.entries]
+        actor_w = max((len(r[1]) for r in rows), default=0)
+        op_w = max((len(r[2]) for r in rows), default=0)
+        out = [f"{seq:>6}  {actor:<{actor_w}}  {op:<{op_w}}  {when}  {what}" for seq, actor, op, when, what in rows]
     if out:
         sys.stdout.write("\n".join(out) + "\n")
     return ExitCode.DISCREPANCY if found.damaged else 0
