@@ -284,9 +284,9 @@ def _input(state: State, budget: int, monkeypatch: pytest.MonkeyPatch) -> tuple[
     seen: list[BriefInput] = []
     real = brief.render
 
-    def spy(inp: BriefInput, budget: int = brief.DEFAULT_BUDGET) -> brief.Brief:
+    def spy(inp: BriefInput, budget: int = brief.DEFAULT_BUDGET, max_bytes: int | None = None) -> brief.Brief:
         seen.append(inp)
-        return real(inp, budget)
+        return real(inp, budget, max_bytes)
 
     with monkeypatch.context() as m:
         m.setattr(brief, "render", spy)

@@ -1,4 +1,4 @@
-"""The brief a fresh context reads first: pure rendering, in boot order, within a character budget.
+"""The brief a fresh context reads first: pure rendering, in boot order, within a budget of characters (and bytes).
 
 Order: header, goal (00), decisions and rejected approaches (10), handoff (20), other NN_*.md, next (99), the WAL's
 last line, what was left out, the ledger. When something must give, the least important goes first (the last WAL
@@ -544,11 +544,25 @@ def _water_level(lengths: list[int], total: int, floor: int) -> int:
     return lo
 
 
-def _fit(d: _Draft, p: _Plan, budget: int) -> None:
+def _size(text: str) -> int:
+    """UTF-8 bytes of text (a lone surrogate counted as the 3 bytes it would take)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _within(text: str, budget: int, max_bytes: int | None) -> bool:
+    return len(text) <= budget and (max_bytes is None or _size(text) <= max_bytes)
+
+
+def _head_bytes(text: str, n: int) -> str:
+    """The longest start of text that takes at most n UTF-8 bytes."""
+    return text.encode("utf-8", "surrogatepass")[: max(0, n)].decode("utf-8", "ignore")
+
+
+def _fit(d: _Draft, p: _Plan, budget: int, max_bytes: int | None = None) -> None:
     """Turn the knobs, least important first, each only as far as needed."""
 
     def fits() -> bool:
-        return len(d.compose(p)[0]) <= budget
+        return _within(d.compose(p)[0], budget, max_bytes)
 
     def shrink(setter: Callable[[int], None], lo: int, hi: int, drop: int | None = None) -> bool:
         """Set the knob to the largest value in [lo, hi] that fits (lo if none does, or drop if given); fits?"""
@@ -650,17 +664,26 @@ def _fit(d: _Draft, p: _Plan, budget: int) -> None:
             shrink(knob(name), now, most)
 
 
-def render(inp: BriefInput, budget: int = DEFAULT_BUDGET) -> Brief:
-    """The brief as text, at most `budget` characters. Within MIN_BUDGET and up, nothing essential is lost."""
+def render(inp: BriefInput, budget: int = DEFAULT_BUDGET, max_bytes: int | None = None) -> Brief:
+    """The brief as text, at most `budget` characters and, if max_bytes is given, at most max_bytes UTF-8 bytes (a
+    harness that counts bytes, or tokens of about 4 bytes, cuts non-Latin text long before its character count).
+    Within MIN_BUDGET (characters, and bytes) and up, nothing essential is lost."""
     token = new_token()
     d = _Draft(inp, max(budget, 1), token)
     p = _Plan(d)
-    _fit(d, p, budget)
+    _fit(d, p, budget, max_bytes)
     text, omitted, _ = d.compose(p)
-    if len(text) > budget:  # a budget below MIN_BUDGET: keep the start and the ledger's end
+    if not _within(text, budget, max_bytes):  # a budget below MIN_BUDGET: keep the start and the ledger's end
+        unit = f"{budget:,} characters" if max_bytes is None else f"{budget:,} characters and {max_bytes:,} bytes"
         end = "\n".join(text.rstrip("\n").split("\n")[-2:]) + "\n"
-        note = f"\n[... cut to fit {budget:,} characters; a budget of {MIN_BUDGET:,} or more shows every essential]\n"
+        note = f"\n[... cut to fit {unit}; a budget of {MIN_BUDGET:,} or more shows every essential]\n"
         keep = max(0, budget - len(end) - len(note))
-        text = (text[:keep] + note + end)[-budget:] if budget > 0 else ""
+        head = text[:keep]
+        if max_bytes is not None:
+            head = _head_bytes(head, max_bytes - _size(note + end))
+            keep = len(head)
+        text = (head + note + end)[-budget:] if budget > 0 else ""
+        if max_bytes is not None and _size(text) > max_bytes:  # even the note and the end do not fit: their end
+            text = _head_bytes(text[::-1], max_bytes)[::-1]
         omitted.append(f"everything past character {keep:,}")
     return Brief(text, omitted, token)

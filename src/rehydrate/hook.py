@@ -24,12 +24,25 @@ STDIN_TAIL = 1 << 20  # what is kept of the end of an input larger than MAX_STDI
 STDIN_SECONDS = 2.0  # stdin that never closes: answer with what came by then (the shortest harness timeout is 10 s)
 STDIN_PAUSE = 0.05  # a pause this long after a whole JSON object ends the read, even if stdin stays open
 MAX_CONFIG = 64 << 10  # state/config.json is a few keys; a larger one is ignored (defaults apply)
-BRIEF_BUDGET = 9000  # Claude Code cuts a hook's output string at 10,000 characters
+BRIEF_BUDGET = 9000  # characters: Claude Code cuts a hook's output string at 10,000 characters
+# Each harness's bound on the brief, in the unit it counts: (characters, UTF-8 bytes or None).
+# - Claude Code: cuts at 10,000 characters; 9,000 leaves room for the notice of a cut and the JSON around it.
+# - Codex CLI: caps a hook's output near 2,500 tokens, counted at about 4 bytes a token (about 10,000 bytes); a brief
+#   of 6,229 characters in 12,448 bytes was cut. 9,000 bytes leaves 10% for the estimate's rounding and the text
+#   Codex puts around the context.
+# - Gemini CLI: no cap on a hook's output (0.56 source: hookRunner keeps all of stdout; getAdditionalContext only
+#   escapes < and >); the same 9,000 characters as Claude Code bounds what each injection costs.
+BUDGETS: dict[str, tuple[int, int | None]] = {
+    "claude": (BRIEF_BUDGET, None),
+    "codex": (BRIEF_BUDGET, 9000),
+    "gemini": (BRIEF_BUDGET, None),
+}
 # Worded for wherever the harness puts it: Claude Code puts the brief before the summary, in the same message.
 COMPACTED = (
     "A context compaction just happened; the summary of the conversation is lossy. The brief below was read from disk "
     "and is the ground truth: where the summary and this brief disagree, trust this brief. Re-read it before acting."
 )
+ENTRY_BYTES = 1200  # a quoted rejected approach in a guard's answer, where the harness counts bytes (5 of them)
 MAX_SESSION = 200  # the most characters of a harness's session id kept in a record
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace")  # Claude Code; Gemini CLI
 SHELL_TOOLS = ("Bash", "run_shell_command")  # Claude Code and Codex; Gemini CLI
@@ -162,7 +175,7 @@ def _answer(harness: str, event: dict[str, Any], whole: bool = True) -> Answer:
         if _blocking(event):  # {"block_on_error": true} in state/config.json: exit 2, the harness's "stop"
             return Answer(stderr=f"rehydrate hook {harness}: {message}\n", code=2)
         if name == "SessionStart" or not name:
-            return _reduced(event, f"rehydrate hook {harness}: {message}")
+            return _reduced(harness, event, f"rehydrate hook {harness}: {message}")
         return Answer(stderr=f"rehydrate hook {harness}: {message}\n")
 
 
@@ -178,7 +191,7 @@ def _unreadable(harness: str, data: Input, why: str) -> Answer:
     if "hook_event_name" not in event and ("tool_name" in event or "tool_input" in event or data.size > len(data.head)):
         event["hook_event_name"] = "BeforeTool" if harness == "gemini" else "PreToolUse"
     if "hook_event_name" not in event:
-        return _idle(harness, event) or _reduced(event, problem)
+        return _idle(harness, event) or _reduced(harness, event, problem)
     answer = _answer(harness, event, whole=False)
     answer.stderr = problem + "\n" + answer.stderr
     return answer
@@ -292,7 +305,7 @@ def _dispatch(harness: str, event: dict[str, Any], whole: bool = True) -> Answer
     if name in TOOL_EVENTS:
         return _guard(harness, event, whole)
     if name == "BeforeAgent":
-        return _after_compression(event)
+        return _after_compression(harness, event)
     if name == "Stop":
         return _stop(event)
     return Answer()  # an event this version does not handle: nothing to say
@@ -304,6 +317,11 @@ def _open(event: dict[str, Any] | None) -> Any:
     cwd = event.get("cwd") if event else None
     start = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
     return State.open(locate(None, start))
+
+
+def _budget(harness: str) -> tuple[int, int | None]:
+    """The brief's bound for this harness: (characters, UTF-8 bytes or None); see BUDGETS."""
+    return BUDGETS.get(harness, (BRIEF_BUDGET, None))
 
 
 def _context(event_name: str, text: str) -> str:
@@ -327,7 +345,8 @@ def _session_start(harness: str, event: dict[str, Any]) -> Answer:
         given = _already_given(state.wal_path, session)
         if given is not None:
             return Answer(stdout=_context("SessionStart", _pointer(given)))
-    result = state.resume(BRIEF_BUDGET, preface=preface, session_id=session)
+    chars, size = _budget(harness)
+    result = state.resume(chars, preface=preface, session_id=session, max_bytes=size)
     return Answer(stdout=_context("SessionStart", result.text))
 
 
@@ -361,7 +380,7 @@ def _pointer(given: dict[str, Any]) -> str:
     )
 
 
-def _after_compression(event: dict[str, Any]) -> Answer:
+def _after_compression(harness: str, event: dict[str, Any]) -> Answer:
     """Gemini CLI has no start event after a compression: BeforeAgent injects the brief once after a recorded one."""
     from rehydrate import wal
 
@@ -375,11 +394,12 @@ def _after_compression(event: dict[str, Any]) -> Answer:
             last_resume = rec["seq"]
     if last_compaction <= last_resume:
         return Answer()
-    result = state.resume(BRIEF_BUDGET, preface=COMPACTED, session_id=_session(event))
+    chars, size = _budget(harness)
+    result = state.resume(chars, preface=COMPACTED, session_id=_session(event), max_bytes=size)
     return Answer(stdout=_context("BeforeAgent", result.text))
 
 
-def _reduced(event: dict[str, Any] | None, problem: str) -> Answer:
+def _reduced(harness: str, event: dict[str, Any] | None, problem: str) -> Answer:
     """The brief as far as the files can be read, and the problem, as SessionStart context.
 
     The compaction notice goes in as the brief's preface, inside its budget: the rendered brief is never cut
@@ -396,7 +416,8 @@ def _reduced(event: dict[str, Any] | None, problem: str) -> Answer:
             text = f"{problem}\n(no state folder found from {where}: `rehydrate init --goal ...` creates one)"
         else:
             preface = COMPACTED if event and event.get("source") == "compact" else None
-            text = reduced_brief(root, resolve_actor(None), problem, BRIEF_BUDGET, preface=preface)
+            chars, size = _budget(harness)
+            text = reduced_brief(root, resolve_actor(None), problem, chars, preface=preface, max_bytes=size)
     except Exception as e:
         text = f"{problem}\n(and the state could not be read: {type(e).__name__}: {str(e)[:1000]})"
     return Answer(stdout=_context("SessionStart", text), stderr=problem + "\n")
@@ -577,13 +598,13 @@ def _guard(harness: str, event: dict[str, Any], whole: bool = True) -> Answer:
         decision = "ask"
     where = f"{os.path.basename(root)}/{layout.INVARIANTS}"
     if hits:
-        quoted = "\n".join(layout.clean(h, one_line=True)[:600] for h in hits[:5])
+        quoted = "\n".join(_entry(harness, h) for h in hits[:5])
         reason = (
             f"rehydrate: {what} matches an approach rejected in {where}:\n{quoted}\n"
             "A rejected approach stays rejected: do not retry it unless the human says the reason no longer holds."
         )
     else:
-        quoted = "\n".join(layout.clean(line, one_line=True)[:600] for _, line in guards[:5])
+        quoted = "\n".join(_entry(harness, line) for _, line in guards[:5])
         more = f"\n(and {len(guards) - 5} more)" if len(guards) > 5 else ""
         call = f"this {layout.clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
         reason = (
@@ -593,6 +614,17 @@ def _guard(harness: str, event: dict[str, Any], whole: bool = True) -> Answer:
         )
     name = event.get("hook_event_name")
     return Answer(stdout=json.dumps(_decision(harness, str(name), decision, reason)))
+
+
+def _entry(harness: str, line: str) -> str:
+    """A rejected approach quoted in a guard's answer: one clean line of at most 600 characters and, where the harness
+    counts bytes, at most ENTRY_BYTES of them (five of them and the rest stay within its cap)."""
+    text = layout.clean(line, one_line=True)[:600]
+    size = _budget(harness)[1]
+    data = text.encode("utf-8", "surrogatepass")
+    if size is None or len(data) <= ENTRY_BYTES:
+        return text
+    return data[: ENTRY_BYTES - 3].decode("utf-8", "ignore") + "…"
 
 
 def _decision(harness: str, event_name: str, decision: str, reason: str) -> dict[str, Any]:

@@ -101,11 +101,18 @@ class ResumeResult:
         self.problems = problems
 
 
-def reduced_brief(root: str, actor: str, error: str, budget: int | None = None, preface: str | None = None) -> str:
+def reduced_brief(
+    root: str,
+    actor: str,
+    error: str,
+    budget: int | None = None,
+    preface: str | None = None,
+    max_bytes: int | None = None,
+) -> str:
     """What can still be shown when the state cannot be opened: the view files as they are, and the error.
 
-    preface is said first, inside the budget (for example: a compaction just happened). A folder that another user
-    owns is not read (see `locate`)."""
+    preface is said first, inside the budget (for example: a compaction just happened); max_bytes bounds its UTF-8
+    bytes too (see brief.render). A folder that another user owns is not read (see `locate`)."""
     from rehydrate import brief, checks
 
     budget = budget or brief.DEFAULT_BUDGET
@@ -120,7 +127,7 @@ def reduced_brief(root: str, actor: str, error: str, budget: int | None = None, 
     findings = checks.run_all(checks.Context(None, None, error=error))
     inp = state._brief_input(views, findings, checks.confidence(findings), None, preface, sizes)
     inp.next_action = "fix the state first: " + error.split("\n", maxsplit=1)[0]
-    return brief.render(inp, budget).text
+    return (brief.render(inp, budget) if max_bytes is None else brief.render(inp, budget, max_bytes=max_bytes)).text
 
 
 class _Recon:
@@ -1508,11 +1515,16 @@ class State:
         return problems
 
     def resume(
-        self, budget: int | None = None, preface: str | None = None, session_id: str | None = None
+        self,
+        budget: int | None = None,
+        preface: str | None = None,
+        session_id: str | None = None,
+        max_bytes: int | None = None,
     ) -> ResumeResult:
         """The brief a fresh context reads first, logged as a `resume` record. Reads the WAL's tail, not the WAL.
 
-        session_id: the harness session the brief is given to, logged in the record (cleaned, at most 200 chars)."""
+        session_id: the harness session the brief is given to, logged in the record (cleaned, at most 200 chars).
+        max_bytes: a bound on the brief's UTF-8 bytes besides `budget` characters (see brief.render)."""
         from rehydrate import brief, checks
 
         budget = brief.DEFAULT_BUDGET if budget is None else budget
@@ -1526,7 +1538,8 @@ class State:
             context = checks.Context(self, reconciled, views=views)
             findings = checks.run_all(context)
             conf = checks.confidence(findings)
-            out = brief.render(self._brief_input(views, findings, conf, recon.last, preface, sizes), budget)
+            inp = self._brief_input(views, findings, conf, recon.last, preface, sizes)
+            out = brief.render(inp, budget) if max_bytes is None else brief.render(inp, budget, max_bytes=max_bytes)
             data = {
                 "budget": budget,
                 "chars": len(out.text),
