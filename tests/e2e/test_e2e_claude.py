@@ -113,11 +113,13 @@ def _guarded_call(tool: str, repo: Path) -> Reply:
     return Reply(tool="Bash", args={"command": "rm db/schema.sql", "description": "remove the schema"})
 
 
-@pytest.mark.parametrize("tool", ["Write", "Edit", "Bash"])
+@pytest.mark.parametrize(("tool", "mode"), [("Write", "deny"), ("Edit", "deny"), ("Bash", "deny"), ("Write", None)])
 def test_a_guarded_call_is_denied_and_the_model_is_told_which_rejected_approach(
-    claude: Harness, tmp_path: Path, tool: str
+    claude: Harness, tmp_path: Path, tool: str, mode: str | None
 ) -> None:
-    claude.config(guard="deny")
+    """Under deny, and under the default (ask, which print mode takes as a denial)."""
+    if mode:
+        claude.config(guard=mode)
     rejected = claude.ops("reject")[0]["data"]
     # Claude Code refuses to write a file the model has not read, before any hook: read it first.
     read = Reply(tool="Read", args={"file_path": str(claude.repo / "db" / "schema.sql")})
@@ -165,6 +167,22 @@ def test_a_manual_compaction_is_recorded_once_and_the_next_request_carries_the_b
     assert [i for i in claude.rejected_ids() if i not in after.text] == []
     records = claude.ops("compaction")
     assert len(records) >= 1 and all(r["data"].get("trigger") == "manual" for r in records)
+
+
+def test_an_automatic_compaction_is_recorded_and_the_next_request_carries_the_brief_with_the_notice(
+    claude: Harness, tmp_path: Path
+) -> None:
+    with MockModel("anthropic", Turns(Reply(text="hello", input_tokens=190_000)), tmp_path / "requests.jsonl") as mock:
+        session = _run(claude, mock, "hello")
+        assert claude.ops("compaction") == []
+        _run(claude, mock, "next", "--resume", session, "--autocompact", "100000")
+    at = [n for n, r in enumerate(mock.requests) if _is_compaction(r.body)]
+    assert len(at) == 1, "the mock saw no summarizer's request, or more than one"
+    after = mock.requests[at[0] + 1].text
+    assert SUMMARY in after and NOTICE in after and GOAL in after
+    assert [i for i in claude.rejected_ids() if i not in after] == []
+    records = claude.ops("compaction")
+    assert len(records) >= 1 and all(r["data"].get("trigger") == "auto" for r in records)
 
 
 @pytest.mark.xfail(

@@ -71,6 +71,7 @@ def codex(repo: Path, tmp_path: Path) -> Harness:
 
 
 def _run(h: Harness, mock: MockModel, prompt: str, *config: str) -> None:
+    """One `codex exec` run, the sandbox and approvals off: only the hooks can stop a call."""
     _configure(h, mock, *config)
     p = h.run(
         "exec",
@@ -139,6 +140,19 @@ def test_a_guarded_call_is_denied_and_the_model_is_told_which_rejected_approach(
     assert "blocked by PreToolUse hook" in quoted
     assert rejected["id"] in quoted and "Edit db/schema.sql directly" in quoted
     assert (codex.repo / "db" / "schema.sql").read_text() == SCHEMA
+
+
+def test_under_the_default_guard_the_call_runs_and_the_model_is_warned(codex: Harness, tmp_path: Path) -> None:
+    """Codex has no `ask`: the default guard warns (issue 9 item 10, documented), the command still runs."""
+    rejected = codex.ops("reject")[0]["data"]
+    with MockModel("openai", Turns(_guarded_call("exec_command")), tmp_path / "requests.jsonl") as mock:
+        _run(codex, mock, "change the schema")
+    main = _main(mock.requests)
+    assert len(main) == 2
+    warnings = [i for i in main[1].body["input"] if "matches an approach rejected" in json.dumps(i)]
+    assert "matches an approach rejected" not in main[0].text
+    assert len(warnings) == 1 and rejected["id"] in json.dumps(warnings[0], ensure_ascii=False)
+    assert not (codex.repo / "db" / "schema.sql").exists()  # the warning does not stop it
 
 
 @pytest.mark.parametrize("tool", ["apply_patch", "exec_command"])

@@ -86,7 +86,6 @@ def test_no_compaction_no_record(gemini: Harness, tmp_path: Path) -> None:
     call = Reply(tool="run_shell_command", args={"command": "echo hi"})
     with MockModel("gemini", Turns(call), tmp_path / "requests.jsonl") as mock:
         _run(gemini, mock, "say hi")
-        _run(gemini, mock, "and again")
     assert all(NOTICE not in r.text for r in mock.requests)
     assert gemini.ops("compaction") == []
 
@@ -116,13 +115,19 @@ def test_a_guarded_call_is_denied_and_the_model_is_told_which_rejected_approach(
     assert (gemini.repo / "db" / "schema.sql").read_text() == SCHEMA
 
 
-@pytest.mark.parametrize("tool", ["write_file", "run_shell_command"])
-def test_an_unguarded_call_goes_through(gemini: Harness, tmp_path: Path, tool: str) -> None:
+def test_under_the_default_guard_the_call_runs(gemini: Harness, tmp_path: Path) -> None:
+    """Gemini CLI has no `ask`: the default guard warns the user (issue 9 item 10, documented), the call still runs."""
+    with MockModel("gemini", Turns(_guarded_call("run_shell_command")), tmp_path / "requests.jsonl") as mock:
+        _run(gemini, mock, "change the schema")
+    assert len(mock.requests) == 2
+    assert "blocked" not in json.dumps(_responses(mock.requests[1]))
+    assert not (gemini.repo / "db" / "schema.sql").exists()
+
+
+def test_an_unguarded_call_goes_through(gemini: Harness, tmp_path: Path) -> None:
+    """(A shell command goes through in the default-guard test above.)"""
     gemini.config(guard="deny")
-    if tool == "write_file":
-        call = Reply(tool="write_file", args={"file_path": str(gemini.repo / "notes.txt"), "content": "fine\n"})
-    else:
-        call = Reply(tool="run_shell_command", args={"command": "echo fine > notes.txt"})
+    call = Reply(tool="write_file", args={"file_path": str(gemini.repo / "notes.txt"), "content": "fine\n"})
     with MockModel("gemini", Turns(call), tmp_path / "requests.jsonl") as mock:
         _run(gemini, mock, "write notes")
     responses = _responses(mock.requests[1])
