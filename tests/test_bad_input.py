@@ -23,7 +23,7 @@ import pytest
 from conftest import Result, rehydrate
 from rehydrate.state import State
 
-TIMEOUT = 30.0
+TIMEOUT = 90.0  # generous: a hang is what this catches, and a loaded 2-core machine is slow, not hung
 WAL_REL = "state/wal/agent.jsonl"
 GOAL_REL = "state/00_goal.md"
 INV_REL = "state/10_invariants.md"

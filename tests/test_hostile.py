@@ -20,7 +20,7 @@ import pytest
 from conftest import Result, rehydrate
 from rehydrate.state import State
 
-TIMEOUT = 20.0
+TIMEOUT = 90.0  # generous: a hang is what this catches, and a loaded 2-core machine is slow, not hung
 
 # (command line, the view file the command writes, or None)
 COMMANDS: list[tuple[list[str], str | None]] = [
