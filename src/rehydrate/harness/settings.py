@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 FIX = "fix it by hand, then install again"
-TOML_HINT = "pip install tomlkit (or: pip install 'rehydrate[toml]'), then install again"
+TOML_HINT = "pip install tomlkit (a dependency of rehydrate that is missing here), then install again"
 
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
 
