@@ -1,13 +1,17 @@
 """Codex CLI (pinned, real `codex exec`) against a mock OpenAI Responses server, with rehydrate's hooks.
 
 Asserts on what the model was sent (the mock's request log), on the WAL and on the files, never on rehydrate's stdout.
-The project is trusted in config.toml; the hooks are trusted for each run with `--dangerously-bypass-hook-trust`
+The project is trusted in config.toml; the hooks are trusted for each `exec` run with `--dangerously-bypass-hook-trust`,
+and through the app server (hooks/list, config/batchWrite) in the manual compaction test, as a client trusts them
 (issue 9 item 9 covers the trust steps a user must take).
 """
 
 from __future__ import annotations
 
 import json
+import queue
+import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +190,82 @@ def test_an_automatic_compaction_is_recorded_once_and_the_next_request_carries_t
     assert [i for i in codex.rejected_ids() if i not in after] == []
     records = codex.ops("compaction")
     assert len(records) == 1 and records[0]["data"].get("trigger") == "auto"
+
+
+class AppServer:
+    """`codex app-server` over stdio (JSON-RPC, one object a line): how a client trusts hooks and compacts by hand."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.ids = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.messages.put(json.loads(line))
+
+    def call(self, method: str, params: dict[str, Any], until: str | None = None) -> dict[str, Any]:
+        """Send a request; return its result once it came (and, with until, once that notification came too)."""
+        assert self.proc.stdin is not None
+        self.ids += 1
+        self.proc.stdin.write(json.dumps({"id": self.ids, "method": method, "params": params}) + "\n")
+        self.proc.stdin.flush()
+        result = None
+        seen = until is None
+        while result is None or not seen:
+            msg = self.messages.get(timeout=60)
+            if msg.get("id") == self.ids:
+                assert "error" not in msg, msg
+                result = msg["result"]
+            elif msg.get("method") == until:
+                seen = True
+        return result
+
+
+def test_a_manual_compaction_is_recorded_once_and_the_next_request_carries_the_brief_with_the_notice(
+    codex: Harness, tmp_path: Path
+) -> None:
+    """Through the app server, with the hooks trusted the way a client does it (hooks/list, then config/batchWrite)."""
+    with MockModel("openai", Turns(), tmp_path / "requests.jsonl") as mock:
+        _configure(codex, mock)
+        with subprocess.Popen(
+            [str(codex.exe), "app-server"],
+            cwd=codex.repo,
+            env=codex.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        ) as proc:
+            server = AppServer(proc)
+            server.call("initialize", {"clientInfo": {"name": "rehydrate-e2e", "version": "1"}})
+            hooks = server.call("hooks/list", {"cwds": [str(codex.repo)]})["data"][0]["hooks"]
+            edits = [
+                {"keyPath": f"hooks.state.{json.dumps(h['key'])}.trusted_hash", "value": h["currentHash"]}
+                for h in hooks
+            ]
+            server.call("config/batchWrite", {"edits": [{**e, "mergeStrategy": "upsert"} for e in edits]})
+            listed = server.call("hooks/list", {"cwds": [str(codex.repo)]})["data"][0]["hooks"]
+            assert {h["trustStatus"] for h in listed} == {"trusted"}
+            thread = server.call("thread/start", {"cwd": str(codex.repo)})["thread"]["id"]
+            hello = {"threadId": thread, "input": [{"type": "text", "text": "hello"}]}
+            server.call("turn/start", hello, until="turn/completed")
+            assert codex.ops("compaction") == []
+            server.call("thread/compact/start", {"threadId": thread}, until="turn/completed")
+            before = len(mock.requests)
+            follow = {"threadId": thread, "input": [{"type": "text", "text": "next"}]}
+            server.call("turn/start", follow, until="turn/completed")
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait(timeout=60)
+    assert any(_is_compaction(r.body) for r in mock.requests[:before])
+    after = mock.requests[before].text
+    assert SUMMARY in after and NOTICE in after and GOAL in after
+    assert [i for i in codex.rejected_ids() if i not in after] == []
+    records = codex.ops("compaction")
+    assert len(records) == 1 and records[0]["data"].get("trigger") == "manual"
 
 
 def test_install_then_uninstall_leaves_codex_files_byte_identical(repo: Path, tmp_path: Path) -> None:
