@@ -298,8 +298,10 @@ def _dispatch(harness: str, event: dict[str, Any], whole: bool = True) -> Answer
     name = event.get("hook_event_name")
     if name == "SessionStart":
         return _session_start(harness, event)
-    if name in ("PreCompact", "PreCompress"):
+    if name == "PreCompact":
         return _record_compaction(event, "pre")
+    if name == "PreCompress":
+        return _record_precompress(event)
     if name == "PostCompact":
         return _record_compaction(event, "post")
     if name in TOOL_EVENTS:
@@ -365,6 +367,8 @@ def _already_given(wal_path: str, session: str) -> dict[str, Any] | None:
             if data.get("session_id") == session:
                 return rec
             continue  # another session's brief, or one printed by `rehydrate resume`: it changed nothing
+        if rec.get("op") == "precompress":
+            continue  # Gemini's note that a compression may follow: it changed nothing either
         other = data.get("session_id")
         if rec.get("op") == "compaction" and isinstance(other, str) and other[:MAX_SESSION] != session:
             continue  # another session's compaction leaves this conversation as it was
@@ -381,18 +385,26 @@ def _pointer(given: dict[str, Any]) -> str:
 
 
 def _after_compression(harness: str, event: dict[str, Any]) -> Answer:
-    """Gemini CLI has no start event after a compression: BeforeAgent injects the brief once after a recorded one."""
+    """Gemini CLI has no start event after a compression: BeforeAgent injects the brief, with the compaction notice,
+    once after a `compaction` record of this session (none since its last brief). Gemini's PreCompress is no such
+    record (see _record_precompress): only a confirmed compaction of this very conversation counts."""
     from rehydrate import wal
 
+    session = _session(event)
+    if session is None:
+        return Answer()
     state = _open(event)
-    tail = wal.read_tail(state.wal_path, 64)
-    last_compaction = last_resume = 0
-    for _, rec in tail.records:
-        if rec["op"] == "compaction":
-            last_compaction = rec["seq"]
-        elif rec["op"] == "resume":
-            last_resume = rec["seq"]
-    if last_compaction <= last_resume:
+    for _, rec in reversed(wal.read_tail(state.wal_path, 64).records):
+        data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+        assert isinstance(data, dict)
+        other = data.get("session_id")
+        if not isinstance(other, str) or other[:MAX_SESSION] != session:
+            continue
+        if rec.get("op") == "resume":
+            return Answer()  # the brief since
+        if rec.get("op") == "compaction":
+            break
+    else:
         return Answer()
     chars, size = _budget(harness)
     result = state.resume(chars, preface=COMPACTED, session_id=_session(event), max_bytes=size)
@@ -421,6 +433,21 @@ def _reduced(harness: str, event: dict[str, Any] | None, problem: str) -> Answer
     except Exception as e:
         text = f"{problem}\n(and the state could not be read: {type(e).__name__}: {str(e)[:1000]})"
     return Answer(stdout=_context("SessionStart", text), stderr=problem + "\n")
+
+
+def _record_precompress(event: dict[str, Any]) -> Answer:
+    """Gemini CLI's PreCompress, logged as a `precompress` note that is not a compaction: no notice, no brief follow.
+
+    Gemini fires it inside its compression service before deciding whether to compress: on every model request
+    (trigger auto), and for `/compress` (manual) also when there turns out to be nothing to compress or the summary
+    fails. Nothing a hook sees confirms a compression afterwards (0.61: no post-compression event; the summary is not
+    written to the session file; PreCompress carries only its trigger)."""
+    data: dict[str, Any] = {}
+    for key in ("trigger", "session_id", "transcript_path"):
+        if isinstance(event.get(key), str):
+            data[key] = layout.clean(event[key], one_line=True)[:1000]
+    _open(event).record("precompress", data)
+    return Answer()
 
 
 def _record_compaction(event: dict[str, Any], phase: str) -> Answer:
