@@ -22,10 +22,11 @@ def context(repo: Path, name: str, **fields: object) -> str:
 
 
 def compact(repo: Path, session: str = SESSION) -> str:
-    """What Claude Code runs for `/compact`: PreCompact, PostCompact, then SessionStart with source compact."""
+    """What Claude Code 2.1.332 runs for `/compact`, in its order: PreCompact, SessionStart compact, PostCompact."""
     assert hook(common(repo, "PreCompact", trigger="manual", custom_instructions="", session_id=session), repo)[0] == 0
+    brief = context(repo, "SessionStart", source="compact", session_id=session)
     assert hook(common(repo, "PostCompact", trigger="manual", compact_summary="s", session_id=session), repo)[0] == 0
-    return context(repo, "SessionStart", source="compact", session_id=session)
+    return brief
 
 
 def is_brief(text: str) -> bool:
@@ -43,8 +44,9 @@ def test_the_notice_does_not_say_where_the_summary_is(repo: Path, state: State) 
 
 def test_compact_then_resume_gives_the_brief_once(repo: Path, state: State) -> None:
     assert is_brief(compact(repo))
-    last = records(state)[-1]
+    last = records(state)[-2]  # the brief; PostCompact's record follows it
     assert last["op"] == "resume" and last["data"]["session_id"] == SESSION
+    assert records(state)[-1]["op"] == "compaction" and records(state)[-1]["data"]["phase"] == "post"
     before = Path(state.wal_path).read_bytes()
     pointer = context(repo, "SessionStart", source="resume")
     assert not is_brief(pointer) and "\n" not in pointer and len(pointer) < 300

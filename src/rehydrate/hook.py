@@ -357,7 +357,9 @@ def _already_given(wal_path: str, session: str) -> dict[str, Any] | None:
     since: a resumed conversation still holds that brief (after `/compact` then `--resume`, Claude Code's next
     request would otherwise carry two). None if the session had no brief since its last compaction (one without a
     session id counts for every session), or any record but another brief or another session's compaction came
-    after it (the brief in the conversation may be stale), or the WAL's recent tail does not tell."""
+    after it (the brief in the conversation may be stale), or the WAL's recent tail does not tell. A compaction's
+    start (PreCompact, phase pre) is what takes a brief away; its end (PostCompact) comes after the brief that
+    SessionStart compact gives (Claude Code 2.1: PreCompact, SessionStart compact, PostCompact)."""
     from rehydrate import wal
 
     for _, rec in reversed(wal.read_tail(wal_path, 64).records):
@@ -372,6 +374,8 @@ def _already_given(wal_path: str, session: str) -> dict[str, Any] | None:
         other = data.get("session_id")
         if rec.get("op") == "compaction" and isinstance(other, str) and other[:MAX_SESSION] != session:
             continue  # another session's compaction leaves this conversation as it was
+        if rec.get("op") == "compaction" and data.get("phase") == "post":
+            continue  # PostCompact ends a compaction: Claude Code runs it after SessionStart compact gave the brief
         return None
     return None
 
