@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import GOAL, SCHEMA, Harness, make_harness
+from e2e_harness import GOAL, SCHEMA, Harness, make_harness, reject_many
 from e2e_mock import MockModel, Reply, Request
 
 from conftest import rehydrate
@@ -75,6 +75,15 @@ def test_the_brief_with_the_goal_and_every_rejected_id_is_in_the_first_request(g
     assert BRIEF in first and GOAL in first
     assert [i for i in gemini.rejected_ids() if i not in first] == []
     assert NOTICE not in first
+
+
+def test_a_brief_of_40_non_latin_rejected_approaches_reaches_the_model_whole(gemini: Harness, tmp_path: Path) -> None:
+    ids = reject_many(gemini.repo)
+    assert len(ids) == 43
+    with MockModel("gemini", Turns(Reply(text="hello")), tmp_path / "requests.jsonl") as mock:
+        _run(gemini, mock, "hello")
+    first = mock.requests[0].text
+    assert GOAL in first and [i for i in ids if i not in first] == []
 
 
 def test_no_compaction_no_record(gemini: Harness, tmp_path: Path) -> None:
