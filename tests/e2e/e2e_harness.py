@@ -158,6 +158,8 @@ def make_harness(name: str, repo: Path, tmp_path: Path) -> Harness:
     home = tmp_path / "h-home"
     home.mkdir()
     env = harness_env(home)
+    (tmp_path / "t").mkdir()
+    env["TMPDIR"] = str(tmp_path / "t")  # the CLIs' own temporary files (Claude Code's /tmp/claude-UID) stay here
     return Harness(exe, repo, home, env)
 
 
