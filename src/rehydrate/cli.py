@@ -108,6 +108,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("approach", help="the approach that was tried or considered and ruled out")
         p.add_argument("--because", required=True, help="why it was ruled out")
         p.add_argument("--guard", metavar="PATTERN", help="a path glob or command pattern a harness hook can watch for")
+        p.add_argument(
+            "--contains",
+            metavar="TEXT",
+            help="a text the hook watches for in what is written (file content, replacement text, patch lines) or "
+            "run (the command); with --guard, both must match",
+        )
         _common(p)
 
     if only in (None, "checkpoint"):
@@ -380,7 +386,7 @@ def _cmd_entry(args: argparse.Namespace, kind: str) -> int:
     if kind == "invariant":
         out = state.invariant(args.text, args.because)
     else:
-        out = state.reject(args.approach, args.because, args.guard)
+        out = state.reject(args.approach, args.because, args.guard, args.contains)
     rec = out.record
     if args.json:
         _emit_json(kind, True, id=rec["data"]["id"], line=rec["data"]["line"], seq=rec["seq"], **_problems_json(out))

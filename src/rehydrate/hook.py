@@ -522,16 +522,30 @@ def tool_calls_since(transcript: str, since: str) -> int:
     return count
 
 
-def rejected_guards(invariants: str) -> list[tuple[str, str]]:
-    """(guard pattern, the whole line) for each rejected approach in 10_invariants.md that names a guard."""
+def rejected_guards(invariants: str) -> list[tuple[str | None, str | None, str]]:
+    """(path or command pattern, text to look for in what is written, the whole line) for each rejected approach in
+    10_invariants.md that names a guard, a `contains`, or both."""
     out = []
     for line in invariants.split("\n"):
         ident = layout.entry_id(line)
-        if ident and ident.startswith("R-") and " guard: " in line:
-            guard = line.rsplit(" guard: ", 1)[1].strip()
-            if guard:
-                out.append((guard, line))
+        if ident and ident.startswith("R-"):
+            guard, contains = layout.entry_guard(line)
+            if guard or contains:
+                out.append((guard, contains, line))
     return out
+
+
+def hit(
+    guard: str | None, contains: str | None, path: str | None, rel_path: str | None, command: str | None, written: str
+) -> bool:
+    """A rejected approach's watch matches a tool call: its guard (if any) matches the path or command, and its
+    `contains` (if any) is in what the call writes or runs. A plain substring, never a pattern: 10_invariants.md
+    arrives by git pull, and a planted regular expression could make the hook run for ever."""
+    if guard is None and contains is None:
+        return False
+    if guard is not None and not matches(guard, path, rel_path, command):
+        return False
+    return contains is None or contains in written
 
 
 def matches(guard: str, path: str | None, rel_path: str | None, command: str | None) -> bool:
@@ -575,6 +589,24 @@ def _targets(tool: object, tool_input: dict[str, Any]) -> tuple[list[str], str |
     return [], None
 
 
+def written(tool: object, tool_input: dict[str, Any]) -> str:
+    """What a tool call writes or runs, for a rejected approach's `contains`: a file's new content, the replacement
+    text of an edit, the lines a patch adds, a shell command."""
+    parts: list[object] = []
+    if tool in EDIT_TOOLS:
+        parts = [tool_input.get(k) for k in ("content", "new_string", "new_source")]
+        edits = tool_input.get("edits")
+        if isinstance(edits, list):
+            parts += [e.get("new_string") for e in edits if isinstance(e, dict)]
+    elif tool == "apply_patch":
+        command = tool_input.get("command")
+        if isinstance(command, str):
+            parts = [ln[1:] for ln in command.split("\n") if ln.startswith("+") and not ln.startswith("+++")]
+    elif tool in SHELL_TOOLS:
+        parts = [tool_input.get("command")]
+    return "\n".join(p for p in parts if isinstance(p, str))
+
+
 def _established(tool: object, tool_input: dict[str, Any]) -> bool:
     """Whether a salvaged tool call's target is known: the tool, and the path or command the guard checks for it."""
     if not isinstance(tool, str):
@@ -599,7 +631,7 @@ def _guard(harness: str, event: dict[str, Any], whole: bool = True) -> Answer:
     assert isinstance(tool_input, dict)
     known = whole or _established(tool, tool_input)
     paths, command = _targets(tool, tool_input)
-    if known and not paths and command is None:
+    if whole and not paths and command is None:
         return Answer()
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     root = locate(None, cwd if cwd and os.path.isdir(cwd) else None)
@@ -613,12 +645,17 @@ def _guard(harness: str, event: dict[str, Any], whole: bool = True) -> Answer:
         return Answer()
     project = os.path.dirname(root)
     guards = rejected_guards(data.decode("utf-8", "replace"))
+    if not whole and any(contains for _, contains, _ in guards):
+        known = False  # what the call writes was not read whole: a `contains` cannot be ruled out
+    if known and not paths and command is None:
+        return Answer()
+    text = written(tool, tool_input)
     hits: list[str] = []
     what = f"the command {command!r}"[:300]
     for path in paths or [""]:
         absolute = os.path.normpath(os.path.join(cwd or project, path)) if path else None
         rel = os.path.relpath(absolute, project) if absolute else None
-        found = [line for guard, line in guards if matches(guard, absolute, rel, command) and line not in hits]
+        found = [ln for g, c, ln in guards if hit(g, c, absolute, rel, command, text) and ln not in hits]
         if found and rel:
             what = f"{tool} on {rel}"
         hits += found
@@ -635,7 +672,7 @@ def _guard(harness: str, event: dict[str, Any], whole: bool = True) -> Answer:
             "A rejected approach stays rejected: do not retry it unless the human says the reason no longer holds."
         )
     else:
-        quoted = "\n".join(_entry(harness, line) for _, line in guards[:5])
+        quoted = "\n".join(_entry(harness, line) for _, _, line in guards[:5])
         more = f"\n(and {len(guards) - 5} more)" if len(guards) > 5 else ""
         call = f"this {layout.clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
         reason = (

@@ -64,12 +64,32 @@ def render_goal(goal: str, done_when: str | None) -> str:
     return text
 
 
-def entry_line(kind: str, ident: str, day: str, text: str, because: str, guard: str | None) -> str:
+# The labels that end a rejected approach's line: the hooks read its guard back from the line, so no field before
+# them may hold one (State refuses such text rather than make the line ambiguous).
+GUARD_LABEL = " guard: "
+CONTAINS_LABEL = " contains: "
+
+
+def entry_line(
+    kind: str, ident: str, day: str, text: str, because: str, guard: str | None, contains: str | None = None
+) -> str:
     word = "decision" if kind == "D" else "rejected"
     line = f"- {ident} {day} {word}: {text} because: {because}"
     if guard:
-        line += f" guard: {guard}"
+        line += f"{GUARD_LABEL}{guard}"
+    if contains:
+        line += f"{CONTAINS_LABEL}{contains}"
     return line
+
+
+def entry_guard(line: str) -> tuple[str | None, str | None]:
+    """(path or command pattern, text the written content must contain) of a rejected approach's line."""
+    contains = guard = None
+    if CONTAINS_LABEL in line:
+        line, contains = line.rsplit(CONTAINS_LABEL, 1)
+    if GUARD_LABEL in line:
+        guard = line.rsplit(GUARD_LABEL, 1)[1]
+    return (guard.strip() or None) if guard else None, (contains.strip() or None) if contains else None
 
 
 def entry_id(line: str) -> str | None:

@@ -55,9 +55,12 @@ def build(state_dir: str | None, actor: str | None) -> MCPServer[Any]:
         out = guarded(lambda: state().invariant(text, because))
         return {"id": out.record["data"]["id"], "line": out.record["data"]["line"], "problems": _problems(out)}
 
-    @server.tool(description="Record an approach that was ruled out, and why; guard is a path glob or command pattern.")
-    def reject(approach: str, because: str, guard: str | None = None) -> dict[str, Any]:
-        out = guarded(lambda: state().reject(approach, because, guard))
+    @server.tool(
+        description="Record an approach that was ruled out, and why; guard is a path glob or command pattern, contains "
+        "a text the hooks watch for in what is written or run (with both, both must match)."
+    )
+    def reject(approach: str, because: str, guard: str | None = None, contains: str | None = None) -> dict[str, Any]:
+        out = guarded(lambda: state().reject(approach, because, guard, contains))
         return {"id": out.record["data"]["id"], "line": out.record["data"]["line"], "problems": _problems(out)}
 
     @server.tool(description="Replace 20_handoff.md, the note the next session reads in full.")

@@ -1386,23 +1386,35 @@ class State:
 
     # ----------------------------------------------------------------------------------------------- commands
 
-    def _entry(self, kind: str, text: str, because: str, guard: str | None) -> Outcome:
+    def _entry(self, kind: str, text: str, because: str, guard: str | None, contains: str | None = None) -> Outcome:
         text = layout.clean(text, one_line=True)
         because = layout.clean(because, one_line=True)
         guard = layout.clean(guard, one_line=True) if guard else None
+        contains = layout.clean(contains, one_line=True) if contains else None
         word = "decision" if kind == "D" else "approach"
         if not text:
             raise UsageError(f"the {word} is empty")
         if not because:
             raise UsageError("--because is empty: say why, so that a later session does not undo it")
-        for name, value in (("text", text), ("because", because), ("guard", guard or "")):
+        fields = (("text", text), ("because", because), ("guard", guard or ""), ("contains", contains or ""))
+        for name, value in fields:
             _cap(name, value, layout.MAX_FIELD)
+        labels = (layout.GUARD_LABEL, layout.CONTAINS_LABEL)
+        for name, value in fields[:3]:  # the line's guard is read back from its end: nothing before may fake one
+            label = next((lb.strip() for lb in labels if lb in f" {value} "), None)
+            if label:
+                raise UsageError(
+                    f"the {name} holds {label!r}, which marks a guard in {layout.INVARIANTS}",
+                    f"write it another way (for example {label[:-1]!r} without the colon)",
+                )
         ts = wal.now()
         ident = f"{kind}-" + wal.sha256(f"{self.actor}\0{ts}\0{text}".encode())[:6]
-        line = layout.entry_line(kind, ident, ts[:10], text, because, guard)
+        line = layout.entry_line(kind, ident, ts[:10], text, because, guard, contains)
         data: dict[str, Any] = {"id": ident, "text": text, "because": because, "line": line}
         if guard:
             data["guard"] = guard
+        if contains:
+            data["contains"] = contains
         data["line_sha256"] = wal.sha256(line.encode())
         return self._write("invariant" if kind == "D" else "reject", data)
 
@@ -1410,9 +1422,10 @@ class State:
         """Record a decision in 10_invariants.md (append-only)."""
         return self._entry("D", text, because, None)
 
-    def reject(self, approach: str, because: str, guard: str | None = None) -> Outcome:
-        """Record a rejected approach; guard is a path glob or command pattern a hook can watch for."""
-        return self._entry("R", approach, because, guard)
+    def reject(self, approach: str, because: str, guard: str | None = None, contains: str | None = None) -> Outcome:
+        """Record a rejected approach. A hook watches for it: guard is a path glob or command pattern, contains a
+        text that the content being written (or the command) must hold; with both, both must match."""
+        return self._entry("R", approach, because, guard, contains)
 
     def checkpoint(self, done: str, next: str, goal: str | None = None) -> Outcome:
         """Write a checkpoint: WAL record first (binding git HEAD, branch, dirty files), then 99_next.md."""
