@@ -46,7 +46,7 @@ def test_compact_then_resume_gives_the_brief_once(repo: Path, state: State) -> N
     assert is_brief(compact(repo))
     last = records(state)[-2]  # the brief; PostCompact's record follows it
     assert last["op"] == "resume" and last["data"]["session_id"] == SESSION
-    assert records(state)[-1]["op"] == "compaction" and records(state)[-1]["data"]["phase"] == "post"
+    assert records(state)[-1]["op"] == "compacted"
     before = Path(state.wal_path).read_bytes()
     pointer = context(repo, "SessionStart", source="resume")
     assert not is_brief(pointer) and "\n" not in pointer and len(pointer) < 300

@@ -302,7 +302,7 @@ def _dispatch(harness: str, event: dict[str, Any], whole: bool = True) -> Answer
         return _record_compaction(event, "pre")
     if name == "PreCompress":
         return _record_precompress(event)
-    if name == "PostCompact":
+    if name == "PostCompact":  # the end of the compaction PreCompact recorded: one compaction, one `compaction` record
         return _record_compaction(event, "post")
     if name in TOOL_EVENTS:
         return _guard(harness, event, whole)
@@ -374,7 +374,7 @@ def _already_given(wal_path: str, session: str) -> dict[str, Any] | None:
         other = data.get("session_id")
         if rec.get("op") == "compaction" and isinstance(other, str) and other[:MAX_SESSION] != session:
             continue  # another session's compaction leaves this conversation as it was
-        if rec.get("op") == "compaction" and data.get("phase") == "post":
+        if rec.get("op") == "compacted" or (rec.get("op") == "compaction" and data.get("phase") == "post"):
             continue  # PostCompact ends a compaction: Claude Code runs it after SessionStart compact gave the brief
         return None
     return None
@@ -455,7 +455,9 @@ def _record_precompress(event: dict[str, Any]) -> Answer:
 
 
 def _record_compaction(event: dict[str, Any], phase: str) -> Answer:
-    data: dict[str, Any] = {"phase": phase}
+    """PreCompact: a `compaction` record (phase pre). PostCompact: a `compacted` record, the end of that same
+    compaction with its summary's length and hash, so that one compaction appends exactly one `compaction`."""
+    data: dict[str, Any] = {"phase": phase} if phase == "pre" else {}
     for key in ("trigger", "session_id", "transcript_path"):
         if isinstance(event.get(key), str):
             data[key] = layout.clean(event[key], one_line=True)[:1000]
@@ -468,7 +470,7 @@ def _record_compaction(event: dict[str, Any], phase: str) -> Answer:
     instructions = event.get("custom_instructions")
     if isinstance(instructions, str) and instructions:
         data["custom_instructions_chars"] = len(instructions)
-    _open(event).record("compaction", data)
+    _open(event).record("compaction" if phase == "pre" else "compacted", data)
     return Answer()
 
 
