@@ -139,21 +139,6 @@ def test_strip_comments_leaves_strings_alone(text: str, plain: str) -> None:
     assert settings.strip_comments(text) == plain
 
 
-def test_without_tomlkit_an_inline_table_is_refused_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
-    """tomlkit is optional (the `toml` extra): without it the marked block is appended only where it parses."""
-    from rehydrate import install
-    from rehydrate.errors import RehydrateError
-
-    monkeypatch.setattr(settings, "_tomlkit", lambda: None)
-    with pytest.raises(RehydrateError) as e:
-        install.merge_mcp_toml(INLINE, remove=False)
-    assert "invalid TOML" in e.value.message and "tomlkit" in (e.value.hint or "")
-    plain = b'model = "gpt-5-codex"\n'
-    new = install.merge_mcp_toml(plain, remove=False)
-    assert new is not None and tomllib.loads(new.decode())["mcp_servers"]["rehydrate"]["args"] == ["mcp"]
-    assert install.merge_mcp_toml(new, remove=True) == plain
-
-
 def test_a_block_written_by_an_older_install_is_taken_over(repo: Path) -> None:
     path = repo / ".codex" / "config.toml"
     path.parent.mkdir()

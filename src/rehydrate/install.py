@@ -384,7 +384,7 @@ def _our_server(table: Any) -> bool:
 
 def merge_mcp_toml(old: bytes | None, *, remove: bool, command: str = "rehydrate") -> bytes | None:
     """`[mcp_servers.rehydrate]` in Codex's config.toml, edited through tomlkit (an inline `mcp_servers = {...}`
-    gets an inline entry); without tomlkit, a marked block appended, and refused when the result would not parse."""
+    gets an inline entry); a marked block an older install appended is taken out first."""
     text = (old or b"").decode("utf-8", "surrogateescape")
     start = text.find(TOML_BEGIN)
     end = text.find(TOML_END, start + 1) if start >= 0 else -1
@@ -394,26 +394,7 @@ def merge_mcp_toml(old: bytes | None, *, remove: bool, command: str = "rehydrate
         text = text[:start].rstrip("\n") + ("\n" if text[:start].strip() else "") + text[after:]
     rest = None if old is None or (not text.strip() and start >= 0) else text.encode("utf-8", "surrogateescape")
     value = None if remove else {"command": command, "args": ["mcp"]}
-    if settings._tomlkit() is not None:
-        return settings.merge_toml_table(rest, "mcp_servers", "rehydrate", value, ours=_our_server)
-    if "[mcp_servers.rehydrate]" in text:
-        raise RehydrateError("it defines [mcp_servers.rehydrate] already", "remove that table, then install again")
-    if remove:
-        return None if not text.strip() and old is not None else text.encode("utf-8", "surrogateescape")
-    quoted = json.dumps(command, ensure_ascii=False)
-    block = f'{TOML_BEGIN}\n[mcp_servers.rehydrate]\ncommand = {quoted}\nargs = ["mcp"]\n{TOML_END}\n'
-    sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-    new = (text + sep + block).encode("utf-8", "surrogateescape")
-    if text.strip():
-        try:
-            settings.check_toml(new)
-        except RehydrateError:
-            raise RehydrateError(
-                "adding [mcp_servers.rehydrate] as a block would leave it invalid TOML (is `mcp_servers` an inline "
-                "table?); nothing was written",
-                settings.TOML_HINT,
-            ) from None
-    return new
+    return settings.merge_toml_table(rest, "mcp_servers", "rehydrate", value, ours=_our_server)
 
 
 def check_parses(path: str, data: bytes | None) -> None:

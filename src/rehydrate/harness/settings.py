@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 FIX = "fix it by hand, then install again"
-TOML_HINT = "pip install tomlkit (a dependency of rehydrate that is missing here), then install again"
 
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
 
@@ -107,25 +106,16 @@ def check_json(data: bytes | None, *, comments: bool = False) -> None:
 
 
 def _tomlkit() -> Any:
-    try:
-        import tomlkit
-    except ImportError:
-        return None
+    import tomlkit  # a dependency of rehydrate, imported on install's path only (never by a hook)
+
     return tomlkit
 
 
 def parse_toml(text: str) -> dict[str, Any]:
     """A TOML document as plain data; RehydrateError naming the problem when it is not valid TOML."""
-    kit = _tomlkit()
     try:
-        if kit is not None:
-            return dict(kit.parse(text).unwrap())
-        import importlib
-
-        return dict(importlib.import_module("tomllib").loads(text))  # Python 3.11+
-    except ImportError:
-        raise RehydrateError("cannot check a TOML file without tomlkit on Python 3.10", TOML_HINT) from None
-    except Exception as e:  # tomlkit and tomllib raise their own error types, all ValueErrors or near
+        return dict(_tomlkit().parse(text).unwrap())
+    except Exception as e:  # tomlkit raises its own error types, all ValueErrors or near
         raise RehydrateError(f"the file is not valid TOML ({e})", FIX) from None
 
 
@@ -146,8 +136,6 @@ def merge_toml_table(
     the library can keep it. A table of that name that `ours` does not recognise is refused, never replaced.
     An inline `parent = { ... }` stays inline."""
     kit = _tomlkit()
-    if kit is None:
-        raise RehydrateError("editing a TOML file needs tomlkit, which is not installed", TOML_HINT)
     text = (old or b"").decode("utf-8", "surrogateescape")
     try:
         doc = kit.parse(text)
