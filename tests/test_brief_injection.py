@@ -194,6 +194,10 @@ def test_every_field_the_brief_shows_is_cleaned() -> None:
     _clean(out.text)
     for o in out.omitted:
         _clean(o)
+    # each field is shown (cleaned, not dropped): its text, then what is printable of the bad characters
+    shown = ("agent", "goal", "handoff", "extra", "checkpoint 1", "record", "check", "message", "preface")
+    missing = [s for s in shown if s + "]0;owned" not in out.text]
+    assert not missing, missing
 
 
 # -- the checks' ledger text stays one clean line ------------------------------------------------------------------
