@@ -352,6 +352,17 @@ def _session_start(harness: str, event: dict[str, Any]) -> Answer:
     return Answer(stdout=_context("SessionStart", result.text))
 
 
+def _recent(wal_path: str, count: int) -> list[dict[str, Any]]:
+    """The WAL's last records, newest first; none when its tail cannot be read (a conflicted or damaged log): the
+    caller then does what it does without them, and `State` names the problem where a brief is given."""
+    from rehydrate import wal
+
+    try:
+        return [rec for _, rec in reversed(wal.read_tail(wal_path, count).records)]
+    except wal.BadRecord:
+        return []
+
+
 def _already_given(wal_path: str, session: str) -> dict[str, Any] | None:
     """The `resume` record of the brief this session was given since its last compaction, if nothing was written
     since: a resumed conversation still holds that brief (after `/compact` then `--resume`, Claude Code's next
@@ -360,9 +371,8 @@ def _already_given(wal_path: str, session: str) -> dict[str, Any] | None:
     after it (the brief in the conversation may be stale), or the WAL's recent tail does not tell. A compaction's
     start (PreCompact, phase pre) is what takes a brief away; its end (PostCompact) comes after the brief that
     SessionStart compact gives (Claude Code 2.1: PreCompact, SessionStart compact, PostCompact)."""
-    from rehydrate import wal
 
-    for _, rec in reversed(wal.read_tail(wal_path, 64).records):
+    for rec in _recent(wal_path, 64):
         data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
         assert isinstance(data, dict)
         if rec.get("op") == "resume":
@@ -392,13 +402,12 @@ def _after_compression(harness: str, event: dict[str, Any]) -> Answer:
     """Gemini CLI has no start event after a compression: BeforeAgent injects the brief, with the compaction notice,
     once after a `compaction` record of this session (none since its last brief). Gemini's PreCompress is no such
     record (see _record_precompress): only a confirmed compaction of this very conversation counts."""
-    from rehydrate import wal
 
     session = _session(event)
     if session is None:
         return Answer()
     state = _open(event)
-    for _, rec in reversed(wal.read_tail(state.wal_path, 64).records):
+    for rec in _recent(state.wal_path, 64):
         data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
         assert isinstance(data, dict)
         other = data.get("session_id")
@@ -481,7 +490,6 @@ def _stop(event: dict[str, Any]) -> Answer:
     The reminder is a plain `systemMessage` (shown, no new turn): Claude Code feeds a Stop hook's `additionalContext`
     to the model as a new turn and then fires Stop again (`stop_hook_active: true`), a loop. While a stop hook keeps
     the agent going (`stop_hook_active`), it says nothing at all."""
-    from rehydrate import wal
     from rehydrate.state import locate
 
     if event.get("stop_hook_active"):
@@ -494,7 +502,7 @@ def _stop(event: dict[str, Any]) -> Answer:
         return Answer()
     state = _open(event)
     since = ""
-    for _, rec in wal.read_tail(state.wal_path, 256).records:
+    for rec in reversed(_recent(state.wal_path, 256)):
         if rec["op"] == "checkpoint":
             since = rec["ts"]
     calls = tool_calls_since(transcript, since)
