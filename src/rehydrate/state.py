@@ -254,7 +254,6 @@ def _lines(data: bytes) -> list[str]:
     return text.split("\n") if text else []
 
 
-_CONFLICT = r"^(<{7}|\|{7}|={7}|>{7})( |$)"
 _OWN_TEMP = r"^\..+\.[0-9]+\.[0-9a-f]{8}\.tmp$"  # fsio.replace's temporary files, and nothing else
 
 
@@ -1161,9 +1160,9 @@ class State:
         if _sha(data) == expected and not full:
             recon.inv_bytes = data
             return
-        marked = bool(_conflict_lines(data, paired=False))  # an unfinished merge: nothing is redone in the file
+        conflicts = set(_conflict_lines(data, paired=False))  # an unfinished merge: nothing is redone in the file
         if (
-            not marked
+            not conflicts
             and last["op"] in ("invariant", "reject")
             and data is not None
             and self._inv_lags(data, last["data"]["line"])
@@ -1214,8 +1213,8 @@ class State:
             )
             file_lines = [ln.removesuffix("\r") for ln in file_lines]
             blocked = True
-        for n, ln in enumerate(file_lines, 1):
-            if re.match(_CONFLICT, ln):
+        for n in sorted(conflicts):
+            if n <= len(file_lines):
                 recon.problems.append(
                     Problem(
                         "merge-conflict",
@@ -1231,7 +1230,7 @@ class State:
             recon.problems.append(Problem(code, rel, n, message))
         recon.inv_ok = not violations and not blocked
         recon.inv_bytes = data
-        hand = [(n, file_lines[n - 1]) for n in unrecorded if not re.match(_CONFLICT, file_lines[n - 1])]
+        hand = [(n, file_lines[n - 1]) for n in unrecorded if n not in conflicts]
         adoptable = repair and recon.inv_ok
         recon.unrecorded = hand if adoptable else []
         if hand and not adoptable:
