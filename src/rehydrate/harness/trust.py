@@ -45,10 +45,11 @@ class Check:
 
 
 def _read(path: str) -> bytes | None:
-    from rehydrate import fsio
+    """A user's settings file as install reads it: links (dotfiles) followed onto the user's own files."""
+    from rehydrate.harness import files
 
     try:
-        return fsio.read_bytes(path, 16 << 20) if os.path.isfile(path) else None
+        return files.read(files.in_home(path), 16 << 20)
     except (OSError, RehydrateError):
         return None
 
