@@ -480,14 +480,6 @@ def registry(state_root: str) -> dict[str, Any]:
     return value
 
 
-def registered(state_root: str) -> dict[str, dict[str, Any]]:
-    try:
-        entries = registry(state_root)
-    except RehydrateError:
-        return {}
-    return {k: v for k, v in entries.items() if isinstance(v, dict)}
-
-
 def _inside(project: str, value: object) -> str | None:
     """The path for a registered file, if it resolves (symlinks and all) inside the project; None otherwise.
     pipelines.json arrives by git pull: an absolute path, a `..` or a link out of the project is not followed."""
