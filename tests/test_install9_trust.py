@@ -116,3 +116,17 @@ def test_check_changes_nothing_and_refuses_uninstall(repo: Path, codex_home: Pat
     assert r.code == 2
     assert rehydrate("install", "--check", "cursor").code == 2
     assert not (repo / ".claude").exists() and not (repo / ".cursor").exists()
+
+
+def test_a_dotfiles_symlinked_trust_file_is_read(repo: Path, codex_home: Path, tmp_path: Path) -> None:
+    """Dotfiles managers link ~/.gemini/trustedFolders.json from elsewhere: install follows such links, so --check
+    must read through them too, not take the file for missing."""
+    assert rehydrate("install", "gemini").code == 0
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "trustedFolders.json").write_text(json.dumps({str(repo): "TRUST_FOLDER"}))
+    trusted = Path(os.environ["HOME"]) / ".gemini" / "trustedFolders.json"
+    trusted.parent.mkdir(exist_ok=True)
+    trusted.symlink_to(dotfiles / "trustedFolders.json")
+    _code, by = _check("gemini")
+    assert by["gemini"]["project trusted"]["ok"] is True, by
