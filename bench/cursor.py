@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 
 import _common
-from rehydrate import fsio
 from rehydrate.cursor import Pipeline
+from rehydrate.store import fsio
 
 RECORD = {"summary": "the document says the parser needs a second pass for unary minus", "words": 12}
 BATCH = 64

@@ -149,7 +149,7 @@ def rehydrate(
 @pytest.fixture
 def state(repo: Path):  # type: ignore[no-untyped-def]
     """An initialized state in the repo fixture, with one decision, one rejected approach and one checkpoint."""
-    from rehydrate.state import State
+    from rehydrate.store.state import State
 
     st, _ = State.init(repo / "state", "Ship the parser", "all tests pass")
     st.invariant("Write the WAL before any view", because="a crash between the two must be redoable")

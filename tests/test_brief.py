@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rehydrate.brief import MIN_BUDGET
-from rehydrate.state import State
+from rehydrate.store.state import State
 
 
 def _fill(state: State, decisions: int, rejects: int, handoff: int, extra: int) -> None:
@@ -78,7 +78,7 @@ def test_untrusted_control_characters_are_stripped(state: State) -> None:
 
 
 def test_resume_cost_does_not_read_the_whole_log(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rehydrate import wal
+    from rehydrate.store import wal
 
     def no_full_scan(path: str):  # type: ignore[no-untyped-def]
         raise AssertionError("resume read the whole WAL")
@@ -90,7 +90,7 @@ def test_resume_cost_does_not_read_the_whole_log(state: State, monkeypatch: pyte
 
 
 def test_resume_reads_each_view_once(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rehydrate import fsio
+    from rehydrate.store import fsio
 
     reads: list[str] = []
     real = fsio.read_bytes

@@ -14,10 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rehydrate import brief, layout
+from rehydrate import brief
 from rehydrate.brief import MIN_BUDGET, BriefInput
 from rehydrate.checks import STATUSES, Finding
-from rehydrate.state import State
+from rehydrate.store import views
+from rehydrate.store.state import State
 
 TOKEN = "c0ffee5eed42"
 
@@ -28,11 +29,11 @@ def _pinned_token(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _text_(s: str) -> str:
-    return layout.clean(s.replace("\u2028", "\n").replace("\u2029", "\n"))
+    return views.clean(s.replace("\u2028", "\n").replace("\u2029", "\n"))
 
 
 def _flat_(s: str) -> str:
-    return layout.clean(s, one_line=True)
+    return views.clean(s, one_line=True)
 
 
 def parse(text: str) -> dict[str, object]:
@@ -96,9 +97,9 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:
         return any(w in left for w in words)
 
     # the goal and the next step are there; a cut one is named
-    for name, raw, word in ((layout.GOAL, inp.goal, "goal"), (layout.NEXT, inp.next, layout.NEXT)):
+    for name, raw, word in ((views.GOAL, inp.goal, "goal"), (views.NEXT, inp.next, views.NEXT)):
         full = _text_((raw or "")[: 2 * budget])  # as far as it could be shown
-        if name == layout.GOAL and full.startswith("# Goal\n"):  # the goal as rendered by init, shown compactly
+        if name == views.GOAL and full.startswith("# Goal\n"):  # the goal as rendered by init, shown compactly
             full = full[len("# Goal\n") :].lstrip("\n").replace("\n\n## Done when\n\n", "\n\nDone when: ")
         longer = len(raw or "") > 2 * budget
         if not full and not longer:
@@ -111,33 +112,33 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:
             assert named(word), (name, left)
     # every rejected approach's id, up to the promised number; a shortened entry is named
     lines = (inp.invariants or "").split("\n")
-    rejected = [ln for ln in lines if (layout.entry_id(ln) or "D")[0] == "R"]
-    header = set(layout.INVARIANTS_HEADER.split("\n"))
+    rejected = [ln for ln in lines if (views.entry_id(ln) or "D")[0] == "R"]
+    header = set(views.INVARIANTS_HEADER.split("\n"))
     decisions = [ln for ln in lines if ln.strip() and ln[0] != "#" and ln not in header and ln not in rejected]
     if rejected:
-        got_rej = quotes[f"{f}/{layout.INVARIANTS}, rejected"][0]
-        ids = [layout.entry_id(ln) for ln in rejected]
+        got_rej = quotes[f"{f}/{views.INVARIANTS}, rejected"][0]
+        ids = [views.entry_id(ln) for ln in rejected]
         room = brief.rejected_room(budget)
         for i, ident in enumerate(ids):
             if i >= len(ids) - room:
                 assert any(g.startswith(f"- {ident} ") or g == f"- {ident} …" for g in got_rej), ident
         if len(ids) > room and not all(any(ident in g for g in got_rej) for ident in ids):
             assert named("older rejected"), left
-        if any(_flat(r) not in got_rej for r in rejected if layout.entry_id(r) in "".join(got_rej)):
+        if any(_flat(r) not in got_rej for r in rejected if views.entry_id(r) in "".join(got_rej)):
             assert named("rejected"), left
     if decisions:
-        got_dec = quotes.get(f"{f}/{layout.INVARIANTS}, decisions", ([], ""))[0]
+        got_dec = quotes.get(f"{f}/{views.INVARIANTS}, decisions", ([], ""))[0]
         if len(got_dec) < len(decisions) or any(_flat(d) not in got_dec for d in decisions):
             assert named("decision"), left
     # the optional parts: shown in full, or named
-    if _text(inp.handoff or "") and shown(f"{f}/{layout.HANDOFF}") != _text(inp.handoff or ""):
-        assert named("handoff", layout.HANDOFF), left
+    if _text(inp.handoff or "") and shown(f"{f}/{views.HANDOFF}") != _text(inp.handoff or ""):
+        assert named("handoff", views.HANDOFF), left
     for name, raw in inp.extras:
         src = f"{f}/{_flat(name)[:100]}"
         if shown(src) != (_text(raw) or ""):
             assert named(src, f"of {f}/NN_*.md", "other file"), (src, left)
     if inp.last_record and _flat(inp.last_record):
-        got = shown(f"{f}/{layout.WAL_DIR}/{_flat(inp.actor)}.jsonl, last line")
+        got = shown(f"{f}/{views.WAL_DIR}/{_flat(inp.actor)}.jsonl, last line")
         if got != _flat(inp.last_record):
             assert named("WAL record"), left
     if inp.preface and _flat(inp.preface) and not text.startswith(_flat(inp.preface) + "\n\n# rehydrate brief: "):
@@ -185,22 +186,21 @@ def brief_inputs(draw: st.DrawFn) -> tuple[BriefInput, int]:
 
     n_rej = draw(st.integers(0, min(brief.rejected_room(budget), 40)))
     rejected = [
-        layout.entry_line("R", f"R-{i:06x}", "2026-11-29", some(i), some(i + 1), some(i + 2)[:100])
-        for i in range(n_rej)
+        views.entry_line("R", f"R-{i:06x}", "2026-11-29", some(i), some(i + 1), some(i + 2)[:100]) for i in range(n_rej)
     ]
     decisions = [
-        layout.entry_line("D", f"D-{i:06x}", "2026-11-29", some(i + 3), some(i)[:200], None)
+        views.entry_line("D", f"D-{i:06x}", "2026-11-29", some(i + 3), some(i)[:200], None)
         for i in range(draw(st.integers(0, 30)))
     ]
     lines = rejected + decisions
     order = draw(st.permutations(range(len(lines)))) if len(lines) < 12 else range(len(lines))
-    invariants = layout.INVARIANTS_HEADER + "\n".join(layout.clean(lines[i], one_line=True) for i in order) + "\n"
+    invariants = views.INVARIANTS_HEADER + "\n".join(views.clean(lines[i], one_line=True) for i in order) + "\n"
     names = draw(st.lists(st.from_regex(r"[0-9]{2}_[a-z]{1,8}\.md", fullmatch=True), max_size=12, unique=True))
     extras = [(n, draw(texts(40000))) for n in sorted(names)]
     next_text = draw(
         st.one_of(
             st.builds(
-                layout.render_next,
+                views.render_next,
                 st.integers(0, 10**9),
                 st.just("2026-11-29T22:04:26.123Z"),
                 st.one_of(st.none(), st.just("a" * 40)),
@@ -248,14 +248,14 @@ def test_every_promise_holds_for_any_input_and_budget(case: tuple[BriefInput, in
 
 def worst_case(n_rejected: int) -> BriefInput:
     """The longest shortest forms: every part at its limit, every optional part too large to show."""
-    lines = [layout.entry_line("R", f"R-{i:06x}", "2026-11-29", "t" * 20000, "b", None) for i in range(n_rejected)]
-    lines += [layout.entry_line("D", f"D-{i:06x}", "2026-11-29", "d" * 600, "b", None) for i in range(50)]
+    lines = [views.entry_line("R", f"R-{i:06x}", "2026-11-29", "t" * 20000, "b", None) for i in range(n_rejected)]
+    lines += [views.entry_line("D", f"D-{i:06x}", "2026-11-29", "d" * 600, "b", None) for i in range(50)]
     checks = [f"c{i:02d}" + "x" * 61 for i in range(31)]
     return BriefInput(
         folder="F" * 40,
         actor="a" * 64,
         goal="g" * 70000,
-        invariants=layout.INVARIANTS_HEADER + "\n".join(lines) + "\n",
+        invariants=views.INVARIANTS_HEADER + "\n".join(lines) + "\n",
         handoff="h" * (1 << 20),
         extras=[(f"{i:02d}_x.md", "e" * 100) for i in range(10, 99)],
         next="# Next (" + "T" * 500 + ")\n" + "n" * 50000,
@@ -265,7 +265,7 @@ def worst_case(n_rejected: int) -> BriefInput:
         next_action="A" * 50000,
         preface="P" * 50000,
         path="/p" * 3000,
-        sizes={layout.INVARIANTS: 10**9},
+        sizes={views.INVARIANTS: 10**9},
     )
 
 
@@ -297,18 +297,18 @@ def _input(state: State, budget: int, monkeypatch: pytest.MonkeyPatch) -> tuple[
 def test_one_huge_rejected_approach_is_shortened_and_nothing_else_is_lost(
     state: State, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    big = "x" * (layout.MAX_FIELD - 1)
+    big = "x" * (views.MAX_FIELD - 1)
     state.reject("Rewrite the lexer by hand", because="the generator is faster", guard="src/lex*")
     state.reject(big, because=big, guard=big)
     state.reject("Vendor the parser library", because="upstream fixes land weekly")
     state.checkpoint(done="the lexer", next="THE NEXT ACTION")
     inp, text = _input(state, brief.DEFAULT_BUDGET, monkeypatch)
-    ids = re.findall(r"^- (R-[0-9a-f]{6}) ", Path(state.path(layout.INVARIANTS)).read_text(), re.MULTILINE)
+    ids = re.findall(r"^- (R-[0-9a-f]{6}) ", Path(state.path(views.INVARIANTS)).read_text(), re.MULTILINE)
     assert len(ids) == 4 and all(i in text for i in ids) and len(text) <= brief.DEFAULT_BUDGET
     assert "\n## Next" in text and re.search(r"^confidence: recovered\nnext safe action: THE NEXT ACTION$", text, re.M)
     check_promises(inp, text, brief.DEFAULT_BUDGET)
     b = parse(text)
-    rej = b["quotes"][f"state/{layout.INVARIANTS}, rejected"][0]  # type: ignore[index]
+    rej = b["quotes"][f"state/{views.INVARIANTS}, rejected"][0]  # type: ignore[index]
     assert len(rej) == 4 and rej[0].startswith("- R-") and "Edit db/schema.sql directly" in rej[0]
     assert "Rewrite the lexer by hand" in rej[1] and "Vendor the parser library" in rej[3]
     assert rej[2].endswith("…") and len(rej[2]) < 2000
@@ -322,7 +322,7 @@ def test_eighty_latch_problems_fold_into_counts_and_keep_the_confidence_line(
 ) -> None:
     for i in range(80):
         state.invariant(f"decision {i} " + "d" * 100, because="reasons " + "r" * 60)
-    inv = Path(state.path(layout.INVARIANTS))
+    inv = Path(state.path(views.INVARIANTS))
     inv.write_text(inv.read_text().replace("decision: decision", "decision: changed"))
     inp, text = _input(state, brief.DEFAULT_BUDGET, monkeypatch)
     assert sum(1 for x in inp.findings if x.status == "degraded") >= 80
@@ -337,7 +337,7 @@ def test_eighty_latch_problems_fold_into_counts_and_keep_the_confidence_line(
 def test_a_preface_counts_against_the_budget_and_the_next_action_stays_whole(
     state: State, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rehydrate.hook import COMPACTED
+    from rehydrate.harness.hook import COMPACTED
 
     state.handoff("handoff line\n" * 2000)
     for i in range(40):
@@ -362,9 +362,7 @@ def test_more_rejected_approaches_than_the_budget_can_name_are_counted(
 ) -> None:
     inp, _ = _input(state, MIN_BUDGET, monkeypatch)
     n = 200
-    inp.invariants = "\n".join(
-        layout.entry_line("R", f"R-{i:06x}", "2026-11-29", "t" * 50, "b", None) for i in range(n)
-    )
+    inp.invariants = "\n".join(views.entry_line("R", f"R-{i:06x}", "2026-11-29", "t" * 50, "b", None) for i in range(n))
     text = brief.render(inp, MIN_BUDGET).text
     assert len(text) <= MIN_BUDGET and f"R-{n - 1:06x}" in text
     check_promises(inp, text, MIN_BUDGET)
@@ -387,9 +385,9 @@ def test_large_files_are_clipped_before_they_are_cleaned(state: State, monkeypat
     inp.last_record = big
     inp.preface = big
     inp.findings = [Finding("state", "degraded", big[:1500]) for _ in range(3000)]
-    counting = Counting(layout.clean)
+    counting = Counting(views.clean)
     with monkeypatch.context() as m:
-        m.setattr(layout, "clean", counting)
+        m.setattr(views, "clean", counting)
         out = brief.render(inp, brief.DEFAULT_BUDGET)
     # Each text is cleaned at most as far as twice the budget (about 140,000 characters in all here, of 40 MiB):
     # 4 MiB files, 20,000 decisions and 3,000 findings only as far as they could show.

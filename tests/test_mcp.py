@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rehydrate.state import State
+from rehydrate.store.state import State
 
 mcp = pytest.importorskip("mcp")  # the test extra installs it; the hook path never imports it
 

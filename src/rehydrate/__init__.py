@@ -12,7 +12,7 @@ __all__ = ["RehydrateError", "State", "__version__"]
 
 def __getattr__(name: str) -> Any:  # lazy: `import rehydrate` stays cheap on the hook path
     if name == "State":
-        from rehydrate.state import State
+        from rehydrate.store.state import State
 
         return State
     if name == "RehydrateError":

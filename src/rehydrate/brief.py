@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 
-from rehydrate import layout
+from rehydrate.store import views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ DEFAULT_BUDGET = 9000
 MIN_BUDGET = 2000
 _FLOOR = 1810
 _ID_LINE = 15  # a rejected approach at its shortest: `> - R-91be04 …` and a line break
-_HEADER_LINES = {ln for ln in layout.INVARIANTS_HEADER.split("\n") if ln.strip()}
+_HEADER_LINES = {ln for ln in views.INVARIANTS_HEADER.split("\n") if ln.strip()}
 _TOKEN_GONE = "[token removed]"
 _ENTRY_MIN = 40  # the shortest a rejected approach gets: its id and the start of its text
 _REJECTED_CAP = 1200  # the longest a rejected approach is shown
@@ -122,11 +122,11 @@ def _untoken(text: str, token: str) -> str:
 
 def _text(text: str) -> str:
     """Cleaned text with its lines; Unicode's own line and paragraph separators count as line breaks."""
-    return layout.clean(text.replace("\u2028", "\n").replace("\u2029", "\n"))
+    return views.clean(text.replace("\u2028", "\n").replace("\u2029", "\n"))
 
 
 def _flat(text: str) -> str:
-    return layout.clean(text, one_line=True)
+    return views.clean(text, one_line=True)
 
 
 def _cut(text: str, cap: int | None) -> tuple[str, bool]:
@@ -178,7 +178,7 @@ class _Entry:
     def __init__(self, raw: str, room: int, token: str) -> None:
         self.partial = len(raw) > room
         self.line = _untoken(_flat(raw[:room]), token)
-        self.id = layout.entry_id(self.line) or ""
+        self.id = views.entry_id(self.line) or ""
 
     def show(self, cap: int | None) -> tuple[str, bool]:
         if not self.partial and (cap is None or len(self.line) + 2 <= cap):
@@ -231,12 +231,12 @@ class _Draft:
         self.actor = _untoken(_flat(inp.actor[:200]), tk)[:64]
         self.path = _untoken(_flat(inp.path[:8192]), tk)
         self.preface = piece(inp.preface, "", one_line=True)  # the caller's notice: one line, never a heading
-        goal = piece(inp.goal, layout.GOAL)
+        goal = piece(inp.goal, views.GOAL)
         if goal.text.startswith("# Goal\n"):
             goal.text = goal.text[len("# Goal\n") :].lstrip("\n").replace("\n\n## Done when\n\n", "\n\nDone when: ")
         self.goal = goal
         self.goal_body = _quoted_lines(goal.text) if goal.text else ""
-        nxt = piece(inp.next, layout.NEXT)
+        nxt = piece(inp.next, views.NEXT)
         self.next = nxt
         self.next_body = _quoted_lines(nxt.text) if nxt.text else ""
         first = (inp.next or "")[:2000].split("\n", 1)[0].rstrip()
@@ -245,14 +245,14 @@ class _Draft:
             if first.startswith("# Next (") and first.endswith(")")
             else "no checkpoint readable"
         )
-        self.handoff = piece(inp.handoff, layout.HANDOFF)
+        self.handoff = piece(inp.handoff, views.HANDOFF)
         self.handoff_body = _quoted_lines(self.handoff.text) if self.handoff.text else ""
         self.record = piece(inp.last_record, "", one_line=True, limit=2 * _RECORD_CAP)
         self.record_body, cut = (
             _cut_quoted(_quoted_lines(self.record.text), _RECORD_CAP) if self.record.text else ("", False)
         )
         self.record.partial = self.record.partial or cut
-        self._invariants(inp.invariants or "", budget, sizes.get(layout.INVARIANTS))
+        self._invariants(inp.invariants or "", budget, sizes.get(views.INVARIANTS))
         self._extras(inp.extras, budget, sizes)
         self._ledger(inp, budget)
 
@@ -263,7 +263,7 @@ class _Draft:
             line = full.rstrip("\r")
             if not line.strip() or line in _HEADER_LINES or line.startswith("#"):
                 continue
-            rid = layout.entry_id(line)
+            rid = views.entry_id(line)
             (rejected if rid and rid[0] == "R" else decisions).append(line)
         self.invariants_partial = size is not None and size > len(raw.encode("utf-8", "replace"))
         # Only the newest rejected approaches whose ids could fit are cleaned; the others are folded for sure.
@@ -362,7 +362,7 @@ class _Draft:
         )
         sections.append((preface + "\n\n" if preface else "") + head + "\n\n" + intro)
 
-        goal_src = f"{f}/{layout.GOAL}"
+        goal_src = f"{f}/{views.GOAL}"
         if self.goal_body:
             body, cut = _cut_quoted(self.goal_body, p.goal)
             note = ""
@@ -373,7 +373,7 @@ class _Draft:
         else:
             sections.append(f"## Goal\n(missing: {goal_src})")
 
-        inv_src = f"{f}/{layout.INVARIANTS}"
+        inv_src = f"{f}/{views.INVARIANTS}"
         inv: list[str] = []
         folded = self.rejected_unseen + len(self.rejected) - p.rejected
         if self.rejected or folded:
@@ -409,10 +409,10 @@ class _Draft:
         if dropped:
             out.append((2, f"{dropped} older decision(s) in {inv_src}", f"{dropped} older decisions"))
         if self.invariants_partial:
-            out.append((2, f"the part of {inv_src} past what was read", f"end of {layout.INVARIANTS}"))
+            out.append((2, f"the part of {inv_src} past what was read", f"end of {views.INVARIANTS}"))
         sections.append("## Decisions and rejected approaches\n" + ("\n".join(inv) or "(none yet)"))
 
-        ho_src = f"{f}/{layout.HANDOFF}"
+        ho_src = f"{f}/{views.HANDOFF}"
         if self.handoff_body and p.handoff != 0:
             body, cut = _cut_quoted(self.handoff_body, p.handoff)
             note = ""
@@ -432,18 +432,18 @@ class _Draft:
                 names.append(f"and {len(dropped_files) - _DROPPED_NAMED} more of {f}/NN_*.md")
             out.append((1, "; ".join(names), _plural(len(dropped_files), "other file")))
 
-        nx_src = f"{f}/{layout.NEXT}"
+        nx_src = f"{f}/{views.NEXT}"
         if self.next_body:
             body, cut = _cut_quoted(self.next_body, p.next)
             note = ""
             if cut or self.next.partial:
                 note = cut_note(f"cut: {nx_src} holds {self.next.total}")
-                out.append((7, f"the end of {nx_src}", f"end of {layout.NEXT}"))
+                out.append((7, f"the end of {nx_src}", f"end of {views.NEXT}"))
             sections.append("## Next\n" + _fence(body, nx_src, tk, note))
         else:
             sections.append(f"## Next\n(missing: {nx_src})")
 
-        wal_src = f"{f}/{layout.WAL_DIR}/{self.actor}.jsonl"
+        wal_src = f"{f}/{views.WAL_DIR}/{self.actor}.jsonl"
         if self.record_body and p.record:
             note = ""
             if self.record.partial:

@@ -32,8 +32,9 @@ import os
 import stat
 import time
 
-from rehydrate import fsio, safejson
+from rehydrate import safejson
 from rehydrate.errors import RehydrateError, UnsafeFile
+from rehydrate.store import fsio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

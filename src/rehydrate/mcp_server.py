@@ -13,7 +13,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from rehydrate import __version__
 from rehydrate.errors import RehydrateError
-from rehydrate.state import Outcome, State
+from rehydrate.store.state import Outcome, State
 
 INSTRUCTIONS = (
     "rehydrate keeps this task's working state on disk. Call `resume` first and after any context compaction; "

@@ -133,7 +133,7 @@ def init_project(repo: Path) -> None:
 
 def reject_many(repo: Path, count: int = 40) -> list[str]:
     """Record `count` rejected approaches in a non-Latin script (two bytes a character in UTF-8); their ids."""
-    from rehydrate.state import State
+    from rehydrate.store.state import State
 
     state = State.open(repo / "state")
     for n in range(count):

@@ -6,13 +6,13 @@ registry below; later issues add theirs to it.
 
 from __future__ import annotations
 
-from rehydrate import layout
+from rehydrate.store import views as layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Protocol
 
-    from rehydrate.state import Outcome, State
+    from rehydrate.store.state import Outcome, State
 
     class Check(Protocol):
         name: str

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rehydrate import layout
 from rehydrate.checks import Context, Finding
+from rehydrate.store import views
 
 
 class IdentityCheck:
@@ -14,7 +14,7 @@ class IdentityCheck:
             return [Finding(self.name, "failed", f"the state did not load: {context.error}")]
         goal = (context.views.get("00_goal.md") or "").strip().split("\n")
         title = next((ln for ln in goal if ln.strip() and not ln.startswith("#")), "")
-        title = layout.clean(title[:400], one_line=True)
+        title = views.clean(title[:400], one_line=True)
         if not title:
             return [Finding(self.name, "degraded", f"actor {context.state.actor}; the goal file is missing or empty")]
         short = title if len(title) <= 100 else title[:99] + "…"

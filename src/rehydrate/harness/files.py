@@ -19,8 +19,8 @@ import errno
 import os
 import stat
 
-from rehydrate import fsio
 from rehydrate.errors import RehydrateError, UnsafeFile
+from rehydrate.store import fsio
 
 NEW_FILE_MODE = 0o644  # before the umask, as open() would
 

@@ -1,0 +1,100 @@
+"""The README against the parser: every command has help text and a section, and every section shows each option and
+choice of its command (like sqlite-utils' tests/test_docs.py). What the README says of the shared options is true."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import rehydrate
+from rehydrate.cli import COMMANDS, build_parser
+
+README = (Path(__file__).parent.parent.parent / "README.md").read_text(encoding="utf-8")
+SHARED = re.search(r"The commands that work on a state folder \(([^)]*)\) take `--dir DIR`", README)
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def _section(name: str) -> str:
+    title = "### invariant and reject" if name in ("invariant", "reject") else f"### {name}"
+    assert title + "\n" in README, f"README has no section {title!r}"
+    start = README.index(title + "\n")
+    nxt = re.compile(r"^##", re.M).search(README, start + len(title))
+    return README[start : nxt.start() if nxt else len(README)]
+
+
+def _shared() -> set[str]:
+    assert SHARED, "the README's sentence on the shared options is gone"
+    return set(re.findall(r"`([a-z]+)`", SHARED.group(1)))
+
+
+def test_every_command_has_help_text() -> None:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    assert set(helps) == set(COMMANDS) == set(sub.choices)
+    top = rehydrate("--help").out
+    for name, parser in sub.choices.items():
+        assert helps[name] and len(helps[name]) > 20, name
+        assert parser.description and len(parser.description) > 40, name
+        assert re.search(rf"^\s+{name}\s", top, re.M), f"{name} is not listed by rehydrate --help"
+        for action in parser._actions:
+            if "-h" not in action.option_strings:
+                assert action.help, f"rehydrate {name}: {action.option_strings or action.dest} has no help text"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_is_documented_with_each_option_and_choice(name: str) -> None:
+    text = _section(name)
+    assert re.search(rf"^rehydrate {name}\b", text, re.M) or f"| rehydrate {name}" in text, (
+        f"the {name} section shows no `rehydrate {name}` line"
+    )
+    exempt = {"--dir", "--actor"} if name in _shared() else set()
+    for action in _subparsers()[name]._actions:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if "--help" in longs:
+            continue
+        for option in longs[-1:]:
+            if option not in exempt:
+                assert re.search(rf"{re.escape(option)}\b", text), f"README's {name} section does not show {option}"
+        for choice in action.choices or ():
+            if isinstance(choice, str):
+                assert re.search(rf"\b{re.escape(choice)}\b", text), f"README's {name} section omits {choice!r}"
+
+
+def test_what_the_readme_says_of_the_shared_options_is_true() -> None:
+    parsers = _subparsers()
+    shared = _shared()
+    assert shared <= set(COMMANDS)
+
+    def writes_as_actor(parser: argparse.ArgumentParser) -> bool:
+        opts = {o: a for a in parser._actions for o in a.option_strings}
+        return "--dir" in opts and "--actor" in opts and opts["--actor"].help.startswith("whose WAL")  # type: ignore[union-attr]
+
+    assert shared == {n for n, p in parsers.items() if writes_as_actor(p)}
+    sentence = README[SHARED.end() : README.index("`rehydrate COMMAND --help` describes each")]  # type: ignore[union-attr]
+    neither = re.search(r"`hook`,\s+`install`, `audit` and `demo` take neither", sentence)
+    assert neither
+    for name in ("hook", "install", "audit", "demo"):
+        opts = {o for a in parsers[name]._actions for o in a.option_strings}
+        assert not {"--dir", "--actor"} & opts, name
+    for name, parser in parsers.items():  # every command that takes --json shows it in its synopsis
+        if any("--json" in a.option_strings for a in parser._actions):
+            assert "--json" in _section(name), name
+
+
+def test_no_stale_or_unpublished_install_advice() -> None:
+    cli_source = (Path(__file__).parent.parent.parent / "src" / "rehydrate" / "cli" / "__init__.py").read_text(
+        encoding="utf-8"
+    )
+    for where, text in (("README.md", README), ("cli.py", cli_source)):
+        assert not re.search(r"pipx? install '?rehydrate\b", text), f"{where} installs rehydrate from an index"
+        assert "comes next" not in text, where
+        assert "content-hash" not in text, where
+    assert "updates the block in\nplace" not in README and "rule step again" not in README
+    assert not re.search(r"every command takes `--dir", README, re.I)

@@ -1,0 +1,321 @@
+"""Pipelines: the cursor invariant, by enumeration of crash points, a property-based model, and real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+import crashsim
+from conftest import rehydrate
+from rehydrate import cursor
+from rehydrate.cursor import Pipeline, check
+from rehydrate.errors import RehydrateError
+from rehydrate.store import fsio
+from rehydrate.store.state import State
+
+
+def indexes(path: Path) -> list[int]:
+    return [json.loads(x)["index"] for x in path.read_bytes().split(b"\n") if x.strip()]
+
+
+def run(tmp: Path, n: int, **options: object) -> list[int]:
+    """Commit n more items; the indexes that commit returned."""
+    out = []
+    with Pipeline.open(tmp / "out.jsonl", tmp / "progress.json", **options) as p:  # type: ignore[arg-type]
+        for _ in range(n):
+            out.append(p.commit({"v": "x"}))
+    return out
+
+
+def test_commit_reopen_and_pending(tmp_path: Path) -> None:
+    items = [f"doc {i}" for i in range(10)]
+    with Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json") as p:
+        assert p.report == [] and p.cursor == 0
+        for i, item in p.pending(items):
+            p.commit({"summary": item.upper()})
+            if i == 5:
+                break
+    assert json.loads((tmp_path / "progress.json").read_text()) == {"cursor": 6}
+    with Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json") as p:
+        assert p.cursor == 6
+        seen = []
+        for i, item in p.pending(items):
+            seen.append(i)
+            p.commit({"summary": item.upper()})
+        assert seen == [6, 7, 8, 9]
+    with (
+        Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json") as p,
+        pytest.raises(RehydrateError, match="not committed"),
+    ):
+        for _ in p.pending([*items, "eleventh", "twelfth"]):
+            pass
+    assert indexes(tmp_path / "out.jsonl") == list(range(10))
+    assert check(str(tmp_path / "out.jsonl"), str(tmp_path / "progress.json")).problems == []
+
+
+@pytest.mark.parametrize(
+    ("progress", "code"),
+    [
+        (None, "progress-missing"),
+        (b"", "progress-unreadable"),
+        (b"{not json", "progress-unreadable"),
+        (b'{"cursor": -3}', "progress-unreadable"),
+        (b'{"cursor": 99}', "cursor-ahead"),
+        (b'{"cursor": 2}', "cursor-behind"),
+    ],
+)
+def test_progress_faults_are_reported_and_repaired_from_the_output(
+    tmp_path: Path, progress: bytes | None, code: str
+) -> None:
+    run(tmp_path, 5)
+    path = tmp_path / "progress.json"
+    if progress is None:
+        path.unlink()
+    else:
+        path.write_bytes(progress)
+    c = check(str(tmp_path / "out.jsonl"), str(path))
+    assert [p.code for p in c.problems] == [code]
+    with Pipeline.open(tmp_path / "out.jsonl", path) as p:
+        assert p.cursor == 5 and len(p.report) >= 1
+        p.commit({"v": "y"})
+    assert indexes(tmp_path / "out.jsonl") == list(range(6))
+
+
+def test_a_torn_last_line_is_cut_and_kept(tmp_path: Path) -> None:
+    run(tmp_path, 3)
+    with open(tmp_path / "out.jsonl", "ab") as f:
+        f.write(b'{"v":"x","ind')
+    p = Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json")
+    assert p.cursor == 3 and any("torn" in r for r in p.report)
+    p.close()
+    assert (tmp_path / "out.jsonl.broken").read_bytes() == b'{"v":"x","ind'
+    assert indexes(tmp_path / "out.jsonl") == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    ("lines", "code"), [([0, 1, 1], "index-repeats"), ([0, 2], "index-skips"), ([0, 1, 0], "index-backwards")]
+)
+def test_damaged_records_are_named_and_refused(tmp_path: Path, lines: list[int], code: str) -> None:
+    (tmp_path / "out.jsonl").write_text("".join(json.dumps({"index": i}) + "\n" for i in lines))
+    c = check(str(tmp_path / "out.jsonl"), str(tmp_path / "progress.json"))
+    assert code in [p.code for p in c.problems]
+    with pytest.raises(RehydrateError, match=code):
+        Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json")
+    r = rehydrate("cursor", "verify", str(tmp_path / "out.jsonl"), str(tmp_path / "progress.json"), "--json")
+    data = json.loads(r.out)
+    assert r.code == 1 and data["ok"] is False and code in [p["code"] for p in data["problems"]]
+    assert rehydrate("cursor", "repair", str(tmp_path / "out.jsonl"), str(tmp_path / "progress.json")).code == 3
+
+
+def test_cli_contract_and_custom_key(tmp_path: Path) -> None:
+    (tmp_path / "out.jsonl").write_text("".join(json.dumps({"n": i, "x": 1}) + "\n" for i in range(4)))
+    (tmp_path / "p.json").write_text('{"cursor": 7}')
+    out, prog = str(tmp_path / "out.jsonl"), str(tmp_path / "p.json")
+    r = rehydrate("cursor", "verify", out, prog, "--key", "n", "--json")
+    data = json.loads(r.out)
+    assert r.code == 1 and {"ok", "cursor", "last_index", "problems"} <= set(data)
+    assert (data["ok"], data["cursor"], data["last_index"]) == (False, 7, 3)
+    assert data["problems"] == [{"code": "cursor-ahead", "message": data["problems"][0]["message"], "line": None}]
+    assert rehydrate("cursor", "status", out, prog, "--key", "n").code == 0
+    assert rehydrate("cursor", "repair", out, prog, "--key", "n").code == 0
+    assert json.loads(rehydrate("cursor", "verify", out, prog, "--key", "n", "--json").out)["ok"] is True
+    assert rehydrate("cursor", "verify", out).code == 2
+
+
+def test_registered_pipelines_show_in_the_brief(repo: Path, state: State) -> None:
+    data = repo / "data"
+    data.mkdir()
+    run(data, 379)
+    (data / "progress.json").write_text('{"cursor": 381}')
+    r = rehydrate("cursor", "register", "pass B", "data/out.jsonl", "data/progress.json", "--total", "1200")
+    assert r.code == 0, r.err
+    brief = state.resume()
+    assert "pass B: cursor 381 of 1,200; output ends at 378" in brief.text
+    assert brief.confidence == "degraded (cursors)" and "rehydrate cursor repair" in brief.text
+    rehydrate("cursor", "repair", "data/out.jsonl", "data/progress.json")
+    assert state.resume().confidence == "recovered"
+
+
+# ---------------------------------------------------------------------------------------------------- crash points
+
+COMMITS = 6
+
+
+def _record(base: Path) -> tuple[list[crashsim.Op], list[int]]:
+    """Run a pipeline under the recorder; the op count after each commit returned."""
+    recorder = crashsim.Recorder(str(base))
+    real = fsio.sys
+    fsio.sys = recorder
+    ends = []
+    try:
+        p = Pipeline.open(base / "out.jsonl", base / "progress.json")
+        for _ in range(COMMITS):
+            p.commit({"v": "x" * 20})
+            ends.append(len(recorder.ops))
+        p.close()
+    finally:
+        fsio.sys = real
+    return recorder.ops, ends
+
+
+def _enumerate(ops: list[crashsim.Op], ends: list[int], disabled: frozenset[str], startup_check: bool) -> list[str]:
+    failures = []
+    for k in range(len(ops) + 1):
+        returned = sum(1 for e in ends if e <= k)
+        model = crashsim.replay(ops, k, disabled)
+        for variant, cut in crashsim.variants(model):
+            image = Path(tempfile.mkdtemp(prefix="cursor-crash-"))
+            try:
+                model.materialize(str(image), variant, cut)
+                out, prog = image / "out.jsonl", image / "progress.json"
+                if not startup_check:  # the harness's teeth: trust the progress file instead of the output
+                    c = check(str(out), str(prog))
+                    start = c.cursor if c.cursor is not None else 0
+                    with open(out, "ab") as f:
+                        f.write(json.dumps({"index": start, "v": "again"}).encode() + b"\n")
+                else:
+                    with Pipeline.open(out, prog) as p:
+                        p.commit({"v": "again"})
+                try:
+                    got = indexes(out)
+                except ValueError:  # a line glued onto a torn one: the output is broken
+                    got = [-1]
+                if got != list(range(len(got))) or len(got) < returned + 1:
+                    failures.append(f"op {k} {ops[k - 1][:2] if k else ''} [{variant} {cut}]: {got}")
+            except RehydrateError as e:
+                failures.append(f"op {k} [{variant} {cut}]: {e}")
+            finally:
+                shutil.rmtree(image)
+    return failures
+
+
+def test_every_crash_point_keeps_the_output_whole(tmp_path: Path) -> None:
+    os.chdir(tmp_path)
+    ops, ends = _record(tmp_path)
+    assert len(ops) >= 3 * COMMITS  # each commit: the output write, its fsync, the progress write
+    assert not _enumerate(ops, ends, frozenset(), startup_check=True)
+
+
+def test_without_the_sync_or_the_startup_check_the_enumeration_fails(tmp_path: Path) -> None:
+    os.chdir(tmp_path)
+    ops, ends = _record(tmp_path)
+    assert _enumerate(ops, ends, frozenset({"cursor.output"}), startup_check=True)  # a returned commit lost
+    assert _enumerate(ops, ends, frozenset(), startup_check=False)  # an index repeated or skipped
+
+
+# ---------------------------------------------------------------------------------------------------- property-based
+
+
+class PipelineModel(RuleBasedStateMachine):
+    """Commits, kills, torn lines, external truncation and damaged progress files, against a model: the output
+    always holds 0..n-1 in order, and reopening always finds the cursor at n."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dir = Path(tempfile.mkdtemp(prefix="cursor-model-"))
+        self.out, self.prog = self.dir / "out.jsonl", self.dir / "progress.json"
+        self.n = 0
+        self.p: Pipeline | None = Pipeline.open(self.out, self.prog)
+
+    def _reopen(self) -> None:
+        self.p = Pipeline.open(self.out, self.prog)
+        assert self.p.cursor == self.n
+
+    @rule(count=st.integers(1, 5))
+    def commit(self, count: int) -> None:
+        if self.p is None:
+            self._reopen()
+        assert self.p is not None
+        for _ in range(count):
+            assert self.p.commit({"v": self.n}) == self.n
+            self.n += 1
+
+    def _die(self) -> None:  # the process dies: nothing flushed beyond what was written; its descriptors go
+        if self.p is not None:
+            self.p._release()
+        self.p = None
+
+    @rule()
+    def kill(self) -> None:
+        self._die()
+        self._reopen()
+
+    @rule(data=st.binary(min_size=1, max_size=40).filter(lambda b: b"\n" not in b))
+    def torn_line(self, data: bytes) -> None:
+        self._die()
+        with open(self.out, "ab") as f:
+            f.write(data)
+        self._reopen()
+
+    @rule(keep=st.integers(0, 30))
+    def truncate_outside(self, keep: int) -> None:
+        self._die()
+        lines = self.out.read_bytes().split(b"\n")[:-1]
+        keep = min(keep, len(lines))
+        self.out.write_bytes(b"".join(x + b"\n" for x in lines[:keep]))
+        self.n = keep
+        self._reopen()
+
+    @rule(garbage=st.sampled_from([b"", b"{", b'{"cursor": 100000}', b'{"cursor": 0}', b"[]"]))
+    def damage_progress(self, garbage: bytes) -> None:
+        self._die()
+        self.prog.write_bytes(garbage)
+        self._reopen()
+
+    @invariant()
+    def output_is_whole(self) -> None:
+        if self.out.exists():
+            assert indexes(self.out) == list(range(self.n))
+
+    def teardown(self) -> None:
+        if self.p is not None:
+            self.p.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+TestPipelineModel = PipelineModel.TestCase
+TestPipelineModel.settings = settings(
+    max_examples=60, stateful_step_count=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def test_batch_mode_syncs_every_n(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    syncs: list[str] = []
+
+    class Counting(fsio.Sys):
+        def fsync(self, fd: int, point: str) -> None:
+            syncs.append(point)
+            super().fsync(fd, point)
+
+    monkeypatch.setattr(fsio, "sys", Counting())
+    assert run(tmp_path, 25, batch=10) == list(range(25))
+    assert syncs.count("cursor.output") == 3  # at 10, at 20, and the 5 left at close
+    syncs.clear()
+    run(tmp_path, 4)
+    assert syncs.count("cursor.output") == 4  # durable: one per record
+    assert cursor.check(str(tmp_path / "out.jsonl"), str(tmp_path / "progress.json")).problems == []
+
+
+def test_the_brief_reads_only_the_outputs_tail(repo: Path, state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = repo / "data"
+    data.mkdir()
+    run(data, 50)
+    cursor.register(state.root, "pass A", str(data / "out.jsonl"), str(data / "progress.json"), total=60)
+
+    def no_full_read(*args: object) -> None:
+        raise AssertionError("the brief read the whole output")
+
+    monkeypatch.setattr(cursor, "_read_output", no_full_read)
+    brief = state.resume()
+    assert "pass A: cursor 50 of 60; output ends at 49" in brief.text and brief.confidence == "recovered"
+    with open(data / "out.jsonl", "ab") as f:
+        f.write(b'{"v": "to')
+    assert "has no newline" in state.resume().text

@@ -1,0 +1,182 @@
+"""The hook's stdin as hostile or unlucky input: nested too deeply, larger than any bound, cut short.
+
+Whatever arrives, the real `rehydrate hook` exits 0 with a sane answer, and a tool event is never answered with a
+SessionStart brief: the guard decides on the target it can establish, and when a rejected approach has a guard and
+the target cannot be established, it fails closed to the configured decision (ask unless the user chose otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rehydrate.harness import hook
+from rehydrate.store.state import State
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def run_hook(stdin: bytes, cwd: Path, harness: str = "claude") -> tuple[int, str, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "rehydrate", "hook", harness],
+        input=stdin,
+        capture_output=True,
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+
+def write_event(repo: Path, tool_input: dict[str, Any], tool: str = "Write", **fields: Any) -> dict[str, Any]:
+    """A Claude Code PreToolUse event, its keys in Claude Code's order (the tool's input near the end)."""
+    return {
+        "session_id": "9f1c7d2e-0000-4000-8000-000000000001",
+        "transcript_path": "/home/user/.claude/projects/-p/9f1c7d2e.jsonl",
+        "cwd": str(repo),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_01",
+        **fields,
+    }
+
+
+def decision(out: str) -> dict[str, Any]:
+    """The PreToolUse decision in a Claude Code answer (never a SessionStart brief)."""
+    answer = json.loads(out)["hookSpecificOutput"]
+    assert answer["hookEventName"] == "PreToolUse", answer
+    assert "additionalContext" not in answer  # a brief is no decision
+    return answer  # type: ignore[no-any-return]
+
+
+GUARDED = "rejected: Edit db/schema.sql directly because: every schema change needs a migration"
+
+
+# ------------------------------------------------------------------------------------------------ deep JSON
+
+
+def test_json_nested_too_deeply_on_stdin_exits_0(repo: Path, state: State) -> None:
+    code, out, err = run_hook(DEEP.encode(), repo)
+    assert code == 0 and "Traceback" not in err and "nested too deeply" in err
+    assert "Ship the parser" in json.loads(out)["hookSpecificOutput"]["additionalContext"]  # the reduced brief
+    start = f'{{"hook_event_name": "SessionStart", "source": "compact", "cwd": "{repo}", "x": {DEEP}}}'
+    code, out, err = run_hook(start.encode(), repo)
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert code == 0 and context.startswith("A context compaction just happened") and "Ship the parser" in context
+    tool = json.dumps(write_event(repo, {"file_path": "db/schema.sql", "content": "@"})).replace('"@"', DEEP)
+    code, out, err = run_hook(tool.encode(), repo)
+    assert code == 0 and "Traceback" not in err
+    assert decision(out)["permissionDecision"] == "ask" and GUARDED in decision(out)["permissionDecisionReason"]
+
+
+# ---------------------------------------------------------------------------------------- large and cut inputs
+
+
+def test_a_5_mb_write_to_a_guarded_path_is_decided(repo: Path, state: State) -> None:
+    event = write_event(repo, {"file_path": str(repo / "db" / "schema.sql"), "content": "x" * (5 << 20)})
+    code, out, err = run_hook(json.dumps(event).encode(), repo)
+    assert code == 0 and err == ""
+    assert decision(out)["permissionDecision"] == "ask" and GUARDED in decision(out)["permissionDecisionReason"]
+
+
+def _huge(repo: Path, path: str, before: int, after: int = 0) -> bytes:
+    """An Edit event larger than the hook reads whole: `before` bytes of old_string, then the path, then `after`."""
+    data = {"old_string": "o" * before, "file_path": path, "new_string": "n" * after}
+    return json.dumps(write_event(repo, data, tool="Edit")).encode()
+
+
+def test_an_input_past_the_bound_still_gets_its_decision(repo: Path, state: State) -> None:
+    over = hook.MAX_STDIN + (1 << 20)
+    code, out, err = run_hook(_huge(repo, "db/schema.sql", over), repo)  # the path in the input's last bytes
+    assert code == 0 and "could not read the hook's input" in err and "more than the" in err
+    answer = decision(out)
+    assert answer["permissionDecision"] == "ask" and answer["permissionDecisionReason"].startswith(
+        "rehydrate: Edit on db/schema.sql matches an approach rejected"
+    )
+    assert run_hook(_huge(repo, "app.py", over), repo)[:2] == (0, "")  # the target is known and not guarded
+    Path(state.path("config.json")).write_text('{"guard": "deny"}')
+    lost = _huge(repo, "app.py", hook.MAX_STDIN + 16, after=2 * hook.STDIN_TAIL)  # the path read by neither end
+    code, out, err = run_hook(lost, repo)
+    answer = decision(out)
+    assert code == 0 and answer["permissionDecision"] == "deny"  # fails closed: the configured decision
+    reason = answer["permissionDecisionReason"]
+    assert "could not be read whole" in reason and "this Edit call" in reason and GUARDED in reason
+
+
+@pytest.mark.parametrize(("config", "expected"), [(None, "ask"), ('{"guard": "deny"}', "deny")])
+def test_a_cut_input_fails_closed_when_a_guard_exists(repo: Path, state: State, config: str, expected: str) -> None:
+    if config:
+        Path(state.path("config.json")).write_text(config)
+    # The content holds the text of a harmless target; the real path comes after it and is cut off.
+    event = write_event(repo, {"content": 'x = {"file_path": "app.py"}\n' * 50, "file_path": "db/schema.sql"})
+    cut = json.dumps(event).encode()[:1500]
+    assert b'\\"file_path\\": \\"app.py\\"' in cut and b'"file_path": "db' not in cut
+    code, out, err = run_hook(cut, repo)
+    assert code == 0 and "could not read the hook's input" in err
+    answer = decision(out)
+    assert answer["permissionDecision"] == expected
+    assert "cannot tell what this Write call changes" in answer["permissionDecisionReason"]
+    assert GUARDED in answer["permissionDecisionReason"]
+
+
+def test_a_cut_input_says_nothing_when_no_guard_exists(repo: Path) -> None:
+    st, _ = State.init(repo / "state", "Ship the parser")
+    st.reject("Use a regex parser", because="the grammar is not regular")  # rejected, but no guard
+    event = write_event(repo, {"content": "x" * 5000, "file_path": "db/schema.sql"})
+    code, out, err = run_hook(json.dumps(event).encode()[:1500], repo)
+    assert (code, out) == (0, "") and "could not read the hook's input" in err
+
+
+def test_other_harnesses_fail_closed_in_their_own_shape(repo: Path, state: State) -> None:
+    Path(state.path("config.json")).write_text('{"guard": "deny"}')
+    gemini = {"cwd": str(repo), "hook_event_name": "BeforeTool", "tool_name": "write_file"}
+    gemini["tool_input"] = {"content": "x" * 5000, "file_path": "db/schema.sql"}
+    code, out, _ = run_hook(json.dumps(gemini).encode()[:1000], repo, "gemini")
+    assert code == 0 and json.loads(out)["decision"] == "deny"
+    patch = "*** Begin Patch\n" + "*** Update File: src/x.rs\n+x\n" * 200 + "*** Update File: db/schema.sql\n"
+    codex = {"cwd": str(repo), "hook_event_name": "PreToolUse", "tool_name": "apply_patch"}
+    codex["tool_input"] = {"command": patch}
+    code, out, _ = run_hook(json.dumps(codex).encode()[:2000], repo, "codex")
+    assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    Path(state.path("config.json")).write_text('{"guard": "ask"}')  # Codex has no ask: a warning
+    code, out, _ = run_hook(json.dumps(codex).encode()[:2000], repo, "codex")
+    assert "could not be read whole" in json.loads(out)["systemMessage"]
+
+
+def test_an_unnamed_unreadable_input_gets_the_reduced_brief(repo: Path, state: State) -> None:
+    code, out, err = run_hook(b'{"source": "compact", "cwd": "' + str(repo).encode() + b'", "x": [', repo)
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "could not read the hook's input" in err
+    assert code == 0 and context.startswith("A context compaction just happened") and "Ship the parser" in context
+
+
+# ------------------------------------------------------------------------------------------- salvage, in-process
+
+
+def test_salvage_reads_keys_never_text_inside_strings() -> None:
+    raw = json.dumps(
+        {
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Write",
+            "tool_input": {
+                "content": 'say \\"hi\\" then "file_path": "evil" \\\\',
+                "file_path": 'a "quoted\\" \\\\ path',
+            },
+        }
+    ).encode()
+    event = hook.salvage(raw[:-2])  # cut: no longer JSON
+    assert event["tool_input"] == {"file_path": 'a "quoted\\" \\\\ path', "cut": []}
+    assert event["hook_event_name"] == "PreToolUse" and event["tool_name"] == "Write"
+    cut = hook.salvage(raw[: raw.index(b"quoted")])
+    assert cut["tool_input"] == {"cut": ["file_path"]}
+    # A window that starts inside a string: a quote whose backslashes may go on before the window is not trusted.
+    assert hook.salvage(b'\\"file_path\\": \\"x\\"', b'"file_path": "x"') == {}
+    assert hook.salvage(b"{", b'"file_path": "x"}') == {}  # a key at the window's first byte may be text
+    assert hook.salvage(b"{", b' "file_path": "x"}')["tool_input"] == {"file_path": "x", "cut": []}

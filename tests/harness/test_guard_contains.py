@@ -1,0 +1,128 @@
+"""A rejected approach can watch what is written, not only where: `reject --contains TEXT` (issue 9, item 15)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import rehydrate
+from rehydrate.harness import hook
+from rehydrate.store import views
+from rehydrate.store.state import State
+
+
+def run_hook(harness: str, event: dict[str, object], cwd: Path) -> dict[str, object] | None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "rehydrate", "hook", harness],
+        input=json.dumps(event).encode(),
+        capture_output=True,
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode().strip()
+    return json.loads(out) if out else None
+
+
+def tool(repo: Path, name: str, **tool_input: object) -> dict[str, object]:
+    return {"session_id": "s1", "cwd": str(repo), "hook_event_name": "PreToolUse", "tool_name": name,
+            "tool_input": tool_input}  # fmt: skip
+
+
+def asked(answer: dict[str, object] | None) -> str:
+    """The permission decision of a Claude Code answer, or '' when the hook said nothing."""
+    if answer is None:
+        return ""
+    specific = answer["hookSpecificOutput"]
+    assert isinstance(specific, dict)
+    return str(specific.get("permissionDecision", ""))
+
+
+@pytest.fixture
+def eval_state(repo: Path) -> State:
+    st, _ = State.init(repo / "state", "A calculator")
+    st.reject("Evaluate input with eval()", because="it runs arbitrary code", guard="calc/*.py", contains="eval(")
+    st.reject("Delete the build cache", because="it takes an hour to rebuild", contains="rm -rf build")
+    return st
+
+
+def test_the_guard_and_contains_are_on_the_line_and_in_the_record(eval_state: State) -> None:
+    text = (Path(eval_state.root) / views.INVARIANTS).read_text()
+    line = next(ln for ln in text.splitlines() if "eval()" in ln)
+    assert line.endswith(" guard: calc/*.py contains: eval(")
+    assert views.entry_guard(line) == ("calc/*.py", "eval(")
+    assert hook.rejected_guards(text) == [
+        ("calc/*.py", "eval(", line),
+        (None, "rm -rf build", next(ln for ln in text.splitlines() if "build cache" in ln)),
+    ]
+
+
+def test_an_edit_in_the_guarded_folder_without_the_text_goes_through(repo: Path, eval_state: State) -> None:
+    """The README's own example: rejecting eval() must not ask before every edit in calc/."""
+    answer = run_hook("claude", tool(repo, "Write", file_path=str(repo / "calc/ops.py"), content="x = 1 + 2\n"), repo)
+    assert answer is None
+
+
+@pytest.mark.parametrize(
+    ("name", "tool_input"),
+    [
+        ("Write", {"file_path": "calc/ops.py", "content": "y = eval(text)\n"}),
+        ("Edit", {"file_path": "calc/ops.py", "old_string": "a", "new_string": "return eval(a)"}),
+        ("MultiEdit", {"file_path": "calc/ops.py", "edits": [{"old_string": "a", "new_string": "b"},
+                                                            {"old_string": "c", "new_string": "eval(c)"}]}),
+    ],
+)  # fmt: skip
+def test_the_text_in_what_is_written_is_caught(
+    repo: Path, eval_state: State, name: str, tool_input: dict[str, object]
+) -> None:
+    tool_input = {**tool_input, "file_path": str(repo / str(tool_input["file_path"]))}
+    answer = run_hook("claude", tool(repo, name, **tool_input), repo)
+    assert asked(answer) == "ask"
+    assert answer is not None and "Evaluate input with eval()" in json.dumps(answer)
+
+
+def test_the_text_outside_the_guarded_folder_goes_through(repo: Path, eval_state: State) -> None:
+    answer = run_hook("claude", tool(repo, "Write", file_path=str(repo / "docs/x.py"), content="eval(x)"), repo)
+    assert answer is None
+
+
+def test_contains_alone_watches_every_write_and_command(repo: Path, eval_state: State) -> None:
+    answer = run_hook("claude", tool(repo, "Bash", command="cd out && rm -rf build"), repo)
+    assert asked(answer) == "ask" and "Delete the build cache" in json.dumps(answer)
+    assert run_hook("claude", tool(repo, "Bash", command="rm -rf dist"), repo) is None
+    answer = run_hook("claude", tool(repo, "Write", file_path=str(repo / "clean.sh"), content="rm -rf build\n"), repo)
+    assert asked(answer) == "ask"
+
+
+def test_codex_patch_lines_and_gemini_content(repo: Path, eval_state: State) -> None:
+    patch = "*** Begin Patch\n*** Update File: calc/ops.py\n@@\n-x = a\n+x = eval(a)\n*** End Patch\n"
+    answer = run_hook("codex", tool(repo, "apply_patch", command=patch), repo)
+    assert answer is not None and "Evaluate input with eval()" in json.dumps(answer)
+    removed = "*** Begin Patch\n*** Update File: calc/ops.py\n@@\n-x = eval(a)\n+x = a\n*** End Patch\n"
+    assert run_hook("codex", tool(repo, "apply_patch", command=removed), repo) is None  # taking eval() out is fine
+    event = {**tool(repo, "write_file", file_path="calc/ops.py", content="eval(a)"), "hook_event_name": "BeforeTool"}
+    answer = run_hook("gemini", event, repo)
+    assert answer is not None and "Evaluate input with eval()" in json.dumps(answer)
+
+
+def test_a_cut_input_fails_closed_when_a_contains_is_watched(repo: Path, eval_state: State) -> None:
+    """The path is readable but the content was cut: whether it holds the text cannot be ruled out."""
+    event = json.dumps(tool(repo, "Write", file_path=str(repo / "calc/ops.py"), content="x" * 5000))
+    answer = hook.run("claude", event[:2000].encode(), size=len(event), ended=False)
+    assert json.loads(answer.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+
+def test_text_that_would_fake_a_guard_is_refused(repo: Path, eval_state: State) -> None:
+    r = rehydrate("reject", "Use X", "--because", "see guard: *", cwd=repo)
+    assert r.code == 2 and "guard:" in r.err
+    r = rehydrate("reject", "Use X contains: y", "--because", "no", cwd=repo)
+    assert r.code == 2 and "contains:" in r.err
+    r = rehydrate("reject", "Use X", "--because", "no", "--guard", "a contains: b", cwd=repo)
+    assert r.code == 2
+    r = rehydrate("reject", "Use eval", "--because", "unsafe", "--contains", "eval(", "--json", cwd=repo)
+    assert r.code == 0 and json.loads(r.out)["line"].endswith(" contains: eval(")

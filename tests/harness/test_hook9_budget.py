@@ -1,0 +1,135 @@
+"""Issue 9 item 6: the brief is bounded in the unit each harness counts.
+
+Codex CLI caps a hook's output near 2,500 tokens counted at about 4 bytes a token: a brief of 6,229 characters in
+12,448 UTF-8 bytes (40 non-English rejected approaches) reached the model cut, 10 of 40 `R-` ids gone. The hook gives
+Codex a brief within 9,000 bytes, in which every rejected approach's id stays; Claude Code's stays within 9,000
+characters. Real subprocesses, as the harnesses run the hook."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rehydrate import brief
+from rehydrate.checks import Finding
+from rehydrate.store import views
+from rehydrate.store.state import State
+
+RUSSIAN = "Переписать разбор выражений вручную, без таблицы приоритетов, вариант {i}"
+RUSSIAN_WHY = "так уже пробовали: приоритеты расходятся с грамматикой и тесты падают на вложенных скобках"
+JAPANESE = "構文解析器を手で書き直す、優先順位表を使わない方法、その{i}番目の案"
+JAPANESE_WHY = "以前に試したが入れ子の括弧で優先順位が文法と食い違い、単項演算子の扱いも崩れてテストが失敗した"
+
+
+@pytest.fixture(params=["russian", "japanese"])
+def forty(request: pytest.FixtureRequest, state: State) -> list[str]:
+    """40 rejected approaches in a non-Latin script beside the state fixture's one; their ids, all 41."""
+    text, why = (RUSSIAN, RUSSIAN_WHY) if request.param == "russian" else (JAPANESE, JAPANESE_WHY)
+    for i in range(40):
+        state.reject(text.format(i=i), because=why, guard=f"src/parser_{i}/*")
+    invariants = Path(state.path(views.INVARIANTS)).read_text(encoding="utf-8")
+    ids = re.findall(r"^- (R-[0-9a-f]{6}) ", invariants, flags=re.MULTILINE)
+    assert len(ids) == 41 and len(invariants.encode()) > 12_000  # far past Codex's cap, whole
+    return ids
+
+
+def hook(harness: str, event: dict[str, object], cwd: Path) -> tuple[int, str, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "rehydrate", "hook", harness],
+        input=json.dumps(event).encode(),
+        capture_output=True,
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+
+def session_start(harness: str, repo: Path, source: str) -> str:
+    event = {"session_id": f"s-{source}", "cwd": str(repo), "hook_event_name": "SessionStart", "source": source}
+    code, out, err = hook(harness, event, repo)
+    assert code == 0, err
+    return str(json.loads(out)["hookSpecificOutput"]["additionalContext"])
+
+
+@pytest.mark.parametrize("source", ["startup", "compact"])
+def test_codex_gets_every_rejected_id_within_9000_bytes(repo: Path, forty: list[str], source: str) -> None:
+    context = session_start("codex", repo, source)
+    assert len(context.encode("utf-8")) <= 9000
+    assert [i for i in forty if i not in context] == []
+    assert "Ship the parser" in context and "next safe action: write the parser" in context
+    assert context.startswith("A context compaction just happened") == (source == "compact")
+
+
+def test_claude_and_gemini_keep_their_character_budget(repo: Path, forty: list[str]) -> None:
+    for harness in ("claude", "gemini"):
+        context = session_start(harness, repo, "startup")
+        assert len(context) <= 9000 and [i for i in forty if i not in context] == []
+
+
+def test_a_reduced_brief_for_codex_is_within_its_bytes_too(repo: Path, state: State, forty: list[str]) -> None:
+    log = Path(state.wal_path)
+    lines = log.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b"decision", b"decisi0n")  # damage: the state cannot be opened
+    log.write_bytes(b"\n".join(lines))
+    context = session_start("codex", repo, "compact")
+    assert "line 2" in context and "confidence: degraded" in context
+    assert len(context.encode("utf-8")) <= 9000 and [i for i in forty if i not in context] == []
+
+
+def test_a_guard_answer_for_codex_is_within_its_bytes(repo: Path, state: State) -> None:
+    long = "𠮷𩸽の認証" * 200  # far longer than the guard quotes; 3.5 bytes a character (two outside the BMP)
+    for i in range(6):
+        state.reject(f"{long}{i}", because=JAPANESE_WHY * 3, guard="src/auth*")
+    event = {
+        "cwd": str(repo),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "apply_patch",
+        "tool_input": {"command": "*** Begin Patch\n*** Update File: src/auth.py\n@@\n-a\n+b\n*** End Patch\n"},
+    }
+    code, out, err = hook("codex", event, repo)
+    answer = json.loads(out)
+    assert code == 0, err
+    for text in (answer["systemMessage"], answer["hookSpecificOutput"]["additionalContext"]):
+        assert len(text.encode("utf-8")) <= 9000
+        assert text.endswith("unless the human says the reason no longer holds.")
+        assert len(re.findall(r"R-[0-9a-f]{6}", text)) == 5
+
+
+def _input(rejected: list[str]) -> brief.BriefInput:
+    return brief.BriefInput(
+        folder="state",
+        actor="agent",
+        goal="# Goal\n\n" + "Собрать парсер " * 200,
+        invariants="\n".join(rejected) + "\n",
+        handoff="Заметки " * 3000,
+        extras=[("30_notes.md", "примечание " * 400)],
+        next="# Next (checkpoint 9, 2026-11-29T22:04Z, HEAD a1b2c3d)\nnext allowed action: " + "шаг " * 300,
+        last_record="#9 checkpoint " + "данные " * 300,
+        findings=[Finding("state", "ok", "проверено " * 30)],
+        confidence="recovered",
+        next_action="написать парсер " * 50,
+    )
+
+
+@pytest.mark.parametrize("max_bytes", [9000, 6000, brief.MIN_BUDGET * 2])
+def test_render_keeps_every_essential_within_a_byte_budget(max_bytes: int) -> None:
+    ids = [f"R-{i:06x}" for i in range(40)]
+    rejected = [f"- {r} 2026-11-29 rejected: {RUSSIAN.format(i=n)} because: {RUSSIAN_WHY}" for n, r in enumerate(ids)]
+    out = brief.render(_input(rejected), 9000, max_bytes=max_bytes)
+    assert len(out.text) <= 9000 and len(out.text.encode("utf-8")) <= max_bytes
+    assert [i for i in ids if i not in out.text] == []
+    assert "Собрать парсер" in out.text and "confidence: recovered" in out.text
+    assert "next safe action: написать парсер" in out.text and out.omitted
+    assert len(brief.render(_input(rejected), 9000).text.encode("utf-8")) > max_bytes  # the bytes did it
+
+
+def test_render_below_the_floor_is_still_within_its_bytes() -> None:
+    rejected = [f"- R-{i:06x} 2026-11-29 rejected: {JAPANESE.format(i=i)}" for i in range(40)]
+    out = brief.render(_input(rejected), 9000, 700)
+    assert len(out.text.encode("utf-8")) <= 700 and "cut to fit" in out.text

@@ -1,0 +1,101 @@
+"""The cost of a brief follows what it can show, not what is stored (issue 8, item 14; and the WAL's tail)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rehydrate.store import wal
+from rehydrate.store.state import State
+
+MIB = 1 << 20
+
+
+class Reads:
+    """Bytes read by the process through os.read, os.pread and the WAL's line reader (which reads through a
+    buffered file object, not os.read)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.total = 0
+        real_read, real_pread, real_lines = os.read, os.pread, wal.iter_lines
+
+        def read(fd: int, n: int) -> bytes:
+            data = real_read(fd, n)
+            self.total += len(data)
+            return data
+
+        def pread(fd: int, n: int, offset: int) -> bytes:
+            data = real_pread(fd, n, offset)
+            self.total += len(data)
+            return data
+
+        def iter_lines(path: str, end: int | None = None) -> Iterator[wal.Line]:
+            for line in real_lines(path, end):
+                self.total += len(line.raw or b"") + 1
+                yield line
+
+        monkeypatch.setattr(os, "read", read)
+        monkeypatch.setattr(os, "pread", pread)
+        monkeypatch.setattr(wal, "iter_lines", iter_lines)
+
+
+def big_wal(state: State, megabytes: int) -> int:
+    """Grow the log past `megabytes` MiB with records that change no view; end it with a small checkpoint."""
+    blob = "x" * (256 << 10)
+    for _ in range(megabytes * 4):
+        state.record("receipt", {"blob": blob})
+    state.checkpoint(done="wrote the lexer", next="write the parser")
+    return os.path.getsize(Path(state.root) / "wal" / "agent.jsonl")
+
+
+def test_resume_reads_the_wals_tail_not_the_wal(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    size = big_wal(state, 8)
+    assert size > 8 * MIB
+    st = State.open(state.root)
+    reads = Reads(monkeypatch)
+    r = st.resume()
+    assert r.confidence == "recovered" and "write the parser" in r.text
+    assert reads.total < MIB, f"resume read {reads.total:,} bytes of state for a {size:,}-byte WAL"
+
+
+def test_large_extra_files_are_not_read_beyond_what_the_brief_can_show(
+    state: State, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = Path(state.root)
+    for i in range(8):
+        (root / f"{30 + i}_big.md").write_bytes((f"line {i} " * 100 + "\n").encode() * (4 * MIB // 801))
+    (root / "40_small.md").write_text("a small note\n")
+    st = State.open(state.root)
+    reads = Reads(monkeypatch)
+    r = st.resume()
+    assert reads.total < MIB, f"resume read {reads.total:,} bytes with 32 MiB of extra files"
+    assert "a small note" in r.text
+    assert "30_big.md" in r.text  # named as left out, with its size
+    data = r.record["data"]
+    assert "30_big.md" not in data["read"] and "40_small.md" in data["read"]
+
+
+def test_the_brief_input_carries_each_views_size_on_disk(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rehydrate import brief
+
+    root = Path(state.root)
+    (root / "30_big.md").write_bytes(b"y" * (3 * MIB))
+    seen: list[brief.BriefInput] = []
+    real = brief.render
+
+    def render(inp: brief.BriefInput, budget: int) -> brief.Brief:
+        seen.append(inp)
+        return real(inp, budget)
+
+    monkeypatch.setattr(brief, "render", render)
+    State.open(state.root).resume()
+    (inp,) = seen
+    sizes = inp.sizes or {}
+    assert sizes["30_big.md"] == 3 * MIB
+    for name in ("00_goal.md", "10_invariants.md", "99_next.md"):
+        assert sizes[name] == os.path.getsize(root / name)
+    assert dict(inp.extras)["30_big.md"] == ""  # not read: it could not be shown whole
+    assert inp.path == os.path.realpath(root)
