@@ -1,7 +1,7 @@
 """`rehydrate resume` must not grow with the WAL: it reads the log's tail, never the whole file.
 
 Two states, built the same way: a real `init`, `checkpoint` and `resume`, then `resume` records generated in-process
-(sealed and chained with rehydrate.store.wal.seal/encode, carrying the views of the last real record) until the WAL holds
+(sealed and chained with store.wal.seal/encode, carrying the views of the last real record) until the WAL holds
 10 records in one and 1,000,000 in the other. Each build is checked cheaply: `reconcile(repair=False)` must find the
 views matching the last record, and the first lines must chain (`--full-verify` runs the full `verify` scan too).
 

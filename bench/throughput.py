@@ -10,7 +10,7 @@ size on one file (the most a durable append can do on this disk). Three checkpoi
 and one more reference, the floor: the durable writes a checkpoint makes, done raw (append + fsync, then temp file
 create + write + fsync + os.replace + fsync of the folder), so that "git stubbed / floor" is rehydrate's own overhead.
 
-The fsyncs one checkpoint costs are counted by swapping rehydrate.store.fsio.sys for a Sys that counts calls by sync point.
+The fsyncs one checkpoint costs are counted by swapping store.fsio.sys for a Sys that counts calls by sync point.
 
     python bench/throughput.py [--rounds 30] [--block 50]
 """
