@@ -5,7 +5,7 @@ Two states, built the same way: a real `init`, `checkpoint` and `resume`, then `
 10 records in one and 1,000,000 in the other. Each build is checked cheaply: `reconcile(repair=False)` must find the
 views matching the last record, and the first lines must chain (`--full-verify` runs the full `verify` scan too).
 
-Then `rehydrate resume` runs as a whole process on both, interleaved, and `State.resume()` in this process on both,
+Then `rehydrate resume` runs as a whole process on both, interleaved, and `brief.resume(State)` in this process on both,
 interleaved; each run appends one record, as a real resume does. Target: big/small <= 1.2 (whole process).
 
 The big state is cached (default bench/results/resume_scale/, gitignored) and rebuilt when it no longer checks out.
@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 
 import _common
-from rehydrate import __version__
+from rehydrate import __version__, brief
 from rehydrate.store import wal
 from rehydrate.store.state import State
 
@@ -43,7 +43,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--records", type=int, default=1_000_000, help="records in the big WAL (default 1000000)")
     p.add_argument("--small-records", type=int, default=10, help="records in the small WAL (default 10)")
     p.add_argument("--rounds", type=int, default=30, help="measured rounds of whole processes (default 30)")
-    p.add_argument("--inproc-rounds", type=int, default=100, help="measured rounds of State.resume() (default 100)")
+    p.add_argument("--inproc-rounds", type=int, default=100, help="measured rounds of brief.resume (default 100)")
     p.add_argument("--warmup", type=int, default=3, help="rounds run first and thrown away (default 3)")
     p.add_argument(
         "--cache-dir",
@@ -72,7 +72,7 @@ def build(folder: str, records: int) -> str:
     os.makedirs(folder, exist_ok=True)
     state, _ = State.init(path, "measure resume against the size of the WAL", "the ratio big/small is near 1")
     state.checkpoint("built the state", "run rehydrate resume")
-    state.resume()
+    brief.resume(state)
     last = wal.read_tail(state.wal_path, 1).records[-1][1]
     # every later record is a resume carrying the same data and views: the views stay exactly what is on disk
     fixed = {k: last[k] for k in ("v", "ts", "actor", "op", "data", "views")}
@@ -145,7 +145,7 @@ def full_verify(path: str) -> str:
 def inproc_resume(path: str) -> Callable[[], float]:
     def measure() -> float:
         t0 = time.perf_counter()
-        result = State.open(path).resume()
+        result = brief.resume(State.open(path))
         elapsed = time.perf_counter() - t0
         if result.confidence != "recovered":
             raise _common.BenchError(f"resume on {path}: {result.confidence}")
@@ -200,7 +200,7 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
     ratios: list[float] = []
     for label, times, rounds, secs in (
         ("whole process: python -m rehydrate resume --dir D", proc_times, args.rounds, t_proc),
-        ("in-process: State.open(D).resume()", inproc_times, args.inproc_rounds, t_inproc),
+        ("in-process: brief.resume(State.open(D))", inproc_times, args.inproc_rounds, t_inproc),
     ):
         ms = {k: statistics.median(v) * 1000 for k, v in times.items()}
         ratio = ms["big"] / ms["small"]

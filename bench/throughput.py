@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import _common
-from rehydrate import __version__
+from rehydrate import __version__, brief
 from rehydrate.store import fsio, gitinfo, wal
 from rehydrate.store.state import State
 
@@ -199,7 +199,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     with counting() as one_checkpoint:
         states["repo"].checkpoint("counted", "count again")
     with counting() as one_resume:
-        states["repo"].resume()
+        brief.resume(states["repo"])
 
     variants = {
         "repo": checkpoint_block(states["repo"], args.block, stub=False),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from rehydrate import brief
 from rehydrate.brief import MIN_BUDGET
 from rehydrate.store.state import State
 
@@ -25,7 +26,7 @@ def _fill(state: State, decisions: int, rejects: int, handoff: int, extra: int) 
 def test_small_state_is_complete_and_in_boot_order(state: State) -> None:
     Path(state.path("30_phase.md")).write_text("# Phase B\nnotes\n")
     state.handoff("read me in full")
-    text = state.resume().text
+    text = brief.resume(state).text
     order = [
         "# rehydrate brief",
         "## Goal",
@@ -46,7 +47,7 @@ def test_small_state_is_complete_and_in_boot_order(state: State) -> None:
 @pytest.mark.parametrize("budget", [MIN_BUDGET, 2500, 5000, 9000, 20000])
 def test_budget_is_never_exceeded_and_essentials_stay(state: State, budget: int) -> None:
     _fill(state, decisions=60, rejects=8, handoff=6000, extra=6000)
-    r = state.resume(budget=budget)
+    r = brief.resume(state, budget=budget)
     assert len(r.text) <= budget
     assert "THE NEXT ACTION" in r.text and "Ship the parser" in r.text and "confidence: recovered" in r.text
     assert "approach number 7" in r.text  # the newest rejected approach is always there
@@ -58,7 +59,7 @@ def test_budget_is_never_exceeded_and_essentials_stay(state: State, budget: int)
 
 def test_what_gives_first(state: State) -> None:
     _fill(state, decisions=60, rejects=3, handoff=1500, extra=3000)
-    r = state.resume(budget=9000)
+    r = brief.resume(state, budget=9000)
     assert r.omitted[0].startswith("the last WAL record")
     assert any("30_phase.md" in o for o in r.omitted)
     assert "decision number 59" in r.text and "decision number 0 " not in r.text  # oldest decisions go first
@@ -68,12 +69,12 @@ def test_what_gives_first(state: State) -> None:
 
 def test_default_budget_fits_claude_codes_hook_limit(state: State) -> None:
     _fill(state, decisions=200, rejects=40, handoff=20000, extra=20000)
-    assert len(state.resume().text) <= 9000  # Claude Code cuts hook output at 10,000
+    assert len(brief.resume(state).text) <= 9000  # Claude Code cuts hook output at 10,000
 
 
 def test_untrusted_control_characters_are_stripped(state: State) -> None:
     Path(state.path("30_notes.md")).write_text("safe\x1b[31m red \x07 bell \u202e rtl\n")
-    text = state.resume().text
+    text = brief.resume(state).text
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text and "safe[31m red" in text
 
 
@@ -86,7 +87,7 @@ def test_resume_cost_does_not_read_the_whole_log(state: State, monkeypatch: pyte
     for _ in range(30):
         state.checkpoint(done="x", next="y")
     monkeypatch.setattr(wal, "iter_lines", no_full_scan)
-    assert state.resume().confidence == "recovered"
+    assert brief.resume(state).confidence == "recovered"
 
 
 def test_resume_reads_each_view_once(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,6 +101,6 @@ def test_resume_reads_each_view_once(state: State, monkeypatch: pytest.MonkeyPat
         return real(path, limit)
 
     monkeypatch.setattr(fsio, "read_bytes", counting)
-    assert state.resume().confidence == "recovered"
+    assert brief.resume(state).confidence == "recovered"
     for name in ("00_goal.md", "10_invariants.md", "99_next.md"):
         assert reads.count(name) == 1, reads

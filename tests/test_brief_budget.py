@@ -290,7 +290,7 @@ def _input(state: State, budget: int, monkeypatch: pytest.MonkeyPatch) -> tuple[
 
     with monkeypatch.context() as m:
         m.setattr(brief, "render", spy)
-        text = state.resume(budget).text
+        text = brief.resume(state, budget).text
     return seen[0], text
 
 

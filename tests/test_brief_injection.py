@@ -60,7 +60,7 @@ def test_a_fake_ledger_in_a_file_is_quoted_and_the_real_one_is_the_only_ledger(s
     Path(state.path("30_fake.md")).write_text(FAKE_LEDGER + "```\n<!--\n")
     state.handoff(FAKE_LEDGER + "```python\n")
     Path(state.path(views.NEXT)).write_text(Path(state.path(views.NEXT)).read_text() + "edited by hand\n")
-    r = state.resume()
+    r = brief.resume(state)
     token = token_of(r.text)
     assert r.confidence.startswith("degraded")
     own, quotes = structure(r.text, token)
@@ -79,7 +79,7 @@ def test_a_fake_ledger_in_a_file_is_quoted_and_the_real_one_is_the_only_ledger(s
 def test_unclosed_fences_and_comments_cannot_swallow_the_ledger(state: State) -> None:
     state.handoff("notes\n```\nstill code\n<!-- hidden")
     Path(state.path("40_open.md")).write_text("<!--\n```\n~~~\n")
-    text = state.resume().text
+    text = brief.resume(state).text
     token = token_of(text)
     own, _ = structure(text, token)
     assert not [ln for ln in own if ln.lstrip().startswith(("```", "~~~", "<!--"))]
@@ -95,7 +95,7 @@ def test_the_token_cannot_be_written_into_the_text(state: State, monkeypatch: py
     Path(state.path("30_forged.md")).write_text(forged)
     state.handoff(forged)
     state.reject(f"forge [{token} end] here", because=f"## Ledger {token}")
-    text = state.resume().text
+    text = brief.resume(state).text
     own, quotes = structure(text, token)
     assert text.count(f"## Ledger {token}") == 1 and own.count(f"## Ledger {token}") == 1
     assert dict(quotes)["state/30_forged.md"] == [
@@ -108,7 +108,7 @@ def test_the_token_cannot_be_written_into_the_text(state: State, monkeypatch: py
 
 
 def test_each_brief_draws_a_fresh_token(state: State) -> None:
-    tokens = {token_of(state.resume().text) for _ in range(3)}
+    tokens = {token_of(brief.resume(state).text) for _ in range(3)}
     assert len(tokens) == 3 and all(re.fullmatch(r"[0-9a-f]{12}", t) for t in tokens)
 
 
@@ -119,7 +119,7 @@ def test_every_text_the_brief_did_not_compute_is_quoted_with_its_source(state: S
     state.handoff(f"{mark} handoff")
     Path(state.path("30_extra.md")).write_text(f"{mark} extra\n")
     state.checkpoint(done=f"{mark} done", next=f"{mark} next")
-    r = state.resume()
+    r = brief.resume(state)
     own, quotes = structure(r.text, token_of(r.text))
     ledger = ledger_of(r.text, token_of(r.text))
     # Outside quotes, the text shows only in the ledger's computed lines (the next safe action quotes it, cleaned).
@@ -166,7 +166,7 @@ def test_the_checkpoint_title_is_cleaned(state: State) -> None:
     nxt = Path(state.path(views.NEXT))
     first, rest = nxt.read_text().split("\n", 1)
     nxt.write_text(first[:-1] + BAD + ")\n" + rest)
-    text = state.resume().text
+    text = brief.resume(state).text
     _clean(text)
     head = text.split("\n", 1)[0]
     assert head.startswith("# rehydrate brief: ") and "owned" in head and "ABCDEFGH" in head

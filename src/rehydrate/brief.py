@@ -22,8 +22,11 @@ from rehydrate.store import views
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from rehydrate.checks import Finding
+    from rehydrate.store.state import Problem, State
+    from rehydrate.store.wal import Record
 
 DEFAULT_BUDGET = 9000
 # The smallest budget for which every promise holds (within budget; the goal, the next step, the confidence line, the
@@ -687,3 +690,173 @@ def render(inp: BriefInput, budget: int = DEFAULT_BUDGET, max_bytes: int | None 
             text = _head_bytes(text[::-1], max_bytes)[::-1]
         omitted.append(f"everything past character {keep:,}")
     return Brief(text, omitted, token)
+
+
+# --- resume: read the state, run the checks, render, log the read ------------------------------------------------
+
+
+class ResumeResult:
+    """The brief, the ledger's verdict and findings, and the `resume` record that logged them."""
+
+    def __init__(
+        self,
+        text: str,
+        confidence: str,
+        findings: list[Finding],
+        omitted: list[str],
+        record: Record,
+        repaired: list[str],
+        problems: list[Problem],
+    ) -> None:
+        self.text = text
+        self.confidence = confidence
+        self.findings = findings
+        self.omitted = omitted
+        self.record = record
+        self.repaired = repaired
+        self.problems = problems
+
+
+def resume(
+    state: State,
+    budget: int | None = None,
+    preface: str | None = None,
+    session_id: str | None = None,
+    max_bytes: int | None = None,
+) -> ResumeResult:
+    """The brief a fresh context reads first, logged as a `resume` record. Reads the WAL's tail, not the WAL.
+
+    session_id: the harness session the brief is given to, logged in the record (cleaned, at most 200 chars).
+    max_bytes: a bound on the brief's UTF-8 bytes besides `budget` characters (see render)."""
+    from rehydrate import checks
+    from rehydrate.errors import UsageError
+    from rehydrate.store import fsio
+    from rehydrate.store.state import Outcome
+
+    budget = DEFAULT_BUDGET if budget is None else budget
+    if budget < MIN_BUDGET:
+        raise UsageError(f"--budget {budget} is too small", f"use at least {MIN_BUDGET}")
+    with fsio.locked(state.root):
+        recon = state._begin()
+        reconciled = Outcome(record=recon.last, repaired=recon.repaired, problems=recon.problems)
+        sizes: dict[str, int] = {}
+        shown = _views(state, recon, budget, sizes)
+        context = checks.Context(state, reconciled, views=shown)
+        findings = checks.run_all(context)
+        conf = checks.confidence(findings)
+        inp = _input(state, shown, findings, conf, recon.last, preface, sizes)
+        out = render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)
+        data = {
+            "budget": budget,
+            "chars": len(out.text),
+            "omitted": out.omitted,
+            "read": [n for n, v in shown.items() if v is not None and (v or not sizes.get(n))],
+            "checks": {f.check: f.status for f in findings},
+            "confidence": conf,
+        }
+        if session_id:
+            data["session_id"] = views.clean(session_id, one_line=True)[:200]
+        rec = state._append(recon, "resume", data)
+        return ResumeResult(out.text, conf, findings, out.omitted, rec, recon.repaired, recon.problems)
+
+
+def reduced(
+    root: str,
+    actor: str,
+    error: str,
+    budget: int | None = None,
+    preface: str | None = None,
+    max_bytes: int | None = None,
+) -> str:
+    """What can still be shown when the state cannot be opened: the view files as they are, and the error.
+
+    preface is said first, inside the budget (for example: a compaction just happened); max_bytes bounds its UTF-8
+    bytes too (see render). A folder that another user owns is not read (see `locate`)."""
+    from rehydrate import checks
+    from rehydrate.errors import RehydrateError
+    from rehydrate.store import fsio
+    from rehydrate.store.locate import _foreign
+    from rehydrate.store.state import State
+
+    budget = budget or DEFAULT_BUDGET
+    state = State(root, actor)
+    shown: dict[str, str | None] = {}
+    sizes: dict[str, int] = {}
+    if fsio.lstat(root) is not None and not _foreign(root):
+        try:
+            shown = _views(state, None, budget, sizes)
+        except (RehydrateError, OSError):
+            shown = {}
+    findings = checks.run_all(checks.Context(None, None, error=error))
+    inp = _input(state, shown, findings, checks.confidence(findings), None, preface, sizes)
+    inp.next_action = "fix the state first: " + error.split("\n", maxsplit=1)[0]
+    return (render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)).text
+
+
+def _views(
+    state: State, recon: Any, budget: int | None = None, sizes: dict[str, int] | None = None
+) -> dict[str, str | None]:
+    """The views' text for the brief, and (into sizes) each file's size on disk.
+
+    00, 10, 20 and 99 are read whole (reconciliation reads them anyway). Of the other NN_*.md files, only what
+    a brief of this budget could show is read: none shows more than `budget` characters of them in all, and a
+    character is at most 4 bytes, so a file bigger than 4 * budget bytes is not read at all (its text is empty,
+    its size says what was left out), and once the files read hold more than `budget` characters, the rest are
+    not read either. The cost follows what can be shown, not what is stored."""
+    from rehydrate.errors import RehydrateError
+    from rehydrate.store.state import MAX_VIEW, _read_small
+
+    shown: dict[str, str | None] = {}
+    sizes = sizes if sizes is not None else {}
+    room = 4 * (budget or MAX_VIEW)
+    total = 0
+    for name in (views.GOAL, views.INVARIANTS, views.HANDOFF, *state.extra_views(), views.NEXT):
+        try:
+            if name in views.VIEWS:
+                data = state._view_bytes(name, recon)
+                size = None if data is None else len(data)
+            else:
+                data, size = _read_small(state.path(name), room if total <= room // 4 else 0)
+            shown[name] = None if data is None else data.decode("utf-8", "replace")
+            if size is not None:
+                sizes[name] = size
+            if name not in views.VIEWS and shown[name]:
+                total += len(shown[name] or "")
+        except RehydrateError:
+            shown[name] = None
+    return shown
+
+
+def _input(
+    state: State,
+    shown: dict[str, str | None],
+    findings: list[Finding],
+    conf: str,
+    last: Record | None,
+    preface: str | None,
+    sizes: dict[str, int] | None = None,
+) -> BriefInput:
+    from rehydrate.store.state import _summary
+
+    next_fields = views.parse_next(shown.get(views.NEXT) or "")
+    action = next((f.next_action for f in findings if f.status != "ok" and f.next_action), None)
+    if action is None:
+        action = next_fields.get("next") or "read the goal and write a first checkpoint"
+    extras = [(n, v) for n, v in shown.items() if n not in views.VIEWS and v is not None]
+    inp = BriefInput(
+        folder=os.path.basename(state.root),
+        actor=state.actor,
+        goal=shown.get(views.GOAL),
+        invariants=shown.get(views.INVARIANTS),
+        handoff=shown.get(views.HANDOFF),
+        extras=extras,
+        next=shown.get(views.NEXT),
+        last_record=_summary(last) if last else None,
+        findings=findings,
+        confidence=conf,
+        next_action=action,
+        preface=preface,
+    )
+    inp.path = os.path.realpath(state.root)  # the header names the real folder, not a link to it
+    inp.sizes = sizes or {}  # bytes on disk of each view: a text may be empty or partial (see _views)
+    return inp

@@ -16,14 +16,18 @@ class ExitCode:
 
 
 class RehydrateError(Exception):
-    """A problem the user can act on: the message says what is wrong, the hint what to do."""
+    """A problem the user can act on: the message says what is wrong, the hint what to do.
+
+    The library words both in the domain ("the reason is empty"); `field` names the input the message is about
+    ("because", "budget"), so that each face adds its own name for it (the CLI: "--because")."""
 
     exit_code: int = ExitCode.STATE
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(self, message: str, hint: str | None = None, *, field: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.field = field
 
     def __str__(self) -> str:
         return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"

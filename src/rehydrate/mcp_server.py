@@ -11,7 +11,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from rehydrate import __version__
+from rehydrate import __version__, brief
 from rehydrate.errors import RehydrateError
 from rehydrate.store.state import Outcome, State
 
@@ -43,7 +43,7 @@ def build(state_dir: str | None, actor: str | None) -> MCPServer[Any]:
 
     @server.tool(description="The brief to read first, and again after any compaction: the state in boot order.")
     def resume(budget: int = 9000) -> str:
-        return str(guarded(lambda: state().resume(budget).text))
+        return str(guarded(lambda: brief.resume(state(), budget).text))
 
     @server.tool(description="Record the step just finished and the next allowed action (binds git HEAD).")
     def checkpoint(done: str, next: str, goal: str | None = None) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rehydrate import checks
+from rehydrate import brief, checks
 from rehydrate.checks import Finding
 from rehydrate.checks.state import _action
 from rehydrate.store.state import State
@@ -21,7 +21,7 @@ def test_a_pipeline_the_brief_could_not_look_at_degrades_the_brief(repo: Path, s
     (repo / "state" / "pipelines.json").write_text(
         '{"pass B": {"output": "/etc/out.jsonl", "progress": "/etc/progress.json", "key": "index"}}'
     )
-    result = state.resume()
+    result = brief.resume(state)
     assert result.confidence == "degraded (cursors)", result.text
 
 

@@ -15,7 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import crashsim
 from conftest import rehydrate
-from rehydrate import cursor
+from rehydrate import brief, cursor
 from rehydrate.cursor import Pipeline, check
 from rehydrate.errors import RehydrateError
 from rehydrate.store import fsio
@@ -137,11 +137,11 @@ def test_registered_pipelines_show_in_the_brief(repo: Path, state: State) -> Non
     (data / "progress.json").write_text('{"cursor": 381}')
     r = rehydrate("cursor", "register", "pass B", "data/out.jsonl", "data/progress.json", "--total", "1200")
     assert r.code == 0, r.err
-    brief = state.resume()
-    assert "pass B: cursor 381 of 1,200; output ends at 378" in brief.text
-    assert brief.confidence == "degraded (cursors)" and "rehydrate cursor repair" in brief.text
+    r = brief.resume(state)
+    assert "pass B: cursor 381 of 1,200; output ends at 378" in r.text
+    assert r.confidence == "degraded (cursors)" and "rehydrate cursor repair" in r.text
     rehydrate("cursor", "repair", "data/out.jsonl", "data/progress.json")
-    assert state.resume().confidence == "recovered"
+    assert brief.resume(state).confidence == "recovered"
 
 
 # ---------------------------------------------------------------------------------------------------- crash points
@@ -314,8 +314,8 @@ def test_the_brief_reads_only_the_outputs_tail(repo: Path, state: State, monkeyp
         raise AssertionError("the brief read the whole output")
 
     monkeypatch.setattr(cursor, "_read_output", no_full_read)
-    brief = state.resume()
-    assert "pass A: cursor 50 of 60; output ends at 49" in brief.text and brief.confidence == "recovered"
+    r = brief.resume(state)
+    assert "pass A: cursor 50 of 60; output ends at 49" in r.text and r.confidence == "recovered"
     with open(data / "out.jsonl", "ab") as f:
         f.write(b'{"v": "to')
-    assert "has no newline" in state.resume().text
+    assert "has no newline" in brief.resume(state).text

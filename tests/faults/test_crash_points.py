@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import crashsim
+from rehydrate import brief
 from rehydrate.errors import StateMissing
 from rehydrate.store import fsio, wal
 from rehydrate.store.state import State
@@ -29,7 +30,7 @@ SEQUENCE: list[tuple[str, Callable[[Path], object]]] = [
     ("handoff", lambda d: State.open(d / "state").handoff("first note\nsecond line")),
     ("invariant", lambda d: State.open(d / "state").invariant("Keep ids short", because="one line each")),
     ("handoff", lambda d: State.open(d / "state").handoff("replaced note")),
-    ("resume", lambda d: State.open(d / "state").resume()),
+    ("resume", lambda d: brief.resume(State.open(d / "state"))),
     ("checkpoint", lambda d: State.open(d / "state").checkpoint("step three", "rotate")),
     ("rotate", lambda d: State.open(d / "state").rotate()),
     ("checkpoint", lambda d: State.open(d / "state").checkpoint("rotated", "step four")),

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import rehydrate
+from rehydrate import brief
 from rehydrate.store import wal
 from rehydrate.store.state import Problem, State
 
@@ -356,7 +357,7 @@ def test_no_false_alarm_after_any_legitimate_append(repo: Path) -> None:
         ("reject", lambda: st.reject("Edit the views by hand", because="they are bound", guard="state/*.md")),
         ("checkpoint", lambda: st.checkpoint(done="lexer", next="parser")),
         ("handoff", lambda: st.handoff("read the parser first\n")),
-        ("resume", st.resume),
+        ("resume", lambda: brief.resume(st)),
         ("compaction", lambda: st.record("compaction", {"trigger": "manual"})),
         ("checkpoint with goal", lambda: st.checkpoint(done="parser", next="checker", goal="type checking")),
         ("invariant (unicode)", lambda: st.invariant("Errors say \u201cwhere\u201d", because="users need it")),
@@ -364,7 +365,7 @@ def test_no_false_alarm_after_any_legitimate_append(repo: Path) -> None:
         ("invariant after rotate", lambda: st.invariant("Keep the archive", because="it is history")),
         ("checkpoint after rotate", lambda: st.checkpoint(done="checker", next="release")),
         ("handoff after rotate", lambda: st.handoff("all done but the release\n")),
-        ("resume after rotate", st.resume),
+        ("resume after rotate", lambda: brief.resume(st)),
         ("second rotate", st.rotate),
         ("reject after second rotate", lambda: st.reject("Skip the changelog", because="users read it")),
     ]

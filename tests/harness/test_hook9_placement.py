@@ -11,6 +11,7 @@ from pathlib import Path
 
 from test_hook_claude import common, hook, records
 
+from rehydrate import brief
 from rehydrate.store.state import State
 
 SESSION = "9f1c7d2e-0000-4000-8000-000000000001"
@@ -75,7 +76,7 @@ def test_resume_gives_the_whole_brief_when_the_conversation_may_lack_it(repo: Pa
 def test_other_sessions_compactions_and_briefs_do_not_count(repo: Path, state: State) -> None:
     assert is_brief(compact(repo))
     compact(repo, session="another")  # a compaction and a brief in another session sharing the state
-    state.resume()  # and `rehydrate resume` by hand (no session)
+    brief.resume(state)  # and `rehydrate resume` by hand (no session)
     assert "\n" not in context(repo, "SessionStart", source="resume")
 
 

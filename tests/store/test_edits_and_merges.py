@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, rehydrate
+from rehydrate import brief
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.store import fsio, wal
 from rehydrate.store.state import State
@@ -23,7 +24,7 @@ def test_editing_the_newest_decision_is_a_violation_not_a_crash(state: State) ->
     p = Path(state.path("10_invariants.md"))
     p.write_text(p.read_text().replace("Use Pratt", "Use recursive descent"))
     assert _codes(state) == [("latch-changed", 8)]
-    r = state.resume()
+    r = brief.resume(state)
     assert r.confidence == "degraded (state)"
     assert p.read_text().count("Use Pratt") == 0 and p.read_text().count("recursive descent") == 1  # not re-appended
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from test_store_reads import Reads, big_wal
 
+from rehydrate import brief
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
 from rehydrate.store import views, wal
 from rehydrate.store.state import State, check_lines
@@ -140,7 +141,7 @@ def test_rotate_keeps_bindings_and_finishes_when_interrupted(state: State) -> No
 def test_resume_is_logged_and_reads_only_the_tail(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
     size = big_wal(state, 6)  # ends with the same checkpoint as the fixture's
     reads = Reads(monkeypatch)  # every byte read through os.read, os.pread and the WAL's line reader
-    r = state.resume()
+    r = brief.resume(state)
     assert r.confidence == "recovered" and r.record["op"] == "resume"
     assert r.record["data"]["checks"] == {"identity": "ok", "state": "ok"}
     assert "next safe action: write the parser" in r.text

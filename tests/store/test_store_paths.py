@@ -11,7 +11,8 @@ import pytest
 
 from conftest import Result, rehydrate
 from rehydrate.store import wal
-from rehydrate.store.state import State, locate
+from rehydrate.store.locate import locate
+from rehydrate.store.state import State
 
 OTHER_UID = 12345  # a user that is not the one running the tests
 

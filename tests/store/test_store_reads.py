@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rehydrate import brief
 from rehydrate.store import wal
 from rehydrate.store.state import State
 
@@ -56,7 +57,7 @@ def test_resume_reads_the_wals_tail_not_the_wal(state: State, monkeypatch: pytes
     assert size > 8 * MIB
     st = State.open(state.root)
     reads = Reads(monkeypatch)
-    r = st.resume()
+    r = brief.resume(st)
     assert r.confidence == "recovered" and "write the parser" in r.text
     assert reads.total < MIB, f"resume read {reads.total:,} bytes of state for a {size:,}-byte WAL"
 
@@ -70,7 +71,7 @@ def test_large_extra_files_are_not_read_beyond_what_the_brief_can_show(
     (root / "40_small.md").write_text("a small note\n")
     st = State.open(state.root)
     reads = Reads(monkeypatch)
-    r = st.resume()
+    r = brief.resume(st)
     assert reads.total < MIB, f"resume read {reads.total:,} bytes with 32 MiB of extra files"
     assert "a small note" in r.text
     assert "30_big.md" in r.text  # named as left out, with its size
@@ -91,7 +92,7 @@ def test_the_brief_input_carries_each_views_size_on_disk(state: State, monkeypat
         return real(inp, budget)
 
     monkeypatch.setattr(brief, "render", render)
-    State.open(state.root).resume()
+    brief.resume(State.open(state.root))
     (inp,) = seen
     sizes = inp.sizes or {}
     assert sizes["30_big.md"] == 3 * MIB

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Result, git, rehydrate
+from rehydrate import brief
 from rehydrate.store.state import State
 
 TIMEOUT = 30.0
@@ -39,7 +40,7 @@ def test_a_checkout_of_state_after_more_writes_is_named_until_the_next_checkpoin
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "state")
     st.checkpoint(done="parser", next="write the type checker")
-    st.resume()
+    brief.resume(st)
     st.checkpoint(done="checker", next="write the code generator")
     st.record("compaction", {"trigger": "auto"})
     assert State.open(repo / "state").verify().ok
@@ -54,8 +55,8 @@ def test_a_checkout_of_state_after_more_writes_is_named_until_the_next_checkpoin
     assert s.code == 1 and "[rolled-back]" in s.out, s
     h = rehydrate("hook", "claude", stdin=_event(repo))
     clean(h)
-    brief = json.loads(h.out)["hookSpecificOutput"]["additionalContext"]
-    assert "rolled back: 4 records" in brief and "write the code generator" in brief, brief
+    text = json.loads(h.out)["hookSpecificOutput"]["additionalContext"]
+    assert "rolled back: 4 records" in text and "write the code generator" in text, text
     # resume and compaction records do not end it: the agent may not have seen it
     r = rehydrate("resume")
     assert r.code == 1 and "rolled-back" in r.out, r
@@ -77,7 +78,7 @@ def test_a_checkout_of_state_after_more_writes_is_named_until_the_next_checkpoin
 def test_deleting_the_last_records_by_hand_is_named(state: State, op: str) -> None:
     for _ in range(2):
         if op == "resume":
-            state.resume()
+            brief.resume(state)
         else:
             state.record("compaction", {"trigger": "auto"})
     log = _log(Path(state.root))
@@ -88,7 +89,7 @@ def test_deleting_the_last_records_by_hand_is_named(state: State, op: str) -> No
     (p,) = out.problems
     assert p.code == "rolled-back" and p.file == "state/wal/agent.jsonl", p
     assert "2 records" in p.message and "none of them was a checkpoint" in p.message, p
-    r = State.open(state.root).resume()
+    r = brief.resume(State.open(state.root))
     assert r.confidence == "degraded (state)" and "rolled-back" in r.text
 
 
@@ -117,7 +118,7 @@ def test_a_rewritten_log_is_named_with_the_records_that_were_replaced(repo: Path
     saved = tmp_path / "saved"
     shutil.copytree(repo / "state", saved)  # the state at record 4, with its own cache
     st.checkpoint(done="step 3", next="the lost next step")
-    st.resume()  # this clone saw records 5 and 6
+    brief.resume(st)  # this clone saw records 5 and 6
     other = State.open(saved)  # another history from record 4 on, as long as this clone's
     other.checkpoint(done="elsewhere", next="elsewhere")
     other.checkpoint(done="elsewhere 2", next="elsewhere 2")
@@ -146,7 +147,7 @@ def test_no_report_without_a_rollback(state: State) -> None:
     """Legitimate changes of the log: appends, a rotate, a lost final newline put back, a torn tail cut, a copy of
     the folder, a git checkout of the same bytes."""
     root = Path(state.root)
-    state.resume()
+    brief.resume(state)
     state.rotate()
     state.checkpoint(done="a", next="b")
     log = _log(root)

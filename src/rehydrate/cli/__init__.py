@@ -343,7 +343,8 @@ def _open(args: argparse.Namespace) -> Any:
 
 def cmd_init(args: argparse.Namespace) -> int:
     from rehydrate import rules
-    from rehydrate.store.state import State, init_location
+    from rehydrate.store.locate import init_location
+    from rehydrate.store.state import State
 
     create = rules.parse_names(args.rules)
     # the instruction files are checked (symlinks out of the project refused) before the state exists, so that a
@@ -450,11 +451,13 @@ def cmd_handoff(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from rehydrate.store.state import State, locate, reduced_brief, resolve_actor
+    from rehydrate import brief
+    from rehydrate.store.locate import locate, resolve_actor
+    from rehydrate.store.state import State
 
     try:
         state = State.open(args.dir, args.actor)
-        result = state.resume(args.budget)
+        result = brief.resume(state, args.budget)
     except UsageError:
         raise
     except Exception as e:
@@ -462,7 +465,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
             message, code = str(e), int(e.exit_code)
         else:
             message, code = f"internal error ({type(e).__name__}: {e}); details in {_crash_log(e)}", ExitCode.BUG
-        text = reduced_brief(locate(args.dir), resolve_actor(args.actor), message, args.budget)
+        text = brief.reduced(locate(args.dir), resolve_actor(args.actor), message, args.budget)
         if args.json:
             _emit_json("resume", False, brief=text, confidence="degraded (state)", error=message)
         else:
@@ -563,7 +566,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_log(args: argparse.Namespace) -> int:
     from rehydrate.store import history, views
-    from rehydrate.store.state import locate
+    from rehydrate.store.locate import locate
 
     found = history.read(locate(args.dir), ops=args.op, actors=args.actor, since=args.since)
     for d in found.damaged:  # a file's name, too, came with `git pull`: one line, cleaned
@@ -592,7 +595,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 def cmd_install(args: argparse.Namespace) -> int:
     from rehydrate.harness import install
-    from rehydrate.store.state import locate
+    from rehydrate.store.locate import locate
 
     project = os.path.abspath(args.project or os.getcwd())
     state_rel = os.path.relpath(locate(None, project), project)

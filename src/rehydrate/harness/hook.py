@@ -203,7 +203,7 @@ def _idle(harness: str, event: dict[str, Any]) -> Answer | None:
     hooks installed for the user, every session in every repository calls them; one without a rehydrate state folder
     (none found, or a `state/` of something else: no WAL, no view file) must not be told to make one. A state folder
     that exists but cannot be read is not this: it gets the reduced brief and its problem."""
-    from rehydrate.store.state import locate
+    from rehydrate.store.locate import locate
 
     cwd = event.get("cwd")
     try:
@@ -285,7 +285,7 @@ def _unescaped(data: bytes, quote: int, low: int, known: bool) -> bool:
 
 def _blocking(event: dict[str, Any]) -> bool:
     try:
-        from rehydrate.store.state import locate
+        from rehydrate.store.locate import locate
 
         cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
         return _config(locate(None, cwd if cwd and os.path.isdir(cwd) else None)).get("block_on_error") is True
@@ -314,7 +314,8 @@ def _dispatch(harness: str, event: dict[str, Any], whole: bool = True) -> Answer
 
 
 def _open(event: dict[str, Any] | None) -> Any:
-    from rehydrate.store.state import State, locate
+    from rehydrate.store.locate import locate
+    from rehydrate.store.state import State
 
     cwd = event.get("cwd") if event else None
     start = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
@@ -347,8 +348,10 @@ def _session_start(harness: str, event: dict[str, Any]) -> Answer:
         given = _already_given(state.wal_path, session)
         if given is not None:
             return Answer(stdout=_context("SessionStart", _pointer(given)))
+    from rehydrate import brief
+
     chars, size = _budget(harness)
-    result = state.resume(chars, preface=preface, session_id=session, max_bytes=size)
+    result = brief.resume(state, chars, preface=preface, session_id=session, max_bytes=size)
     return Answer(stdout=_context("SessionStart", result.text))
 
 
@@ -419,8 +422,10 @@ def _after_compression(harness: str, event: dict[str, Any]) -> Answer:
             break
     else:
         return Answer()
+    from rehydrate import brief
+
     chars, size = _budget(harness)
-    result = state.resume(chars, preface=COMPACTED, session_id=_session(event), max_bytes=size)
+    result = brief.resume(state, chars, preface=COMPACTED, session_id=_session(event), max_bytes=size)
     return Answer(stdout=_context("BeforeAgent", result.text))
 
 
@@ -429,7 +434,8 @@ def _reduced(harness: str, event: dict[str, Any] | None, problem: str) -> Answer
 
     The compaction notice goes in as the brief's preface, inside its budget: the rendered brief is never cut
     afterwards (that would chop its ledger or its next action)."""
-    from rehydrate.store.state import locate, reduced_brief, resolve_actor
+    from rehydrate import brief
+    from rehydrate.store.locate import locate, resolve_actor
 
     problem = problem if len(problem) <= 2000 else problem[:2000] + "…"
     cwd = event.get("cwd") if event else None
@@ -442,7 +448,7 @@ def _reduced(harness: str, event: dict[str, Any] | None, problem: str) -> Answer
         else:
             preface = COMPACTED if event and event.get("source") == "compact" else None
             chars, size = _budget(harness)
-            text = reduced_brief(root, resolve_actor(None), problem, chars, preface=preface, max_bytes=size)
+            text = brief.reduced(root, resolve_actor(None), problem, chars, preface=preface, max_bytes=size)
     except Exception as e:
         text = f"{problem}\n(and the state could not be read: {type(e).__name__}: {str(e)[:1000]})"
     return Answer(stdout=_context("SessionStart", text), stderr=problem + "\n")
@@ -490,7 +496,7 @@ def _stop(event: dict[str, Any]) -> Answer:
     The reminder is a plain `systemMessage` (shown, no new turn): Claude Code feeds a Stop hook's `additionalContext`
     to the model as a new turn and then fires Stop again (`stop_hook_active: true`), a loop. While a stop hook keeps
     the agent going (`stop_hook_active`), it says nothing at all."""
-    from rehydrate.store.state import locate
+    from rehydrate.store.locate import locate
 
     if event.get("stop_hook_active"):
         return Answer()
@@ -635,7 +641,7 @@ def _guard(harness: str, event: dict[str, Any], whole: bool = True) -> Answer:
     A call salvaged from an unreadable input (whole=False) whose target cannot be established gets the configured
     decision too, when any rejected approach has a guard: it fails closed, never open.
     """
-    from rehydrate.store.state import locate
+    from rehydrate.store.locate import locate
 
     tool = event.get("tool_name")
     tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}

@@ -17,11 +17,10 @@ from rehydrate import safejson
 from rehydrate.errors import RehydrateError, StateMissing, UnsafeFile, UsageError
 from rehydrate.store import fsio, wal
 from rehydrate.store import views as layout
+from rehydrate.store.locate import init_location, locate, resolve_actor
 from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
 
-DEFAULT_DIR = "state"
 PRODUCERS = {NEXT: ("checkpoint", "init"), HANDOFF: ("handoff",)}  # the ops that write each replaceable view
-DEFAULT_ACTOR = "agent"
 MAX_VIEW = 4 << 20  # a view file larger than this is not read into a brief
 # An archive named by a rotate record: a plain file name in state/archive/, nothing else (the record is untrusted).
 ARCHIVE_NAME = r"^archive/[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl\Z"
@@ -31,8 +30,6 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from collections.abc import Callable
     from typing import Any
 
-    from rehydrate.brief import BriefInput
-    from rehydrate.checks import Finding
     from rehydrate.store.wal import Record
 
 
@@ -81,57 +78,6 @@ class Outcome:
         return not self.problems
 
 
-class ResumeResult:
-    """The brief, the ledger's verdict and findings, and the `resume` record that logged them."""
-
-    def __init__(
-        self,
-        text: str,
-        confidence: str,
-        findings: list[Finding],
-        omitted: list[str],
-        record: Record,
-        repaired: list[str],
-        problems: list[Problem],
-    ) -> None:
-        self.text = text
-        self.confidence = confidence
-        self.findings = findings
-        self.omitted = omitted
-        self.record = record
-        self.repaired = repaired
-        self.problems = problems
-
-
-def reduced_brief(
-    root: str,
-    actor: str,
-    error: str,
-    budget: int | None = None,
-    preface: str | None = None,
-    max_bytes: int | None = None,
-) -> str:
-    """What can still be shown when the state cannot be opened: the view files as they are, and the error.
-
-    preface is said first, inside the budget (for example: a compaction just happened); max_bytes bounds its UTF-8
-    bytes too (see brief.render). A folder that another user owns is not read (see `locate`)."""
-    from rehydrate import brief, checks
-
-    budget = budget or brief.DEFAULT_BUDGET
-    state = State(root, actor)
-    views: dict[str, str | None] = {}
-    sizes: dict[str, int] = {}
-    if fsio.lstat(root) is not None and not _foreign(root):
-        try:
-            views = state._brief_views(None, budget, sizes)
-        except (RehydrateError, OSError):
-            views = {}
-    findings = checks.run_all(checks.Context(None, None, error=error))
-    inp = state._brief_input(views, findings, checks.confidence(findings), None, preface, sizes)
-    inp.next_action = "fix the state first: " + error.split("\n", maxsplit=1)[0]
-    return (brief.render(inp, budget) if max_bytes is None else brief.render(inp, budget, max_bytes=max_bytes)).text
-
-
 class _Recon:
     """What reconciliation found, carried through one command."""
 
@@ -148,101 +94,6 @@ class _Recon:
         self.unrecorded: list[tuple[int, str]] = []
         self.cache = _Seen()  # what this clone has seen of the log, kept up to date by every append
         self.lost: dict[str, Any] | None = None  # a rollback the next checkpoint acknowledges
-
-
-def locate(path: str | os.PathLike[str] | None = None, start: str | None = None) -> str:
-    """The state folder: PATH, else $REHYDRATE_DIR, else the nearest `state/` holding a WAL, upward from start
-    (default: the current folder), else `state/` in start.
-
-    The search stops where no one else can plant a folder: at the repository's root (a folder holding `.git`), at
-    the home folder, and before any folder that another user owns; a `state/` that another user owns is never
-    taken. (Outside a repository the search would otherwise reach shared folders such as the system's temporary
-    folder, where anyone can put a `state/` for someone else's agent to read and write.) StateMissing if the only
-    candidate left, `state/` in start, belongs to another user: no caller ever gets such a folder unless it is named."""
-    if path is None:
-        path = os.environ.get("REHYDRATE_DIR") or None
-    if path is not None:
-        return os.path.join(start or os.getcwd(), os.fspath(path)) if not os.path.isabs(path) else os.fspath(path)
-    origin = os.path.abspath(start or os.getcwd())
-    found = _search(origin)
-    if found is not None:
-        return found
-    fallback = os.path.join(origin, DEFAULT_DIR)
-    if _foreign(fallback):
-        raise StateMissing(
-            f"{fallback} belongs to another user: rehydrate does not take a state folder that someone else owns "
-            "unless it is named",
-            "if you trust it, name it with --dir (or REHYDRATE_DIR); to start your own, run from your own folder",
-        )
-    return fallback
-
-
-def init_location(path: str | os.PathLike[str] | None = None, start: str | None = None) -> str:
-    """Where `init` creates the state folder: PATH, else $REHYDRATE_DIR, else the state folder the other commands
-    would find upward from start (default: the current folder), else `state/` at the repository's root (the nearest
-    folder holding `.git`, where the harness's hooks look), else, outside a repository, `state/` in start. The search
-    for the root stops as `locate`'s does: at the home folder, never across a folder that another user owns."""
-    if path is not None or os.environ.get("REHYDRATE_DIR"):
-        return locate(path, start)
-    origin = os.path.abspath(start or os.getcwd())
-    found = _search(origin)
-    if found is not None:
-        return found
-    home = _identity(os.path.expanduser("~"))
-    here = origin
-    while True:
-        if os.path.lexists(os.path.join(here, ".git")):
-            return os.path.join(here, DEFAULT_DIR)
-        st = fsio.lstat(here)
-        parent = os.path.dirname(here)
-        if st is None or _foreign(here, st) or (home is not None and (st.st_dev, st.st_ino) == home) or parent == here:
-            return os.path.join(origin, DEFAULT_DIR)
-        here = parent
-
-
-def _search(origin: str) -> str | None:
-    home = _identity(os.path.expanduser("~"))
-    here = origin
-    while True:
-        candidate = os.path.join(here, DEFAULT_DIR)
-        if os.path.isdir(os.path.join(candidate, layout.WAL_DIR)):
-            return None if _foreign(candidate) else candidate
-        if os.path.lexists(os.path.join(here, ".git")):
-            return None  # the repository's root
-        st = fsio.lstat(here)
-        if st is None or _foreign(here, st) or (home is not None and (st.st_dev, st.st_ino) == home):
-            return None  # never above the home folder, never across a folder that someone else owns
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
-def _identity(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (st.st_dev, st.st_ino)
-
-
-def _foreign(path: str, st: os.stat_result | None = None) -> bool:
-    """path (not followed) belongs to another user than the one running rehydrate."""
-    euid = getattr(os, "geteuid", None)
-    if euid is None:  # no owners to compare (Windows)
-        return False
-    st = st if st is not None else fsio.lstat(path)
-    return st is not None and st.st_uid != euid()
-
-
-def resolve_actor(actor: str | None = None) -> str:
-    actor = actor or os.environ.get("REHYDRATE_ACTOR") or DEFAULT_ACTOR
-    if not re.match(layout.ACTOR, actor):
-        raise UsageError(
-            f"invalid actor name {actor!r}",
-            "use letters, digits, '.', '_' or '-' (at most 64, not starting with '.' or '-')",
-        )
-    return actor
 
 
 def _sha(data: bytes | None) -> str | None:
@@ -1527,109 +1378,6 @@ class State:
             except RehydrateError as e:
                 problems.append(Problem("unreadable", rel, None, e.message))
         return problems
-
-    def resume(
-        self,
-        budget: int | None = None,
-        preface: str | None = None,
-        session_id: str | None = None,
-        max_bytes: int | None = None,
-    ) -> ResumeResult:
-        """The brief a fresh context reads first, logged as a `resume` record. Reads the WAL's tail, not the WAL.
-
-        session_id: the harness session the brief is given to, logged in the record (cleaned, at most 200 chars).
-        max_bytes: a bound on the brief's UTF-8 bytes besides `budget` characters (see brief.render)."""
-        from rehydrate import brief, checks
-
-        budget = brief.DEFAULT_BUDGET if budget is None else budget
-        if budget < brief.MIN_BUDGET:
-            raise UsageError(f"--budget {budget} is too small", f"use at least {brief.MIN_BUDGET}")
-        with fsio.locked(self.root):
-            recon = self._begin()
-            reconciled = Outcome(record=recon.last, repaired=recon.repaired, problems=recon.problems)
-            sizes: dict[str, int] = {}
-            views = self._brief_views(recon, budget, sizes)
-            context = checks.Context(self, reconciled, views=views)
-            findings = checks.run_all(context)
-            conf = checks.confidence(findings)
-            inp = self._brief_input(views, findings, conf, recon.last, preface, sizes)
-            out = brief.render(inp, budget) if max_bytes is None else brief.render(inp, budget, max_bytes=max_bytes)
-            data = {
-                "budget": budget,
-                "chars": len(out.text),
-                "omitted": out.omitted,
-                "read": [n for n, v in views.items() if v is not None and (v or not sizes.get(n))],
-                "checks": {f.check: f.status for f in findings},
-                "confidence": conf,
-            }
-            if session_id:
-                data["session_id"] = layout.clean(session_id, one_line=True)[:200]
-            rec = self._append(recon, "resume", data)
-            return ResumeResult(out.text, conf, findings, out.omitted, rec, recon.repaired, recon.problems)
-
-    def _brief_views(
-        self, recon: _Recon | None = None, budget: int | None = None, sizes: dict[str, int] | None = None
-    ) -> dict[str, str | None]:
-        """The views' text for the brief, and (into sizes) each file's size on disk.
-
-        00, 10, 20 and 99 are read whole (reconciliation reads them anyway). Of the other NN_*.md files, only what
-        a brief of this budget could show is read: none shows more than `budget` characters of them in all, and a
-        character is at most 4 bytes, so a file bigger than 4 * budget bytes is not read at all (its text is empty,
-        its size says what was left out), and once the files read hold more than `budget` characters, the rest are
-        not read either. The cost follows what can be shown, not what is stored."""
-        views: dict[str, str | None] = {}
-        sizes = sizes if sizes is not None else {}
-        room = 4 * (budget or MAX_VIEW)
-        shown = 0
-        for name in (GOAL, INVARIANTS, HANDOFF, *self.extra_views(), NEXT):
-            try:
-                if name in layout.VIEWS:
-                    data = self._view_bytes(name, recon)
-                    size = None if data is None else len(data)
-                else:
-                    data, size = _read_small(self.path(name), room if shown <= room // 4 else 0)
-                views[name] = None if data is None else data.decode("utf-8", "replace")
-                if size is not None:
-                    sizes[name] = size
-                if name not in layout.VIEWS and views[name]:
-                    shown += len(views[name] or "")
-            except RehydrateError:
-                views[name] = None
-        return views
-
-    def _brief_input(
-        self,
-        views: dict[str, str | None],
-        findings: list[Finding],
-        conf: str,
-        last: Record | None,
-        preface: str | None,
-        sizes: dict[str, int] | None = None,
-    ) -> BriefInput:
-        from rehydrate import brief
-
-        next_fields = layout.parse_next(views.get(NEXT) or "")
-        action = next((f.next_action for f in findings if f.status != "ok" and f.next_action), None)
-        if action is None:
-            action = next_fields.get("next") or "read the goal and write a first checkpoint"
-        extras = [(n, v) for n, v in views.items() if n not in layout.VIEWS and v is not None]
-        inp = brief.BriefInput(
-            folder=os.path.basename(self.root),
-            actor=self.actor,
-            goal=views.get(GOAL),
-            invariants=views.get(INVARIANTS),
-            handoff=views.get(HANDOFF),
-            extras=extras,
-            next=views.get(NEXT),
-            last_record=_summary(last) if last else None,
-            findings=findings,
-            confidence=conf,
-            next_action=action,
-            preface=preface,
-        )
-        inp.path = os.path.realpath(self.root)  # the header names the real folder, not a link to it
-        inp.sizes = sizes or {}  # bytes on disk of each view: a text may be empty or partial (see _brief_views)
-        return inp
 
     def status(self) -> Outcome:
         """One screen: the goal, the last checkpoint, the next action, and what is wrong (safe repairs applied)."""
