@@ -7,7 +7,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["RehydrateError", "State", "__version__"]
+JSON_VERSION = 1  # the version of every --json answer and of the audit's report
+__all__ = ["JSON_VERSION", "RehydrateError", "State", "__version__"]
 
 
 def __getattr__(name: str) -> Any:  # lazy: `import rehydrate` stays cheap on the hook path

@@ -368,8 +368,9 @@ def cmd_init(args: argparse.Namespace) -> int:
     _report(out, args)
     where = state.rel("")
     if project != os.path.abspath(os.getcwd()):  # say where: not the current folder (init from a subfolder)
-        named = args.dir is not None or bool(os.environ.get("REHYDRATE_DIR"))
-        at_root = not named and os.path.lexists(os.path.join(project, ".git"))
+        from rehydrate.store.locate import named
+
+        at_root = named(args.dir) is None and os.path.lexists(os.path.join(project, ".git"))
         note = " at the repository's root, where the harness hooks look" if at_root else ""
         where = f"{state.root}{os.sep}{note}"
     print(

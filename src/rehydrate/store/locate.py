@@ -16,6 +16,11 @@ DEFAULT_DIR = "state"
 DEFAULT_ACTOR = "agent"
 
 
+def named(path: str | os.PathLike[str] | None = None) -> str | os.PathLike[str] | None:
+    """The state folder the user named: PATH, else $REHYDRATE_DIR; None when neither names one (then it is found)."""
+    return path if path is not None else (os.environ.get("REHYDRATE_DIR") or None)
+
+
 def locate(path: str | os.PathLike[str] | None = None, start: str | None = None) -> str:
     """The state folder: PATH, else $REHYDRATE_DIR, else the nearest `state/` holding a WAL, upward from start
     (default: the current folder), else `state/` in start.
@@ -25,8 +30,7 @@ def locate(path: str | os.PathLike[str] | None = None, start: str | None = None)
     taken. (Outside a repository the search would otherwise reach shared folders such as the system's temporary
     folder, where anyone can put a `state/` for someone else's agent to read and write.) StateMissing if the only
     candidate left, `state/` in start, belongs to another user: no caller ever gets such a folder unless it is named."""
-    if path is None:
-        path = os.environ.get("REHYDRATE_DIR") or None
+    path = named(path)
     if path is not None:
         return os.path.join(start or os.getcwd(), os.fspath(path)) if not os.path.isabs(path) else os.fspath(path)
     origin = os.path.abspath(start or os.getcwd())
@@ -48,7 +52,7 @@ def init_location(path: str | os.PathLike[str] | None = None, start: str | None 
     would find upward from start (default: the current folder), else `state/` at the repository's root (the nearest
     folder holding `.git`, where the harness's hooks look), else, outside a repository, `state/` in start. The search
     for the root stops as `locate`'s does: at the home folder, never across a folder that another user owns."""
-    if path is not None or os.environ.get("REHYDRATE_DIR"):
+    if named(path) is not None:
         return locate(path, start)
     origin = os.path.abspath(start or os.getcwd())
     found = _search(origin)
