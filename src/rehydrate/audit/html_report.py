@@ -14,7 +14,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from rehydrate.audit import shown
+from rehydrate.audit.text import shown
 
 MAX_CHARTS = 60  # the sessions with the most symptoms first; the rest are listed in a table
 

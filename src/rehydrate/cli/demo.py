@@ -15,6 +15,10 @@ import textwrap
 
 from rehydrate.errors import ExitCode, RehydrateError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
 _KILLED_WRITER = """
 import os, signal, sys
 from rehydrate.store import fsio
@@ -74,6 +78,19 @@ def _write(path: str, text: str) -> None:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def args_demo(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Run init, decisions, a rejected approach and checkpoints in a temporary git "
+        "repository, kill a writer between the WAL append and the view update, rewrite a line of "
+        "10_invariants.md by hand, then verify, repair and print the brief a fresh context reads."
+    )
+    p.add_argument("--keep", action="store_true", help="keep the temporary repository and print its path")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    return run(keep=args.keep)
 
 
 def run(keep: bool = False) -> int:

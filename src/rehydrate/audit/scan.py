@@ -1,0 +1,57 @@
+"""The audit of a set of files: each session read, its compactions' symptoms, the sessions ranked."""
+
+from __future__ import annotations
+
+from rehydrate import JSON_VERSION, transcripts
+from rehydrate.audit.discover import unreadable
+from rehydrate.audit.symptoms import score, symptoms
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+
+def report(paths: list[str], progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+    """The audit of these files, as the JSON object `rehydrate audit --json` prints. progress, if given, is called
+    before each file is read with its number (from 1), the number of files and its path."""
+    sessions: list[dict[str, Any]] = []
+    errors: list[dict[str, str]] = []
+    for n, path in enumerate(paths, 1):
+        if progress is not None:
+            progress(n, len(paths), path)
+        try:
+            s = transcripts.read(path)  # a FIFO, a device or a folder is refused: "not a regular file"
+        except OSError as e:
+            errors.append(unreadable(path, e))
+            continue
+        if s.harness in ("claude", "codex"):
+            sessions.append(_session(path, s))
+    ranked = sorted((s for s in sessions if s["compactions"]), key=lambda s: -int(s["score"]))
+    return {
+        "version": JSON_VERSION,
+        "sessions": sessions,
+        "summary": {
+            "files": len(paths),
+            "sessions": len(sessions),
+            "compactions": sum(len(s["compactions"]) for s in sessions),
+            "ranked": [{"path": s["path"], "score": s["score"]} for s in ranked],
+        },
+        "errors": errors,
+    }
+
+
+def _session(path: str, s: transcripts.Session) -> dict[str, Any]:
+    compactions = symptoms(s)
+    return {
+        "path": path,
+        "harness": s.harness,
+        "lines": s.lines,
+        "bad_lines": s.bad_lines,
+        "user_turns": s.user_turns,
+        "tool_calls": len(s.tool_calls),
+        "tool_errors": sum(t.failed for t in s.tool_calls),
+        "context": [t.context for t in s.turns],
+        "compactions": compactions,
+        "score": score(compactions),
+    }

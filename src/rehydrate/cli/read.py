@@ -1,0 +1,184 @@
+"""The commands that read the state: resume, verify, status, log.
+
+`resume` is on the hook path: this module imports nothing at load time but what every command has loaded already.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from rehydrate.cli import DIR_HELP, common_options, crash_log, emit_json, flagged, open_state, problems_json
+from rehydrate.errors import ExitCode, RehydrateError, UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def args_resume(p: argparse.ArgumentParser) -> None:
+    from rehydrate.brief import DEFAULT_BUDGET  # loaded by the command anyway: the help's default costs nothing
+
+    p.description = (
+        "Reconcile the state, then print the brief in boot order within a character "
+        "budget, ending with the ledger of checks. Logged as a resume record. Exit 1 if degraded."
+    )
+    p.add_argument(
+        "--budget",
+        type=int,
+        metavar="CHARS",
+        help=f"the most characters the brief may use (default {DEFAULT_BUDGET})",
+    )
+    common_options(p)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from rehydrate import brief
+    from rehydrate.store.locate import locate, resolve_actor
+    from rehydrate.store.state import State
+
+    try:
+        state = State.open(args.dir, args.actor)
+        result = brief.resume(state, args.budget)
+    except UsageError:
+        raise
+    except Exception as e:
+        if isinstance(e, RehydrateError):
+            message, code = flagged(e, with_hint=True), int(e.exit_code)
+        else:
+            message, code = f"internal error ({type(e).__name__}: {e}); details in {crash_log(e)}", ExitCode.BUG
+        text = brief.reduced(locate(args.dir), resolve_actor(args.actor), message, args.budget)
+        if args.json:
+            emit_json("resume", False, brief=text, confidence="degraded (state)", error=message)
+        else:
+            sys.stdout.write(text)
+            print(f"rehydrate: {message}", file=sys.stderr)
+        return code
+    degraded = result.confidence != "recovered"
+    if args.json:
+        emit_json(
+            "resume",
+            not degraded,
+            brief=result.text,
+            confidence=result.confidence,
+            findings=[f.as_dict() for f in result.findings],
+            omitted=result.omitted,
+            seq=result.record["seq"],
+            **problems_json(result),
+        )
+    else:
+        sys.stdout.write(result.text)
+    return ExitCode.DISCREPANCY if degraded else 0
+
+
+def args_verify(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "The full recognize step: every log's hash chain, 00 and 10 against what the "
+        "WAL bound, each view against the WAL, a torn tail. --repair applies only the safe repairs: "
+        "redo a lagging view, cut a torn tail (keeping a .broken copy), record lines added by hand."
+    )
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="apply the safe repairs (redo lagging or missing views, cut a torn last line, restore a lost "
+        "final newline, finish an interrupted rotate, remove stale temporary files, record lines added by hand) "
+        "and say what was done",
+    )
+    common_options(p)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    state = open_state(args)
+    out = state.verify(repair=args.repair)
+    seq = out.record["seq"] if out.record else None
+    if args.json:
+        emit_json("verify", out.ok, state=state.root, records=seq, **problems_json(out))
+        return 0 if out.ok else ExitCode.DISCREPANCY
+    for r in out.repaired:
+        print(f"repaired: {r}")
+    for p in out.problems:
+        where = p.file + (f":{p.line}" if p.line else "")
+        fix = " (safe to repair: rehydrate verify --repair)" if p.repairable and not args.repair else ""
+        print(f"problem: {where}: {p.message} [{p.code}]{fix}")
+    if out.ok:
+        print(f"ok: {state.rel('')} verified: {seq} record(s), hash chain intact, latches hold, views match the WAL")
+        return 0
+    print(f"{len(out.problems)} problem(s) in {state.rel('')}")
+    return ExitCode.DISCREPANCY
+
+
+def args_status(p: argparse.ArgumentParser) -> None:
+    p.description = "Show the goal, the last checkpoint, the next action and any problem. Exit 1 if there is a problem."
+    common_options(p)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    state = open_state(args)
+    out = state.status()
+    x = out.extra
+    if args.json:
+        emit_json(
+            "status",
+            out.ok,
+            state=state.root,
+            actor=state.actor,
+            goal=x["goal"],
+            checkpoint=x["checkpoint"],
+            next=x["next"],
+            records=x["records"],
+            **problems_json(out),
+        )
+        return 0 if out.ok else ExitCode.DISCREPANCY
+    print(f"state:       {state.root} (actor {state.actor}, {x['records']} record(s))")
+    print(f"goal:        {x['goal']}")
+    print(f"checkpoint:  {x['checkpoint']}")
+    print(f"last done:   {x['next'].get('done', '?')}")
+    print(f"next action: {x['next'].get('next', '?')}")
+    for r in out.repaired:
+        print(f"repaired:    {r}")
+    if out.ok:
+        print("problems:    none")
+        return 0
+    for p in out.problems:
+        where = p.file + (f":{p.line}" if p.line else "")
+        print(f"problem:     {where}: {p.message} [{p.code}]")
+    return ExitCode.DISCREPANCY
+
+
+def args_log(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "List every record of the state folder (state/wal/*.jsonl and state/archive/*.jsonl, every "
+        "actor), oldest first: by time, then actor, then seq; one line each (seq, actor, op, time, a short "
+        "summary), or with --json one JSON object per line (seq, actor, op, ts, data). A line that is not a "
+        "valid record is named on stderr and skipped (exit 1). Read-only: it takes no lock and repairs nothing."
+    )
+    p.add_argument("--op", action="append", metavar="OP", help="only records of this op (repeatable)")
+    p.add_argument("--actor", action="append", metavar="NAME", help="only this actor's records (repeatable)")
+    p.add_argument(
+        "--since", metavar="TIME", help="only records at or after TIME (UTC: YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS])"
+    )
+    p.add_argument("--dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("--json", action="store_true", help="one JSON object per line: seq, actor, op, ts, data")
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    from rehydrate.store import history, views
+    from rehydrate.store.locate import locate
+
+    found = history.read(locate(args.dir), ops=args.op, actors=args.actor, since=args.since)
+    for d in found.damaged:  # a file's name, too, came with `git pull`: one line, cleaned
+        print(f"rehydrate: skipped {views.clean(str(d), one_line=True)}", file=sys.stderr)
+    if args.json:  # ASCII-only JSON: whatever a record holds, the line is valid and carries no control byte
+        out = [json.dumps(e.as_dict()) for e in found.entries]
+    else:  # every field that came from a file on one line, cleaned (a forged op or actor could hold a newline)
+
+        def one(text: str) -> str:
+            return views.clean(text, one_line=True)[:64]
+
+        rows = [(e.seq, one(e.actor), one(e.op), one(e.ts[:19].replace("T", " ")), e.summary()) for e in found.entries]
+        actor_w = max((len(r[1]) for r in rows), default=0)
+        op_w = max((len(r[2]) for r in rows), default=0)
+        out = [f"{seq:>6}  {actor:<{actor_w}}  {op:<{op_w}}  {when}  {what}" for seq, actor, op, when, what in rows]
+    if out:
+        sys.stdout.write("\n".join(out) + "\n")
+    return ExitCode.DISCREPANCY if found.damaged else 0

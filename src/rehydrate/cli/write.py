@@ -1,0 +1,214 @@
+"""The commands that write the state: init, invariant, reject, checkpoint, handoff, rotate.
+
+`checkpoint` is on the hook path: this module imports nothing at load time but argparse's types (for the checker).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from rehydrate.cli import common_options, emit_json, open_state, problems_json, report
+from rehydrate.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def args_init(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Create state/ (00_goal.md, 10_invariants.md, 99_next.md, wal/ACTOR.jsonl). "
+        "The goal is write-once: an existing one is never replaced. The boot rule goes, as a marked "
+        "block, into AGENTS.md, CLAUDE.md and GEMINI.md where they exist, and into those --rules names."
+    )
+    p.add_argument("--goal", required=True, help="the task, in a sentence or a few")
+    p.add_argument("--done-when", metavar="TEXT", help="what counts as done")
+    p.add_argument(
+        "--rules",
+        metavar="LIST",
+        default="",
+        help="instruction files to create if absent: comma-separated from agents,claude,gemini",
+    )
+    common_options(p)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from rehydrate import rules
+    from rehydrate.store.locate import init_location
+    from rehydrate.store.state import State
+
+    create = rules.parse_names(args.rules)
+    # the instruction files are checked (symlinks out of the project refused) before the state exists, so that a
+    # refusal leaves no half-done init behind; the folder is found as State.init finds it
+    planned = init_location(args.dir)
+    rules.plan(os.path.dirname(planned), os.path.basename(planned), create)
+    state, out = State.init(args.dir, args.goal, args.done_when, args.actor)
+    project = os.path.dirname(state.root)
+    installed = rules.install(project, os.path.relpath(state.root, project), create)
+    if args.json:
+        emit_json(
+            "init",
+            True,
+            state=state.root,
+            actor=state.actor,
+            record=out.record,
+            rules=dict(installed),
+            **problems_json(out),
+        )
+        return 0
+    report(out, args)
+    where = state.rel("")
+    if project != os.path.abspath(os.getcwd()):  # say where: not the current folder (init from a subfolder)
+        from rehydrate.store.locate import named
+
+        at_root = named(args.dir) is None and os.path.lexists(os.path.join(project, ".git"))
+        note = " at the repository's root, where the harness hooks look" if at_root else ""
+        where = f"{state.root}{os.sep}{note}"
+    print(
+        f"initialized {where} (actor {state.actor}): 00_goal.md, 10_invariants.md, 99_next.md, wal/{state.actor}.jsonl"
+    )
+    for name, what in installed:
+        print(f"boot rule: {name} {what}")
+    if not installed:
+        print("boot rule: no AGENTS.md, CLAUDE.md or GEMINI.md here; add one with --rules agents,claude,gemini")
+    return 0
+
+
+def args_invariant(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Append a decision to 10_invariants.md through the WAL, with an id hashed from the actor, "
+        "the time and the text (the same decision recorded twice gets two ids)."
+    )
+    p.add_argument("text", help="the decision")
+    p.add_argument("--because", required=True, help="why: so that a later session does not undo it")
+    common_options(p)
+
+
+def cmd_invariant(args: argparse.Namespace) -> int:
+    return _entry(args, "invariant")
+
+
+def args_reject(p: argparse.ArgumentParser) -> None:
+    p.description = "Append a rejected approach to 10_invariants.md through the WAL."
+    p.add_argument("approach", help="the approach that was tried or considered and ruled out")
+    p.add_argument("--because", required=True, help="why it was ruled out")
+    p.add_argument("--guard", metavar="PATTERN", help="a path glob or command pattern a harness hook can watch for")
+    p.add_argument(
+        "--contains",
+        metavar="TEXT",
+        help="a text the hook watches for in what is written (file content, replacement text, patch lines) or "
+        "run (the command); with --guard, both must match",
+    )
+    common_options(p)
+
+
+def cmd_reject(args: argparse.Namespace) -> int:
+    return _entry(args, "reject")
+
+
+def _entry(args: argparse.Namespace, kind: str) -> int:
+    state = open_state(args)
+    if kind == "invariant":
+        out = state.invariant(args.text, args.because)
+    else:
+        out = state.reject(args.approach, args.because, args.guard, args.contains)
+    rec = out.record
+    if args.json:
+        emit_json(kind, True, id=rec["data"]["id"], line=rec["data"]["line"], seq=rec["seq"], **problems_json(out))
+        return 0
+    report(out, args)
+    print(f"recorded {rec['data']['id']} in {state.rel('10_invariants.md')} (record {rec['seq']})")
+    return 0
+
+
+def args_checkpoint(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Append a checkpoint record (binding git HEAD, branch and dirty files), then "
+        "replace 99_next.md, the program counter."
+    )
+    p.add_argument("--done", required=True, metavar="TEXT", help="what was just completed")
+    p.add_argument("--next", required=True, metavar="TEXT", help="the next allowed action")
+    p.add_argument("--goal", metavar="TEXT", help="the current goal (default: the previous checkpoint's)")
+    common_options(p)
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    state = open_state(args)
+    out = state.checkpoint(args.done, args.next, args.goal)
+    rec = out.record
+    git = rec.get("git") or {}
+    if args.json:
+        emit_json("checkpoint", True, seq=rec["seq"], ts=rec["ts"], git=git, **problems_json(out))
+        return 0
+    report(out, args)
+    if git.get("repo") is False:
+        where = f"no git ({git.get('reason', 'not a repository')})"
+    else:
+        head = str(git["head"])[:7] if git.get("head") else "(no commit yet)"
+        dirty = git.get("dirty_count", len(git.get("dirty", [])))
+        where = f"HEAD {head} on {git.get('branch') or 'a detached HEAD'}, {dirty} dirty file(s)"
+    print(f"checkpoint {rec['seq']} written: {where}; next: {state.rel('99_next.md')}")
+    return 0
+
+
+def args_handoff(p: argparse.ArgumentParser) -> None:
+    p.description = "Replace 20_handoff.md through the WAL; the text comes from stdin or --file."
+    p.add_argument("--file", metavar="F", help="read the note from F instead of stdin")
+    common_options(p)
+
+
+def cmd_handoff(args: argparse.Namespace) -> int:
+    if args.file:
+        try:
+            with open(args.file, encoding="utf-8", errors="replace") as f:
+                text = f.read(8 << 20)
+        except OSError as e:
+            raise UsageError(f"cannot read {args.file}: {e.strerror}") from None
+    else:
+        if sys.stdin is None or sys.stdin.closed:
+            raise UsageError("no handoff text: give it on stdin or with --file F")
+        if sys.stdin.isatty():
+            print("type the handoff note; end with Ctrl-D", file=sys.stderr)
+        text = sys.stdin.buffer.read(8 << 20).decode("utf-8", "replace")
+    state = open_state(args)
+    out = state.handoff(text)
+    if args.json:
+        emit_json("handoff", True, seq=out.record["seq"], chars=len(out.record["data"]["text"]), **problems_json(out))
+        return 0
+    report(out, args)
+    print(
+        f"{state.rel('20_handoff.md')} replaced "
+        f"({len(out.record['data']['text']):,} characters, record {out.record['seq']})"
+    )
+    return 0
+
+
+def args_rotate(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Move the WAL's records to state/archive/ and start a new log whose first "
+        "record carries the old last hash, the goal and every recorded line of 10_invariants.md."
+    )
+    common_options(p)
+
+
+def cmd_rotate(args: argparse.Namespace) -> int:
+    state = open_state(args)
+    out = state.rotate()
+    data = out.record["data"]
+    if args.json:
+        emit_json(
+            "rotate",
+            True,
+            archive=data["archive"],
+            records=data["records"],
+            seq=out.record["seq"],
+            **problems_json(out),
+        )
+        return 0
+    report(out, args)
+    print(
+        f"archived {data['records']} record(s) to {state.rel(data['archive'])}; "
+        f"the new WAL starts at record {out.record['seq']}, anchored to the old last hash"
+    )
+    return 0
