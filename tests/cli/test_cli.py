@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import git, rehydrate
-from rehydrate.cli import COMMANDS, build_parser
+from rehydrate.cli import COMMANDS, build_parser, terminal_safe
 
 ENVELOPE = {"version", "command", "ok"}
 
@@ -66,22 +68,6 @@ def test_full_loop_with_json_contracts(repo: Path) -> None:
     assert r.code == 1 and [p["code"] for p in _json(r)["problems"]] == ["latch-changed"]
 
 
-def test_verify_problem_shape(repo: Path) -> None:
-    rehydrate("init", "--goal", "g")
-    with open(repo / "state" / "wal" / "agent.jsonl", "ab") as f:
-        f.write(b'{"torn')
-    r = rehydrate("verify", "--json")
-    assert r.code == 1
-    d = _json(r)
-    assert d["ok"] is False
-    (p,) = d["problems"]
-    assert set(p) == {"code", "file", "line", "message", "repairable"}
-    assert (p["code"], p["file"], p["line"], p["repairable"]) == ("torn-tail", "state/wal/agent.jsonl", 2, True)
-    r = rehydrate("verify", "--repair")
-    assert r.code == 0 and "cut a torn last line" in r.out and "kept in state/wal/agent.jsonl.broken" in r.out
-    assert (repo / "state" / "wal" / "agent.jsonl.broken").read_bytes() == b'{"torn'
-
-
 def test_usage_errors_exit_2(repo: Path) -> None:
     assert rehydrate().code == 2
     assert rehydrate("nonsense").code == 2
@@ -89,8 +75,10 @@ def test_usage_errors_exit_2(repo: Path) -> None:
     assert r.code == 2 and "--next" in r.err and "Traceback" not in r.err
     rehydrate("init", "--goal", "g")
     assert rehydrate("invariant", "   ", "--because", "b").code == 2
-    assert rehydrate("invariant", "x", "--because", "").code == 2
-    assert rehydrate("resume", "--budget", "10").code == 2
+    r = rehydrate("invariant", "x", "--because", "")
+    assert r.code == 2 and r.err.startswith("rehydrate: --because"), r.err  # the flag the library's field names
+    r = rehydrate("resume", "--budget", "10")
+    assert r.code == 2 and r.err.startswith("rehydrate: --budget"), r.err
     assert rehydrate("init", "--goal", "g", "--rules", "emacs").code == 2
 
 
@@ -99,38 +87,6 @@ def test_missing_state_exits_3_with_a_hint(repo: Path) -> None:
         r = rehydrate(*argv)
         assert r.code == 3, argv
         assert "rehydrate init" in r.err and "Traceback" not in r.err
-
-
-def test_goal_is_write_once(repo: Path) -> None:
-    assert rehydrate("init", "--goal", "first").code == 0
-    before = (repo / "state" / "00_goal.md").read_bytes()
-    r = rehydrate("init", "--goal", "second")
-    assert r.code == 3 and "write-once" in r.err
-    assert (repo / "state" / "00_goal.md").read_bytes() == before
-
-
-def test_state_is_found_upward_and_by_env(repo: Path, tmp_path: Path) -> None:
-    rehydrate("init", "--goal", "g")
-    sub = repo / "src" / "deep"
-    sub.mkdir(parents=True)
-    assert rehydrate("status", cwd=sub).code == 0
-    other = tmp_path / "elsewhere"
-    other.mkdir()
-    assert rehydrate("status", cwd=other).code == 3
-    assert rehydrate("status", cwd=other, env={"REHYDRATE_DIR": str(repo / "state")}).code == 0
-    assert rehydrate("status", "--dir", str(repo / "state"), cwd=other).code == 0
-
-
-def test_other_actor_is_told_whose_folder_it_is(repo: Path) -> None:
-    rehydrate("init", "--goal", "g")
-    r = rehydrate("checkpoint", "--done", "a", "--next", "b", "--actor", "bob")
-    assert r.code == 3 and "'agent'" in r.err
-
-
-def test_checkpoint_outside_git_says_so(tmp_path: Path) -> None:
-    assert rehydrate("init", "--goal", "g", cwd=tmp_path).code == 0
-    r = rehydrate("checkpoint", "--done", "a", "--next", "b", "--json", cwd=tmp_path)
-    assert r.code == 0 and json.loads(r.out)["git"]["repo"] is False
 
 
 def test_every_command_has_help_and_is_documented() -> None:
@@ -174,3 +130,126 @@ def test_internal_bug_writes_a_crash_log(repo: Path, isolated_home: Path) -> Non
 def test_version_and_help(argv: list[str]) -> None:
     r = rehydrate(*argv)
     assert r.code == 0 and "rehydrate" in r.out
+
+
+def _without(module: str, *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The CLI in a process where `module` cannot be imported (an optional extra that is not installed)."""
+    code = (
+        f"import sys; sys.modules[{module!r}] = None\nfrom rehydrate.cli import main\nsys.exit(main({list(argv)!r}))\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def test_a_usage_error_says_rehydrate_once_and_names_the_command(repo: Path) -> None:
+    r = rehydrate("checkpoint", "--done", "x")
+    assert r.code == 2
+    assert r.err.startswith("rehydrate: checkpoint: the following arguments are required: --next"), r.err
+    assert "rehydrate: rehydrate" not in r.err
+    r = rehydrate("nonsense")
+    assert r.code == 2 and r.err.startswith("rehydrate: argument COMMAND: invalid choice"), r.err
+
+
+def test_json_errors_name_the_command_wherever_it_stands(repo: Path) -> None:
+    assert rehydrate("init", "--goal", "g").code == 0
+    r = rehydrate("--json", "status")
+    assert r.code == 2
+    d = json.loads(r.out)
+    assert d["command"] == "status" and d["ok"] is False and d["error"]["exit_code"] == 2
+    assert "rehydrate status --json" in r.err  # the hint says where the option goes
+    d = json.loads(rehydrate("--json").out)
+    assert d["command"] is None  # JSON null, not the text "None"
+    d = json.loads(rehydrate("status", "--json", "--actor", "..").out)
+    assert d["command"] == "status" and d["error"]["exit_code"] == 2
+
+
+def test_a_missing_optional_extra_is_a_usage_error_with_a_hint_that_works(repo: Path, tmp_path: Path) -> None:
+    assert rehydrate("init", "--goal", "g").code == 0
+    r = _without("mcp", "mcp", cwd=repo)
+    assert r.returncode == 2, r.stderr
+    assert "the MCP server needs the official mcp SDK" in r.stderr and "Traceback" not in r.stderr
+    assert "-m pip install 'mcp>=2.3,<3'" in r.stderr and "rehydrate[" not in r.stderr
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("")
+    r = _without("plotly", "audit", str(transcript), "--html", str(tmp_path / "a.html"), cwd=repo)
+    assert r.returncode == 2 and "Plotly" in r.stderr and "-m pip install 'plotly>=6,<8'" in r.stderr, r.stderr
+    assert not (tmp_path / "a.html").exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "flag"), [("because", "--because"), ("done_when", "--done-when"), (None, None)], ids=str
+)
+def test_the_cli_names_the_flag_a_library_error_is_about(repo: Path, field: str | None, flag: str | None) -> None:
+    """The library words its errors in the domain and names the input in `field`; the CLI adds the flag's name,
+    in the text on stderr and in the JSON error, with the exit code and the hint unchanged."""
+    rehydrate("init", "--goal", "g")
+    code = (
+        "import rehydrate.store.state as s, sys\n"
+        "from rehydrate.errors import UsageError\n"
+        "def refuse(*a, **k): raise UsageError('the reason is empty', 'say why', field=sys.argv[1] or None)\n"
+        "s.State.invariant = refuse\n"
+        "from rehydrate.cli import main\n"
+        "sys.exit(main(['invariant', 'x', '--because', 'y', *sys.argv[2:]]))\n"
+    )
+    for json_flag in ([], ["--json"]):
+        argv = [sys.executable, "-c", code, field or "", *json_flag]
+        r = subprocess.run(argv, capture_output=True, text=True, cwd=repo, check=False)
+        said = f"{flag}: the reason is empty" if flag else "the reason is empty"
+        assert r.returncode == 2 and r.stderr == f"rehydrate: {said}\n  hint: say why\n", r.stderr
+        if json_flag:
+            assert json.loads(r.stdout)["error"] == {"exit_code": 2, "message": said, "hint": "say why"}
+
+
+def test_each_command_of_the_table_has_its_arguments_and_its_handler_in_its_module() -> None:
+    import importlib
+
+    from rehydrate import cli
+
+    modules = {module for module, _help in COMMANDS.values()}
+    for module in modules:
+        mod = importlib.import_module(f"rehydrate.cli.{module}")
+        handlers = {n[4:] for n in vars(mod) if n.startswith("cmd_")}
+        arguments = {n[5:] for n in vars(mod) if n.startswith("args_")}
+        named = {name for name, (m, _help) in COMMANDS.items() if m == module}
+        assert handlers == arguments == named, module  # no handler without its arguments, none outside the table
+        assert all(cli.command_module(name) is mod for name in named)
+    found = {p.stem for p in Path(cli.__file__).parent.glob("*.py")} - {"__init__"}
+    assert found == modules, "a module of rehydrate.cli that no command names"
+
+
+# ---------------------------------------------------------------------------------------------------- terminal_safe
+
+CONTROLS = ["\x1b", "\x07", "\r", "\x00", "\x08", "\x7f", "\x9b", "\u202e", "\u2066", "\u200f", "\u2028"]
+NASTY = "\x1b]0;pwned\x07\x1b[2J\r\x00\x08\u202e\u2066\x9b"
+
+
+@pytest.mark.parametrize("ch", CONTROLS)
+def test_terminal_safe_removes_each_control(ch: str) -> None:
+    assert terminal_safe(f"a{ch}b") == "ab"
+
+
+def test_terminal_safe_keeps_text_tabs_newlines_and_non_latin() -> None:
+    text = "Ship the parser\tnow\nпарсер 解析器 مُحلل 🙂"
+    assert terminal_safe(text) == text
+
+
+def _assert_clean(out: str) -> None:
+    for ch in CONTROLS:
+        assert ch not in out, f"{ch!r} reached the terminal: {out!r}"
+
+
+def test_a_state_folder_whose_path_holds_escape_sequences_prints_clean(tmp_path: Path) -> None:
+    repo = tmp_path / f"clone{NASTY.replace(chr(0), '')}"  # a path cannot hold NUL
+    repo.mkdir()
+    git(repo, "init", "-q")
+    assert rehydrate("init", "--goal", "Ship it", cwd=repo).code == 0
+    (repo / "state" / "99_next.md").write_text("# Next (checkpoint 9\x1b[2J\r\x00evil\u202e)\ncurrent goal: x\n")
+    for args in (("status",), ("verify",), ("resume",), ("checkpoint", "--done", "a", "--next", "b")):
+        r = rehydrate(*args, cwd=repo)
+        assert r.code in (0, 1), r
+        assert "state" in r.out + r.err
+        _assert_clean(r.out)
+        _assert_clean(r.err)
+    # an error message that names the path is clean too
+    r = rehydrate("status", "--dir", str(repo / "missing"), cwd=repo)
+    assert r.code == 3 and "missing" in r.err
+    _assert_clean(r.err)

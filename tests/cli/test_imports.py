@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from conftest import rehydrate
+from rehydrate.cli import COMMANDS
 
 PROBE = r"""
 import json, sys
@@ -34,6 +35,8 @@ def test_hook_path_imports_only_the_standard_library(repo: Path) -> None:
         assert not foreign, (argv, foreign)
         assert not {"asyncio", "email", "http", "ssl", "sqlite3", "xml", "logging"} & set(mods), argv
         assert "rehydrate.cli.demo" not in mods and "rehydrate.rules" not in mods
+        cli = {m for m in mods if m.startswith("rehydrate.cli.")}
+        assert cli == {f"rehydrate.cli.{COMMANDS[argv[0]][0]}"}, (argv, cli)  # only the invoked command's module
         if argv[0] in ("checkpoint", "resume", "hook"):  # what bench/startup.py showed costs the hook path its budget
             heavy = {"typing", "dataclasses", "inspect", "subprocess", "contextlib", "_hashlib", "shutil", "signal"}
             assert not heavy & set(mods), (argv, heavy & set(mods))

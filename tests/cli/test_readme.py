@@ -1,5 +1,6 @@
 """The README against the parser: every command has help text and a section, and every section shows each option and
-choice of its command (like sqlite-utils' tests/test_docs.py). What the README says of the shared options is true."""
+choice of its command (like sqlite-utils' tests/test_docs.py). What the README says of the shared options is true.
+The licence and the package metadata."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from conftest import rehydrate
 from rehydrate.cli import COMMANDS, build_parser
 
-README = (Path(__file__).parent.parent.parent / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).parent.parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 SHARED = re.search(r"The commands that work on a state folder \(([^)]*)\) take `--dir DIR`", README)
 
 
@@ -89,7 +91,7 @@ def test_what_the_readme_says_of_the_shared_options_is_true() -> None:
 
 
 def test_no_stale_or_unpublished_install_advice() -> None:
-    cli = sorted((Path(__file__).parent.parent.parent / "src" / "rehydrate" / "cli").glob("*.py"))
+    cli = sorted((ROOT / "src" / "rehydrate" / "cli").glob("*.py"))
     assert {p.name for p in cli} >= {"__init__.py", "demo.py"} and len(cli) > 2  # every module of the cli package
     for where, text in (("README.md", README), *((f"cli/{p.name}", p.read_text(encoding="utf-8")) for p in cli)):
         assert not re.search(r"pipx? install '?rehydrate\b", text), f"{where} installs rehydrate from an index"
@@ -97,3 +99,16 @@ def test_no_stale_or_unpublished_install_advice() -> None:
         assert "content-hash" not in text, where
     assert "updates the block in\nplace" not in README and "rule step again" not in README
     assert not re.search(r"every command takes `--dir", README, re.I)
+
+
+def test_the_licence_and_the_package_metadata() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    licence = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert licence.startswith("MIT License\n") and "Copyright (c) 2026 rehydrate developers" in licence
+    assert 'THE SOFTWARE IS PROVIDED "AS IS"' in licence
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "MIT"
+    assert {"name": "rehydrate developers"} in project["authors"]
+    assert project["readme"] == "README.md" and project["requires-python"] and project["keywords"]
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]  # the SPDX expression says it
+    assert "Development Status :: 3 - Alpha" in project["classifiers"]

@@ -1,0 +1,120 @@
+"""The writing commands (cli/write.py) as a user meets them: init (from a subfolder the state goes to the repository's
+root, where the hooks look; a refusal comes before any write), invariant and reject, checkpoint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import git, rehydrate
+from rehydrate.store import wal
+
+
+def test_init_from_a_subfolder_creates_the_state_at_the_repository_root(repo: Path) -> None:
+    sub = repo / "src" / "deep"
+    sub.mkdir(parents=True)
+    r = rehydrate("init", "--goal", "Ship the parser", cwd=sub)
+    assert r.code == 0, r.err
+    assert (repo / "state" / "wal" / "agent.jsonl").is_file()
+    assert not (sub / "state").exists() and not (repo / "src" / "state").exists()
+    assert f"initialized {repo / 'state'}/ at the repository's root" in r.out  # it says where
+    assert rehydrate("status", cwd=sub).code == 0
+    # the hook, called with the repository's root as cwd (as the harnesses do), finds it
+    event = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": str(repo)})
+    r = rehydrate("hook", "claude", cwd=repo, stdin=event)
+    assert r.code == 0 and "Ship the parser" in json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_init_at_the_root_says_state_as_before(repo: Path) -> None:
+    r = rehydrate("init", "--goal", "g")
+    assert r.code == 0 and r.out.startswith("initialized state/ (actor agent)")
+
+
+def test_outside_a_repository_init_uses_the_current_folder(tmp_path: Path) -> None:
+    sub = tmp_path / "a" / "b"
+    sub.mkdir(parents=True)
+    assert rehydrate("init", "--goal", "g", cwd=sub).code == 0
+    assert (sub / "state" / "wal").is_dir() and not (tmp_path / "a" / "state").exists()
+
+
+def test_an_existing_state_found_upward_is_not_doubled(repo: Path) -> None:
+    pkg = repo / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    assert rehydrate("init", "--goal", "first", "--dir", "state", cwd=pkg).code == 0
+    r = rehydrate("init", "--goal", "second", cwd=pkg / "sub")
+    assert r.code == 3 and "write-once" in r.err
+    assert not (repo / "state").exists()
+
+
+def test_dir_and_env_are_still_taken_from_the_current_folder(repo: Path) -> None:
+    sub = repo / "sub"
+    sub.mkdir()
+    assert rehydrate("init", "--goal", "g", "--dir", "here", cwd=sub).code == 0
+    assert (sub / "here" / "wal").is_dir()
+    assert rehydrate("init", "--goal", "g", cwd=sub, env={"REHYDRATE_DIR": "there"}).code == 0
+    assert (sub / "there" / "wal").is_dir() and not (repo / "state").exists()
+
+
+def test_init_refused_by_a_link_out_of_the_project_creates_no_state(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("someone else's file\n")
+    (repo / "CLAUDE.md").symlink_to(outside)
+    r = rehydrate("init", "--goal", "Ship it", "--rules", "claude", cwd=repo)
+    assert r.code == 3, r
+    assert "CLAUDE.md" in r.err
+    assert not (repo / "state").exists()
+    assert outside.read_text() == "someone else's file\n"
+    # and once the link is gone, init goes through
+    (repo / "CLAUDE.md").unlink()
+    assert rehydrate("init", "--goal", "Ship it", "--rules", "claude", cwd=repo).code == 0
+
+
+def test_goal_is_write_once(repo: Path) -> None:
+    assert rehydrate("init", "--goal", "first").code == 0
+    before = (repo / "state" / "00_goal.md").read_bytes()
+    r = rehydrate("init", "--goal", "second")
+    assert r.code == 3 and "write-once" in r.err
+    assert (repo / "state" / "00_goal.md").read_bytes() == before
+
+
+def test_other_actor_is_told_whose_folder_it_is(repo: Path) -> None:
+    rehydrate("init", "--goal", "g")
+    r = rehydrate("checkpoint", "--done", "a", "--next", "b", "--actor", "bob")
+    assert r.code == 3 and "'agent'" in r.err
+
+
+def test_checkpoint_outside_git_says_so(tmp_path: Path) -> None:
+    assert rehydrate("init", "--goal", "g", cwd=tmp_path).code == 0
+    r = rehydrate("checkpoint", "--done", "a", "--next", "b", "--json", cwd=tmp_path)
+    assert r.code == 0 and json.loads(r.out)["git"]["repo"] is False
+
+
+def test_kept_hand_edits_are_git_ignored(repo: Path) -> None:
+    assert rehydrate("init", "--goal", "g").code == 0
+    assert rehydrate("checkpoint", "--done", "a", "--next", "b").code == 0
+    nxt = repo / "state" / "99_next.md"
+    nxt.write_text(nxt.read_text() + "my own note\n")
+    assert rehydrate("checkpoint", "--done", "c", "--next", "d").code == 0
+    kept = sorted(p.name for p in (repo / "state").iterdir() if ".edited" in p.name)
+    assert kept == ["99_next.md.edited"]
+    nxt.write_text(nxt.read_text() + "again\n")
+    assert rehydrate("checkpoint", "--done", "e", "--next", "f").code == 0
+    git(repo, "add", "-A")
+    staged = git(repo, "diff", "--cached", "--name-only").split()
+    assert "state/99_next.md" in staged and not [p for p in staged if ".edited" in p], staged
+    assert (repo / "state" / "99_next.md.edited.2").is_file()
+
+
+def test_an_entry_id_hashes_the_actor_the_time_and_the_text(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert rehydrate("init", "--goal", "g").code == 0
+    first = json.loads(rehydrate("invariant", "Use a WAL", "--because", "crashes", "--json").out)
+    second = json.loads(rehydrate("invariant", "Use a WAL", "--because", "crashes", "--json").out)
+    assert first["id"] != second["id"]  # the same decision twice: two ids, as the README says
+    from rehydrate.store.state import State
+
+    at = "2026-11-29T22:04:26.123Z"
+    monkeypatch.setattr(wal, "now", lambda: at)
+    rec = State.open(repo / "state").invariant("Use a WAL", because="crashes").record
+    assert rec["data"]["id"] == "D-" + wal.sha256(f"agent\0{at}\0Use a WAL".encode())[:6]
