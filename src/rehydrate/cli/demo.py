@@ -35,6 +35,9 @@ State.open("state").checkpoint(done=sys.argv[1], next=sys.argv[2])
 """
 
 
+INVARIANTS = "state/10_invariants.md"
+
+
 def _say(text: str) -> None:
     print(text, flush=True)
 
@@ -114,7 +117,13 @@ def run(keep: bool = False) -> int:
 def _story(base: str) -> int:
     _say("rehydrate demo: an agent's working state kept on disk, broken twice, recognized and repaired.")
     _say(f"A throwaway git repository: {base}")
+    _externalize()
+    _break()
+    return _recognize_and_repair()
 
+
+def _externalize() -> None:
+    """Steps 1 to 3: a task starts, decisions are recorded, checkpoints follow the work."""
     _step(
         1,
         "A task starts",
@@ -152,6 +161,9 @@ def _story(base: str) -> int:
     _git("add", "state", "AGENTS.md")
     _git("commit", "-qm", "state")
 
+
+def _break() -> None:
+    """Steps 4 and 5: a writer killed between the WAL append and the view, a recorded line edited by hand."""
     _step(
         4,
         "A crash",
@@ -183,12 +195,14 @@ def _story(base: str) -> int:
         "Someone 'tidies' a recorded decision in state/10_invariants.md. The file is an "
         "append-only latch: each recorded line is bound by its WAL record.",
     )
-    path = "state/10_invariants.md"
-    text = _read(path)
+    text = _read(INVARIANTS)
     edited = text.replace("Parse with a Pratt parser", "Parse with a recursive-descent parser", 1)
-    _write(path, edited)
+    _write(INVARIANTS, edited)
     _say("   - Parse with a Pratt parser ...   became   - Parse with a recursive-descent parser ...")
 
+
+def _recognize_and_repair() -> int:
+    """Steps 6 to 9: verify names both, the safe repair, the brief, the decision restored from git."""
     _step(6, "Recognize: `verify` compares the files with the log and names every discrepancy")
     _run("verify")
 
@@ -209,7 +223,7 @@ def _story(base: str) -> int:
     _run("resume")
 
     _step(9, "A person restores the decision from git; the state is whole again")
-    _git("checkout", "--", path)
+    _git("checkout", "--", INVARIANTS)
     _say("   $ git checkout -- state/10_invariants.md")
     code = _run("verify")
     _say("\nThat is the loop: externalize (files, WAL first), recognize (checks), rehydrate (the brief).")
