@@ -76,9 +76,12 @@ def run(
     return proc
 
 
+Measure = Callable[[], float]  # one measurement per call, in seconds
+
+
 def timed(
     cmd: Sequence[str], cwd: str | None = None, env: Mapping[str, str] | None = None, stdin: bytes | None = None
-) -> Callable[[], float]:
+) -> Measure:
     """A measurement: the wall time (seconds) of one whole process, output discarded; BenchError if it fails."""
     argv = list(cmd)
 
@@ -113,16 +116,16 @@ def git_repo(path: str) -> None:
     run(["git", *ident, "commit", "-qm", "first"], cwd=path)
 
 
-def checkout() -> str:
-    """Which code is measured: the commit, and whether src/ has uncommitted changes."""
+def checkout(repo: str = REPO) -> str:
+    """Which code is measured (this checkout by default): the commit, and whether src/ has uncommitted changes."""
     head = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False
+        ["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True, check=False
     )
     if head.returncode != 0:
         return "not a git checkout"
     dirty = subprocess.run(
         ["git", "status", "--porcelain", "--", "src", "pyproject.toml"],
-        cwd=REPO,
+        cwd=repo,
         capture_output=True,
         text=True,
         check=False,

@@ -13,7 +13,10 @@ temporary git repository holds a state made by `rehydrate init`. Each round runs
 Targets: checkpoint/pass <= 3.0 and resume/pass <= 3.0. Then `python -X importtime` shows what the hook path imports
 beyond a bare interpreter.
 
-    python bench/startup.py [--rounds 30] [--check]
+With --against DIR (another checkout, e.g. `git worktree add DIR <commit>`), that checkout gets a venv and a repository
+of its own, and its checkpoint, resume and hook run in the same rounds: both sides' ratios, measured side by side.
+
+    python bench/startup.py [--rounds 30] [--check] [--against DIR]
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from collections.abc import Sequence
 import _common
 
 TARGET = 3.0
+AGAINST = "[against]"  # the suffix of the other checkout's variants
 
 FLOOR = '''\
 """The durable writes of one checkpoint, and nothing else."""
@@ -79,19 +83,39 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--top", type=int, default=10, help="modules shown per import table (default 10)")
     p.add_argument("--check", action="store_true", help="exit 1 if a target is missed (default: always exit 0)")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder (venv, repo) and print its path")
+    p.add_argument(
+        "--against",
+        metavar="DIR",
+        help="another checkout of rehydrate (e.g. a git worktree of an older commit) measured in the same rounds",
+    )
     args = p.parse_args(argv)
     if args.rounds < 1 or args.warmup < 0 or args.importtime_runs < 1:
         p.error("--rounds and --importtime-runs must be at least 1, --warmup at least 0")
     return args
 
 
-def make_venv(python: str, where: str) -> tuple[str, str]:
-    """A fresh venv with rehydrate installed from this checkout; returns (its python, its rehydrate script)."""
+def make_venv(python: str, where: str, source: str = _common.REPO) -> tuple[str, str]:
+    """A fresh venv with rehydrate installed from a checkout (this one by default); returns (its python, its
+    rehydrate script)."""
     env = _common.clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1")
     _common.run([python, "-m", "venv", where], env=env)
     vpy = os.path.join(where, "bin", "python")
-    _common.run([vpy, "-m", "pip", "install", "--quiet", "--no-input", _common.REPO], env=env)
+    _common.run([vpy, "-m", "pip", "install", "--quiet", "--no-input", source], env=env)
     return vpy, os.path.join(where, "bin", "rehydrate")
+
+
+def hook_path(rehydrate: str, repo: str, env: dict[str, str], suffix: str = "") -> dict[str, _common.Measure]:
+    """The three hook-path processes of one install, in a repository with a state (made here)."""
+    _common.git_repo(repo)
+    _common.run([rehydrate, "init", "--goal", "benchmark the hook path"], cwd=repo, env=env)
+    _common.run([rehydrate, "checkpoint", "--done", "x", "--next", "y"], cwd=repo, env=env)
+    return {
+        "checkpoint" + suffix: _common.timed(
+            [rehydrate, "checkpoint", "--done", "x", "--next", "y"], cwd=repo, env=env
+        ),
+        "resume" + suffix: _common.timed([rehydrate, "resume"], cwd=repo, env=env),
+        "hook" + suffix: _common.timed([rehydrate, "hook", "claude"], cwd=repo, env=env, stdin=session_start(repo)),
+    }
 
 
 def parse_importtime(stderr: str) -> dict[str, tuple[int, int]]:
@@ -162,9 +186,12 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     t_venv = time.perf_counter() - t0
     env = _common.clean_env()
     repo = os.path.join(root, "repo")
-    _common.git_repo(repo)
-    _common.run([rehydrate, "init", "--goal", "benchmark the hook path"], cwd=repo, env=env)
-    _common.run([rehydrate, "checkpoint", "--done", "x", "--next", "y"], cwd=repo, env=env)
+    ours = hook_path(rehydrate, repo, env)
+    theirs: dict[str, _common.Measure] = {}
+    if args.against:
+        against = os.path.abspath(args.against)
+        _vpy, other = make_venv(args.python, os.path.join(root, "venv-against"), against)
+        theirs = hook_path(other, os.path.join(root, "repo-against"), env, AGAINST)
     version = _common.run([rehydrate, "--version"], env=env).stdout.strip()
     pyver = _common.run([vpy, "-c", "import sys; print(sys.version.split()[0])"], env=env).stdout.strip()
 
@@ -181,9 +208,8 @@ def _bench(args: argparse.Namespace, root: str) -> int:
 
     variants = {
         "pass": _common.timed([vpy, "-c", "pass"], cwd=repo, env=env),
-        "checkpoint": _common.timed([rehydrate, "checkpoint", "--done", "x", "--next", "y"], cwd=repo, env=env),
-        "resume": _common.timed([rehydrate, "resume"], cwd=repo, env=env),
-        "hook": _common.timed([rehydrate, "hook", "claude"], cwd=repo, env=env, stdin=session_start(repo)),
+        **ours,
+        **theirs,
         "floor": _common.timed([vpy, floor_py, floor_dir, str(wal_size), str(view_size)], cwd=repo, env=env),
         "git": _common.timed(GIT_STATUS, cwd=state, env=_common.clean_env(GIT_OPTIONAL_LOCKS="0", LC_ALL="C")),
     }
@@ -200,8 +226,12 @@ def _bench(args: argparse.Namespace, root: str) -> int:
         "floor": f"(d) floor: python + append/fsync ({wal_size} B) + replace/fsync x2",
         "git": "(e) git status, as checkpoint runs it (info)",
     }
+    if args.against:
+        labels.update({k + AGAINST: f"{labels[k]} {AGAINST}" for k in ("checkpoint", "resume", "hook")})
     print(f"rehydrate start-up: {version} ({_common.checkout()}), Python {pyver}")
     print(f"fresh venv, non-editable install of {_common.REPO} ({t_venv:.0f} s to build)")
+    if args.against:
+        print(f"{AGAINST}: a venv of its own with {os.path.abspath(args.against)} ({_common.checkout(args.against)})")
     print(
         f"{args.rounds} rounds + {args.warmup} warm-up, interleaved (order rotating each round), "
         f"{t_measure:.0f} s; whole processes, wall time"
@@ -218,6 +248,9 @@ def _bench(args: argparse.Namespace, root: str) -> int:
         return _common.median([x / y for x, y in zip(times[a], times[b], strict=True)])
 
     pairs = [("checkpoint", "pass"), ("resume", "pass"), ("hook", "pass"), ("checkpoint", "floor"), ("resume", "floor")]
+    if args.against:  # the other checkout's ratios, and this one's time over the other's, in the same rounds
+        pairs += [(k + AGAINST, "pass") for k in ("checkpoint", "resume", "hook")]
+        pairs += [(k, k + AGAINST) for k in ("checkpoint", "resume", "hook")]
     print(
         _common.table(
             ["ratio", "of medians", "median per round"],
@@ -256,13 +289,17 @@ def _bench(args: argparse.Namespace, root: str) -> int:
         print(f"(median of {args.importtime_runs} runs; cumulative includes the modules a module imports)")
         print()
 
-    options = [
-        f"--rounds={args.rounds}",
-        f"--warmup={args.warmup}",
-        f"--importtime-runs={args.importtime_runs}",
-        f"--top={args.top}",
-        f"--python={args.python}",
-    ] + (["--check"] if args.check else [])
+    options = (
+        [
+            f"--rounds={args.rounds}",
+            f"--warmup={args.warmup}",
+            f"--importtime-runs={args.importtime_runs}",
+            f"--top={args.top}",
+            f"--python={args.python}",
+        ]
+        + (["--check"] if args.check else [])
+        + ([f"--against={args.against}"] if args.against else [])
+    )
     print("reproduce: " + _common.reproduce("startup.py", options))
     return 1 if args.check and misses else 0
 
