@@ -96,3 +96,24 @@ def merge(text: str, text_block: str) -> str:
         return text_block
     sep = "" if text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
     return text + sep + text_block
+
+
+def merge_block(old: bytes | None, block: str, *, remove: bool) -> bytes | None:
+    """An instructions file with the boot rule's marked block in (updated in place) or out (None: the file held
+    nothing but the block, so it was ours)."""
+    text = (old or b"").decode("utf-8", "surrogateescape")
+    if not remove:
+        return merge(text, block).encode("utf-8", "surrogateescape")
+    start = text.find(BEGIN_PREFIX)
+    end = text.find(END, start + 1) if start >= 0 else -1
+    if start < 0 or end < 0:
+        return old
+    after = end + len(END)
+    after += 1 if text[after : after + 1] == "\n" else 0
+    before = text[:start]
+    if before.endswith("\n\n"):
+        before = before[:-1]
+    rest = before + text[after:]
+    if not rest.strip() and old is not None:
+        return None
+    return rest.encode("utf-8", "surrogateescape")

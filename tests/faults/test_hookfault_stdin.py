@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from rehydrate.harness import hook
+from rehydrate.harness.salvage import salvage
 from rehydrate.store.state import State
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -171,12 +172,12 @@ def test_salvage_reads_keys_never_text_inside_strings() -> None:
             },
         }
     ).encode()
-    event = hook.salvage(raw[:-2])  # cut: no longer JSON
+    event = salvage(raw[:-2])  # cut: no longer JSON
     assert event["tool_input"] == {"file_path": 'a "quoted\\" \\\\ path', "cut": []}
     assert event["hook_event_name"] == "PreToolUse" and event["tool_name"] == "Write"
-    cut = hook.salvage(raw[: raw.index(b"quoted")])
+    cut = salvage(raw[: raw.index(b"quoted")])
     assert cut["tool_input"] == {"cut": ["file_path"]}
     # A window that starts inside a string: a quote whose backslashes may go on before the window is not trusted.
-    assert hook.salvage(b'\\"file_path\\": \\"x\\"', b'"file_path": "x"') == {}
-    assert hook.salvage(b"{", b'"file_path": "x"}') == {}  # a key at the window's first byte may be text
-    assert hook.salvage(b"{", b' "file_path": "x"}')["tool_input"] == {"file_path": "x", "cut": []}
+    assert salvage(b'\\"file_path\\": \\"x\\"', b'"file_path": "x"') == {}
+    assert salvage(b"{", b'"file_path": "x"}') == {}  # a key at the window's first byte may be text
+    assert salvage(b"{", b' "file_path": "x"}')["tool_input"] == {"file_path": "x", "cut": []}

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import rehydrate
 from rehydrate import transcripts
-from rehydrate.harness.hook import tool_calls_since
+from rehydrate.transcripts.claude import tool_calls_since
 
 DEEP = b"[" * 100_000 + b"]" * 100_000  # past any parser's limit: json raises RecursionError, orjson a ValueError
 NEAR = 1010  # within a record, under orjson's limit of 1024 (it parses); past what json.dumps and repr follow (3.11)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import rehydrate
-from rehydrate.harness import hook
+from rehydrate.harness import guard, hook
 from rehydrate.store import views
 from rehydrate.store.state import State
 
@@ -56,7 +56,7 @@ def test_the_guard_and_contains_are_on_the_line_and_in_the_record(eval_state: St
     line = next(ln for ln in text.splitlines() if "eval()" in ln)
     assert line.endswith(" guard: calc/*.py contains: eval(")
     assert views.entry_guard(line) == ("calc/*.py", "eval(")
-    assert hook.rejected_guards(text) == [
+    assert guard.rejected(eval_state.root) == [
         ("calc/*.py", "eval(", line),
         (None, "rm -rf build", next(ln for ln in text.splitlines() if "build cache" in ln)),
     ]

@@ -243,7 +243,7 @@ def test_stop_reminds_to_checkpoint_only_when_configured(repo: Path, state: Stat
 
 
 def test_tool_calls_are_counted_in_a_real_transcript() -> None:
-    from rehydrate.harness.hook import tool_calls_since
+    from rehydrate.transcripts.claude import tool_calls_since
 
     real = Path(__file__).parent.parent.parent.parent / "shared" / "fixtures" / "transcripts"
     path = real / "claude-code-2.1.39-manual-compact.jsonl"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rehydrate.harness import install
+from rehydrate.harness import claude
 
 ROOT = Path(__file__).parent.parent.parent
 
@@ -22,7 +22,7 @@ def test_plugin_manifest_and_hooks() -> None:
     assert json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())["name"] == "rehydrate"
     assert sorted(p.name for p in (plugin / ".claude-plugin").iterdir()) == ["plugin.json"]  # only the manifest
     hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]
-    assert hooks == install.claude_events("rehydrate hook claude")
+    assert hooks == claude.hook_groups("rehydrate hook claude")
 
 
 def test_skill_frontmatter() -> None:

@@ -8,4 +8,23 @@ from __future__ import annotations
 
 NAMES = ("claude", "codex", "gemini", "cursor", "copilot")  # a module each: rehydrate.harness.<name>
 HOOKS = ("claude", "codex", "gemini")  # the harnesses that call `rehydrate hook <name>`
-TARGETS = (*NAMES, "mcp")  # what `install` can install (mcp: the MCP server, for any client)
+TARGETS = (*NAMES, "mcp")  # what `install` can install (mcp: the MCP server, for any client; rehydrate.harness.mcp)
+RUNS_PROGRAM = (*HOOKS, "mcp")  # the targets whose files name the `rehydrate` program
+# The tools that edit files, every harness's (each module names its own: claude.EDIT_TOOLS, codex.EDIT_TOOLS,
+# gemini.EDIT_TOOLS; tests/harness/test_registry.py checks that this is their union).
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file", "replace")
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+
+
+def get(name: str) -> ModuleType:
+    """The module of a harness (or of the "mcp" target), imported now: rehydrate.harness.<name>. A name that is not
+    in TARGETS is a KeyError (never an import of whatever a caller names)."""
+    if name not in TARGETS:
+        raise KeyError(name)
+    import sys
+
+    __import__(f"{__name__}.{name}")
+    return sys.modules[f"{__name__}.{name}"]

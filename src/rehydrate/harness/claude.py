@@ -1,10 +1,86 @@
-"""Claude Code: its home folder (more to come: events, answer shapes, install targets)."""
+"""Claude Code: its home folder, the hook events it sends and what rehydrate does on each, how it is answered, and
+what `install` writes for it.
+
+Imported on the hook path when Claude Code calls: it imports nothing heavy at module level (install's helpers are
+imported inside the functions install calls).
+"""
 
 from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rehydrate.harness.install import Target
+    from rehydrate.harness.program import Program
+    from rehydrate.harness.trust import Check
+
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # a tool input's file_path or notebook_path
+SHELL_TOOLS = ("Bash",)
+PATCH_TOOLS: tuple[str, ...] = ()
+TOOL_EVENT = "PreToolUse"
+# Claude Code cuts a hook's output string at 10,000 characters: the brief's default budget (9,000) leaves room for the
+# notice of a cut and the JSON around it. It counts characters, not bytes.
+BRIEF_BYTES: int | None = None
+SAYS_NO_STATE = True  # SessionStart without a state: one short line on stderr (shown in the transcript only)
+# The events it sends that rehydrate answers, and the handler of each (hook.HANDLERS).
+EVENTS = {
+    "SessionStart": "session_start",
+    "PreCompact": "compaction_start",
+    "PostCompact": "compaction_end",  # runs after SessionStart compact (Claude Code 2.1)
+    "PreToolUse": "guard",
+    "Stop": "stop",
+}
+
 
 def home() -> str:
     """Claude Code's user folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
     return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+
+
+def decision(event_name: str, decision: str, reason: str) -> dict[str, Any]:
+    """Deny, ask or warn before a tool runs (a warning is a systemMessage plus context, the call goes ahead)."""
+    if decision == "warn":
+        return warning(event_name, reason)
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": event_name,
+            "permissionDecision": decision,
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def warning(event_name: str, reason: str) -> dict[str, Any]:
+    return {"systemMessage": reason, "hookSpecificOutput": {"hookEventName": event_name, "additionalContext": reason}}
+
+
+def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
+    """The hook groups install writes into its settings.json (timeouts in seconds)."""
+    from rehydrate.harness.settings import hook_group
+
+    return {
+        "SessionStart": hook_group("startup|resume|clear|compact", command, 30),
+        "PreCompact": hook_group("manual|auto", command, 30),
+        "PostCompact": hook_group("manual|auto", command, 30),
+        "PreToolUse": hook_group("Edit|Write|MultiEdit|NotebookEdit|Bash", command, 10),
+        "Stop": [{"hooks": [{"type": "command", "command": command, "timeout": 10}]}],  # never blocks
+    }
+
+
+def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
+    """Hooks in .claude/settings.json (the user's: in home())."""
+    from rehydrate.harness.settings import merge_hooks
+
+    path = os.path.join(home() if user else os.path.join(project, ".claude"), "settings.json")
+    events = hook_groups(prog.shell("hook", "claude"))
+    return [(path, lambda old, rm: merge_hooks(old, events, remove=rm), "hooks")]
+
+
+def trust_checks(project: str, settings_path: str, found: list[tuple[str, int, int, str]], user: bool) -> list[Check]:
+    """What else decides whether Claude Code runs the hooks: the folder's trust, which it keeps to itself."""
+    from rehydrate.harness import trust
+
+    return [trust.claude_note()]

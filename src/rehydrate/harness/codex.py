@@ -1,10 +1,83 @@
-"""Codex CLI: its home folder (more to come: events, answer shapes, install targets)."""
+"""Codex CLI: its home folder, the hook events it sends and what rehydrate does on each, how it is answered, and
+what `install` writes for it.
+
+Imported on the hook path when Codex calls: it imports nothing heavy at module level.
+"""
 
 from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rehydrate.harness.install import Target
+    from rehydrate.harness.program import Program
+    from rehydrate.harness.trust import Check
+
+EDIT_TOOLS = ("apply_patch",)
+SHELL_TOOLS = ("Bash",)
+PATCH_TOOLS = ("apply_patch",)  # its input's command is a patch: `*** Update File: PATH` headers, `+` lines added
+TOOL_EVENT = "PreToolUse"
+# Codex caps a hook's output near 2,500 tokens, counted at about 4 bytes a token (about 10,000 bytes); a brief of
+# 6,229 characters in 12,448 bytes was cut. 9,000 bytes leaves 10% for the estimate's rounding and the text Codex
+# puts around the context.
+BRIEF_BYTES: int | None = 9000
+SAYS_NO_STATE = True
+EVENTS = {
+    "SessionStart": "session_start",
+    "PreCompact": "compaction_start",
+    "PostCompact": "compaction_end",
+    "PreToolUse": "guard",
+    "Stop": "stop",
+}
+
 
 def home() -> str:
     """Codex CLI's user folder: $CODEX_HOME, else ~/.codex."""
     return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+
+
+def decision(event_name: str, decision: str, reason: str) -> dict[str, Any]:
+    """Deny or warn before a tool runs; Codex has no `ask`, so it warns."""
+    from rehydrate.harness import claude
+
+    if decision == "ask":
+        return claude.warning(event_name, reason)
+    return claude.decision(event_name, decision, reason)
+
+
+def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
+    """The hook groups install writes into its hooks.json (timeouts in seconds)."""
+    from rehydrate.harness.settings import hook_group
+
+    return {
+        "SessionStart": hook_group("startup|resume|clear|compact", command, 30),
+        "PreCompact": hook_group("manual|auto", command, 30),
+        "PreToolUse": hook_group("Bash|apply_patch", command, 10),
+    }
+
+
+def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
+    """Hooks in .codex/hooks.json (the user's: in home()); in a project, the boot rule in AGENTS.md."""
+    from rehydrate import rules
+    from rehydrate.harness.settings import merge_hooks
+
+    path = os.path.join(home() if user else os.path.join(project, ".codex"), "hooks.json")
+    events = hook_groups(prog.shell("hook", "codex"))
+    out: list[Target] = [(path, lambda old, rm: merge_hooks(old, events, remove=rm), "hooks")]
+    if not user:
+        block = rules.block(state_rel)
+        agents = os.path.join(project, "AGENTS.md")
+        out.append((agents, lambda old, rm: rules.merge_block(old, block, remove=rm), "boot rule"))
+    return out
+
+
+def trust_checks(project: str, settings_path: str, found: list[tuple[str, int, int, str]], user: bool) -> list[Check]:
+    """Codex runs a project's hooks once it trusts the project, and each hook once it is trusted in `/hooks`."""
+    from rehydrate.harness import trust
+
+    out = [] if user else [trust.codex_project(project)]
+    out.append(trust.codex_hooks(settings_path, found))
+    return out

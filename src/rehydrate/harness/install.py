@@ -16,14 +16,12 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import shlex
-import shutil
-import sys
-import sysconfig
 
-from rehydrate import rules, safejson
+from rehydrate import harness as registry
+from rehydrate import safejson
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.harness import files, settings, trust
+from rehydrate.harness.program import Program, program, program_note
 from rehydrate.store import wal
 
 TYPE_CHECKING = False
@@ -31,14 +29,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-COMMAND = "rehydrate hook"  # the bare command; an entry whose program is any `rehydrate` running `hook` is ours
-MAX_FILE = 16 << 20
+    Target = tuple[str, Callable[[bytes | None, bool], bytes | None], str]  # path, merge(old, remove), what
 
-CURSOR_RULE = """---
-description: Working state kept on disk by rehydrate; read it before acting and after any compaction
-alwaysApply: true
----
-{block}"""
+MAX_FILE = 16 << 20
+COMMAND = settings.COMMAND
+HARNESSES = registry.TARGETS  # kept for the CLI: the registry is the one list
+HOOK_HARNESSES = registry.HOOKS
+RUNS_PROGRAM = registry.RUNS_PROGRAM
+__all__ = ["Program", "program", "program_note"]
 
 
 class Change:
@@ -61,352 +59,12 @@ class Change:
         return "".join(difflib.unified_diff(a, b, self.path + " (before)", self.path + " (after)"))
 
 
-# ------------------------------------------------------------------------------------------------ merges
-
-
-def _is_our_command(command: object) -> bool:
-    """`rehydrate hook ...`, with the program named bare or by a path (quoted or not)."""
-    try:
-        argv = shlex.split(str(command))
-    except ValueError:
-        return False
-    return len(argv) >= 2 and os.path.basename(argv[0]) == "rehydrate" and argv[1] == "hook"
-
-
-def _ours(group: Any) -> bool:
-    hooks = group.get("hooks") if isinstance(group, dict) else None
-    if not isinstance(hooks, list) or not hooks:
-        return False
-    return all(isinstance(h, dict) and _is_our_command(h.get("command", "")) for h in hooks)
-
-
-# ------------------------------------------------------------------------------------------------ the program
-
-
-class Program:
-    """How a harness will start this installation's `rehydrate`: the bare name when the PATH finds it there from
-    anywhere, else its absolute path; `warning` says what the user must do when neither is sure to work."""
-
-    def __init__(self, path: str | None, bare: bool, warning: str | None) -> None:
-        self.path = path  # this installation's script, if one was found
-        self.bare = bare
-        self.warning = warning
-
-    @property
-    def argv0(self) -> str:
-        return "rehydrate" if self.bare or self.path is None else self.path
-
-    def shell(self, *args: str) -> str:
-        """A command line for a harness that runs hooks through the shell."""
-        return " ".join([shlex.quote(self.argv0), *args])
-
-
-def _own_scripts() -> list[str]:
-    """Where this installation's `rehydrate` script may be (the first that exists is it)."""
-    found = []
-    if os.path.basename(sys.argv[0] or "") == "rehydrate":
-        found.append(os.path.abspath(sys.argv[0]))
-    found.append(os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "rehydrate"))
-    for scheme in (None, f"{os.name}_user"):
-        try:
-            folder = sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts")
-        except KeyError:
-            continue
-        if folder:
-            found.append(os.path.join(folder, "rehydrate"))
-    return found
-
-
-def _same(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def _runnable(path: str) -> bool:
-    return os.path.isfile(path) and os.access(path, os.X_OK)
-
-
-def program() -> Program:
-    """This installation's `rehydrate`, and whether a harness started anywhere will find it by its bare name.
-
-    A bare name is written only when the PATH finds this very script, and not through the bin folder of an active
-    virtual environment (a harness started outside the environment would not have that folder on its PATH).
-    """
-    own = next((p for p in _own_scripts() if _runnable(p)), None)
-    found = shutil.which("rehydrate")
-    if own is None:
-        if found:
-            return Program(
-                None,
-                True,
-                f"this rehydrate has no `rehydrate` script of its own; the hooks will run {found}, another "
-                "installation: install rehydrate where that one is (or uninstall it), then run install again",
-            )
-        return Program(
-            None,
-            True,
-            "no `rehydrate` program is on the PATH, so the hooks would fail: install rehydrate with pipx "
-            "(`pipx install .` in a clone) or into a folder on your PATH, then run install again",
-        )
-    if found and _same(found, own):
-        venv_bin = os.path.dirname(os.path.abspath(sys.executable))
-        in_venv = sys.prefix != sys.base_prefix or bool(os.environ.get("VIRTUAL_ENV"))
-        if not (in_venv and _same(os.path.dirname(os.path.abspath(found)), venv_bin)):
-            return Program(own, True, None)
-    return Program(own, False, None)
-
-
-def _load_json(old: bytes | None, comments: bool = False) -> dict[str, Any]:
-    return settings.load_json(old, comments=comments)
-
-
-def _dump_json(data: dict[str, Any], old: bytes | None, comments: bool = False) -> bytes | None:
-    return settings.dump_json(data, old, comments=comments)
-
-
-def merge_hooks(
-    old: bytes | None, events: dict[str, list[dict[str, Any]]], *, remove: bool, comments: bool = False
-) -> bytes | None:
-    """A settings file with rehydrate's hook groups in (or out), every other key and hook kept (comments too, where
-    the harness allows them and the change is a new `hooks` key)."""
-    data = _load_json(old, comments)
-    before = _load_json(old, comments)
-    hooks = data.get("hooks", {})
-    if not isinstance(hooks, dict):
-        raise RehydrateError("its `hooks` is not a JSON object", "fix it by hand, then install again")
-    for event in list(hooks):
-        if isinstance(hooks[event], list):
-            hooks[event] = [g for g in hooks[event] if not _ours(g)]
-            if not hooks[event]:
-                del hooks[event]
-    if not remove:
-        for event, groups in events.items():
-            hooks.setdefault(event, []).extend(groups)
-    if hooks:
-        data["hooks"] = hooks
-    else:
-        data.pop("hooks", None)
-    if data == before:
-        return old  # nothing to do: the user's formatting stays, byte for byte
-    return _dump_json(data, old, comments)
-
-
-def merge_block(old: bytes | None, block: str, *, remove: bool) -> bytes | None:
-    """An instructions file with the boot rule's marked block in (updated in place) or out."""
-    text = (old or b"").decode("utf-8", "surrogateescape")
-    if not remove:
-        return rules.merge(text, block).encode("utf-8", "surrogateescape")
-    start = text.find(rules.BEGIN_PREFIX)
-    end = text.find(rules.END, start + 1) if start >= 0 else -1
-    if start < 0 or end < 0:
-        return old
-    after = end + len(rules.END)
-    after += 1 if text[after : after + 1] == "\n" else 0
-    before = text[:start]
-    if before.endswith("\n\n"):
-        before = before[:-1]
-    rest = before + text[after:]
-    if not rest.strip() and old is not None:
-        return None  # the file held nothing but the block: it was ours
-    return rest.encode("utf-8", "surrogateescape")
-
-
-def merge_owned(old: bytes | None, content: str, *, remove: bool) -> bytes | None:
-    """A file rehydrate owns whole."""
-    return None if remove else content.encode()
-
-
-# ------------------------------------------------------------------------------------------------ harnesses
-
-
-def _hook_group(matcher: str, command: str, timeout: int) -> list[dict[str, Any]]:
-    return [{"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
-
-
-def claude_events(command: str) -> dict[str, list[dict[str, Any]]]:
-    return {
-        "SessionStart": _hook_group("startup|resume|clear|compact", command, 30),
-        "PreCompact": _hook_group("manual|auto", command, 30),
-        "PostCompact": _hook_group("manual|auto", command, 30),
-        "PreToolUse": _hook_group("Edit|Write|MultiEdit|NotebookEdit|Bash", command, 10),
-        "Stop": [{"hooks": [{"type": "command", "command": command, "timeout": 10}]}],  # never blocks
-    }
-
-
-def codex_events(command: str) -> dict[str, list[dict[str, Any]]]:
-    return {
-        "SessionStart": _hook_group("startup|resume|clear|compact", command, 30),
-        "PreCompact": _hook_group("manual|auto", command, 30),
-        "PreToolUse": _hook_group("Bash|apply_patch", command, 10),
-    }
-
-
-def gemini_events(command: str) -> dict[str, list[dict[str, Any]]]:
-    """Gemini CLI: timeouts in milliseconds; a lifecycle matcher matches one exact value, so none is given."""
-
-    def group(timeout_ms: int, matcher: str | None = None) -> list[dict[str, Any]]:
-        entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": timeout_ms}]}
-        if matcher:
-            entry = {"matcher": matcher, **entry}
-        return [entry]
-
-    return {
-        "SessionStart": group(30000),
-        "PreCompress": group(30000),
-        "BeforeAgent": group(30000),
-        "BeforeTool": group(10000, "write_file|replace|run_shell_command"),
-    }
-
-
-Target = tuple[str, "Callable[[bytes | None, bool], bytes | None]", str]  # path, merge(old, remove), what
-
-
-def targets(harness: str, project: str, state_rel: str, user: bool, prog: Program | None = None) -> list[Target]:
+def targets(name: str, project: str, state_rel: str, user: bool, prog: Program | None = None) -> list[Target]:
     """The files a harness's install touches, and how (hooks run `prog`, by default this installation's)."""
-    home = os.path.expanduser("~")
-    block = rules.block(state_rel)
-    prog = prog or program()
-    if harness == "claude":
-        base = (os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")) if user else None
-        path = os.path.join(base, "settings.json") if base else os.path.join(project, ".claude", "settings.json")
-        events = claude_events(prog.shell("hook", "claude"))
-        return [(path, lambda old, rm: merge_hooks(old, events, remove=rm), "hooks")]
-    if harness == "codex":
-        base = (os.environ.get("CODEX_HOME") or os.path.join(home, ".codex")) if user else None
-        path = os.path.join(base or os.path.join(project, ".codex"), "hooks.json")
-        codex = codex_events(prog.shell("hook", "codex"))
-        out: list[Target] = [(path, lambda old, rm: merge_hooks(old, codex, remove=rm), "hooks")]
-        if not user:
-            agents = os.path.join(project, "AGENTS.md")
-            out.append((agents, lambda old, rm: merge_block(old, block, remove=rm), "boot rule"))
-        return out
-    if harness == "gemini":
-        base = os.path.join(home, ".gemini") if user else os.path.join(project, ".gemini")
-        gemini = gemini_events(prog.shell("hook", "gemini"))
-        out = [
-            (
-                os.path.join(base, "settings.json"),
-                lambda old, rm: merge_hooks(old, gemini, remove=rm, comments=True),
-                "hooks",
-            )
-        ]
-        if not user:
-            rule = os.path.join(project, "GEMINI.md")
-            out.append((rule, lambda old, rm: merge_block(old, block, remove=rm), "boot rule"))
-        return out
-    if harness == "mcp":
-        if user:
-            raise UsageError("--user is not available for mcp", "install it into the project instead")
-        return [
-            (
-                os.path.join(project, ".mcp.json"),
-                lambda old, rm: merge_mcp_json(old, remove=rm, command=prog.argv0),
-                "MCP server",
-            ),
-            (
-                os.path.join(project, ".codex", "config.toml"),
-                lambda old, rm: merge_mcp_toml(old, remove=rm, command=prog.argv0),
-                "MCP server",
-            ),
-            (
-                os.path.join(project, ".gemini", "settings.json"),
-                lambda old, rm: merge_mcp_json(old, remove=rm, command=prog.argv0, comments=True),
-                "MCP server",
-            ),
-        ]
-    if user:
-        raise UsageError(f"--user is not available for {harness}", "install it into the project instead")
-    if harness == "cursor":
-        path = os.path.join(project, ".cursor", "rules", "rehydrate.mdc")
-        return [(path, lambda old, rm: merge_owned(old, CURSOR_RULE.format(block=block), remove=rm), "rule")]
-    if harness == "copilot":
-        path = os.path.join(project, ".github", "copilot-instructions.md")
-        return [(path, lambda old, rm: merge_block(old, block, remove=rm), "boot rule")]
-    raise UsageError(f"installing for {harness!r} is not built yet", f"available: {', '.join(HARNESSES)}")
-
-
-HARNESSES = ("claude", "codex", "gemini", "cursor", "copilot", "mcp")
-RUNS_PROGRAM = ("claude", "codex", "gemini", "mcp")
-HOOK_HARNESSES = trust.HOOK_HARNESSES  # the harnesses whose files name the `rehydrate` program
-
-
-def program_note(prog: Program) -> str | None:
-    """What the user should know about the program the hooks run, or None when the bare name is sure to work."""
-    if prog.warning:
-        return prog.warning
-    if prog.bare:
-        return None
-    return (
-        f"the hooks run {prog.argv0} by its full path: a harness started outside this virtual environment would not "
-        "find a bare `rehydrate` on its PATH. The path is this machine's: before committing the files, install "
-        "rehydrate where every shell finds it (`pipx install .` in a clone) and run install again from there"
-    )
-
-
-MCP_SERVER = {"command": "rehydrate", "args": ["mcp"]}
-TOML_BEGIN = "# rehydrate:begin (managed by rehydrate; edits inside this block are replaced)"
-TOML_END = "# rehydrate:end"
-
-
-def merge_mcp_json(
-    old: bytes | None, *, remove: bool, command: str = "rehydrate", comments: bool = False
-) -> bytes | None:
-    """`mcpServers.rehydrate` in a JSON file (.mcp.json, Gemini's settings.json), the rest kept."""
-    data = _load_json(old, comments)
-    before = _load_json(old, comments)
-    servers = data.get("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise RehydrateError("its `mcpServers` is not a JSON object", "fix it by hand, then install again")
-    servers.pop("rehydrate", None)
-    if not remove:
-        servers["rehydrate"] = {**MCP_SERVER, "command": command}
-    if servers:
-        data["mcpServers"] = servers
-    else:
-        data.pop("mcpServers", None)
-    if remove and not data and old is not None:
-        return None  # it held nothing but rehydrate's server
-    if data == before:
-        return old  # nothing to do: the user's formatting stays, byte for byte
-    return _dump_json(data, old, comments)
-
-
-def _our_server(table: Any) -> bool:
-    """A `[mcp_servers.rehydrate]` that an install wrote: only a command naming a `rehydrate` and `args = ["mcp"]`."""
-    return (
-        isinstance(table, dict)
-        and set(table) == {"command", "args"}
-        and os.path.basename(str(table["command"])) == "rehydrate"
-        and table["args"] == ["mcp"]
-    )
-
-
-def merge_mcp_toml(old: bytes | None, *, remove: bool, command: str = "rehydrate") -> bytes | None:
-    """`[mcp_servers.rehydrate]` in Codex's config.toml, edited through tomlkit (an inline `mcp_servers = {...}`
-    gets an inline entry); a marked block an older install appended is taken out first."""
-    text = (old or b"").decode("utf-8", "surrogateescape")
-    start = text.find(TOML_BEGIN)
-    end = text.find(TOML_END, start + 1) if start >= 0 else -1
-    if start >= 0 and end >= 0:  # written by an older install as a marked block: ours, taken out as text
-        after = end + len(TOML_END)
-        after += 1 if text[after : after + 1] == "\n" else 0
-        text = text[:start].rstrip("\n") + ("\n" if text[:start].strip() else "") + text[after:]
-    rest = None if old is None or (not text.strip() and start >= 0) else text.encode("utf-8", "surrogateescape")
-    value = None if remove else {"command": command, "args": ["mcp"]}
-    return settings.merge_toml_table(rest, "mcp_servers", "rehydrate", value, ours=_our_server)
-
-
-def check_parses(path: str, data: bytes | None) -> None:
-    """RehydrateError unless the file as install would write it parses as its harness will parse it."""
-    if data is None:
-        return
-    if path.endswith(".toml"):
-        settings.check_toml(data)
-    elif path.endswith(".json"):
-        gemini = os.path.basename(os.path.dirname(path)) == ".gemini"
-        settings.check_json(data, comments=gemini)
+    if name not in registry.TARGETS:
+        raise UsageError(f"installing for {name!r} is not built yet", f"available: {', '.join(registry.TARGETS)}")
+    targets: list[Target] = registry.get(name).targets(project, state_rel, user, prog or program())
+    return targets
 
 
 # ------------------------------------------------------------------------------------------------ plan and apply
@@ -491,7 +149,7 @@ def plan(
                 change = Change(place, old, merge(old, False), f"rehydrate's {what} merged in{place.through}")
             if change.changed:
                 try:
-                    check_parses(path, change.new)
+                    settings.check_parses(path, change.new)
                 except RehydrateError as e:
                     raise RehydrateError(
                         f"the result would not parse ({e.message}); nothing was written", "report this as a bug"
@@ -539,36 +197,31 @@ def apply(changes: list[Change], *, uninstall: bool = False) -> None:
 # ------------------------------------------------------------------------------------------------ will the hooks run
 
 
-def check(harness: str, project: str, *, user: bool = False, state_rel: str = "state") -> list[trust.Check]:
+def check(harness_name: str, project: str, *, user: bool = False, state_rel: str = "state") -> list[trust.Check]:
     """Whether the harness will run rehydrate's hooks: installed, their program found, the project trusted.
 
     Reads only. A check that fails names what to do; one rehydrate cannot see from outside the harness is None.
     """
-    if harness not in trust.HOOK_HARNESSES:
+    if harness_name not in registry.HOOKS:
         raise UsageError(
-            f"there are no hooks to check for {harness}", f"check one of: {', '.join(trust.HOOK_HARNESSES)}"
+            f"there are no hooks to check for {harness_name}", f"check one of: {', '.join(registry.HOOKS)}"
         )
+    module = registry.get(harness_name)
     project = os.path.abspath(project)
-    path = targets(harness, project, state_rel, user, Program(None, True, None))[0][0]
-    expected = {"claude": claude_events, "codex": codex_events, "gemini": gemini_events}[harness](COMMAND)
-    found, error = trust.our_hooks(path, harness == "gemini", _is_our_command)
+    path = targets(harness_name, project, state_rel, user, Program(None, True, None))[0][0]
+    expected = module.hook_groups(COMMAND)
+    found, error = trust.our_hooks(path, settings.with_comments(path), settings.is_our_command)
     scope = "--user " if user else ""
     if error:
         return [trust.Check("installed", False, f"{path}: {error}", "fix it by hand, then install again")]
     missing = sorted(set(expected) - {event for event, *_ in found})
     if not found or missing:
         what = "no rehydrate hooks" if not found else "no rehydrate hook for " + ", ".join(missing)
-        return [trust.Check("installed", False, f"{path} has {what}", f"run `rehydrate install {scope}{harness}`")]
+        fix = f"run `rehydrate install {scope}{harness_name}`"
+        return [trust.Check("installed", False, f"{path} has {what}", fix)]
     out = [trust.Check("installed", True, f"{len(found)} rehydrate hooks in {path}")]
     out.append(trust.command_check([command for *_, command in found]))
-    if harness == "codex":
-        if not user:
-            out.append(trust.codex_project(project))
-        out.append(trust.codex_hooks(path, found))
-    elif harness == "gemini":
-        out.append(trust.gemini_folder(project))
-    else:
-        out.append(trust.claude_note())
+    out += module.trust_checks(project, path, found, user)
     return out
 
 

@@ -1,4 +1,5 @@
-"""Pure merges of a harness's settings files: JSON, JSON with comments (Gemini) and TOML (Codex).
+"""Pure merges of a harness's settings files: JSON, JSON with comments (Gemini) and TOML (Codex): rehydrate's hooks,
+its MCP server, a file it owns whole.
 
 Bytes in, bytes out, nothing written: install plans with these, checks that every result parses as the harness will
 parse it, and only then writes. TOML is edited through tomlkit, which keeps the user's formatting, comments and
@@ -7,14 +8,18 @@ inline tables; it is imported here only, on install's path, never on the hook pa
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 import re
+import shlex
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 FIX = "fix it by hand, then install again"
@@ -153,6 +158,20 @@ def merge_toml_table(
             return old  # already as it should be: not a byte changes
     elif value is None:
         return old
+    _set_table(kit, doc, tables, parent, name, value, current is not None)
+    new = kit.dumps(doc)
+    if not text.strip():
+        new = new.lstrip("\n")
+    new = re.sub(r"\n{3,}", "\n\n", new) if "\n\n\n" not in text else new
+    if not new.strip() and old is not None:
+        return None  # it held nothing but our table
+    return new.encode("utf-8", "surrogateescape")
+
+
+def _set_table(
+    kit: Any, doc: Any, tables: Any, parent: str, name: str, value: dict[str, Any] | None, present: bool
+) -> None:
+    """doc's [parent.name] set to value, or taken out (value None; then `tables` holds it)."""
     if value is None:
         assert tables is not None
         del tables[name]
@@ -164,16 +183,9 @@ def merge_toml_table(
         doc[parent] = group
     else:
         inline = isinstance(tables, kit.items.InlineTable)
-        if current is not None:
+        if present:
             del tables[name]
         tables[name] = _toml_table(kit, value, inline=inline)
-    new = kit.dumps(doc)
-    if not text.strip():
-        new = new.lstrip("\n")
-    new = re.sub(r"\n{3,}", "\n\n", new) if "\n\n\n" not in text else new
-    if not new.strip() and old is not None:
-        return None  # it held nothing but our table
-    return new.encode("utf-8", "surrogateescape")
 
 
 def _toml_table(kit: Any, value: dict[str, Any], *, inline: bool) -> Any:
@@ -183,5 +195,126 @@ def _toml_table(kit: Any, value: dict[str, Any], *, inline: bool) -> Any:
     return table
 
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
+def check_parses(path: str, data: bytes | None) -> None:
+    """RehydrateError unless the file as install would write it parses as its harness will parse it (a .json in a
+    .gemini folder is JSON with comments)."""
+    if data is None:
+        return
+    if path.endswith(".toml"):
+        check_toml(data)
+    elif path.endswith(".json"):
+        check_json(data, comments=with_comments(path))
+
+
+def with_comments(path: str) -> bool:
+    """Whether a settings file is read as JSON with comments: Gemini CLI's (in a .gemini folder)."""
+    return os.path.basename(os.path.dirname(path)) == ".gemini"
+
+
+# ------------------------------------------------------------------------------------------------ the merges
+
+COMMAND = "rehydrate hook"  # the bare command; an entry whose program is any `rehydrate` running `hook` is ours
+MCP_SERVER = {"command": "rehydrate", "args": ["mcp"]}
+TOML_BEGIN = "# rehydrate:begin (managed by rehydrate; edits inside this block are replaced)"
+TOML_END = "# rehydrate:end"
+
+
+def is_our_command(command: object) -> bool:
+    """`rehydrate hook ...`, with the program named bare or by a path (quoted or not)."""
+    try:
+        argv = shlex.split(str(command))
+    except ValueError:
+        return False
+    return len(argv) >= 2 and os.path.basename(argv[0]) == "rehydrate" and argv[1] == "hook"
+
+
+def _ours(group: Any) -> bool:
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    if not isinstance(hooks, list) or not hooks:
+        return False
+    return all(isinstance(h, dict) and is_our_command(h.get("command", "")) for h in hooks)
+
+
+def hook_group(matcher: str, command: str, timeout: int) -> list[dict[str, Any]]:
+    """One group of a hooks table: a matcher and one command hook."""
+    return [{"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
+
+
+def merge_hooks(
+    old: bytes | None, events: dict[str, list[dict[str, Any]]], *, remove: bool, comments: bool = False
+) -> bytes | None:
+    """A settings file with rehydrate's hook groups in (or out), every other key and hook kept (comments too, where
+    the harness allows them and the change is a new `hooks` key)."""
+    data = load_json(old, comments=comments)
+    before = copy.deepcopy(data)  # not a second parse
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise RehydrateError("its `hooks` is not a JSON object", FIX)
+    for event in list(hooks):
+        if isinstance(hooks[event], list):
+            hooks[event] = [g for g in hooks[event] if not _ours(g)]
+            if not hooks[event]:
+                del hooks[event]
+    if not remove:
+        for event, groups in events.items():
+            hooks.setdefault(event, []).extend(groups)
+    if hooks:
+        data["hooks"] = hooks
+    else:
+        data.pop("hooks", None)
+    if data == before:
+        return old  # nothing to do: the user's formatting stays, byte for byte
+    return dump_json(data, old, comments=comments)
+
+
+def merge_owned(old: bytes | None, content: str, *, remove: bool) -> bytes | None:
+    """A file rehydrate owns whole."""
+    return None if remove else content.encode()
+
+
+def merge_mcp_json(
+    old: bytes | None, *, remove: bool, command: str = "rehydrate", comments: bool = False
+) -> bytes | None:
+    """`mcpServers.rehydrate` in a JSON file (.mcp.json, Gemini's settings.json), the rest kept."""
+    data = load_json(old, comments=comments)
+    before = copy.deepcopy(data)
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise RehydrateError("its `mcpServers` is not a JSON object", FIX)
+    servers.pop("rehydrate", None)
+    if not remove:
+        servers["rehydrate"] = {**MCP_SERVER, "command": command}
+    if servers:
+        data["mcpServers"] = servers
+    else:
+        data.pop("mcpServers", None)
+    if remove and not data and old is not None:
+        return None  # it held nothing but rehydrate's server
+    if data == before:
+        return old  # nothing to do: the user's formatting stays, byte for byte
+    return dump_json(data, old, comments=comments)
+
+
+def _our_server(table: Any) -> bool:
+    """A `[mcp_servers.rehydrate]` that an install wrote: only a command naming a `rehydrate` and `args = ["mcp"]`."""
+    return (
+        isinstance(table, dict)
+        and set(table) == {"command", "args"}
+        and os.path.basename(str(table["command"])) == "rehydrate"
+        and table["args"] == ["mcp"]
+    )
+
+
+def merge_mcp_toml(old: bytes | None, *, remove: bool, command: str = "rehydrate") -> bytes | None:
+    """`[mcp_servers.rehydrate]` in Codex's config.toml, edited through tomlkit (an inline `mcp_servers = {...}`
+    gets an inline entry); a marked block an older install appended is taken out first."""
+    text = (old or b"").decode("utf-8", "surrogateescape")
+    start = text.find(TOML_BEGIN)
+    end = text.find(TOML_END, start + 1) if start >= 0 else -1
+    if start >= 0 and end >= 0:  # written by an older install as a marked block: ours, taken out as text
+        after = end + len(TOML_END)
+        after += 1 if text[after : after + 1] == "\n" else 0
+        text = text[:start].rstrip("\n") + ("\n" if text[:start].strip() else "") + text[after:]
+    rest = None if old is None or (not text.strip() and start >= 0) else text.encode("utf-8", "surrogateescape")
+    value = None if remove else {"command": command, "args": ["mcp"]}
+    return merge_toml_table(rest, "mcp_servers", "rehydrate", value, ours=_our_server)

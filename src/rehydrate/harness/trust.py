@@ -28,8 +28,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-HOOK_HARNESSES = ("claude", "codex", "gemini")
-
 
 class Check:
     """One question about the hooks: ok True (yes), False (no: they will not run) or None (cannot tell from here)."""
@@ -54,14 +52,16 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _codex_home() -> str:
-    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+def _codex_config_path() -> str:
+    from rehydrate.harness import codex
+
+    return os.path.join(codex.home(), "config.toml")
 
 
 def _gemini_trust_file() -> str:
-    return os.environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or os.path.join(
-        os.path.expanduser("~"), ".gemini", "trustedFolders.json"
-    )
+    from rehydrate.harness import gemini
+
+    return os.environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or os.path.join(gemini.home(), "trustedFolders.json")
 
 
 def _same_path(a: str, b: str) -> bool:
@@ -133,7 +133,7 @@ def command_check(commands: list[str]) -> Check:
 
 
 def codex_project(project: str) -> Check:
-    path = os.path.join(_codex_home(), "config.toml")
+    path = _codex_config_path()
     fix = (
         f"start `codex` in {project} and answer the trust prompt, or run `codex exec --trust ...` once, or add "
         f'[projects."{project}"] trust_level = "trusted" to {path}'
@@ -166,7 +166,7 @@ def _snake(event: str) -> str:
 
 
 def codex_hooks(hooks_file: str, found: list[tuple[str, int, int, str]]) -> Check:
-    path = os.path.join(_codex_home(), "config.toml")
+    path = _codex_config_path()
     config = _codex_config(path)
     state = config.get("hooks", {}).get("state", {}) if isinstance(config, dict) else {}
     state = state if isinstance(state, dict) else {}
@@ -190,7 +190,9 @@ def codex_hooks(hooks_file: str, found: list[tuple[str, int, int, str]]) -> Chec
 
 
 def gemini_folder(project: str) -> Check:
-    user_settings = os.path.join(os.path.expanduser("~"), ".gemini", "settings.json")
+    from rehydrate.harness import gemini
+
+    user_settings = os.path.join(gemini.home(), "settings.json")
     try:
         loaded = settings.load_json(_read(user_settings), comments=True)
     except RehydrateError:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rehydrate.transcripts import Compaction, Session, ToolCall, canonical, label, obj, records
+from rehydrate.transcripts import Compaction, Session, ToolCall, canonical, label, newer_than, obj, records
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,6 +28,24 @@ def context_size(usage: Any) -> int | None:
     parts = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
     numbers = [p for p in parts if isinstance(p, int)]
     return sum(numbers) if numbers else None
+
+
+def tool_uses(rec: dict[str, Any]) -> int:
+    """The tool calls in one record: the tool_use blocks of an assistant message."""
+    message = rec.get("message")
+    content = message.get("content") if rec.get("type") == "assistant" and isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_use")
+
+
+def tool_calls_since(path: str, since: str) -> int:
+    """Tool calls in a transcript's assistant records stamped after `since`, read from the end (the Stop hook's
+    count since the last checkpoint); 0 when the file cannot be read."""
+    try:
+        return sum(tool_uses(rec) for rec in newer_than(path, since))
+    except OSError:
+        return 0
 
 
 def read(path: str) -> Session:

@@ -1,0 +1,239 @@
+"""What rehydrate does on each hook event but the guard: the brief at a session's start (or a pointer to the one it
+was given), after a compression (Gemini CLI), the compaction records, and the Stop reminder. Each handler takes the
+calling harness's module (rehydrate.harness.<name>: its budget and answer shapes) and the event."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from rehydrate.harness.hook import COMPACTED, Answer, config, context
+from rehydrate.store import views
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
+MAX_SESSION = 200  # the most characters of a harness's session id kept in a record
+
+
+def open_state(event: dict[str, Any] | None) -> Any:
+    """The State of the folder found from the event's cwd."""
+    from rehydrate.store.locate import locate
+    from rehydrate.store.state import State
+
+    cwd = event.get("cwd") if event else None
+    start = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
+    return State.open(locate(None, start))
+
+
+def _budget(harness: ModuleType) -> tuple[int, int | None]:
+    """The brief's bound for this harness: (characters, UTF-8 bytes or None): the default budget, and the harness's
+    cap in bytes where it counts bytes (its BRIEF_BYTES)."""
+    from rehydrate import brief
+
+    return brief.DEFAULT_BUDGET, harness.BRIEF_BYTES
+
+
+def _session(event: dict[str, Any]) -> str | None:
+    """The harness's session id, cleaned as the resume record keeps it; None if the event has none."""
+    sid = event.get("session_id")
+    if not isinstance(sid, str):
+        return None
+    return views.clean(sid, one_line=True)[:MAX_SESSION] or None
+
+
+def session_start(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    """The brief, or a pointer to the one this resumed session was given."""
+    source = event.get("source")
+    preface = COMPACTED if source == "compact" else None
+    state = open_state(event)
+    session = _session(event)
+    if source == "resume" and session:
+        given = _already_given(state.wal_path, session)
+        if given is not None:
+            return Answer(stdout=context("SessionStart", _pointer(given)))
+    from rehydrate import brief
+
+    chars, size = _budget(harness)
+    result = brief.resume(state, chars, preface=preface, session_id=session, max_bytes=size)
+    return Answer(stdout=context("SessionStart", result.text))
+
+
+def _recent(wal_path: str, count: int) -> list[dict[str, Any]]:
+    """The WAL's last records, newest first; none when its tail cannot be read (a conflicted or damaged log): the
+    caller then does what it does without them, and `State` names the problem where a brief is given."""
+    from rehydrate.store import wal
+
+    try:
+        return [rec for _, rec in reversed(wal.read_tail(wal_path, count).records)]
+    except wal.BadRecord:
+        return []
+
+
+def _already_given(wal_path: str, session: str) -> dict[str, Any] | None:
+    """The `resume` record of the brief this session was given since its last compaction, if nothing was written
+    since: a resumed conversation still holds that brief (after `/compact` then `--resume`, Claude Code's next
+    request would otherwise carry two). None if the session had no brief since its last compaction (one without a
+    session id counts for every session), or any record but another brief or another session's compaction came
+    after it (the brief in the conversation may be stale), or the WAL's recent tail does not tell. A compaction's
+    start (PreCompact, phase pre) is what takes a brief away; its end (PostCompact) comes after the brief that
+    SessionStart compact gives (Claude Code 2.1: PreCompact, SessionStart compact, PostCompact)."""
+
+    for rec in _recent(wal_path, 64):
+        data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+        assert isinstance(data, dict)
+        if rec.get("op") == "resume":
+            if data.get("session_id") == session:
+                return rec
+            continue  # another session's brief, or one printed by `rehydrate resume`: it changed nothing
+        if rec.get("op") == "precompress":
+            continue  # Gemini's note that a compression may follow: it changed nothing either
+        other = data.get("session_id")
+        if rec.get("op") == "compaction" and isinstance(other, str) and other[:MAX_SESSION] != session:
+            continue  # another session's compaction leaves this conversation as it was
+        if rec.get("op") == "compacted" or (rec.get("op") == "compaction" and data.get("phase") == "post"):
+            continue  # PostCompact ends a compaction: Claude Code runs it after SessionStart compact gave the brief
+        return None
+    return None
+
+
+def _pointer(given: dict[str, Any]) -> str:
+    ts = views.clean(str(given.get("ts", "")), one_line=True)[:24]
+    return (
+        f"rehydrate: this session was given the brief at {ts} (WAL record {given.get('seq')}) and nothing was "
+        "written since: it is earlier in this conversation. `rehydrate resume` prints it again."
+    )
+
+
+def after_compression(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    """Gemini CLI has no start event after a compression: BeforeAgent injects the brief, with the compaction notice,
+    once after a `compaction` record of this session (none since its last brief). Gemini's PreCompress is no such
+    record (see precompress): only a confirmed compaction of this very conversation counts."""
+
+    session = _session(event)
+    if session is None:
+        return Answer()
+    state = open_state(event)
+    for rec in _recent(state.wal_path, 64):
+        data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+        assert isinstance(data, dict)
+        other = data.get("session_id")
+        if not isinstance(other, str) or other[:MAX_SESSION] != session:
+            continue
+        if rec.get("op") == "resume":
+            return Answer()  # the brief since
+        if rec.get("op") == "compaction":
+            break
+    else:
+        return Answer()
+    from rehydrate import brief
+
+    chars, size = _budget(harness)
+    result = brief.resume(state, chars, preface=COMPACTED, session_id=_session(event), max_bytes=size)
+    return Answer(stdout=context("BeforeAgent", result.text))
+
+
+def reduced(harness: ModuleType, event: dict[str, Any] | None, problem: str) -> Answer:
+    """The brief as far as the files can be read, and the problem, as SessionStart context.
+
+    The compaction notice goes in as the brief's preface, inside its budget: the rendered brief is never cut
+    afterwards (that would chop its ledger or its next action)."""
+    from rehydrate import brief
+    from rehydrate.store.locate import locate, resolve_actor
+
+    problem = problem if len(problem) <= 2000 else problem[:2000] + "…"
+    cwd = event.get("cwd") if event else None
+    start = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
+    try:
+        root = locate(None, start)
+        if not os.path.isdir(root):
+            where = start or os.getcwd()
+            text = f"{problem}\n(no state folder found from {where}: `rehydrate init --goal ...` creates one)"
+        else:
+            preface = COMPACTED if event and event.get("source") == "compact" else None
+            chars, size = _budget(harness)
+            text = brief.reduced(root, resolve_actor(None), problem, chars, preface=preface, max_bytes=size)
+    except Exception as e:
+        text = f"{problem}\n(and the state could not be read: {type(e).__name__}: {str(e)[:1000]})"
+    return Answer(stdout=context("SessionStart", text), stderr=problem + "\n")
+
+
+def precompress(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    """Gemini CLI's PreCompress, logged as a `precompress` note that is not a compaction: no notice, no brief follow.
+
+    Gemini fires it inside its compression service before deciding whether to compress: on every model request
+    (trigger auto), and for `/compress` (manual) also when there turns out to be nothing to compress or the summary
+    fails. Nothing a hook sees confirms a compression afterwards (0.61: no post-compression event; the summary is not
+    written to the session file; PreCompress carries only its trigger)."""
+    data: dict[str, Any] = {}
+    for key in ("trigger", "session_id", "transcript_path"):
+        if isinstance(event.get(key), str):
+            data[key] = views.clean(event[key], one_line=True)[:1000]
+    open_state(event).record("precompress", data)
+    return Answer()
+
+
+def compaction_start(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    return _record_compaction(event, "pre")
+
+
+def compaction_end(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    """The end of the compaction PreCompact recorded: one compaction, one `compaction` record."""
+    return _record_compaction(event, "post")
+
+
+def _record_compaction(event: dict[str, Any], phase: str) -> Answer:
+    """PreCompact: a `compaction` record (phase pre). PostCompact: a `compacted` record, the end of that same
+    compaction with its summary's length and hash, so that one compaction appends exactly one `compaction`."""
+    data: dict[str, Any] = {"phase": phase} if phase == "pre" else {}
+    for key in ("trigger", "session_id", "transcript_path"):
+        if isinstance(event.get(key), str):
+            data[key] = views.clean(event[key], one_line=True)[:1000]
+    summary = event.get("compact_summary")
+    if isinstance(summary, str):  # its length and hash, never its text
+        from rehydrate.store import wal
+
+        data["summary_chars"] = len(summary)
+        data["summary_sha256"] = wal.sha256(summary.encode("utf-8", "replace"))
+    instructions = event.get("custom_instructions")
+    if isinstance(instructions, str) and instructions:
+        data["custom_instructions_chars"] = len(instructions)
+    open_state(event).record("compaction" if phase == "pre" else "compacted", data)
+    return Answer()
+
+
+def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    """Never blocks and never adds a model turn. With `stop_reminder_after: N` in state/config.json, reminds the agent
+    to checkpoint when the transcript shows N tool calls or more since the last checkpoint.
+
+    The reminder is a plain `systemMessage` (shown, no new turn): Claude Code feeds a Stop hook's `additionalContext`
+    to the model as a new turn and then fires Stop again (`stop_hook_active: true`), a loop. While a stop hook keeps
+    the agent going (`stop_hook_active`), it says nothing at all."""
+    from rehydrate.store.locate import locate
+
+    if event.get("stop_hook_active"):
+        return Answer()
+    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
+    root = locate(None, cwd if cwd and os.path.isdir(cwd) else None)
+    limit = config(root).get("stop_reminder_after")
+    transcript = event.get("transcript_path")
+    if not isinstance(limit, int) or limit < 1 or not isinstance(transcript, str):
+        return Answer()
+    state = open_state(event)
+    since = ""
+    for rec in reversed(_recent(state.wal_path, 256)):
+        if rec["op"] == "checkpoint":
+            since = rec["ts"]
+    from rehydrate.transcripts import claude
+
+    calls = claude.tool_calls_since(transcript, since)
+    if calls < limit:
+        return Answer()
+    what = f"since the last checkpoint ({since[:16]}Z)" if since else "and no checkpoint in the WAL's recent records"
+    text = (
+        f"rehydrate: {calls} tool calls {what}. Before you stop, record where you are: "
+        "rehydrate checkpoint --done 'WHAT' --next 'NEXT ACTION'"
+    )
+    return Answer(stdout=json.dumps({"systemMessage": text}))

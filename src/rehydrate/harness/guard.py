@@ -1,0 +1,289 @@
+"""The guard: before a tool runs, an edit or command that matches a rejected approach's watch (its `guard`, a path
+glob or command pattern, and its `contains`, a text in what is written or run) gets the configured decision.
+
+The watches are read from the state's records, not from the rendered lines of 10_invariants.md: each `reject`
+record carries its `guard` and `contains`. The cost follows what is shown: only the rejected approaches that
+10_invariants.md shows with a watch are looked up, by their ids, in each actor's log read backwards page by page,
+and the reading stops once each is found (a `rotate` record, the first of its log, carries the lines recorded before
+it). A line no record carries (added by hand, not yet recorded) watches nothing; a log that cannot be read leaves
+the lines it would have confirmed watching what they show (the guard fails closed, never open).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+
+from rehydrate.errors import RehydrateError
+from rehydrate.harness.hook import Answer, config
+from rehydrate.store import views
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
+ENTRY_BYTES = 1200  # a quoted rejected approach in a guard's answer, where the harness counts bytes (5 of them)
+MAX_INVARIANTS = 4 << 20
+PAGE = 64  # records read at a time, backwards, from a log
+GUARD_DECISIONS = ("ask", "deny", "warn")
+PATCH_HEADERS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ")  # Codex's apply_patch
+Watch = tuple["str | None", "str | None", str]  # (guard, contains, the rejected approach's line)
+
+
+# ------------------------------------------------------------------------------------------------ the watches
+
+
+def rejected(root: str) -> list[Watch]:
+    """(path or command pattern, text to look for in what is written, the line) for each rejected approach that
+    10_invariants.md shows with a watch, read from its record; in the order the file shows them."""
+    from rehydrate.store import fsio
+
+    try:
+        data = fsio.read_bytes(os.path.join(root, views.INVARIANTS), MAX_INVARIANTS)
+    except RehydrateError:
+        return []
+    shown: dict[str, str] = {}
+    labels = (views.GUARD_LABEL, views.CONTAINS_LABEL)
+    for line in (data or b"").decode("utf-8", "replace").split("\n"):
+        ident = views.entry_id(line)
+        if ident and ident.startswith("R-") and any(label in line for label in labels):
+            shown.setdefault(ident, line)
+    if not shown:
+        return []
+    found, readable = _recorded(os.path.join(root, views.WAL_DIR), set(shown))
+    out = []
+    for ident, line in shown.items():
+        if ident in found:
+            guard, contains, recorded = found[ident]
+        elif not readable:  # its record may be in a log that cannot be read: what the line shows still watches
+            guard, contains, recorded = (*views.entry_guard(line), line)
+        else:
+            continue  # no record carries it: added by hand, it watches nothing until the next write records it
+        if guard or contains:
+            out.append((guard, contains, recorded))
+    return out
+
+
+def _recorded(wal_dir: str, wanted: set[str]) -> tuple[dict[str, Watch], bool]:
+    """The watches of the rejected approaches named in wanted, from their records in every actor's log; and whether
+    every log could be read."""
+    found: dict[str, Watch] = {}
+    try:
+        logs = sorted(n for n in os.listdir(wal_dir) if n.endswith(".jsonl"))
+    except OSError:
+        logs = []
+    readable = True
+    for name in logs:
+        if not wanted - set(found):
+            break
+        readable = _read_log(os.path.join(wal_dir, name), wanted, found) and readable
+    return found, readable
+
+
+def _read_log(path: str, wanted: set[str], found: dict[str, Watch]) -> bool:
+    """Read one log backwards, page by page, until every wanted id is found or its first record is read; False when
+    it cannot be read (conflicted, damaged)."""
+    from rehydrate.store import wal
+
+    end: int | None = None
+    while wanted - set(found):
+        try:
+            tail = wal.read_tail(path, PAGE, end)
+        except (wal.BadRecord, RehydrateError, OSError):
+            return False
+        for _, rec in reversed(tail.records):
+            _take(rec, wanted, found)
+            if rec.get("op") == "rotate":
+                return True  # the first record of its log
+        if not tail.records or tail.records[0][0] == 0:
+            return True
+        end = tail.records[0][0]
+    return True
+
+
+def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch]) -> None:
+    """The watches a record carries: a reject's own fields; the lines of a rotate or an adoption, as recorded."""
+    data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+    assert isinstance(data, dict)
+    op = rec.get("op")
+    if op == "reject" and data.get("id") in wanted and data["id"] not in found and isinstance(data.get("line"), str):
+        guard, contains = data.get("guard"), data.get("contains")
+        found[data["id"]] = (
+            guard if isinstance(guard, str) and guard else None,
+            contains if isinstance(contains, str) and contains else None,
+            data["line"],
+        )
+        return
+    lines: list[object] = []
+    if op == "rotate" and isinstance(data.get("lines"), list):
+        lines = data["lines"] + (data["adopted"] if isinstance(data.get("adopted"), list) else [])
+    elif op == "invariant" and data.get("adopted") and isinstance(data.get("line"), str):
+        lines = [data["line"]]
+    for line in lines:
+        ident = views.entry_id(line) if isinstance(line, str) else None
+        if ident in wanted and ident not in found:
+            assert isinstance(line, str) and ident is not None
+            found[ident] = (*views.entry_guard(line), line)  # a line as it was recorded, with its watch on it
+
+
+# ------------------------------------------------------------------------------------------------ matching
+
+
+def hit(
+    guard: str | None, contains: str | None, path: str | None, rel_path: str | None, command: str | None, written: str
+) -> bool:
+    """A rejected approach's watch matches a tool call: its guard (if any) matches the path or command, and its
+    `contains` (if any) is in what the call writes or runs. A plain substring, never a pattern: 10_invariants.md
+    arrives by git pull, and a planted regular expression could make the hook run for ever."""
+    if guard is None and contains is None:
+        return False
+    if guard is not None and not matches(guard, path, rel_path, command):
+        return False
+    return contains is None or contains in written
+
+
+def matches(guard: str, path: str | None, rel_path: str | None, command: str | None) -> bool:
+    """A guard is a path glob or a command pattern: it matches a target path, a command, or a word of it."""
+    for target in (path, rel_path):
+        if target and (fnmatch.fnmatchcase(target, guard) or fnmatch.fnmatchcase(os.path.basename(target), guard)):
+            return True
+    if command:
+        if guard in command or fnmatch.fnmatchcase(command, guard):
+            return True
+        return any(fnmatch.fnmatchcase(word.strip("'\""), guard) for word in command.split())
+    return False
+
+
+def targets(harness: ModuleType, tool: object, tool_input: dict[str, Any]) -> tuple[list[str], str | None]:
+    """The paths a tool call edits and the command it runs, from the harness's tool input."""
+    if tool in harness.PATCH_TOOLS:
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return [], None
+        return [ln[len(h) :].strip() for ln in command.split("\n") for h in PATCH_HEADERS if ln.startswith(h)], None
+    if tool in harness.EDIT_TOOLS:
+        target = tool_input.get("file_path") or tool_input.get("notebook_path")
+        return ([target] if isinstance(target, str) else []), None
+    command = tool_input.get("command")
+    if tool in harness.SHELL_TOOLS and isinstance(command, str):
+        return [], command
+    return [], None
+
+
+def written(harness: ModuleType, tool: object, tool_input: dict[str, Any]) -> str:
+    """What a tool call writes or runs, for a rejected approach's `contains`: a file's new content, the replacement
+    text of an edit, the lines a patch adds, a shell command."""
+    parts: list[object] = []
+    if tool in harness.PATCH_TOOLS:
+        command = tool_input.get("command")
+        if isinstance(command, str):
+            parts = [ln[1:] for ln in command.split("\n") if ln.startswith("+") and not ln.startswith("+++")]
+    elif tool in harness.EDIT_TOOLS:
+        parts = [tool_input.get(k) for k in ("content", "new_string", "new_source")]
+        edits = tool_input.get("edits")
+        if isinstance(edits, list):
+            parts += [e.get("new_string") for e in edits if isinstance(e, dict)]
+    elif tool in harness.SHELL_TOOLS:
+        parts = [tool_input.get("command")]
+    return "\n".join(p for p in parts if isinstance(p, str))
+
+
+def _established(harness: ModuleType, tool: object, tool_input: dict[str, Any]) -> bool:
+    """Whether a salvaged tool call's target is known: the tool, and the path or command the guard checks for it."""
+    if not isinstance(tool, str):
+        return False
+    if tool in harness.PATCH_TOOLS or tool in harness.SHELL_TOOLS:
+        return "command" in tool_input
+    if tool in harness.EDIT_TOOLS:
+        return "file_path" in tool_input or "notebook_path" in tool_input
+    return True  # a tool the guard does not watch
+
+
+# ------------------------------------------------------------------------------------------------ the answer
+
+
+def guard(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    """Before a tool runs: an edit or command that matches a rejected approach's watch gets the configured decision.
+
+    A call salvaged from an unreadable input (whole=False) whose target cannot be established gets the configured
+    decision too, when any rejected approach has a watch: it fails closed, never open.
+    """
+    from rehydrate.store.locate import locate
+
+    tool = event.get("tool_name")
+    tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+    assert isinstance(tool_input, dict)
+    known = whole or _established(harness, tool, tool_input)
+    paths, command = targets(harness, tool, tool_input)
+    if whole and not paths and command is None:
+        return Answer()
+    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
+    root = locate(None, cwd if cwd and os.path.isdir(cwd) else None)
+    watches = rejected(root)
+    if not whole and any(contains for _, contains, _ in watches):
+        known = False  # what the call writes was not read whole: a `contains` cannot be ruled out
+    if known and not paths and command is None:
+        return Answer()
+    project = os.path.dirname(root)
+    hits, what = _hits(harness, tool, tool_input, paths, command, watches, (cwd or project, project))
+    if not hits and (known or not watches):
+        return Answer()
+    decision = config(root).get("guard", "ask")
+    if decision not in GUARD_DECISIONS:
+        decision = "ask"
+    where = f"{os.path.basename(root)}/{views.INVARIANTS}"
+    reason = _reason(harness, tool, what, where, hits, watches)
+    return Answer(stdout=json.dumps(harness.decision(str(event.get("hook_event_name")), decision, reason)))
+
+
+def _hits(
+    harness: ModuleType,
+    tool: object,
+    tool_input: dict[str, Any],
+    paths: list[str],
+    command: str | None,
+    watches: list[Watch],
+    where: tuple[str, str],
+) -> tuple[list[str], str]:
+    """The lines of the rejected approaches the call matches, and how the call is named in the answer."""
+    text = written(harness, tool, tool_input)
+    hits: list[str] = []
+    what = f"the command {command!r}"[:300]
+    base, project = where  # a relative path is the cwd's; a guard's glob is the project's
+    for path in paths or [""]:
+        absolute = os.path.normpath(os.path.join(base, path)) if path else None
+        rel = os.path.relpath(absolute, project) if absolute else None
+        found = [ln for g, c, ln in watches if hit(g, c, absolute, rel, command, text) and ln not in hits]
+        if found and rel:
+            what = f"{tool} on {rel}"
+        hits += found
+    return hits, what
+
+
+def _reason(harness: ModuleType, tool: object, what: str, where: str, hits: list[str], watches: list[Watch]) -> str:
+    if hits:
+        quoted = "\n".join(_entry(harness, h) for h in hits[:5])
+        return (
+            f"rehydrate: {what} matches an approach rejected in {where}:\n{quoted}\n"
+            "A rejected approach stays rejected: do not retry it unless the human says the reason no longer holds."
+        )
+    quoted = "\n".join(_entry(harness, line) for _, _, line in watches[:5])
+    more = f"\n(and {len(watches) - 5} more)" if len(watches) > 5 else ""
+    call = f"this {views.clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
+    return (
+        f"rehydrate: the hook's input could not be read whole (it is too large or malformed), so the guard "
+        f"cannot tell what {call} changes. {where} guards these rejected approaches:\n{quoted}{more}\n"
+        "Go ahead only if the call touches none of them."
+    )
+
+
+def _entry(harness: ModuleType, line: str) -> str:
+    """A rejected approach quoted in a guard's answer: one clean line of at most 600 characters and, where the harness
+    counts bytes, at most ENTRY_BYTES of them (five of them and the rest stay within its cap)."""
+    text = views.clean(line, one_line=True)[:600]
+    data = text.encode("utf-8", "surrogatepass")
+    if harness.BRIEF_BYTES is None or len(data) <= ENTRY_BYTES:
+        return text
+    return data[: ENTRY_BYTES - 3].decode("utf-8", "ignore") + "…"
