@@ -1,10 +1,11 @@
-"""Every byte the state writes goes through this module.
+"""Every byte rehydrate writes goes through this module: the state's files, pipelines' outputs, installed files.
 
 The writes are made of a handful of system calls, all made through ``fsio.sys``. Tests replace it with a recorder
 that logs each call, then rebuild the disk as it could be after a crash at every point of the log (see
 ``tests/crashsim.py``). Each ``fsync`` names its sync point so that a test can remove one and watch recovery fail.
 
-Opens never follow symlinks and never block: a state file that is a symlink, a FIFO or a folder is refused.
+Opens never follow symlinks and never block: a file that is a symlink, a FIFO or a folder is refused. A failed system
+call becomes a RehydrateError that says what to do, worded for the caller's files (`Words`), never a bare OSError.
 """
 
 from __future__ import annotations
@@ -14,7 +15,26 @@ import fcntl
 import os
 import stat
 
-from rehydrate.errors import RehydrateError, UnsafeFile
+from rehydrate.errors import RehydrateError
+from rehydrate.store.fsread import (
+    ANY,
+    READ_FLAGS,
+    Words,
+    check_dir,
+    check_fd,
+    check_regular,
+    error,
+    failing,
+    kind,
+    lstat,
+    not_a_folder,
+    open_read,
+    read_bytes,
+    read_small,
+    read_tail,
+    stat_regular,
+    unsafe,
+)
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -22,13 +42,14 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 _NO_LINKS = {errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOSYS, getattr(errno, "ENOTSUP", -1), errno.EOPNOTSUPP}
-READ_FLAGS = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK
 APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | _NOFOLLOW | _CLOEXEC | _NONBLOCK
 CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+OVERWRITE_FLAGS = os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK
+LOCK_FLAGS = os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK
 
 
 class Sys:
-    """The system calls behind every state write. The real one; tests swap in a recorder."""
+    """The system calls behind every write. The real one; tests swap in a recorder."""
 
     def open(self, path: str, flags: int, mode: int = 0o644) -> int:
         return os.open(path, flags, mode)
@@ -60,167 +81,63 @@ class Sys:
 
 sys: Sys = Sys()
 
-
-def kind(mode: int) -> str:
-    """What a file that is not a regular one is, in words (for messages)."""
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
-
-
-def _unsafe(path: str, what: str) -> UnsafeFile:
-    return UnsafeFile(
-        f"{path} is {what}; rehydrate only reads and writes regular files inside the state folder",
-        "move it away and run `rehydrate verify --repair`, or restore the file from git",
-    )
-
-
-def _not_a_folder(path: str, mode: int) -> UnsafeFile:
-    if stat.S_ISREG(mode):
-        return UnsafeFile(
-            f"{path} is a file, not a folder",
-            "point --dir (or REHYDRATE_DIR) at the state folder, or move the file away",
-        )
-    return UnsafeFile(
-        f"{path} is {kind(mode)}, not a folder; rehydrate only uses real folders for the state",
-        "move it away, then run the command again (restore the folder from git if it was replaced)",
-    )
+# fsread's names are fsio's too: its callers look, read and write through one module
+__all__ = [
+    "ANY",
+    "READ_FLAGS",
+    "Words",
+    "check_dir",
+    "check_fd",
+    "check_regular",
+    "error",
+    "failing",
+    "kind",
+    "lstat",
+    "not_a_folder",
+    "open_read",
+    "read_bytes",
+    "read_small",
+    "read_tail",
+    "stat_regular",
+    "unsafe",
+]
 
 
-def lstat(path: str) -> os.stat_result | None:
-    try:
-        return os.lstat(path)
-    except FileNotFoundError:
-        return None
-
-
-def check_regular(path: str) -> bool:
-    """True if path is a regular file, False if absent; UnsafeFile for anything else."""
-    st = lstat(path)
-    if st is None:
-        return False
-    if not stat.S_ISREG(st.st_mode):
-        raise _unsafe(path, kind(st.st_mode))
-    return True
-
-
-def check_dir(path: str) -> bool:
-    """True if path is a real folder (not a symlink to one), False if absent; UnsafeFile otherwise."""
-    st = lstat(path)
-    if st is None:
-        return False
-    if not stat.S_ISDIR(st.st_mode):
-        raise _not_a_folder(path, st.st_mode)
-    return True
-
-
-def open_read(path: str) -> int | None:
-    """An fd open for reading on a regular file, or None if the file is absent. Never follows, never blocks."""
-    try:
-        fd = os.open(path, READ_FLAGS)
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise _unsafe(path, "a symbolic link") from None
-        if e.errno in (errno.ENXIO, errno.EISDIR):
-            raise _unsafe(path, "not a regular file") from None
-        raise RehydrateError(f"cannot read {path}: {e.strerror}") from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise _unsafe(path, kind(st.st_mode))
-    return fd
-
-
-def read_bytes(path: str, limit: int) -> bytes | None:
-    """The whole file (None if absent); RehydrateError if it is larger than limit."""
-    fd = open_read(path)
-    if fd is None:
-        return None
-    try:
-        size = os.fstat(fd).st_size
-        if size > limit:
-            raise RehydrateError(f"{path} is {size:,} bytes, more than the {limit:,} allowed for it")
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def read_tail(path: str, want_lines: int, max_bytes: int, end: int | None = None) -> tuple[int, bytes, bool]:
-    """The end of a file holding at least want_lines complete lines (fewer if the file is short).
-
-    Returns (offset of the returned bytes in the file, bytes, whether the start of the file was reached).
-    Reads backwards in growing chunks and stops after max_bytes: the cost depends on the lines read,
-    not on the size of the file.
-    """
-    fd = open_read(path)
-    if fd is None:
-        raise FileNotFoundError(path)
-    try:
-        size = os.fstat(fd).st_size if end is None else end
-        start = size
-        buf = b""
-        chunk = 8192
-        while start > 0:
-            step = min(chunk, start)
-            start -= step
-            buf = os.pread(fd, step, start) + buf
-            # newlines that end a complete line before the (possibly torn) last one
-            if buf.count(b"\n", 0, len(buf) - 1) >= want_lines:
-                break
-            if size - start >= max_bytes:
-                break
-            chunk = min(chunk * 4, 1 << 22)
-        return start, buf, start == 0
-    finally:
-        os.close(fd)
+# ---------------------------------------------------------------------------------------------------- writing
 
 
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
-    while view:
+    while view:  # one write in practice; a short write is finished, never left torn
         n = sys.write(fd, bytes(view))
         view = view[n:]
 
 
-class _writing:
-    """A failed system call (no space, no permission, a read-only mount) becomes a message, not a crash."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: object) -> None:
-        if not isinstance(e, OSError):
-            return
-        if e.errno == errno.ELOOP:
-            raise _unsafe(self.path, "a symbolic link") from None
-        raise RehydrateError(
-            f"cannot write {self.path}: {e.strerror or e}",
-            "check the disk (space, permissions, a read-only mount), then run the command again: "
-            "a write that failed half-way is redone or reported by the next command",
-        ) from None
+def _open(path: str, flags: int, doing: str, words: Words, mode: int = 0o644) -> int:
+    """sys.open on a regular file (checked through the descriptor), errors in words."""
+    with failing(path, doing, words):
+        fd = sys.open(path, flags, mode)
+    try:
+        check_fd(fd, path, words)
+    except BaseException:
+        sys.close(fd)
+        raise
+    return fd
 
 
-def fsync_dir(path: str, point: str) -> None:
-    with _writing(path):
+def close(fd: int) -> None:
+    sys.close(fd)
+
+
+def write_synced(fd: int, path: str, data: bytes, point: str, words: Words = ANY) -> None:
+    """Write all of data to fd, open on path, and sync it."""
+    with failing(path, "write", words):
+        _write_all(fd, data)
+        sys.fsync(fd, point)
+
+
+def fsync_dir(path: str, point: str, words: Words = ANY) -> None:
+    with failing(path, "write", words):
         fd = sys.open(path, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
         try:
             sys.fsync(fd, point)
@@ -228,9 +145,9 @@ def fsync_dir(path: str, point: str) -> None:
             sys.close(fd)
 
 
-def _mkdir(path: str) -> bool:
+def _mkdir(path: str, words: Words) -> bool:
     """mkdir: False if something is there already."""
-    with _writing(path):
+    with failing(path, "create", words):
         try:
             sys.mkdir(path)
         except FileExistsError:
@@ -238,54 +155,124 @@ def _mkdir(path: str) -> bool:
     return True
 
 
-def ensure_dir(path: str, point: str | None) -> bool:
+def ensure_dir(path: str, point: str | None, words: Words = ANY) -> bool:
     """Create a folder if it is absent; sync its parent unless point is None. True if it was created."""
     if check_dir(path):
         return False
-    if not _mkdir(path):
+    if not _mkdir(path, words):
         check_dir(path)
         return False
     if point is not None:
-        fsync_dir(os.path.dirname(path) or ".", point)
+        fsync_dir(os.path.dirname(path) or ".", point, words)
     return True
+
+
+def make_dirs(folder: str, point: str, words: Words = ANY) -> list[str]:
+    """Create folder and its missing parents, each one's parent synced at point; the ones made, outermost first.
+
+    The nearest existing folder above may be reached through a link; the ones made are real folders."""
+    missing = []
+    here = folder
+    while not os.path.lexists(here) and os.path.dirname(here) != here:
+        missing.append(here)
+        here = os.path.dirname(here)
+    if not os.path.isdir(here):
+        st = lstat(here)
+        raise not_a_folder(here, st.st_mode if st else 0)
+    return [path for path in reversed(missing) if ensure_dir(path, point, words)]
+
+
+def open_append(path: str, point: str, words: Words = ANY) -> int:
+    """An fd appending to a regular file, created if absent (its folder entry then synced at point)."""
+    created = not check_regular(path, words)
+    fd = _open(path, APPEND_FLAGS | os.O_CREAT, "open", words)
+    if created:
+        try:
+            fsync_dir(os.path.dirname(path) or ".", point, words)
+        except BaseException:
+            sys.close(fd)
+            raise
+    return fd
 
 
 def append(path: str, data: bytes, point: str, *, create: bool = False) -> None:
     """Append data with one write and sync it. With create, a new file's folder entry is synced too."""
-    flags = APPEND_FLAGS | (os.O_CREAT if create else 0)
     existed = check_regular(path)
     if not existed and not create:
         raise RehydrateError(f"{path} is missing", "run `rehydrate verify` to see the state, then `--repair`")
-    with _writing(path):
-        fd = sys.open(path, flags)
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise _unsafe(path, kind(st.st_mode))
-            _write_all(fd, data)
-            sys.fsync(fd, point)
-        finally:
-            sys.close(fd)
+    fd = _open(path, APPEND_FLAGS | (os.O_CREAT if create else 0), "write", ANY)
+    try:
+        write_synced(fd, path, data, point)
+    finally:
+        sys.close(fd)
     if not existed:
         fsync_dir(os.path.dirname(path), point + ".dir")
 
 
-def replace(path: str, data: bytes, point: str) -> None:
-    """Replace a file atomically: temp file in the same folder, sync, rename, sync the folder."""
-    folder = os.path.dirname(path)
-    st = lstat(path)
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        raise _unsafe(path, kind(st.st_mode))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    with _writing(path):
-        fd = sys.open(tmp, CREATE_FLAGS)
-        try:
+def overwrite(path: str, data: bytes, words: Words = ANY) -> None:
+    """Write data over the start of a regular file (created if absent) and cut what follows, in place and without a
+    sync: only for a file that can always be redone from another (a pipeline's progress)."""
+    check_regular(path, words)
+    fd = _open(path, OVERWRITE_FLAGS, "write", words)
+    try:
+        with failing(path, "write", words):
             _write_all(fd, data)
-            sys.fsync(fd, point + ".file")
-        finally:
-            sys.close(fd)
-        sys.replace(tmp, path)
-    fsync_dir(folder, point + ".dir")
+            if os.fstat(fd).st_size > len(data):
+                sys.ftruncate(fd, len(data))
+    finally:
+        sys.close(fd)
+
+
+def replace(
+    path: str, data: bytes, point: str, *, mode: int | None = None, new_mode: int = 0o644, words: Words = ANY
+) -> None:
+    """Replace a file atomically: temp file in the same folder, sync, rename, sync the folder.
+
+    mode: the permission bits the file gets, exactly (the temporary copy is never more open); None: new_mode less
+    the umask, as open() gives. A failed write leaves no temporary file behind."""
+    folder = os.path.dirname(path)
+    stat_regular(path, words)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    with failing(path, "write", words):
+        fd = sys.open(tmp, CREATE_FLAGS, new_mode if mode is None else mode)
+        try:
+            try:
+                if mode is not None:
+                    os.fchmod(fd, mode)  # exactly these bits, whatever the umask
+                _write_all(fd, data)
+                sys.fsync(fd, point + ".file")
+            finally:
+                sys.close(fd)
+            sys.replace(tmp, path)
+        except BaseException:
+            _discard(tmp)
+            raise
+    fsync_dir(folder, point + ".dir", words)
+
+
+def _discard(tmp: str) -> None:
+    try:
+        sys.unlink(tmp)
+    except OSError:
+        pass
+
+
+def free_name(path: str) -> str:
+    """path, or path.2, path.3, ...: the first that does not exist (a kept copy never replaces another)."""
+    candidate, i = path, 1
+    while lstat(candidate) is not None:
+        i += 1
+        candidate = f"{path}.{i}"
+    return candidate
+
+
+def cut_tail(path: str, offset: int, torn: bytes, point: str) -> str:
+    """Cut a torn last line (torn, from offset on) off a log, keeping its bytes in a .broken file beside it that
+    never replaces an older one; the kept file's path. Sync points: point.broken.file/.dir, then point.truncate."""
+    broken = free_name(path + ".broken")
+    replace(broken, torn, point + ".broken")
+    truncate(path, offset, point + ".truncate")
+    return broken
 
 
 def link(src: str, dst: str, point: str) -> None:
@@ -296,8 +283,7 @@ def link(src: str, dst: str, point: str) -> None:
         check_regular(dst)
     except OSError as e:
         if e.errno not in _NO_LINKS:
-            with _writing(dst):
-                raise
+            raise error(dst, "write", e) from None
         data = read_bytes(src, 1 << 40)
         replace(dst, data or b"", point)  # a filesystem without hard links: an atomic copy instead
         return
@@ -305,7 +291,7 @@ def link(src: str, dst: str, point: str) -> None:
 
 
 def truncate(path: str, size: int, point: str) -> None:
-    with _writing(path):
+    with failing(path, "write"):
         fd = sys.open(path, os.O_WRONLY | _NOFOLLOW | _CLOEXEC)
         try:
             sys.ftruncate(fd, size)
@@ -327,11 +313,31 @@ def write_hint(path: str, data: bytes) -> None:
         sys.close(fd)
 
 
-def unlink(path: str) -> None:
+def unlink(path: str, words: Words = ANY) -> None:
+    """Remove a file; nothing if it is absent."""
     try:
         sys.unlink(path)
     except FileNotFoundError:
         pass
+    except OSError as e:
+        raise error(path, "remove", e, words) from None
+
+
+# ---------------------------------------------------------------------------------------------------- locks
+
+
+def open_lock(path: str, words: Words = ANY) -> int:
+    """An fd open for reading and writing on a regular lock file, created if absent. Not through the seam: a lock
+    file holds no state."""
+    check_regular(path, words)
+    with failing(path, "create the lock file", words):
+        fd = os.open(path, LOCK_FLAGS, 0o644)
+    try:
+        check_fd(fd, path, words)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 # What flock on a folder may answer where the filesystem cannot lock folders: the lock file alone is held there.
@@ -385,7 +391,7 @@ class locked:
             except OSError as e:
                 if e.errno in (errno.ELOOP, errno.ENOTDIR):
                     st = lstat(self.folder)
-                    raise _not_a_folder(self.folder, st.st_mode if st else 0) from None
+                    raise not_a_folder(self.folder, st.st_mode if st else 0) from None
                 raise RehydrateError(f"cannot lock {self.folder}: {e.strerror}") from None
             self.fds.append(fd)
             try:
@@ -410,13 +416,13 @@ class locked:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
         except OSError as e:
             if e.errno == errno.ELOOP:
-                raise _unsafe(self.path, "a symbolic link") from None
+                raise unsafe(self.path, "a symbolic link") from None
             if e.errno in (errno.EACCES, errno.EROFS, errno.EPERM) and self.shared:
                 return  # a read-only checkout can still be verified
             raise RehydrateError(f"cannot open the lock file {self.path}: {e.strerror}") from None
         self.fds.append(fd)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _unsafe(self.path, "not a regular file")
+            raise unsafe(self.path, "not a regular file")
         try:
             fcntl.flock(fd, how)
         except OSError as e:
