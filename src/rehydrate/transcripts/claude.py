@@ -57,39 +57,50 @@ def read(path: str) -> Session:
         subtype = rec.get("subtype")
         session.count(f"{kind}:{label(subtype)}" if subtype else kind)
         time = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
-        message = obj(rec.get("message"))
-        content = message.get("content")
         if kind == "system" and subtype == "compact_boundary":
             meta = obj(rec.get("compactMetadata"))
             trigger = meta.get("trigger") if isinstance(meta.get("trigger"), str) else None
             before = meta.get("preTokens") if isinstance(meta.get("preTokens"), int) else None
             session.compactions.append(Compaction(trigger, before, number, time))
         elif kind == "assistant":
-            ident = message.get("id")
-            if not isinstance(ident, str) or ident not in seen_messages:  # one record per content block, one usage
-                if isinstance(ident, str):
-                    seen_messages.add(ident)
-                session.usage(number, time, context_size(message.get("usage")))
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    name = label(block.get("name"))
-                    tool_input = obj(block.get("input"))
-                    files = [str(tool_input[k]) for k in FILE_KEYS if isinstance(tool_input.get(k), str)]
-                    key = name + " " + canonical(tool_input)
-                    ident = block.get("id")
-                    call = ToolCall(ident if isinstance(ident, str) else None, name, files, key, number, time)
-                    session.tool_calls.append(call)
-                    if isinstance(call.ident, str):
-                        calls[call.ident] = call
+            _assistant(session, obj(rec.get("message")), number, time, calls, seen_messages)
         elif kind == "user":
             if starts_turn(rec):
                 session.user_turns += 1
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    result_of = calls.get(label(block.get("tool_use_id")))
-                    if result_of is not None and (block.get("is_error") is True or _error_text(block.get("content"))):
-                        result_of.failed = True
+            _results(obj(rec.get("message")).get("content"), calls)
     return session
+
+
+def _assistant(
+    session: Session, message: dict[str, Any], number: int, time: str | None, calls: dict[str, ToolCall], seen: set[str]
+) -> None:
+    """An assistant record: its usage (once per message: one record per content block) and its tool calls."""
+    ident = message.get("id")
+    if not isinstance(ident, str) or ident not in seen:
+        if isinstance(ident, str):
+            seen.add(ident)
+        session.usage(number, time, context_size(message.get("usage")))
+    content = message.get("content")
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            name = label(block.get("name"))
+            tool_input = obj(block.get("input"))
+            files = [str(tool_input[k]) for k in FILE_KEYS if isinstance(tool_input.get(k), str)]
+            key = name + " " + canonical(tool_input)
+            block_id = block.get("id")
+            call = ToolCall(block_id if isinstance(block_id, str) else None, name, files, key, number, time)
+            session.tool_calls.append(call)
+            if isinstance(call.ident, str):
+                calls[call.ident] = call
+
+
+def _results(content: Any, calls: dict[str, ToolCall]) -> None:
+    """A user record's tool results: a failed one marks its call failed."""
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            result_of = calls.get(label(block.get("tool_use_id")))
+            if result_of is not None and (block.get("is_error") is True or _error_text(block.get("content"))):
+                result_of.failed = True
 
 
 def _error_text(content: Any) -> bool:
