@@ -194,99 +194,30 @@ def _ancestors(path: str) -> list[str]:
     return list(reversed(out))
 
 
-def _not_regular(path: str, what: str) -> UnsafeFile:
-    return UnsafeFile(
-        f"{path} is {what}; install only reads and writes regular files; nothing was written",
-        "move it away, then run the command again",
-    )
+WORDS = fsio.Words(
+    "install only reads and writes regular files; nothing was written",
+    "move it away, then run the command again",
+    "check the disk (space, permissions, a read-only mount), then run the command again",
+)
 
 
 def read(place: Place, limit: int) -> bytes | None:
     """The file's bytes, None if it is absent; a FIFO, folder or device is refused with what to do."""
-    if _mode(place.real) is None:
-        return None
-    try:
-        return fsio.read_bytes(place.real, limit)
-    except UnsafeFile:  # replaced since it was looked at
-        raise _not_regular(place.real, "not a regular file") from None
+    return fsio.read_bytes(place.real, limit, WORDS) if _mode(place.real) is not None else None
 
 
 def _mode(real: str) -> int | None:
-    try:
-        st = fsio.lstat(real)
-    except OSError as e:
-        raise RehydrateError(f"cannot look at {real}: {e.strerror or e}") from None
-    if st is None:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        raise _not_regular(real, fsio.kind(st.st_mode))
-    return stat.S_IMODE(st.st_mode)
-
-
-def _error(path: str, e: OSError) -> RehydrateError:
-    return RehydrateError(
-        f"cannot write {path}: {e.strerror or e}",
-        "check the disk (space, permissions, a read-only mount), then run the command again",
-    )
-
-
-def make_folders(folder: str, point: str) -> list[str]:
-    """Create folder and its missing parents; the ones made, outermost first."""
-    missing = []
-    here = folder
-    while not os.path.isdir(here):
-        if os.path.lexists(here):
-            raise UnsafeFile(f"{here} is not a folder", "move it away, then run the command again")
-        missing.append(here)
-        here = os.path.dirname(here)
-    made = []
-    for path in reversed(missing):
-        try:
-            fsio.sys.mkdir(path)
-        except FileExistsError:
-            if not os.path.isdir(path) or os.path.islink(path):
-                raise UnsafeFile(f"{path} is not a folder", "move it away, then run the command again") from None
-            continue
-        except OSError as e:
-            raise _error(path, e) from None
-        made.append(path)
-        fsio.fsync_dir(os.path.dirname(path), point + ".mkdir")
-    return made
+    """The permission bits of a regular file, None if it is absent; anything else is refused."""
+    st = fsio.stat_regular(real, WORDS)
+    return None if st is None else stat.S_IMODE(st.st_mode)
 
 
 def write(place: Place, data: bytes, point: str, *, new_mode: int = NEW_FILE_MODE) -> list[str]:
     """Replace the file atomically, keeping its permission bits (new_mode for a new one); the folders made."""
-    made = make_folders(os.path.dirname(place.real), point)
-    mode = _mode(place.real)
-    folder = os.path.dirname(place.real)
-    tmp = os.path.join(folder, f".{os.path.basename(place.real)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    try:
-        fd = fsio.sys.open(tmp, fsio.CREATE_FLAGS, new_mode if mode is None else mode)
-    except OSError as e:
-        raise _error(place.real, e) from None
-    try:
-        try:
-            if mode is not None:
-                os.fchmod(fd, mode)  # exactly the old bits, whatever the umask
-            view = memoryview(data)
-            while view:
-                view = view[fsio.sys.write(fd, bytes(view)) :]
-            fsio.sys.fsync(fd, point + ".file")
-        finally:
-            fsio.sys.close(fd)
-        fsio.sys.replace(tmp, place.real)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise _error(place.real, e) from None
-    fsio.fsync_dir(folder, point + ".dir")
+    made = fsio.make_dirs(os.path.dirname(place.real), point + ".mkdir", WORDS)
+    fsio.replace(place.real, data, point, mode=_mode(place.real), new_mode=new_mode, words=WORDS)
     return made
 
 
 def remove(place: Place) -> None:
-    try:
-        fsio.unlink(place.real)
-    except OSError as e:
-        raise _error(place.real, e) from None
+    fsio.unlink(place.real, WORDS)
