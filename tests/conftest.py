@@ -146,6 +146,25 @@ def rehydrate(
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+def run_hook(
+    harness: str, event: object, cwd: Path, *, timeout: float = 60
+) -> tuple[int, str, str]:  # H's helper: every hook test's one way to call `rehydrate hook HARNESS`
+    """`rehydrate hook harness` in cwd with event on stdin (a dict as JSON, text as UTF-8, bytes as they are):
+    (exit code, stdout, stderr)."""
+    import json
+
+    data = event if isinstance(event, bytes) else (event if isinstance(event, str) else json.dumps(event)).encode()
+    proc = subprocess.run(
+        [sys.executable, "-m", "rehydrate", "hook", harness],
+        input=data,
+        capture_output=True,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+
 @pytest.fixture
 def state(repo: Path):  # type: ignore[no-untyped-def]
     """An initialized state in the repo fixture, with one decision, one rejected approach and one checkpoint."""

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from conftest import run_hook as _run_hook
 from rehydrate.harness import hook
 from rehydrate.store.state import State
 
@@ -22,15 +23,7 @@ AT = "2999-01-01T00:00:00.000Z"  # after any checkpoint the test makes
 
 
 def run_hook(event: dict[str, Any], cwd: Path) -> tuple[int, str, str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "rehydrate", "hook", "claude"],
-        input=json.dumps(event).encode(),
-        capture_output=True,
-        cwd=cwd,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+    return _run_hook("claude", event, cwd, timeout=TIMEOUT)
 
 
 def run_hook_stdin_open(data: bytes, cwd: Path) -> tuple[int, str, str]:

@@ -8,13 +8,12 @@ the target cannot be established, it fails closed to the configured decision (as
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import run_hook as _run_hook
 from rehydrate.harness import hook
 from rehydrate.harness.salvage import salvage
 from rehydrate.store.state import State
@@ -23,15 +22,7 @@ DEEP = "[" * 100_000 + "]" * 100_000
 
 
 def run_hook(stdin: bytes, cwd: Path, harness: str = "claude") -> tuple[int, str, str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "rehydrate", "hook", harness],
-        input=stdin,
-        capture_output=True,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
-    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+    return _run_hook(harness, stdin, cwd)
 
 
 def write_event(repo: Path, tool_input: dict[str, Any], tool: str = "Write", **fields: Any) -> dict[str, Any]:

@@ -3,30 +3,21 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import rehydrate
+from conftest import run_hook as _run_hook
 from rehydrate.harness import guard, hook
 from rehydrate.store import views
 from rehydrate.store.state import State
 
 
 def run_hook(harness: str, event: dict[str, object], cwd: Path) -> dict[str, object] | None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "rehydrate", "hook", harness],
-        input=json.dumps(event).encode(),
-        capture_output=True,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout.decode().strip()
-    return json.loads(out) if out else None
+    code, out, err = _run_hook(harness, event, cwd)
+    assert code == 0, err
+    return json.loads(out) if out.strip() else None
 
 
 def tool(repo: Path, name: str, **tool_input: object) -> dict[str, object]:

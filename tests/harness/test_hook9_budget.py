@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_hook as _run_hook
 from rehydrate import brief
 from rehydrate.checks import Finding
 from rehydrate.store import views
@@ -39,15 +38,7 @@ def forty(request: pytest.FixtureRequest, state: State) -> list[str]:
 
 
 def hook(harness: str, event: dict[str, object], cwd: Path) -> tuple[int, str, str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "rehydrate", "hook", harness],
-        input=json.dumps(event).encode(),
-        capture_output=True,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
-    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+    return _run_hook(harness, event, cwd)
 
 
 def session_start(harness: str, repo: Path, source: str) -> str:

@@ -10,21 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_hook as _run_hook
 from rehydrate.store import wal
 from rehydrate.store.state import State
 
 
 def hook(event: dict | str | bytes, cwd: Path) -> tuple[int, str, str]:  # type: ignore[type-arg]
-    data = event if isinstance(event, bytes) else (event if isinstance(event, str) else json.dumps(event)).encode()
-    proc = subprocess.run(
-        [sys.executable, "-m", "rehydrate", "hook", "claude"],
-        input=data,
-        capture_output=True,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
-    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+    return _run_hook("claude", event, cwd)
 
 
 def common(repo: Path, name: str, **fields: object) -> dict[str, object]:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import rehydrate
+from conftest import run_hook as _run_hook
 from rehydrate.store.state import State
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "hooks"
@@ -24,16 +23,8 @@ def event(repo: Path, harness: str, name: str, **changes: object) -> bytes:
 
 
 def hook(harness: str, stdin: bytes, cwd: Path) -> tuple[int, dict | None, str]:  # type: ignore[type-arg]
-    proc = subprocess.run(
-        [sys.executable, "-m", "rehydrate", "hook", harness],
-        input=stdin,
-        capture_output=True,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
-    out = proc.stdout.decode()
-    return proc.returncode, (json.loads(out) if out.strip() else None), proc.stderr.decode()
+    code, out, err = _run_hook(harness, stdin, cwd)
+    return code, (json.loads(out) if out.strip() else None), err
 
 
 def last(state: State) -> dict:  # type: ignore[type-arg]
