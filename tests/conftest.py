@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import gc
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -175,6 +177,47 @@ def state(repo: Path):  # type: ignore[no-untyped-def]
     st.reject("Edit db/schema.sql directly", because="every schema change needs a migration", guard="db/schema.sql")
     st.checkpoint(done="wrote the lexer", next="write the parser")
     return st
+
+
+def records(root: Path | str, actor: str = "agent") -> list[dict[str, Any]]:
+    """Every line of an actor's log in a state folder, parsed (the test reads the file, not the store's readers)."""
+    return [json.loads(x) for x in (Path(root) / "wal" / f"{actor}.jsonl").read_bytes().splitlines()]
+
+
+def tree(root: Path | str) -> dict[str, bytes | None]:
+    """Everything under root by its relative path, to compare before and after: a file's bytes; None for a symbolic
+    link (never followed) and for a folder (named with a trailing slash)."""
+    out: dict[str, bytes | None] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs:
+            out[os.path.relpath(os.path.join(folder, name), root) + "/"] = None
+        for name in files:
+            path = Path(folder, name)
+            out[os.path.relpath(path, root)] = None if path.is_symlink() else path.read_bytes()
+    return dict(sorted(out.items()))
+
+
+def verify_codes(st: Any) -> list[tuple[str, int | None]]:
+    """(code, line) of each problem the full verify of a State names."""
+    return [(p.code, p.line) for p in st.verify().problems]
+
+
+def no_crash(r: Result) -> None:
+    """A CLI run that answered (whatever its verdict): no traceback, no internal error (exit 4)."""
+    assert "Traceback" not in r.err and "internal error" not in r.err and "RecursionError" not in r.err, r
+    assert r.code != 4, r
+
+
+# Terminal escapes, NUL, CR, a right-to-left override and a C1 control: what a hostile file may hold.
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x00\r\u202egnp.exe\x9b31m"
+
+
+def shown_clean(text: str) -> None:
+    """text holds no control or format character but line breaks and tabs."""
+    import unicodedata
+
+    bad = [c for c in text if c not in "\n\t" and unicodedata.category(c) in ("Cc", "Cf")]
+    assert not bad, [hex(ord(c)) for c in bad]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -42,7 +42,7 @@ def build(state_dir: str | None, actor: str | None) -> MCPServer[Any]:
             raise ToolError(str(e)) from None
 
     @server.tool(description="The brief to read first, and again after any compaction: the state in boot order.")
-    def resume(budget: int = 9000) -> str:
+    def resume(budget: int = brief.DEFAULT_BUDGET) -> str:
         return str(guarded(lambda: brief.resume(state(), budget).text))
 
     @server.tool(description="Record the step just finished and the next allowed action (binds git HEAD).")

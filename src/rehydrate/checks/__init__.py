@@ -20,14 +20,11 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
         def run(self, context: Context) -> list[Finding]: ...
 
 
-STATUSES = ("ok", "degraded", "skipped", "failed")
-
-
 MAX_MESSAGE = 1000  # a finding's message is one line of the ledger: it says what was found and where, briefly
 
 
 class Finding:
-    """One line of the ledger: a check's status (one of STATUSES), what it found, what to do next.
+    """One line of the ledger: a check's status (ok, degraded, skipped or failed), what it found, what to do next.
 
     A message can quote what the check read (a changed latch line, a file name): it is kept to one clean line (no
     control or invisible characters, no line breaks, at most MAX_MESSAGE characters), so that it can never start a
@@ -48,8 +45,25 @@ def _line(text: object, most: int) -> str:
     return line if len(line) <= most else line[: most - 1] + "…"
 
 
+class StateView:
+    """What a check may know of the opened state: where it is and whose it is. Not the State: a check reads, never
+    writes."""
+
+    __slots__ = ("actor", "root")
+
+    def __init__(self, root: str, actor: str) -> None:
+        self.root = root
+        self.actor = actor
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if hasattr(self, name):
+            raise AttributeError(f"a check's view of the state is read-only ({name})")
+        object.__setattr__(self, name, value)
+
+
 class Context:
-    """What the checks look at: the opened state and what reconciliation found (None when it could not load)."""
+    """What the checks look at, read-only: the state folder and its actor (`state`, None when the state could not
+    load), what reconciliation found, the views' text as the brief read them, and the error that stopped the load."""
 
     def __init__(
         self,
@@ -58,10 +72,10 @@ class Context:
         error: str | None = None,
         views: dict[str, str | None] | None = None,
     ) -> None:
-        self.state = state
+        self.state = StateView(state.root, state.actor) if state is not None else None
         self.reconciled = reconciled
         self.error = error
-        self.views: dict[str, str | None] = views if views is not None else {}
+        self.views: dict[str, str | None] = dict(views) if views is not None else {}
 
 
 def registry() -> list[Check]:

@@ -1,9 +1,9 @@
 """The history of a state folder: every record of every actor, from the live logs and the archives, oldest first.
 
 Tests and tools read the history through this module rather than through the files' views. Every line goes
-through the store's validated readers (`wal.iter_lines`, `wal.decode`): a line that is not a valid record is
-returned as damaged, with its file and line number, and skipped. The logs are untrusted input (they arrive with
-`git pull`): nothing here follows a link, blocks on a FIFO or trusts a field's type. Never prints.
+through the WAL's full scan (`wal.scan`: bounded line reads, the strict canonical decode): a line that is not a
+valid record is returned as damaged, with its file and line number, and skipped. The logs are untrusted input (they
+arrive with `git pull`): nothing here follows a link, blocks on a FIFO or trusts a field's type. Never prints.
 """
 
 from __future__ import annotations
@@ -129,20 +129,15 @@ def _read_file(
     actors: list[str] | None,
     since: str | None,
 ) -> None:
-    for line in wal.iter_lines(path):
-        if line.raw is None:
-            damaged.append(Damaged(rel, line.number, f"a line longer than {wal.MAX_LINE:,} bytes"))
-            continue
-        if not line.newline:
+    for line, rec, why in wal.scan(path):
+        if line.raw is not None and not line.newline:
             if line.raw.strip(b"\0 \t\r"):
                 damaged.append(Damaged(rel, line.number, "the last line has no newline (a write in progress, or torn)"))
             continue
-        try:
-            rec = wal.decode(line.raw)
-        except wal.BadRecord as e:
-            damaged.append(Damaged(rel, line.number, str(e)))
+        if rec is None:
+            damaged.append(Damaged(rel, line.number, str(why)))
             continue
-        if not isinstance(rec["actor"], str) or not isinstance(rec["ts"], str) or isinstance(rec["seq"], bool):
+        if not isinstance(rec["actor"], str) or not isinstance(rec["ts"], str):
             damaged.append(Damaged(rel, line.number, "a field has the wrong type"))
             continue
         if ops and rec["op"] not in ops:

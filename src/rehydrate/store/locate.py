@@ -1,7 +1,8 @@
 """Where the state folder is, and who is writing: the upward search, its boundaries, and the actor's name.
 
 The search for `state/` from the working folder stops at the folder holding `.git` and at the home folder, and never
-takes or crosses a folder that another user owns: a state folder that arrived some other way is named with --dir.
+takes or crosses a folder that another user owns: a state folder that arrived some other way must be named (the
+CLI's --dir, REHYDRATE_DIR).
 """
 
 from __future__ import annotations
@@ -38,11 +39,13 @@ def locate(path: str | os.PathLike[str] | None = None, start: str | None = None)
     if found is not None:
         return found
     fallback = os.path.join(origin, DEFAULT_DIR)
-    if _foreign(fallback):
+    if foreign(fallback):
         raise StateMissing(
             f"{fallback} belongs to another user: rehydrate does not take a state folder that someone else owns "
             "unless it is named",
-            "if you trust it, name it with --dir (or REHYDRATE_DIR); to start your own, run from your own folder",
+            "if you trust it, name it (REHYDRATE_DIR, or the state folder's option); to start your own, run from "
+            "your own folder",
+            field="dir",
         )
     return fallback
 
@@ -65,7 +68,7 @@ def init_location(path: str | os.PathLike[str] | None = None, start: str | None 
             return os.path.join(here, DEFAULT_DIR)
         st = fsio.lstat(here)
         parent = os.path.dirname(here)
-        if st is None or _foreign(here, st) or (home is not None and (st.st_dev, st.st_ino) == home) or parent == here:
+        if st is None or foreign(here, st) or (home is not None and (st.st_dev, st.st_ino) == home) or parent == here:
             return os.path.join(origin, DEFAULT_DIR)
         here = parent
 
@@ -76,11 +79,11 @@ def _search(origin: str) -> str | None:
     while True:
         candidate = os.path.join(here, DEFAULT_DIR)
         if os.path.isdir(os.path.join(candidate, views.WAL_DIR)):
-            return None if _foreign(candidate) else candidate
+            return None if foreign(candidate) else candidate
         if os.path.lexists(os.path.join(here, ".git")):
             return None  # the repository's root
         st = fsio.lstat(here)
-        if st is None or _foreign(here, st) or (home is not None and (st.st_dev, st.st_ino) == home):
+        if st is None or foreign(here, st) or (home is not None and (st.st_dev, st.st_ino) == home):
             return None  # never above the home folder, never across a folder that someone else owns
         parent = os.path.dirname(here)
         if parent == here:
@@ -96,7 +99,7 @@ def _identity(path: str) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def _foreign(path: str, st: os.stat_result | None = None) -> bool:
+def foreign(path: str, st: os.stat_result | None = None) -> bool:
     """path (not followed) belongs to another user than the one running rehydrate."""
     euid = getattr(os, "geteuid", None)
     if euid is None:  # no owners to compare (Windows)

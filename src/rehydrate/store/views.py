@@ -1,9 +1,20 @@
-"""The files on disk and how each view is rendered from WAL records: one place for each of these facts."""
+"""The files on disk, how each view is rendered from WAL records, and how the replaceable views (99, 20) are checked
+against the WAL and redone from it: one place for each of these facts. (The latches, 00 and 10, are latches.py's.)
+"""
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
+
+from rehydrate.errors import RehydrateError, UnsafeFile
+from rehydrate.store import Problem, fsio, wal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from rehydrate.store.state import Outcome, Snapshot, State
+    from rehydrate.store.wal import Record
 
 GOAL = "00_goal.md"
 INVARIANTS = "10_invariants.md"
@@ -38,6 +49,9 @@ GITIGNORE_TEXT = (
 MAX_FIELD = 16 * 1024
 MAX_GOAL = 64 * 1024
 MAX_HANDOFF = 1024 * 1024
+
+PRODUCERS = {NEXT: ("checkpoint", "init"), HANDOFF: ("handoff",)}  # the ops that write each replaceable view
+MAX_VIEW = 4 << 20  # a view file larger than this is not read into a brief
 
 _INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn"}
 _ID = r"^- ([DR]-[0-9a-f]{6}) "
@@ -136,3 +150,205 @@ def parse_next(text: str) -> dict[str, str]:
 
 def render_handoff(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
+
+
+def render_next_record(rec: Record) -> str:
+    """99_next.md as a checkpoint (or the init) record renders it."""
+    data = rec["data"]
+    git = rec.get("git") or {}
+    head = git.get("head") if isinstance(git, dict) else None
+    if rec["op"] == "init":
+        return render_next(
+            None,
+            rec["ts"],
+            head,
+            data["goal"].split("\n")[0],
+            "nothing yet (state initialized)",
+            "start on the goal; record decisions and rejected approaches as they happen; checkpoint after each step",
+        )
+    return render_next(rec["seq"], rec["ts"], head, data["goal"], data["done"], data["next"])
+
+
+def summary(rec: Record) -> str:
+    """The WAL's last record as one readable line: what, when, where, and its data (hashes left out)."""
+    git = rec.get("git") if isinstance(rec.get("git"), dict) else {}
+    where = ""
+    if git and git.get("head"):
+        branch = git.get("branch") or "a detached HEAD"
+        where = f" · HEAD {str(git['head'])[:7]} on {branch}, {len(git.get('dirty', []))} dirty"
+    data = wal.canonical(rec.get("data")).decode()
+    return f"#{rec.get('seq')} {rec.get('op')} by {rec.get('actor')} at {rec.get('ts')}{where} · data {data}"
+
+
+# --- the views against the WAL ----------------------------------------------------------------------------------
+
+
+def conflict_lines(data: bytes | None, *, paired: bool = True) -> list[int]:
+    """The line numbers of git's conflict markers in a file. With paired, only if an opening `<<<<<<<` line is
+    followed by a closing `>>>>>>>` line (a lone `=======` is a Markdown heading's underline, not a conflict)."""
+    if not data or not any(m in data for m in (wal.MARKERS[:1] if paired else wal.MARKERS)):
+        return []
+    lines = data.split(b"\n")
+    found = [n for n, line in enumerate(lines, 1) if wal.is_conflict_marker(line)]
+    if paired:
+        opened = [n for n in found if lines[n - 1].startswith(b"<")]
+        if not opened or not any(n > opened[0] and lines[n - 1].startswith(b">") for n in found):
+            return []
+    return found
+
+
+def conflict_message(rel: str, first: int) -> str:
+    return (
+        f"an unresolved git merge conflict (markers from line {first}); rehydrate changes nothing in this file "
+        f"until the merge is finished: take the side that matches the WAL (`git checkout --ours -- {rel}` or "
+        f"`--theirs`), or delete the file and run `rehydrate verify --repair` to redo it from the WAL; then "
+        f"`git add {rel}`. Or `git merge --abort`"
+    )
+
+
+def sha(data: bytes | None) -> str | None:
+    return None if data is None else wal.sha256(data)
+
+
+def read_view(
+    state: State, name: str, problems: list[Problem], seen: dict[str, bytes | None] | None = None
+) -> bytes | None:
+    """A view's bytes (None if absent); b"" and a problem if it cannot be read (compared as empty, it never matches)."""
+    try:
+        data = fsio.read_bytes(state.path(name), MAX_VIEW)
+        if seen is not None:
+            seen[name] = data
+        return data
+    except UnsafeFile as e:
+        problems.append(Problem("not-regular-file", state.rel(name), None, e.message))
+    except RehydrateError as e:
+        problems.append(Problem("unreadable", state.rel(name), None, e.message))
+    return b""
+
+
+def differs(state: State, snap: Snapshot, name: str) -> tuple[bool, bytes | None]:
+    """(whether the view differs from what the WAL's last record binds, its bytes). A view holding a merge's
+    conflict markers, or one already named as unsafe or unreadable, is reported here and does not differ further."""
+    data = read_view(state, name, snap.problems, snap.seen)
+    if sha(data) == snap.last["views"].get(name):
+        return False, data
+    marked = conflict_lines(data)
+    if marked:  # an unfinished merge: named, never redone nor replaced
+        snap.problems.append(
+            Problem("merge-conflict", state.rel(name), marked[0], conflict_message(state.rel(name), marked[0]))
+        )
+        return False, data
+    if data == b"" and any(p.file == state.rel(name) for p in snap.problems):
+        return False, data  # already named as unsafe or unreadable
+    return True, data
+
+
+def reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
+    """99 and 20 against the WAL's last record: a view that lags it (a crash) or is missing is redone from the WAL;
+    one that differs otherwise was edited by hand and is reported, never overwritten."""
+    last, prev = snap.last, snap.prev
+    for name in (NEXT, HANDOFF):
+        changed, data = differs(state, snap, name)
+        if not changed:
+            continue
+        expected = last["views"].get(name)
+        lags = last["op"] in PRODUCERS[name] and (
+            data is None or (prev is not None and sha(data) == prev["views"].get(name))
+        )
+        if lags or (data is None and expected is not None):
+            why = "it lagged the last record" if lags else "it was missing"
+            if repair and redo_view(state, name, expected, last if lags else None):
+                snap.repaired.append(f"redid {state.rel(name)} from the WAL ({why})")
+                continue
+            code, message = ("view-lags", "lags the WAL's last record (a crash?)")
+            if not lags:
+                code, message = ("view-missing", "is missing; it can be redone from the WAL")
+            snap.problems.append(Problem(code, state.rel(name), None, message, True))
+        else:
+            snap.problems.append(_hand_edit(state, name, expected))
+
+
+def _hand_edit(state: State, name: str, expected: str | None) -> Problem:
+    rel = state.rel(name)
+    if expected is None:
+        why = f"was not written through rehydrate; record it with `rehydrate handoff --file {rel}`"
+        return Problem("view-unrecorded", rel, None, why)
+    writer = "checkpoint" if name == NEXT else "handoff"
+    why = (
+        "differs from what the WAL says was written (edited by hand?); "
+        f"the next {writer} keeps your version beside it as {rel}.edited"
+    )
+    return Problem("view-edited", rel, None, why)
+
+
+def last_producer(state: State, name: str) -> Record | None:
+    """The last record that wrote a replaceable view, as a record of its own op (full read: error paths only).
+
+    A rotate record carries the last checkpoint and handoff of the archived log, so it stands in for them.
+    """
+    found: Record | None = None
+    for rec in wal.records(state.wal_path):
+        if rec["op"] in PRODUCERS[name]:
+            found = rec
+        elif rec["op"] == "rotate":
+            carried = rec["data"].get("checkpoint" if name == NEXT else "handoff")
+            found = carried if isinstance(carried, dict) else None
+    return found
+
+
+def redo_view(state: State, name: str, expected: str | None, producer: Record | None) -> bool:
+    """Re-render a replaceable view from the last record that produced it, if that gives the expected bytes.
+
+    After a crash the producer is the WAL's last record; a view deleted by hand needs a scan for it.
+    """
+    found = producer if producer is not None else last_producer(state, name)
+    if found is None:
+        return False
+    text = (render_next_record(found) if name == NEXT else render_handoff(found["data"]["text"])).encode()
+    if wal.sha256(text) != expected:
+        return False
+    fsio.replace(state.path(name), text, "view.replace")
+    return True
+
+
+def keep_edit(state: State, name: str, snap: Snapshot, out: Outcome) -> None:
+    """Before replacing a view that was edited by hand, keep the edit beside it (never overwrite silently)."""
+
+    def edited(p: Problem) -> bool:
+        return p.code in ("view-edited", "view-unrecorded") and p.file == state.rel(name)
+
+    if any(edited(p) for p in snap.problems):
+        data = fsio.read_bytes(state.path(name), MAX_VIEW)
+        if data is not None:
+            kept = wal.free_name(state.path(name + ".edited"))
+            fsio.replace(kept, data, "keep.edited")
+            out.repaired.append(f"kept the hand-edited {state.rel(name)} as {state.rel(os.path.basename(kept))}")
+        snap.problems = [p for p in snap.problems if not edited(p)]
+
+
+def read_small(path: str, limit: int) -> tuple[bytes | None, int | None]:
+    """A file's bytes if it holds at most `limit` (else none: b"") and its size, never following a link, never
+    blocking; (None, None) if it is absent."""
+    fd = fsio.open_read(path)
+    if fd is None:
+        return None, None
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            return b"", size
+        chunks: list[bytes] = []
+        got = 0
+        while got < size:
+            chunk = os.pread(fd, min(1 << 20, size - got), got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks), size
+    finally:
+        os.close(fd)
+
+
+def extra_views(root: str) -> list[str]:
+    """Other NN_*.md files in the state folder, in lexical (boot) order."""
+    return [name for name in sorted(os.listdir(root)) if re.match(EXTRA_VIEW, name) and name not in VIEWS]

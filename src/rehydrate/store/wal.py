@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 
 from rehydrate import safejson
-from rehydrate.store import fsio
+from rehydrate.errors import RehydrateError, StateMissing
+from rehydrate.store import Problem, fsio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from collections.abc import Callable
     from typing import Any
 
     Record = dict[str, Any]
@@ -100,7 +103,8 @@ def decode(line: bytes) -> Record:
     missing = [k for k in REQUIRED if k not in obj]
     if missing:
         raise BadRecord(f"missing field(s) {', '.join(missing)}")
-    if not isinstance(obj["seq"], int) or not isinstance(obj["h"], str) or not isinstance(obj["views"], dict):
+    seq, h, bound = obj["seq"], obj["h"], obj["views"]
+    if isinstance(seq, bool) or not (isinstance(seq, int) and isinstance(h, str) and isinstance(bound, dict)):
         raise BadRecord("a field has the wrong type")
     try:
         same = canonical(obj) == line
@@ -259,3 +263,235 @@ def iter_lines(path: str, end: int | None = None) -> Iterator[Line]:
                 yield Line(number, start, raw[:-1], True)
             else:
                 yield Line(number, start, raw, False)
+
+
+def scan(path: str, end: int | None = None) -> Iterator[tuple[Line, Record | None, str | None]]:
+    """Every line of a log (up to byte `end`), decoded: (line, record, None), or (line, None, why it is not one).
+    A line without its newline is decoded too: the caller tells a torn write from a lost newline."""
+    for line in iter_lines(path, end):
+        if line.raw is None:
+            yield line, None, f"a line longer than {MAX_LINE:,} bytes"
+            continue
+        try:
+            yield line, decode(line.raw), None
+        except BadRecord as e:
+            yield line, None, str(e)
+
+
+def records(path: str) -> Iterator[Record]:
+    """Every valid, complete record of a log, oldest first (full scan: verify and error paths only)."""
+    for line, rec, _ in scan(path):
+        if rec is not None and line.newline:
+            yield rec
+
+
+def first_record(path: str, rel: str) -> Record:
+    """The log's first record (init, or rotate after an archive); RehydrateError if its first line is damaged."""
+    for _, rec, _ in scan(path):
+        if rec is not None:
+            return rec
+        break
+    raise RehydrateError(f"the first line of {rel} is damaged")
+
+
+def unrepairable(wal_rel: str) -> str:
+    """The hint for a log damaged before its tail."""
+    return (
+        f"the WAL cannot be repaired safely: restore it from git (`git checkout -- {wal_rel}`) "
+        "or move it away; `rehydrate verify` lists every problem"
+    )
+
+
+def conflicted(path: str, wal_rel: str) -> RehydrateError:
+    """The log holds git's conflict markers (an unfinished merge): say where, and how to finish the merge."""
+    lines = [line.number for line in iter_lines(path) if line.raw and is_conflict_marker(line.raw)]
+    where = f"line {lines[0]}" if lines else "its tail"
+    return RehydrateError(
+        f"{wal_rel} {where}: an unresolved git merge conflict ({len(lines)} marker line(s)) [merge-conflict]; "
+        "rehydrate changes nothing in it until the merge is finished",
+        f"this actor's log was written on both branches, and a log cannot be merged line by line (both sides' "
+        f"records follow the same one): keep one side (`git checkout --ours -- {wal_rel}` or `--theirs`), then "
+        f"`git add {wal_rel}` and `rehydrate verify --repair` (the clone that wrote the other side reports its "
+        "records as rolled back); or `git merge --abort`. Give each clone its own actor (REHYDRATE_ACTOR) so "
+        "that logs never conflict",
+    )
+
+
+def first_bad_line(path: str) -> tuple[int, int, str, bool] | None:
+    """(line number, byte offset, reason, whether it is the last line) of the first bad line of the log."""
+    found: tuple[int, int, str] | None = None
+    for line, rec, why in scan(path):
+        if found is not None:
+            return (*found, False)
+        if rec is None:
+            found = (line.number, line.offset, str(why))
+    return (*found, True) if found is not None else None
+
+
+def tail(path: str, wal_rel: str) -> Tail:
+    """The log's last two records. An oversized bad last line is returned as torn; damage before it, or a
+    conflicted log, raises RehydrateError (StateMissing for no log)."""
+    try:
+        return read_tail(path, 2)
+    except FileNotFoundError:
+        raise StateMissing(f"no WAL at {wal_rel}", "run `rehydrate init --goal TEXT`") from None
+    except Conflicted:
+        raise conflicted(path, wal_rel) from None
+    except BadRecord as e:
+        bad = first_bad_line(path)
+        if bad is None or not bad[3]:
+            where = f"line {bad[0]}: {bad[2]}" if bad else str(e)
+            raise RehydrateError(
+                f"{wal_rel} is damaged before its last line ({where})", unrepairable(wal_rel)
+            ) from None
+        _, offset, reason, _ = bad  # the bad line is the last one (an oversized torn write): a torn tail
+        fd = fsio.open_read(path)
+        assert fd is not None
+        try:
+            torn = os.pread(fd, os.fstat(fd).st_size - offset, offset)
+        finally:
+            os.close(fd)
+        return Tail(read_tail(path, 2, end=offset).records, torn, offset, reason)
+
+
+def only_newline_lost(t: Tail) -> bool:
+    """The torn piece is a whole, valid record that follows the one before it: only its newline is missing
+    (an editor or a merge tool stripped it). It is kept, not cut."""
+    if t.torn.endswith(b"\n"):
+        return False
+    try:
+        rec = decode(t.torn)
+    except BadRecord:
+        return False
+    before = t.records[-1][1] if t.records else None
+    return bool(rec["prev"] == (before["h"] if before else None))
+
+
+def free_name(path: str) -> str:
+    """path, or path.2, path.3, ...: the first that does not exist (a kept copy never replaces another)."""
+    candidate, i = path, 1
+    while fsio.lstat(candidate) is not None:
+        i += 1
+        candidate = f"{path}.{i}"
+    return candidate
+
+
+def cut_torn(path: str, wal_rel: str, t: Tail) -> str:
+    """Cut a torn last line off the log, keeping the cut bytes in a .broken file beside it; says what it did."""
+    n = line_number(path, t.torn_offset)
+    broken = free_name(path + ".broken")
+    fsio.replace(broken, t.torn, "repair.broken")
+    fsio.truncate(path, t.torn_offset, "repair.truncate")
+    kept = os.path.join(os.path.dirname(wal_rel), os.path.basename(broken))
+    return f"cut a torn last line off {wal_rel} (line {n}, {len(t.torn)} bytes: {t.torn_reason}); kept in {kept}"
+
+
+def check_chain(path: str, wal_rel: str, end: int | None, visit: Callable[[Record], None]) -> None:
+    """The whole log, once: every record's hash and chain (visit sees each valid record). Bytes from `end` on (a
+    torn tail) are left to the repair. Raises RehydrateError for any damage that cannot be repaired."""
+    for p in scan_log(path, wal_rel, end, visit):
+        if p.code == "merge-conflict":
+            raise conflicted(path, wal_rel)
+        if p.code not in ("torn-tail", "empty-wal", "missing-newline"):
+            raise RehydrateError(f"{wal_rel} line {p.line}: {p.message} [{p.code}]", unrepairable(wal_rel))
+
+
+# An archive named by a rotate record: a plain file name in state/archive/, nothing else (the record is untrusted).
+ARCHIVE_NAME = r"^archive/[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl\Z"
+
+
+def archive_error(rec: Record) -> str | None:
+    """Why a rotate record's archive path is not a plain file name in archive/, or None."""
+    from rehydrate.store.views import clean
+
+    data = rec.get("data")
+    name = data.get("archive") if isinstance(data, dict) else None
+    if isinstance(name, str) and re.match(ARCHIVE_NAME, name):
+        return None
+    shown = clean(str(name)[:160], one_line=True)[:120]
+    return f"its archive path {shown!r} is not archive/<file name>.jsonl inside the state folder"
+
+
+class _Scan:
+    """One pass over a log: each line against the one before it."""
+
+    def __init__(self, rel: str, visit: Callable[[Record], None] | None) -> None:
+        self.rel = rel
+        self.visit = visit
+        self.problems: list[Problem] = []
+        self.conflicts: list[Problem] = []
+        self.prev: Record | None = None
+        self.count = 0
+
+    def add(self, code: str, number: int | None, message: str, repairable: bool = False) -> None:
+        self.problems.append(Problem(code, self.rel, number, message, repairable))
+
+    def line(self, line: Line, rec: Record | None, why: str | None, is_last: bool) -> None:
+        self.count += 1
+        rel, number = self.rel, line.number
+        if line.raw is not None and is_conflict_marker(line.raw):
+            self.conflicts.append(
+                Problem(
+                    "merge-conflict",
+                    rel,
+                    number,
+                    "an unresolved git merge conflict marker: finish the merge (keep one side's records: "
+                    f"`git checkout --ours -- {rel}` or `--theirs`, then `git add {rel}`), or `git merge --abort`",
+                )
+            )
+        elif line.raw is None:
+            self.add("oversized-line", number, str(why))
+            self.prev = None
+        elif not line.newline:
+            if rec is not None and rec["prev"] == (self.prev["h"] if self.prev else None):
+                self.add("missing-newline", number, "the last record lost its final newline", True)
+            else:
+                self.add("torn-tail", number, "the last line has no newline (a torn write)", True)
+        elif rec is None:
+            self.add("torn-tail" if is_last else "damaged-record", number, str(why), is_last)
+            self.prev = None
+        else:
+            self.record(rec, number)
+
+    def record(self, rec: Record, number: int) -> None:
+        if self.visit is not None:
+            self.visit(rec)
+        if rec["op"] == "rotate":
+            why = archive_error(rec)
+            if why is not None:
+                self.add("unsafe-path", number, f"refusing record {rec['seq']} (rotate): {why}")
+        prev = self.prev
+        if prev is None and self.count == 1:
+            if rec["op"] == "init" and rec["prev"] is not None:
+                self.add("chain-broken", number, "the init record has a prev hash")
+            elif rec["op"] not in ("init", "rotate"):
+                self.add("chain-broken", number, "the log does not start with init or rotate")
+        elif prev is not None:
+            if rec["prev"] != prev["h"]:
+                self.add(
+                    "chain-broken", number, "does not follow the record before it (line deleted, moved or edited?)"
+                )
+            elif rec["seq"] != prev["seq"] + 1:
+                self.add("seq-gap", number, f"seq {rec['seq']} follows {prev['seq']}")
+        self.prev = rec
+
+
+def scan_log(
+    path: str, rel: str, end: int | None = None, visit: Callable[[Record], None] | None = None
+) -> list[Problem]:
+    """Every line of one log (up to byte `end`): parse, canonical form, hash, chain, sequence, archive paths.
+    visit is called with each valid record, in order. A log holding git's conflict markers is named by them alone:
+    its chain means nothing until the merge is finished."""
+    pass_ = _Scan(rel, visit)
+    held: tuple[Line, Record | None, str | None] | None = None
+    for item in scan(path, end):  # each line with whether it is the last, holding one line at a time
+        if held is not None:
+            pass_.line(*held, False)
+        held = item
+    if held is not None:
+        pass_.line(*held, True)
+    if pass_.conflicts:
+        return pass_.conflicts
+    if not pass_.count:
+        pass_.add("empty-wal", None, "the WAL is empty")
+    return pass_.problems

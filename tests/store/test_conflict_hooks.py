@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_store_conflicts import conflicted_repo, everything
+from test_conflicts import conflicted_repo, everything
 
 from conftest import rehydrate
 

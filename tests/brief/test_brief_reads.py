@@ -100,3 +100,13 @@ def test_the_brief_input_carries_each_views_size_on_disk(state: State, monkeypat
         assert sizes[name] == os.path.getsize(root / name)
     assert dict(inp.extras)["30_big.md"] == ""  # not read: it could not be shown whole
     assert inp.path == os.path.realpath(root)
+
+
+def test_resume_is_logged_and_reads_only_the_tail(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    size = big_wal(state, 6)  # ends with the same checkpoint as the fixture's
+    reads = Reads(monkeypatch)  # every byte read through os.read, os.pread and the WAL's line reader
+    r = brief.resume(state)
+    assert r.confidence == "recovered" and r.record["op"] == "resume"
+    assert r.record["data"]["checks"] == {"identity": "ok", "state": "ok"}
+    assert "next safe action: write the parser" in r.text
+    assert reads.total < size // 8, f"resume read {reads.total:,} bytes of a {size:,}-byte WAL"

@@ -16,11 +16,13 @@ from hypothesis import strategies as st
 
 from rehydrate import brief
 from rehydrate.brief import MIN_BUDGET, BriefInput
-from rehydrate.checks import STATUSES, Finding
+from rehydrate.checks import Finding
 from rehydrate.store import views
 from rehydrate.store.state import State
 
 TOKEN = "c0ffee5eed42"
+
+STATUSES = ("ok", "degraded", "skipped", "failed")  # a ledger's statuses (DESIGN.md, "Recovery ledger")
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,259 @@
+"""The brief a fresh context reads first: pure rendering, in boot order, within a budget of characters (and bytes).
+
+Order: header, goal (00), decisions and rejected approaches (10), handoff (20), other NN_*.md, next (99), the WAL's
+last line, what was left out, the ledger. When something must give, the least important goes first (the last WAL
+line, the other files (last first), the oldest decisions, then the handoff's end); only then are the parts that are
+never dropped shortened: the goal, each rejected approach (its id always stays), the next step, the ledger's findings
+(folded into counts), the next safe action. Every cut is named under "Left out".
+
+Untrusted text stays data. Everything the brief did not compute (the files' text, the last record's data, later
+transcript excerpts and teammates' text) goes through `quote`: between two lines that carry a token drawn afresh for
+each brief and name the text's source, every line of it marked `> `. The token is removed from the text, so the text
+can neither close its quote nor imitate the ledger, whose header carries the same token; the top of the brief says so.
+
+The parts: fence.py (quoting and cutting), draft.py (the material and the plan's knobs), compose.py (the sections),
+fit.py (the drop order); here: render, and resume/reduced, which read the state, run the checks and log the read.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rehydrate.brief.compose import compose
+from rehydrate.brief.draft import Brief, BriefInput, _Draft, _Plan
+from rehydrate.brief.fence import _head_bytes, _size, _within, quote
+from rehydrate.brief.fit import fit
+from rehydrate.store import views
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rehydrate.checks import Finding
+    from rehydrate.store import Problem
+    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.state import State
+    from rehydrate.store.wal import Record
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "MIN_BUDGET",
+    "Brief",
+    "BriefInput",
+    "ResumeResult",
+    "new_token",
+    "quote",
+    "reduced",
+    "rejected_room",
+    "render",
+    "resume",
+]
+
+DEFAULT_BUDGET = 9000
+# The smallest budget for which every promise holds (within budget; the goal, the next step, the confidence line, the
+# next safe action and rejected approaches' ids present; every cut named). At their shortest, with the longest actor,
+# folder, path, preface, confidence and findings, the parts that are never dropped take 1,810 characters, and each
+# rejected approach 15 more (tests/brief/test_brief_budget.py measures it): MIN_BUDGET names 12 of them whatever
+# the rest.
+MIN_BUDGET = 2000
+_FLOOR = 1810
+_ID_LINE = 15  # a rejected approach at its shortest: `> - R-91be04 …` and a line break
+
+
+def rejected_room(budget: int) -> int:
+    """How many rejected approaches a brief within budget always names by id, whatever the rest of the input (all of
+    them, up to this many): 12 at MIN_BUDGET, 479 at the default. Past it, the oldest may be counted under "Left out"
+    instead of named."""
+    return max(0, (budget - _FLOOR) // _ID_LINE)
+
+
+def new_token() -> str:
+    """A fresh token for one brief (48 random bits): no text written before the brief can hold it.
+
+    The seam for tests that pin the output: monkeypatch this function."""
+    return os.urandom(6).hex()
+
+
+def render(inp: BriefInput, budget: int = DEFAULT_BUDGET, max_bytes: int | None = None) -> Brief:
+    """The brief as text, at most `budget` characters and, if max_bytes is given, at most max_bytes UTF-8 bytes (a
+    harness that counts bytes, or tokens of about 4 bytes, cuts non-Latin text long before its character count).
+    Within MIN_BUDGET (characters, and bytes) and up, nothing essential is lost."""
+    token = new_token()
+    d = _Draft(inp, max(budget, 1), token)
+    p = _Plan(d)
+    fit(d, p, budget, max_bytes)
+    text, omitted, _ = compose(d, p)
+    if not _within(text, budget, max_bytes):  # a budget below MIN_BUDGET: keep the start and the ledger's end
+        unit = f"{budget:,} characters" if max_bytes is None else f"{budget:,} characters and {max_bytes:,} bytes"
+        end = "\n".join(text.rstrip("\n").split("\n")[-2:]) + "\n"
+        note = f"\n[... cut to fit {unit}; a budget of {MIN_BUDGET:,} or more shows every essential]\n"
+        keep = max(0, budget - len(end) - len(note))
+        head = text[:keep]
+        if max_bytes is not None:
+            head = _head_bytes(head, max_bytes - _size(note + end))
+            keep = len(head)
+        text = (head + note + end)[-budget:] if budget > 0 else ""
+        if max_bytes is not None and _size(text) > max_bytes:  # even the note and the end do not fit: their end
+            text = _head_bytes(text[::-1], max_bytes)[::-1]
+        omitted.append(f"everything past character {keep:,}")
+    return Brief(text, omitted, token)
+
+
+# --- resume: read the state, run the checks, render, log the read ------------------------------------------------
+
+
+class ResumeResult:
+    """The brief, the ledger's verdict and findings, and the `resume` record that logged them."""
+
+    def __init__(
+        self,
+        text: str,
+        confidence: str,
+        findings: list[Finding],
+        omitted: list[str],
+        record: Record,
+        repaired: list[str],
+        problems: list[Problem],
+    ) -> None:
+        self.text = text
+        self.confidence = confidence
+        self.findings = findings
+        self.omitted = omitted
+        self.record = record
+        self.repaired = repaired
+        self.problems = problems
+
+
+def resume(
+    state: State,
+    budget: int | None = None,
+    preface: str | None = None,
+    session_id: str | None = None,
+    max_bytes: int | None = None,
+) -> ResumeResult:
+    """The brief a fresh context reads first, logged as a `resume` record. Reads the WAL's tail, not the WAL.
+
+    session_id: the harness session the brief is given to, logged in the record (cleaned, at most 200 chars).
+    max_bytes: a bound on the brief's UTF-8 bytes besides `budget` characters (see render)."""
+    from rehydrate import checks
+    from rehydrate.errors import UsageError
+
+    budget = DEFAULT_BUDGET if budget is None else budget
+    if budget < MIN_BUDGET:
+        raise UsageError(f"a budget of {budget} characters is too small", f"use at least {MIN_BUDGET}", field="budget")
+    with state.reading() as snap:
+        sizes: dict[str, int] = {}
+        shown = _views(state, snap, budget, sizes)
+        findings = checks.run_all(checks.Context(state, snap.outcome(), views=shown))
+        conf = checks.confidence(findings)
+        inp = _input(state, shown, findings, conf, snap.last, preface, sizes)
+        out = render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)
+        data = {
+            "budget": budget,
+            "chars": len(out.text),
+            "omitted": out.omitted,
+            "read": [n for n, v in shown.items() if v is not None and (v or not sizes.get(n))],
+            "checks": {f.check: f.status for f in findings},
+            "confidence": conf,
+        }
+        if session_id:
+            data["session_id"] = views.clean(session_id, one_line=True)[:200]
+        rec = state.log_resume(snap, data)
+        return ResumeResult(out.text, conf, findings, out.omitted, rec, snap.repaired, snap.problems)
+
+
+def reduced(
+    root: str,
+    actor: str,
+    error: str,
+    budget: int | None = None,
+    preface: str | None = None,
+    max_bytes: int | None = None,
+) -> str:
+    """What can still be shown when the state cannot be opened: the view files as they are, and the error.
+
+    preface is said first, inside the budget (for example: a compaction just happened); max_bytes bounds its UTF-8
+    bytes too (see render). A folder that another user owns is not read (see `locate`)."""
+    from rehydrate import checks
+    from rehydrate.errors import RehydrateError
+    from rehydrate.store import fsio
+    from rehydrate.store.locate import foreign
+    from rehydrate.store.state import State
+
+    budget = budget or DEFAULT_BUDGET
+    state = State(root, actor)
+    shown: dict[str, str | None] = {}
+    sizes: dict[str, int] = {}
+    if fsio.lstat(root) is not None and not foreign(root):
+        try:
+            shown = _views(state, None, budget, sizes)
+        except (RehydrateError, OSError):
+            shown = {}
+    findings = checks.run_all(checks.Context(None, None, error=error))
+    inp = _input(state, shown, findings, checks.confidence(findings), None, preface, sizes)
+    inp.next_action = "fix the state first: " + error.split("\n", maxsplit=1)[0]
+    return (render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)).text
+
+
+def _views(
+    state: State, snap: Snapshot | None, budget: int | None = None, sizes: dict[str, int] | None = None
+) -> dict[str, str | None]:
+    """The views' text for the brief, and (into sizes) each file's size on disk.
+
+    00, 10, 20 and 99 are read whole (reconciliation reads them anyway). Of the other NN_*.md files, only what
+    a brief of this budget could show is read: none shows more than `budget` characters of them in all, and a
+    character is at most 4 bytes, so a file bigger than 4 * budget bytes is not read at all (its text is empty,
+    its size says what was left out), and once the files read hold more than `budget` characters, the rest are
+    not read either. The cost follows what can be shown, not what is stored."""
+    from rehydrate.errors import RehydrateError
+
+    shown: dict[str, str | None] = {}
+    sizes = sizes if sizes is not None else {}
+    room = 4 * (budget or views.MAX_VIEW)
+    total = 0
+    for name in (views.GOAL, views.INVARIANTS, views.HANDOFF, *state.extra_views(), views.NEXT):
+        try:
+            if name in views.VIEWS:
+                data = state.view_bytes(name, snap)
+                size = None if data is None else len(data)
+            else:
+                data, size = views.read_small(state.path(name), room if total <= room // 4 else 0)
+            shown[name] = None if data is None else data.decode("utf-8", "replace")
+            if size is not None:
+                sizes[name] = size
+            if name not in views.VIEWS and shown[name]:
+                total += len(shown[name] or "")
+        except RehydrateError:
+            shown[name] = None
+    return shown
+
+
+def _input(
+    state: State,
+    shown: dict[str, str | None],
+    findings: list[Finding],
+    conf: str,
+    last: Record | None,
+    preface: str | None,
+    sizes: dict[str, int] | None = None,
+) -> BriefInput:
+    next_fields = views.parse_next(shown.get(views.NEXT) or "")
+    action = next((f.next_action for f in findings if f.status != "ok" and f.next_action), None)
+    if action is None:
+        action = next_fields.get("next") or "read the goal and write a first checkpoint"
+    extras = [(n, v) for n, v in shown.items() if n not in views.VIEWS and v is not None]
+    inp = BriefInput(
+        folder=os.path.basename(state.root),
+        actor=state.actor,
+        goal=shown.get(views.GOAL),
+        invariants=shown.get(views.INVARIANTS),
+        handoff=shown.get(views.HANDOFF),
+        extras=extras,
+        next=shown.get(views.NEXT),
+        last_record=views.summary(last) if last else None,
+        findings=findings,
+        confidence=conf,
+        next_action=action,
+        preface=preface,
+    )
+    inp.path = os.path.realpath(state.root)  # the header names the real folder, not a link to it
+    inp.sizes = sizes or {}  # bytes on disk of each view: a text may be empty or partial (see _views)
+    return inp

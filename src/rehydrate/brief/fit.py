@@ -1,0 +1,104 @@
+"""Fitting the brief to its budget: the knobs of the plan turned, least important first, each only as far as needed;
+then what the last step freed beyond its need is given back, the most important first."""
+
+from __future__ import annotations
+
+from rehydrate.brief.compose import compose
+from rehydrate.brief.draft import ENTRY_MIN, REJECTED_CAP
+from rehydrate.brief.fence import _within
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rehydrate.brief.draft import _Draft, _Plan
+
+
+class _Fit:
+    def __init__(self, d: _Draft, p: _Plan, budget: int, max_bytes: int | None) -> None:
+        self.d, self.p, self.budget, self.max_bytes = d, p, budget, max_bytes
+        self.rej_max = max((len(e.line) + 3 for e in d.rejected), default=0)
+
+    def fits(self) -> bool:
+        return _within(compose(self.d, self.p)[0], self.budget, self.max_bytes)
+
+    def set(self, name: str, value: object) -> bool:
+        """Set a knob; fits?"""
+        setattr(self.p, name, value)
+        return self.fits()
+
+    def shrink(self, name: str, lo: int, hi: int, drop: int | None = None) -> bool:
+        """Set the knob to the largest value in [lo, hi] that fits (lo if none does, or drop if given); fits?"""
+        if not self.set(name, lo):
+            return self.set(name, drop) if drop is not None else False
+        while hi - lo > 1:  # lo fits; hi, the value before, did not
+            mid = (lo + hi) // 2
+            if self.set(name, mid):
+                lo = mid
+            else:
+                hi = mid
+        setattr(self.p, name, lo)
+        return True
+
+    def essentials(self, rejected: int, goal: int, nxt: int, preface: int, action: int) -> bool:
+        """The parts that are never dropped, each shortened to at most its floor if needed; fits?"""
+        d, p = self.d, self.p
+        return (
+            self.shrink("rejected_cap", rejected, p.rejected_cap or self.rej_max)
+            or self.shrink("goal", goal, p.goal or len(d.goal_body))
+            or self.shrink("next", nxt, p.next or len(d.next_body))
+            or self.shrink("preface", preface, p.preface or len(d.preface.text))
+            or self.shrink("action", action, p.action or len(d.action))
+        )
+
+    def steps(self) -> list[Callable[[], bool]]:
+        """The drop order."""
+        d, p = self.d, self.p
+        return [
+            lambda: self.set("record", False),
+            lambda: self.shrink("extras", 0, p.extras),
+            lambda: self.shrink("decisions", 0, p.decisions),
+            lambda: self.shrink("handoff", 200, len(d.handoff_body), drop=0),
+            lambda: self.set("ledger", 1),
+            lambda: self.essentials(400, 400, 400, 600, 600),
+            lambda: self.set("ledger", 2),
+            lambda: self.essentials(160, 200, 200, 300, 300),
+            lambda: self.set("ledger", 3),
+            lambda: self.set("terse", True),
+            lambda: self.essentials(ENTRY_MIN, 80, 80, 120, 100),
+            lambda: self.shrink("head", 40, p.head or 120),
+            lambda: self.set("ledger", 4),
+            lambda: self.shrink("rejected_cap", 0, p.rejected_cap or self.rej_max),  # ids, each with an ellipsis
+            lambda: self.shrink("rejected", 0, p.rejected),  # the last resort: fold the oldest ids into a count
+        ]
+
+    def give_back(self) -> None:
+        """The step that made it fit may have freed more than it needed: give it back, the most important first."""
+        d, p = self.d, self.p
+        for name, value in (("ledger", 0), ("terse", False), ("ledger", 1), ("ledger", 2), ("ledger", 3)):
+            now = getattr(p, name)
+            if value < now and not self.set(name, value):
+                setattr(p, name, now)
+        full = {
+            "action": len(d.action),
+            "rejected_cap": min(self.rej_max, REJECTED_CAP),
+            "goal": len(d.goal_body),
+            "next": len(d.next_body),
+            "preface": len(d.preface.text),
+            "head": max(len(d.path), len(d.title)),
+        }
+        for name, most in full.items():
+            now = getattr(p, name)
+            if now is not None and now < most and not self.set(name, most):
+                self.shrink(name, now, most)
+
+
+def fit(d: _Draft, p: _Plan, budget: int, max_bytes: int | None = None) -> None:
+    """Turn the knobs, least important first, each only as far as needed."""
+    f = _Fit(d, p, budget, max_bytes)
+    if f.fits():
+        return
+    for step in f.steps():
+        if step():
+            f.give_back()
+            return

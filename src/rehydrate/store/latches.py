@@ -1,0 +1,327 @@
+"""The latches: 00_goal.md is written once, 10_invariants.md only grows.
+
+00 is bound by its sha256 in every record; a rewritten goal is a latch violation. 10 is bound line by line: each
+`invariant` and `reject` record carries the exact line it appended, and every line ever recorded, by any actor, must
+still be present verbatim and in the order its actor recorded it (a line-wise git merge of two actors' appends keeps
+that true). Lines that no record carries were added by hand: reported, and adopted (recorded) by the next write.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from rehydrate.store import Problem, fsio, wal
+from rehydrate.store.views import GOAL, INVARIANTS, MAX_VIEW, clean, conflict_lines, entry_id, render_goal, sha
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from typing import Any
+
+    from rehydrate.store.state import Snapshot, State
+    from rehydrate.store.wal import Record
+
+Bound = tuple[str, bool]  # a recorded line of 10_invariants.md, and whether its place in its actor's order is bound
+
+
+def lines(data: bytes) -> list[str]:
+    text = data.decode("utf-8", "replace")
+    if text.endswith("\n"):
+        text = text[:-1]
+    return text.split("\n") if text else []
+
+
+def _complete_lines(data: bytes) -> list[bytes]:
+    """The lines that end with a newline (a torn last line is not one of them)."""
+    return data.split(b"\n")[:-1]
+
+
+def _quoted(text: str, limit: int) -> str:
+    """A recorded text quoted in a message: one line, no control or invisible characters (records are untrusted)."""
+    return clean(text[: 4 * limit], one_line=True)[:limit]
+
+
+def _first_difference(a: list[str], b: list[str]) -> int:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i + 1
+    return min(len(a), len(b)) + 1
+
+
+def bound_lines(rec: Record) -> list[Bound]:
+    """The lines of 10_invariants.md that a record binds. A line adopted from a hand edit is bound where it stands."""
+    op, data = rec.get("op"), rec.get("data")
+    if not isinstance(data, dict):
+        return []
+    if op == "init":
+        return [(ln, True) for ln in str(data.get("header", "")).split("\n") if ln.strip()]
+    if op in ("invariant", "reject") and isinstance(data.get("line"), str):
+        return [(data["line"], not data.get("adopted"))]
+    if op == "rotate" and isinstance(data.get("lines"), list):
+        adopted: list[Any] = data["adopted"] if isinstance(data.get("adopted"), list) else []
+        return [(ln, True) for ln in data["lines"] if isinstance(ln, str)] + [
+            (ln, False) for ln in adopted if isinstance(ln, str)
+        ]
+    return []
+
+
+def actor_lines(records: Iterator[Record]) -> list[Bound]:
+    """One actor's recorded lines in order. A rotate record carries all lines recorded before it, so it resets."""
+    out: list[Bound] = []
+    for rec in records:
+        if rec.get("op") == "rotate":
+            out = []
+        out.extend(bound_lines(rec))
+    return out
+
+
+def recorded_lines(state: State) -> dict[str, list[Bound]]:
+    """Every actor's recorded lines of 10_invariants.md, each in its actor's order (reads every log)."""
+    return {a: actor_lines(wal.records(os.path.join(state.wal_dir, a + ".jsonl"))) for a in state._actors()}
+
+
+class _Binding:
+    """Binding one actor's recorded lines to the file's lines, in order."""
+
+    def __init__(self, file_lines: list[str]) -> None:
+        self.file_lines = file_lines
+        self.where: dict[str, list[int]] = {}
+        for n, text in enumerate(file_lines, 1):
+            self.where.setdefault(text, []).append(n)
+        self.used: set[int] = set()
+        self.out: list[tuple[str, int, str]] = []
+
+    def bind(self, text: str, ordered: bool, cursor: int) -> int:
+        """Bind one recorded line; returns the cursor (the line its actor's next line must follow)."""
+        free = [n for n in self.where.get(text, []) if n not in self.used]
+        after = [n for n in free if n > cursor]
+        if after and ordered:
+            self.used.add(after[0])
+            return after[0]
+        if free:
+            self.used.add(free[0])
+            if ordered:
+                why = f"latch violation: a recorded line was moved out of its order: {_quoted(text, 120)}"
+                self.out.append(("latch-reordered", free[0], why))
+            # else: adopted from a hand edit, bound where it stands
+            return cursor
+        ident = entry_id(text)
+        changed = [n for n, t in enumerate(self.file_lines, 1) if ident and n not in self.used and entry_id(t) == ident]
+        if changed:
+            self.used.add(changed[0])
+            why = f"latch violation: a recorded line was changed; it was: {_quoted(text, 160)}"
+            self.out.append(("latch-changed", changed[0], why))
+        else:
+            why = f"latch violation: a recorded line is missing (expected here): {_quoted(text, 160)}"
+            self.out.append(("latch-missing", cursor + 1, why))
+        return cursor
+
+
+def check_lines(
+    file_lines: list[str], recorded: dict[str, list[Bound]] | dict[str, list[str]]
+) -> tuple[list[tuple[str, int, str]], list[int]]:
+    """Bind 10_invariants.md line by line: every recorded line present verbatim, in its actor's order.
+
+    Returns (violations as (code, line number, message), line numbers that no record carries).
+    """
+    binding = _Binding(file_lines)
+    for actor in sorted(recorded):
+        cursor = 0
+        for item in recorded[actor]:
+            text, ordered = (item, True) if isinstance(item, str) else item
+            cursor = binding.bind(text, ordered, cursor)
+    unrecorded = [n for n, t in enumerate(file_lines, 1) if t.strip() and n not in binding.used]
+    return binding.out, unrecorded
+
+
+# --- 00_goal.md ---------------------------------------------------------------------------------------------------
+
+
+def goal_data(state: State) -> dict[str, Any]:
+    """The goal as bound by the first record of this actor's log (init, or rotate after an archive)."""
+    first = wal.first_record(state.wal_path, state.wal_rel)
+    data = first["data"]
+    if first["op"] == "rotate":
+        data = data["goal"]
+    return {"goal": data["goal"], "done_when": data.get("done_when")}
+
+
+def reconcile_goal(state: State, snap: Snapshot, repair: bool) -> None:
+    """00_goal.md against the WAL: missing, it is redone; changed, it is a latch violation (never overwritten)."""
+    from rehydrate.store.views import differs
+
+    changed, data = differs(state, snap, GOAL)
+    if not changed:
+        return
+    goal = goal_data(state)
+    text = render_goal(goal["goal"], goal.get("done_when")).encode()
+    if data is None:
+        if repair:
+            fsio.replace(state.path(GOAL), text, "view.replace")
+            snap.repaired.append(f"redid {state.rel(GOAL)} from the WAL (it was missing)")
+        else:
+            snap.problems.append(Problem("view-lags", state.rel(GOAL), None, "missing; redo it from the WAL", True))
+        return
+    n = _first_difference(lines(data), lines(text))
+    why = f"latch violation: the goal is write-once but line {n} differs from the goal recorded in the WAL"
+    snap.problems.append(Problem("latch-violation", state.rel(GOAL), n, why))
+
+
+# --- 10_invariants.md ---------------------------------------------------------------------------------------------
+
+
+def inv_lags(data: bytes, line: str) -> bool:
+    """10_invariants.md lags its last record (a crash between the two writes), as opposed to a hand edit of it:
+    the line is not there, no line carries its id, and what ends the file is at most a torn prefix of it."""
+    encoded = line.encode()
+    complete = _complete_lines(data)
+    if encoded in complete:
+        return False
+    ident = entry_id(line)
+    if ident and any(entry_id(t.decode("utf-8", "replace")) == ident for t in complete):
+        return False
+    partial = data[data.rfind(b"\n") + 1 :]
+    return not partial or encoded.startswith(partial)
+
+
+def append_line(state: State, line: str, *, redo: bool) -> bool:
+    """Append a recorded line to 10_invariants.md; on redo, unless it is there. A torn prefix of it is cut."""
+    path = state.path(INVARIANTS)
+    current = fsio.read_bytes(path, MAX_VIEW) or b""
+    encoded = line.encode()
+    if redo and encoded in _complete_lines(current):
+        return False
+    cut = current.rfind(b"\n") + 1
+    partial = current[cut:]
+    if partial and encoded.startswith(partial):  # our own torn append
+        fsio.truncate(path, cut, "view.truncate")
+        partial = b""
+    sep = b"\n" if partial else b""
+    fsio.append(path, sep + encoded + b"\n", "view.append", create=True)
+    return True
+
+
+def _rebuild(state: State, snap: Snapshot, recorded: dict[str, list[Bound]], repair: bool) -> bytes | None:
+    """The file is missing: rebuild it from the WAL (None: reported)."""
+    rel = state.rel(INVARIANTS)
+    if not repair:
+        snap.problems.append(Problem("view-lags", rel, None, "missing; rebuild it from the WAL", True))
+        snap.inv_ok = False
+        return None
+    first = wal.first_record(state.wal_path, state.wal_rel)
+    header = first["data"]["header"] if first["op"] == "init" else ""
+    skip = len(bound_lines(first)) if header else 0
+    text = header + "".join(
+        ln + "\n" for a in sorted(recorded) for ln, _ in recorded[a][skip if a == state.actor else 0 :]
+    )
+    fsio.replace(state.path(INVARIANTS), text.encode(), "view.replace")
+    snap.repaired.append(f"rebuilt the missing {rel} from the WAL")
+    return text.encode()
+
+
+def _format_problems(rel: str, data: bytes, conflicts: set[int], snap: Snapshot) -> tuple[list[str], bool]:
+    """The file's lines, and whether it is in a state no write should build on (CRLF, conflict markers)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        snap.problems.append(Problem("invalid-utf8", rel, data[: e.start].count(b"\n") + 1, "invalid UTF-8"))
+    file_lines = lines(data)
+    blocked = False
+    if b"\r\n" in data:
+        n = data[: data.index(b"\r\n")].count(b"\n") + 1
+        why = (
+            "CRLF line endings (a git autocrlf conversion?); rehydrate writes LF: restore the file "
+            "with LF endings (state/.gitattributes holds `* -text`)"
+        )
+        snap.problems.append(Problem("line-endings", rel, n, why))
+        file_lines = [ln.removesuffix("\r") for ln in file_lines]
+        blocked = True
+    for n in sorted(conflicts):
+        if n <= len(file_lines):
+            why = (
+                "an unresolved git merge conflict: keep both sides' lines (delete only the marker lines), "
+                f"then `git add {rel}`; or `git merge --abort`. Nothing is written to the file until then"
+            )
+            snap.problems.append(Problem("merge-conflict", rel, n, why))
+            blocked = True
+    return file_lines, blocked
+
+
+def reconcile_invariants(state: State, snap: Snapshot, repair: bool, full: bool = False) -> None:
+    """10_invariants.md against every actor's recorded lines (full: whatever its hash says)."""
+    from rehydrate.store.views import read_view
+
+    rel = state.rel(INVARIANTS)
+    data = read_view(state, INVARIANTS, snap.problems, snap.seen)
+    if data == b"" and any(p.file == rel for p in snap.problems):
+        snap.inv_ok = False  # already named as unsafe or unreadable
+        return
+    conflicts = set(conflict_lines(data, paired=False))  # an unfinished merge: nothing is redone in the file
+    done, data = _settle(state, snap, data, conflicts, repair, full)
+    if done:
+        return
+    recorded = recorded_lines(state)
+    if data is None:
+        data = _rebuild(state, snap, recorded, repair)
+        if data is None:
+            return
+    _bind(state, snap, data, conflicts, recorded, repair)
+
+
+def _lags(snap: Snapshot, data: bytes | None) -> bool:
+    last = snap.last
+    return last["op"] in ("invariant", "reject") and data is not None and inv_lags(data, last["data"]["line"])
+
+
+def _settle(
+    state: State, snap: Snapshot, data: bytes | None, conflicts: set[int], repair: bool, full: bool
+) -> tuple[bool, bytes | None]:
+    """(whether nothing more is to be checked, the file's bytes): it matches the WAL's last record, or lagged it
+    (a crash between the two writes) and was redone to match, or, without repair, is reported as lagging."""
+    expected = snap.last["views"].get(INVARIANTS)
+    if sha(data) == expected and not full:
+        snap.inv_bytes = data
+        return True, data
+    if conflicts or not _lags(snap, data):
+        return False, data
+    if not repair:
+        snap.problems.append(Problem("view-lags", state.rel(INVARIANTS), None, "lags the WAL's last record", True))
+        snap.inv_ok = False
+        return True, data
+    append_line(state, snap.last["data"]["line"], redo=True)
+    snap.repaired.append(f"redid {state.rel(INVARIANTS)} from the WAL (its last line was missing)")
+    data = fsio.read_bytes(state.path(INVARIANTS), MAX_VIEW)
+    if sha(data) == expected and not full:
+        snap.inv_bytes = data
+        return True, data
+    return False, data
+
+
+def _bind(
+    state: State, snap: Snapshot, data: bytes, conflicts: set[int], recorded: dict[str, list[Bound]], repair: bool
+) -> None:
+    """Every recorded line against the file: violations named; lines added by hand adopted or reported."""
+    rel = state.rel(INVARIANTS)
+    file_lines, blocked = _format_problems(rel, data, conflicts, snap)
+    violations, unrecorded = check_lines(file_lines, recorded)
+    for code, n, message in violations:
+        snap.problems.append(Problem(code, rel, n, message))
+    snap.inv_ok = not violations and not blocked
+    snap.inv_bytes = data
+    hand = [(n, file_lines[n - 1]) for n in unrecorded if n not in conflicts]
+    adoptable = repair and snap.inv_ok
+    snap.unrecorded = hand if adoptable else []
+    if hand and not adoptable:
+        why = "the next write records it" if snap.inv_ok else "recorded once the violations above are fixed"
+        for n, _ in hand:
+            snap.problems.append(
+                Problem("unrecorded-line", rel, n, f"added by hand, not through the WAL; {why}", snap.inv_ok)
+            )
+
+
+def adopt(state: State, snap: Snapshot) -> None:
+    """Record the lines added by hand that reconciliation found (each as an adopted `invariant` record)."""
+    for n, text in snap.unrecorded:
+        state._append(snap, "invariant", {"line": text, "line_sha256": wal.sha256(text.encode()), "adopted": True})
+        snap.repaired.append(f"recorded line {n} of {state.rel(INVARIANTS)}, added by hand: {text[:80]}")
+    snap.unrecorded = []
