@@ -16,7 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 import crashsim
 from conftest import rehydrate
 from rehydrate import brief, cursor
-from rehydrate.cursor import Pipeline, check
+from rehydrate.cursor import Pipeline, check, verify
 from rehydrate.errors import RehydrateError
 from rehydrate.store import fsio
 from rehydrate.store.state import State
@@ -313,7 +313,7 @@ def test_the_brief_reads_only_the_outputs_tail(repo: Path, state: State, monkeyp
     def no_full_read(*args: object) -> None:
         raise AssertionError("the brief read the whole output")
 
-    monkeypatch.setattr(cursor, "_read_output", no_full_read)
+    monkeypatch.setattr(verify, "_read_output", no_full_read)
     r = brief.resume(state)
     assert "pass A: cursor 50 of 60; output ends at 49" in r.text and r.confidence == "recovered"
     with open(data / "out.jsonl", "ab") as f:

@@ -100,8 +100,8 @@ def test_the_output_is_read_through_the_descriptor_that_was_checked(
     prog.write_text('{"cursor": 3}')
     real = fsio.open_read
 
-    def swap_after_open(path: str) -> int | None:
-        fd = real(path)
+    def swap_after_open(path: str, words: fsio.Words = fsio.ANY) -> int | None:
+        fd = real(path, words)
         if path == str(out):  # the file named by the path changes once it is open
             out.rename(tmp_path / "old.jsonl")
             out.write_text("".join(json.dumps({"index": i}) + "\n" for i in range(10)))
