@@ -1,7 +1,7 @@
 """Pipelines: `rehydrate.cursor` commits against raw loops that write the same records.
 
 1. Durable mode (a sync per record): records/s of Pipeline.commit against a raw loop of os.write + os.fsync of the
-   same lines on one file. Target: ratio >= 0.45. Also the syncs each record costs (counted through fsio.sys).
+   same lines on one file. Target: ratio >= 0.45. Also the syncs each record costs (counted through fsio.calls).
 2. Batch mode (batch=64): against a raw buffered append (a Python file object) that fsyncs as often. Target >= 0.5.
 
 Variants run in interleaved blocks (the order rotating each round); medians of per-block rates.
@@ -96,13 +96,13 @@ def _bench(args: argparse.Namespace, root: str) -> int:
 
     syncs: list[str] = []
 
-    class Counting(fsio.Sys):
+    class Counting(fsio.Calls):
         def fsync(self, fd: int, point: str) -> None:
             syncs.append(point)
             super().fsync(fd, point)
 
-    real = fsio.sys
-    fsio.sys = Counting()
+    real = fsio.calls
+    fsio.calls = Counting()
     try:
         folder = os.path.join(root, "count")
         os.mkdir(folder)
@@ -112,7 +112,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:
                 p.commit(RECORD)
             per_record = len(syncs) / 100
     finally:
-        fsio.sys = real
+        fsio.calls = real
 
     print(f"cursor: rehydrate ({_common.checkout()}), Python {sys.version.split()[0]}; {len(line)}-byte records")
     print(f"{args.rounds} rounds + 2 warm-up of {n} records per variant, interleaved")

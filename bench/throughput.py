@@ -10,7 +10,7 @@ size on one file (the most a durable append can do on this disk). Three checkpoi
 and one more reference, the floor: the durable writes a checkpoint makes, done raw (append + fsync, then temp file
 create + write + fsync + os.replace + fsync of the folder), so that "git stubbed / floor" is rehydrate's own overhead.
 
-The fsyncs one checkpoint costs are counted by swapping store.fsio.sys for a Sys that counts calls by sync point.
+The fsyncs one checkpoint costs are counted by swapping store.fsio.calls for a Calls that counts calls by sync point.
 
     python bench/throughput.py [--rounds 30] [--block 50]
 """
@@ -35,7 +35,7 @@ from rehydrate.store import fsio, gitinfo, wal
 from rehydrate.store.state import State
 
 
-class CountingSys(fsio.Sys):
+class CountingCalls(fsio.Calls):
     """The real system calls, counted: fsyncs by their sync point, the others by name."""
 
     def __init__(self) -> None:
@@ -61,13 +61,13 @@ class CountingSys(fsio.Sys):
 
 
 @contextlib.contextmanager
-def counting() -> Iterator[CountingSys]:
-    saved = fsio.sys
-    fsio.sys = counter = CountingSys()
+def counting() -> Iterator[CountingCalls]:
+    saved = fsio.calls
+    fsio.calls = counter = CountingCalls()
     try:
         yield counter
     finally:
-        fsio.sys = saved
+        fsio.calls = saved
 
 
 @contextlib.contextmanager
@@ -252,12 +252,12 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     print(
         f"one checkpoint (git repo): {one_checkpoint.calls['fsync']} fsync(s) "
         f"({', '.join(f'{p} x{n}' for p, n in sorted(one_checkpoint.fsyncs.items()))}); "
-        f"through fsio.sys: {dict(sorted(one_checkpoint.calls.items()))}"
+        f"through fsio.calls: {dict(sorted(one_checkpoint.calls.items()))}"
     )
     print(
         f"one resume:                {one_resume.calls['fsync']} fsync(s) "
         f"({', '.join(f'{p} x{n}' for p, n in sorted(one_resume.fsyncs.items()))}); "
-        f"through fsio.sys: {dict(sorted(one_resume.calls.items()))}"
+        f"through fsio.calls: {dict(sorted(one_resume.calls.items()))}"
     )
     n = one_checkpoint.calls["fsync"]
     if n:

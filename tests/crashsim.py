@@ -1,6 +1,6 @@
 """A crash simulator for the state store, in the manner of SQLite's test6.c.
 
-`Recorder` replaces `rehydrate.store.fsio.sys`: it performs every system call for real and logs it. `Model` replays a
+`Recorder` replaces `rehydrate.store.fsio.calls`: it performs every system call for real and logs it. `Model` replays a
 prefix of the log and rebuilds the disk as a crash at that point could leave it:
 
 - ``keep``: every call so far reached the disk (the process was killed; the kernel survived);
@@ -22,7 +22,7 @@ from rehydrate.store import fsio
 Op = tuple[Any, ...]
 
 
-class Recorder(fsio.Sys):
+class Recorder(fsio.Calls):
     """The real system calls, logged with paths relative to `base`."""
 
     def __init__(self, base: str) -> None:

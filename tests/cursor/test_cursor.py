@@ -152,8 +152,8 @@ COMMITS = 6
 def _record(base: Path) -> tuple[list[crashsim.Op], list[int]]:
     """Run a pipeline under the recorder; the op count after each commit returned."""
     recorder = crashsim.Recorder(str(base))
-    real = fsio.sys
-    fsio.sys = recorder
+    real = fsio.calls
+    fsio.calls = recorder
     ends = []
     try:
         p = Pipeline.open(base / "out.jsonl", base / "progress.json")
@@ -162,7 +162,7 @@ def _record(base: Path) -> tuple[list[crashsim.Op], list[int]]:
             ends.append(len(recorder.ops))
         p.close()
     finally:
-        fsio.sys = real
+        fsio.calls = real
     return recorder.ops, ends
 
 
@@ -290,12 +290,12 @@ TestPipelineModel.settings = settings(
 def test_batch_mode_syncs_every_n(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     syncs: list[str] = []
 
-    class Counting(fsio.Sys):
+    class Counting(fsio.Calls):
         def fsync(self, fd: int, point: str) -> None:
             syncs.append(point)
             super().fsync(fd, point)
 
-    monkeypatch.setattr(fsio, "sys", Counting())
+    monkeypatch.setattr(fsio, "calls", Counting())
     assert run(tmp_path, 25, batch=10) == list(range(25))
     assert syncs.count("cursor.output") == 3  # at 10, at 20, and the 5 left at close
     syncs.clear()

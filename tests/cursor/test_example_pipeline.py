@@ -84,12 +84,12 @@ N = int(sys.argv[1])
 calls = 0
 
 
-class KillAt(fsio.Sys):
+class KillAt(fsio.Calls):
     pass
 
 
 def wrap(name):
-    real = getattr(fsio.Sys, name)
+    real = getattr(fsio.Calls, name)
 
     def call(self, *args):
         global calls
@@ -103,7 +103,7 @@ def wrap(name):
 
 for name in ("open", "write", "fsync", "close", "replace", "link", "mkdir", "unlink", "ftruncate"):
     wrap(name)
-fsio.sys = KillAt()
+fsio.calls = KillAt()
 sys.argv = sys.argv[2:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """

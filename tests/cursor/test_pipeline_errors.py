@@ -43,7 +43,7 @@ def test_open_in_a_missing_folder_or_under_a_file_is_a_rehydrate_error(tmp_path:
     assert indexes(good["output"]) == [0]
 
 
-class Failing(fsio.Sys):
+class Failing(fsio.Calls):
     """The real system calls, except that the n-th write or fsync of the output fails like a full or broken disk."""
 
     def __init__(self, call: str, n: int, err: int) -> None:
@@ -76,7 +76,7 @@ def test_a_failed_write_stops_the_pipeline_and_the_next_open_redoes_the_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str, err: int
 ) -> None:
     out, prog = tmp_path / "out.jsonl", tmp_path / "progress.json"
-    monkeypatch.setattr(fsio, "sys", Failing(call, 3, err))
+    monkeypatch.setattr(fsio, "calls", Failing(call, 3, err))
     p = Pipeline.open(out, prog)
     assert p.commit({"v": 0}) == 0 and p.commit({"v": 1}) == 1
     with pytest.raises(RehydrateError, match=f"cannot write {out}: {os.strerror(err)}") as info:
@@ -84,7 +84,7 @@ def test_a_failed_write_stops_the_pipeline_and_the_next_open_redoes_the_record(
     assert "open the pipeline again" in str(info.value)
     with pytest.raises(RehydrateError, match="the pipeline is closed"):  # never a record 3 after a missing 2
         p.commit({"v": 3})
-    monkeypatch.setattr(fsio, "sys", fsio.Sys())
+    monkeypatch.setattr(fsio, "calls", fsio.Calls())
     with Pipeline.open(out, prog) as again:  # the lock went with the failure
         assert again.cursor == len(indexes(out))
         while again.cursor < 4:

@@ -63,8 +63,8 @@ def logical(base: Path) -> Snapshot:
 def record_sequence(base: Path) -> tuple[list[crashsim.Op], list[int], list[Snapshot]]:
     """Run SEQUENCE under the recorder: the op log, the end index of each command, the snapshot after each."""
     recorder = crashsim.Recorder(str(base))
-    real = fsio.sys
-    fsio.sys = recorder
+    real = fsio.calls
+    fsio.calls = recorder
     ends: list[int] = []
     snaps: list[Snapshot] = [None]
     try:
@@ -73,7 +73,7 @@ def record_sequence(base: Path) -> tuple[list[crashsim.Op], list[int], list[Snap
             ends.append(len(recorder.ops))
             snaps.append(logical(base))
     finally:
-        fsio.sys = real
+        fsio.calls = real
     return recorder.ops, ends, snaps
 
 

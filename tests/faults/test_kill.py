@@ -38,7 +38,7 @@ def name(path):
     return os.path.relpath(path, root)
 
 
-class KillAt(fsio.Sys):
+class KillAt(fsio.Calls):
     # Once armed, counts the checkpoint's writes, syncs, renames, ...: kills the process before or after the
     # kill_at-th (kill_at < 0: kills nothing, says each one's name).
     armed = False
@@ -69,28 +69,28 @@ class KillAt(fsio.Sys):
         return fd
 
     def write(self, fd, data):
-        return self.call("write " + name(self.paths[fd]), fsio.Sys.write, fd, data)
+        return self.call("write " + name(self.paths[fd]), fsio.Calls.write, fd, data)
 
     def fsync(self, fd, point):
-        return self.call("fsync " + point, fsio.Sys.fsync, fd, point)
+        return self.call("fsync " + point, fsio.Calls.fsync, fd, point)
 
     def replace(self, src, dst):
-        return self.call("rename to " + name(dst), fsio.Sys.replace, src, dst)
+        return self.call("rename to " + name(dst), fsio.Calls.replace, src, dst)
 
     def link(self, src, dst):
-        return self.call("link " + name(dst), fsio.Sys.link, src, dst)
+        return self.call("link " + name(dst), fsio.Calls.link, src, dst)
 
     def mkdir(self, path):
-        return self.call("mkdir " + name(path), fsio.Sys.mkdir, path)
+        return self.call("mkdir " + name(path), fsio.Calls.mkdir, path)
 
     def unlink(self, path):
-        return self.call("unlink " + name(path), fsio.Sys.unlink, path)
+        return self.call("unlink " + name(path), fsio.Calls.unlink, path)
 
     def ftruncate(self, fd, size):
-        return self.call("truncate " + name(self.paths[fd]), fsio.Sys.ftruncate, fd, size)
+        return self.call("truncate " + name(self.paths[fd]), fsio.Calls.ftruncate, fd, size)
 
 
-fsio.sys = killer = KillAt()
+fsio.calls = killer = KillAt()
 st = State.open(root)
 for i in range(first, first + returns + 1):
     killer.armed = i == first + returns

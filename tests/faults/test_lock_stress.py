@@ -26,7 +26,7 @@ root, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 lock = os.path.join(root, ".lock")
 
 
-class LoseTheLockFile(fsio.Sys):
+class LoseTheLockFile(fsio.Calls):
     def fsync(self, fd, point):
         super().fsync(fd, point)
         try:
@@ -40,7 +40,7 @@ class LoseTheLockFile(fsio.Sys):
             pass
 
 
-fsio.sys = LoseTheLockFile()
+fsio.calls = LoseTheLockFile()
 st = State.open(root)
 for i in range(count):
     st.checkpoint(done=f"{name}-{i}", next=f"{name}-{i + 1}")

@@ -74,14 +74,14 @@ if "old" in mode:  # rehydrate 0.1's lock: a flock on state/.lock only
     fsio.locked = OldLock
 
 if "pause" in mode:  # stop inside the lock, right before the WAL append, until a line arrives on stdin
-    class PauseBeforeWalAppend(fsio.Sys):
+    class PauseBeforeWalAppend(fsio.Calls):
         def open(self, path, flags, mode=0o644):
             if path.endswith(".jsonl") and flags & os.O_APPEND:
                 say("locked")
                 sys.stdin.readline()
             return super().open(path, flags, mode)
 
-    fsio.sys = PauseBeforeWalAppend()
+    fsio.calls = PauseBeforeWalAppend()
 
 out = State.open(root).checkpoint(done=f"{name} checkpointed", next="the next step")
 say("done", out.record["seq"])

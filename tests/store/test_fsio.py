@@ -14,7 +14,7 @@ from rehydrate.store import fsio
 from rehydrate.store.state import State
 
 
-class FailingTemp(fsio.Sys):
+class FailingTemp(fsio.Calls):
     """The real system calls, except that writing or renaming a temporary file fails like a full disk."""
 
     def __init__(self, call: str) -> None:
@@ -45,7 +45,7 @@ def temps(folder: Path) -> list[str]:
 def test_a_failed_replace_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str) -> None:
     target = tmp_path / "view.md"
     target.write_bytes(b"old\n")
-    monkeypatch.setattr(fsio, "sys", FailingTemp(call))
+    monkeypatch.setattr(fsio, "calls", FailingTemp(call))
     with pytest.raises(RehydrateError, match=f"cannot write {target}"):
         fsio.replace(str(target), b"new\n", "test")
     assert temps(tmp_path) == [] and target.read_bytes() == b"old\n"
@@ -54,7 +54,7 @@ def test_a_failed_replace_leaves_no_temporary_file(tmp_path: Path, monkeypatch: 
 def test_a_checkpoint_whose_view_cannot_be_written_leaves_no_temporary_file_in_the_state(
     state: State, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fsio, "sys", FailingTemp("write"))
+    monkeypatch.setattr(fsio, "calls", FailingTemp("write"))
     with pytest.raises(RehydrateError, match="No space left"):
         state.checkpoint(done="x", next="y")
     assert temps(Path(state.root)) == []

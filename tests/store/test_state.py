@@ -66,24 +66,24 @@ def test_record_refuses_ops_that_write_views(state: State) -> None:
 
 
 def test_disk_errors_are_messages_not_bugs(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
-    class Full(fsio.Sys):
+    class Full(fsio.Calls):
         def write(self, fd: int, data: bytes) -> int:
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(fsio, "sys", Full())
+    monkeypatch.setattr(fsio, "calls", Full())
     with pytest.raises(RehydrateError, match="No space left"):
         state.checkpoint(done="x", next="y")
-    monkeypatch.setattr(fsio, "sys", fsio.Sys())
+    monkeypatch.setattr(fsio, "calls", fsio.Calls())
     state.verify(repair=True)
     assert state.verify().ok
 
 
 def test_rotate_copies_where_hard_links_are_not_allowed(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
-    class NoLinks(fsio.Sys):
+    class NoLinks(fsio.Calls):
         def link(self, src: str, dst: str) -> None:
             raise OSError(errno.EPERM, "Operation not permitted")
 
-    monkeypatch.setattr(fsio, "sys", NoLinks())
+    monkeypatch.setattr(fsio, "calls", NoLinks())
     out = state.rotate()
     assert (Path(state.root) / out.record["data"]["archive"]).read_bytes().endswith(wal.encode(out.record))
     assert state.verify().ok

@@ -24,13 +24,13 @@ import os, signal, sys
 from rehydrate.store import fsio
 from rehydrate.store.state import State
 
-class KillAfterWalAppend(fsio.Sys):
+class KillAfterWalAppend(fsio.Calls):
     def fsync(self, fd, point):
         super().fsync(fd, point)
         if point == "wal.append":  # the record is durable; the view is not written yet
             os.kill(os.getpid(), signal.SIGKILL)
 
-fsio.sys = KillAfterWalAppend()
+fsio.calls = KillAfterWalAppend()
 State.open("state").checkpoint(done=sys.argv[1], next=sys.argv[2])
 """
 

@@ -1,6 +1,6 @@
 """Every byte rehydrate writes goes through this module: the state's files, pipelines' outputs, installed files.
 
-The writes are made of a handful of system calls, all made through ``fsio.sys``. Tests replace it with a recorder
+The writes are made of a handful of system calls, all made through ``fsio.calls``. Tests replace it with a recorder
 that logs each call, then rebuild the disk as it could be after a crash at every point of the log (see
 ``tests/crashsim.py``). Each ``fsync`` names its sync point so that a test can remove one and watch recovery fail.
 
@@ -48,7 +48,7 @@ OVERWRITE_FLAGS = os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK
 LOCK_FLAGS = os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK
 
 
-class Sys:
+class Calls:
     """The system calls behind every write. The real one; tests swap in a recorder."""
 
     def open(self, path: str, flags: int, mode: int = 0o644) -> int:
@@ -79,7 +79,7 @@ class Sys:
         os.ftruncate(fd, size)
 
 
-sys: Sys = Sys()
+calls: Calls = Calls()
 
 # fsread's names are fsio's too: its callers look, read and write through one module
 __all__ = [
@@ -109,47 +109,47 @@ __all__ = [
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:  # one write in practice; a short write is finished, never left torn
-        n = sys.write(fd, bytes(view))
+        n = calls.write(fd, bytes(view))
         view = view[n:]
 
 
 def _open(path: str, flags: int, doing: str, words: Words, mode: int = 0o644) -> int:
-    """sys.open on a regular file (checked through the descriptor), errors in words."""
+    """calls.open on a regular file (checked through the descriptor), errors in words."""
     with failing(path, doing, words):
-        fd = sys.open(path, flags, mode)
+        fd = calls.open(path, flags, mode)
     try:
         check_fd(fd, path, words)
     except BaseException:
-        sys.close(fd)
+        calls.close(fd)
         raise
     return fd
 
 
 def close(fd: int) -> None:
-    sys.close(fd)
+    calls.close(fd)
 
 
 def write_synced(fd: int, path: str, data: bytes, point: str, words: Words = ANY) -> None:
     """Write all of data to fd, open on path, and sync it."""
     with failing(path, "write", words):
         _write_all(fd, data)
-        sys.fsync(fd, point)
+        calls.fsync(fd, point)
 
 
 def fsync_dir(path: str, point: str, words: Words = ANY) -> None:
     with failing(path, "write", words):
-        fd = sys.open(path, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        fd = calls.open(path, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
         try:
-            sys.fsync(fd, point)
+            calls.fsync(fd, point)
         finally:
-            sys.close(fd)
+            calls.close(fd)
 
 
 def _mkdir(path: str, words: Words) -> bool:
     """mkdir: False if something is there already."""
     with failing(path, "create", words):
         try:
-            sys.mkdir(path)
+            calls.mkdir(path)
         except FileExistsError:
             return False
     return True
@@ -190,7 +190,7 @@ def open_append(path: str, point: str, words: Words = ANY) -> int:
         try:
             fsync_dir(os.path.dirname(path) or ".", point, words)
         except BaseException:
-            sys.close(fd)
+            calls.close(fd)
             raise
     return fd
 
@@ -204,7 +204,7 @@ def append(path: str, data: bytes, point: str, *, create: bool = False) -> None:
     try:
         write_synced(fd, path, data, point)
     finally:
-        sys.close(fd)
+        calls.close(fd)
     if not existed:
         fsync_dir(os.path.dirname(path), point + ".dir")
 
@@ -218,9 +218,9 @@ def overwrite(path: str, data: bytes, words: Words = ANY) -> None:
         with failing(path, "write", words):
             _write_all(fd, data)
             if os.fstat(fd).st_size > len(data):
-                sys.ftruncate(fd, len(data))
+                calls.ftruncate(fd, len(data))
     finally:
-        sys.close(fd)
+        calls.close(fd)
 
 
 def replace(
@@ -234,16 +234,16 @@ def replace(
     stat_regular(path, words)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     with failing(path, "write", words):
-        fd = sys.open(tmp, CREATE_FLAGS, new_mode if mode is None else mode)
+        fd = calls.open(tmp, CREATE_FLAGS, new_mode if mode is None else mode)
         try:
             try:
                 if mode is not None:
                     os.fchmod(fd, mode)  # exactly these bits, whatever the umask
                 _write_all(fd, data)
-                sys.fsync(fd, point + ".file")
+                calls.fsync(fd, point + ".file")
             finally:
-                sys.close(fd)
-            sys.replace(tmp, path)
+                calls.close(fd)
+            calls.replace(tmp, path)
         except BaseException:
             _discard(tmp)
             raise
@@ -252,7 +252,7 @@ def replace(
 
 def _discard(tmp: str) -> None:
     try:
-        sys.unlink(tmp)
+        calls.unlink(tmp)
     except OSError:
         pass
 
@@ -278,7 +278,7 @@ def cut_tail(path: str, offset: int, torn: bytes, point: str) -> str:
 def link(src: str, dst: str, point: str) -> None:
     """Hard-link src to dst (kept if dst exists already) and sync dst's folder; copy where links are not allowed."""
     try:
-        sys.link(src, dst)
+        calls.link(src, dst)
     except FileExistsError:
         check_regular(dst)
     except OSError as e:
@@ -292,31 +292,31 @@ def link(src: str, dst: str, point: str) -> None:
 
 def truncate(path: str, size: int, point: str) -> None:
     with failing(path, "write"):
-        fd = sys.open(path, os.O_WRONLY | _NOFOLLOW | _CLOEXEC)
+        fd = calls.open(path, os.O_WRONLY | _NOFOLLOW | _CLOEXEC)
         try:
-            sys.ftruncate(fd, size)
-            sys.fsync(fd, point)
+            calls.ftruncate(fd, size)
+            calls.fsync(fd, point)
         finally:
-            sys.close(fd)
+            calls.close(fd)
 
 
 def write_hint(path: str, data: bytes) -> None:
     """Write a cache file that is not state: no sync (losing it only costs a re-check); never through a symlink."""
     try:
-        fd = sys.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
+        fd = calls.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
     except OSError:
         return
     try:
         if stat.S_ISREG(os.fstat(fd).st_mode):
             _write_all(fd, data)
     finally:
-        sys.close(fd)
+        calls.close(fd)
 
 
 def unlink(path: str, words: Words = ANY) -> None:
     """Remove a file; nothing if it is absent."""
     try:
-        sys.unlink(path)
+        calls.unlink(path)
     except FileNotFoundError:
         pass
     except OSError as e:
