@@ -204,6 +204,7 @@ def _views(
     its size says what was left out), and once the files read hold more than `budget` characters, the rest are
     not read either. The cost follows what can be shown, not what is stored."""
     from rehydrate.errors import RehydrateError
+    from rehydrate.store import fsio
 
     shown: dict[str, str | None] = {}
     sizes = sizes if sizes is not None else {}
@@ -215,7 +216,7 @@ def _views(
                 data = state.view_bytes(name, snap)
                 size = None if data is None else len(data)
             else:
-                data, size = views.read_small(state.path(name), room if total <= room // 4 else 0)
+                data, size = fsio.read_small(state.path(name), room if total <= room // 4 else 0)
             shown[name] = None if data is None else data.decode("utf-8", "replace")
             if size is not None:
                 sizes[name] = size

@@ -11,8 +11,22 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from rehydrate.errors import UsageError
 from rehydrate.store import Problem, fsio, wal
-from rehydrate.store.views import GOAL, INVARIANTS, MAX_VIEW, clean, conflict_lines, entry_id, render_goal, sha
+from rehydrate.store.views import (
+    CONTAINS_LABEL,
+    GOAL,
+    GUARD_LABEL,
+    INVARIANTS,
+    MAX_FIELD,
+    MAX_VIEW,
+    cap,
+    clean,
+    conflict_lines,
+    entry_id,
+    render_goal,
+    sha,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -132,6 +146,25 @@ def check_lines(
             cursor = binding.bind(text, ordered, cursor)
     unrecorded = [n for n, t in enumerate(file_lines, 1) if t.strip() and n not in binding.used]
     return binding.out, unrecorded
+
+
+def check_entry(word: str, text: str, because: str, guard: str | None, contains: str | None) -> None:
+    """UsageError for an entry of 10_invariants.md that cannot be written: empty, too long, or faking a guard."""
+    if not text:
+        raise UsageError(f"the {word} is empty")
+    if not because:
+        raise UsageError("the reason is empty: say why, so that a later session does not undo it", field="because")
+    fields = (("text", text), ("because", because), ("guard", guard or ""), ("contains", contains or ""))
+    for name, value in fields:
+        cap(name, value, MAX_FIELD)
+    labels = (GUARD_LABEL, CONTAINS_LABEL)
+    for name, value in fields[:3]:  # the line's guard is read back from its end: nothing before may fake one
+        label = next((lb.strip() for lb in labels if lb in f" {value} "), None)
+        if label:
+            raise UsageError(
+                f"the {name} holds {label!r}, which marks a guard in {INVARIANTS}",
+                f"write it another way (for example {label[:-1]!r} without the colon)",
+            )
 
 
 # --- 00_goal.md ---------------------------------------------------------------------------------------------------

@@ -118,8 +118,8 @@ class State:
         done_when = layout.clean(done_when) if done_when else None
         if not goal:
             raise UsageError("the goal is empty", "say what the task is: rehydrate init --goal 'Ship X'")
-        _cap("goal", goal, layout.MAX_GOAL)
-        _cap("done-when", done_when or "", layout.MAX_GOAL)
+        layout.cap("goal", goal, layout.MAX_GOAL)
+        layout.cap("done-when", done_when or "", layout.MAX_GOAL)
         root = init_location(path)
         state = cls(root, resolve_actor(actor))
         parent = os.path.dirname(root)
@@ -366,7 +366,7 @@ class State:
         because = layout.clean(because, one_line=True)
         guard = layout.clean(guard, one_line=True) if guard else None
         contains = layout.clean(contains, one_line=True) if contains else None
-        _check_entry("decision" if kind == "D" else "approach", text, because, guard, contains)
+        latches.check_entry("decision" if kind == "D" else "approach", text, because, guard, contains)
         ts = wal.now()
         ident = f"{kind}-" + wal.sha256(f"{self.actor}\0{ts}\0{text}".encode())[:6]
         line = layout.entry_line(kind, ident, ts[:10], text, because, guard, contains)
@@ -397,7 +397,7 @@ class State:
                 )
         data: dict[str, Any] = {"done": done, "next": next, "goal": layout.clean(goal) if goal else None}
         for name, value in data.items():
-            _cap(name, value or "", layout.MAX_FIELD)
+            layout.cap(name, value or "", layout.MAX_FIELD)
         return self._write("checkpoint", data, with_git=True)
 
     def handoff(self, text: str) -> Outcome:
@@ -405,7 +405,7 @@ class State:
         text = layout.clean(text)
         if not text:
             raise UsageError("the handoff note is empty")
-        _cap("handoff", text, layout.MAX_HANDOFF)
+        layout.cap("handoff", text, layout.MAX_HANDOFF)
         return self._write("handoff", {"text": text, "sha256": wal.sha256(text.encode())})
 
     def record(self, op: str, data: dict[str, Any]) -> Outcome:
@@ -487,27 +487,3 @@ class State:
     def extra_views(self) -> list[str]:
         """Other NN_*.md files in the state folder, in lexical (boot) order."""
         return layout.extra_views(self.root)
-
-
-def _check_entry(word: str, text: str, because: str, guard: str | None, contains: str | None) -> None:
-    """UsageError for an entry of 10_invariants.md that cannot be written: empty, too long, or faking a guard."""
-    if not text:
-        raise UsageError(f"the {word} is empty")
-    if not because:
-        raise UsageError("the reason is empty: say why, so that a later session does not undo it", field="because")
-    fields = (("text", text), ("because", because), ("guard", guard or ""), ("contains", contains or ""))
-    for name, value in fields:
-        _cap(name, value, layout.MAX_FIELD)
-    labels = (layout.GUARD_LABEL, layout.CONTAINS_LABEL)
-    for name, value in fields[:3]:  # the line's guard is read back from its end: nothing before may fake one
-        label = next((lb.strip() for lb in labels if lb in f" {value} "), None)
-        if label:
-            raise UsageError(
-                f"the {name} holds {label!r}, which marks a guard in {layout.INVARIANTS}",
-                f"write it another way (for example {label[:-1]!r} without the colon)",
-            )
-
-
-def _cap(name: str, value: str, limit: int) -> None:
-    if len(value.encode()) > limit:
-        raise UsageError(f"{name} is {len(value.encode()):,} bytes; the limit is {limit:,}")

@@ -8,7 +8,7 @@ import os
 import re
 import unicodedata
 
-from rehydrate.errors import RehydrateError, UnsafeFile
+from rehydrate.errors import RehydrateError, UnsafeFile, UsageError
 from rehydrate.store import Problem, fsio, wal
 
 TYPE_CHECKING = False
@@ -52,6 +52,13 @@ MAX_HANDOFF = 1024 * 1024
 
 PRODUCERS = {NEXT: ("checkpoint", "init"), HANDOFF: ("handoff",)}  # the ops that write each replaceable view
 MAX_VIEW = 4 << 20  # a view file larger than this is not read into a brief
+
+
+def cap(name: str, value: str, limit: int) -> None:
+    """UsageError if a field the user gave is longer than its limit (in UTF-8 bytes)."""
+    if len(value.encode()) > limit:
+        raise UsageError(f"{name} is {len(value.encode()):,} bytes; the limit is {limit:,}")
+
 
 _INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn"}
 _ID = r"^- ([DR]-[0-9a-f]{6}) "
@@ -320,33 +327,10 @@ def keep_edit(state: State, name: str, snap: Snapshot, out: Outcome) -> None:
     if any(edited(p) for p in snap.problems):
         data = fsio.read_bytes(state.path(name), MAX_VIEW)
         if data is not None:
-            kept = wal.free_name(state.path(name + ".edited"))
+            kept = fsio.free_name(state.path(name + ".edited"))
             fsio.replace(kept, data, "keep.edited")
             out.repaired.append(f"kept the hand-edited {state.rel(name)} as {state.rel(os.path.basename(kept))}")
         snap.problems = [p for p in snap.problems if not edited(p)]
-
-
-def read_small(path: str, limit: int) -> tuple[bytes | None, int | None]:
-    """A file's bytes if it holds at most `limit` (else none: b"") and its size, never following a link, never
-    blocking; (None, None) if it is absent."""
-    fd = fsio.open_read(path)
-    if fd is None:
-        return None, None
-    try:
-        size = os.fstat(fd).st_size
-        if size > limit:
-            return b"", size
-        chunks: list[bytes] = []
-        got = 0
-        while got < size:
-            chunk = os.pread(fd, min(1 << 20, size - got), got)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks), size
-    finally:
-        os.close(fd)
 
 
 def extra_views(root: str) -> list[str]:

@@ -367,21 +367,10 @@ def only_newline_lost(t: Tail) -> bool:
     return bool(rec["prev"] == (before["h"] if before else None))
 
 
-def free_name(path: str) -> str:
-    """path, or path.2, path.3, ...: the first that does not exist (a kept copy never replaces another)."""
-    candidate, i = path, 1
-    while fsio.lstat(candidate) is not None:
-        i += 1
-        candidate = f"{path}.{i}"
-    return candidate
-
-
 def cut_torn(path: str, wal_rel: str, t: Tail) -> str:
     """Cut a torn last line off the log, keeping the cut bytes in a .broken file beside it; says what it did."""
     n = line_number(path, t.torn_offset)
-    broken = free_name(path + ".broken")
-    fsio.replace(broken, t.torn, "repair.broken")
-    fsio.truncate(path, t.torn_offset, "repair.truncate")
+    broken = fsio.cut_tail(path, t.torn_offset, t.torn, "repair")
     kept = os.path.join(os.path.dirname(wal_rel), os.path.basename(broken))
     return f"cut a torn last line off {wal_rel} (line {n}, {len(t.torn)} bytes: {t.torn_reason}); kept in {kept}"
 
