@@ -8,6 +8,7 @@ import pytest
 
 from rehydrate import brief
 from rehydrate.brief import MIN_BUDGET
+from rehydrate.errors import UsageError
 from rehydrate.store.state import State
 
 
@@ -104,3 +105,9 @@ def test_resume_reads_each_view_once(state: State, monkeypatch: pytest.MonkeyPat
     assert brief.resume(state).confidence == "recovered"
     for name in ("00_goal.md", "10_invariants.md", "99_next.md"):
         assert reads.count(name) == 1, reads
+
+
+def test_a_budget_too_small_is_named_in_domain_words(state: State) -> None:
+    with pytest.raises(UsageError) as e:
+        brief.resume(state, budget=10)
+    assert (e.value.message, e.value.field) == ("a budget of 10 characters is too small", "budget")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rehydrate import brief, checks
-from rehydrate.checks import Finding
+from rehydrate.checks import Context, Finding
 from rehydrate.checks.state import _action
 from rehydrate.store.state import State
 
@@ -31,3 +33,11 @@ def test_each_new_problem_code_has_its_own_next_action() -> None:
         action = _action(code, "state/wal/agent.jsonl")
         assert action != generic and "state/wal/agent.jsonl" in action
     assert "git merge --abort" in _action("merge-conflict", "state/10_invariants.md")
+
+
+def test_a_checks_context_reads_the_state_and_cannot_write_it(state: State) -> None:
+    context = Context(state, state.reconcile(), views={"00_goal.md": "# Goal"})
+    assert (context.state.root, context.state.actor) == (state.root, state.actor)  # type: ignore[union-attr]
+    assert not hasattr(context.state, "checkpoint")
+    with pytest.raises(AttributeError):
+        context.state.root = "elsewhere"  # type: ignore[union-attr, misc]

@@ -113,3 +113,23 @@ def test_a_refused_lock_starts_no_git(repo: Path, monkeypatch: pytest.MonkeyPatc
         State.open(root).checkpoint(done="x", next="y")
     assert started == []  # git is started only once the lock is held
     assert set(os.listdir("/proc/self/fd")) <= before
+
+
+def test_library_errors_are_in_domain_words_and_name_their_field(state: State) -> None:
+    with pytest.raises(UsageError) as e:
+        state.invariant("Use Pratt", because="  ")
+    assert (e.value.message.split(":")[0], e.value.field) == ("the reason is empty", "because")
+    assert "--" not in str(e.value)
+    for done, nxt, field in (("", "y", "done"), ("x", "", "next")):
+        with pytest.raises(UsageError) as e:
+            state.checkpoint(done=done, next=nxt)
+        assert e.value.field == field and "--" not in str(e.value)
+
+
+def test_reading_locks_reconciles_and_logs_a_resume(state: State) -> None:
+    with state.reading() as snap:
+        assert snap.last["op"] == "checkpoint" and snap.outcome().ok
+        assert state.view_bytes("99_next.md", snap) == Path(state.path("99_next.md")).read_bytes()
+        rec = state.log_resume(snap, {"read": []})
+    assert (rec["op"], rec["prev"]) == ("resume", snap.prev["h"] if snap.prev else None)
+    assert records(state.root)[-1] == rec and state.verify().ok
