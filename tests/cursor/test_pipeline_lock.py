@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import rehydrate
+from rehydrate import cursor
 from rehydrate.cursor import Pipeline
 from rehydrate.errors import RehydrateError
 from rehydrate.store.state import State
@@ -182,3 +183,27 @@ def test_register_refuses_paths_outside_the_project_and_a_damaged_registry(
     r = rehydrate("cursor", "register", "new", "out.jsonl", "progress.json")
     assert r.code == 3 and "not a JSON object of pipelines" in r.err
     assert (repo / "state" / "pipelines.json").read_text() == '{"kept": {"output": "a", "progress": "b"}, '
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ({"name": ""}, "name"),
+        ({"key": ""}, "key"),
+        ({"total": -1}, "total"),
+        ({"output": "/elsewhere/out.jsonl"}, "output"),
+    ],
+)
+def test_register_names_the_field_of_a_bad_input_in_domain_words(
+    repo: Path, state: State, args: dict[str, object], field: str
+) -> None:
+    given: dict[str, object] = {"name": "pass A", "output": "out.jsonl", "progress": "progress.json", **args}
+    with pytest.raises(RehydrateError) as info:
+        cursor.register(state.root, **given)  # type: ignore[arg-type]
+    assert info.value.field == field and "--" not in str(info.value)
+
+
+def test_a_batch_below_one_is_refused_with_its_field(tmp_path: Path) -> None:
+    with pytest.raises(RehydrateError, match="at least 1") as info:
+        Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json", batch=0)
+    assert info.value.field == "batch" and "--" not in str(info.value)
