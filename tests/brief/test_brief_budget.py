@@ -74,7 +74,7 @@ def parse(text: str) -> dict[str, object]:
     return {"quotes": quotes, "own": own, "ledger": ledger, "left": left}
 
 
-def check_promises(inp: BriefInput, text: str, budget: int) -> None:
+def check_promises(inp: BriefInput, text: str, budget: int) -> None:  # noqa: PLR0912, PLR0915 - the oracle: one check per promise, in the brief's order
     """Every promise of the brief, checked against its input. (A text longer than twice the budget cannot be shown
     in full: it must be named, and is not cleaned here.)"""
 
