@@ -167,6 +167,35 @@ def run_hook(
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
 
 
+HOOK_FIXTURES = Path(__file__).parent / "fixtures" / "hooks"  # each harness's documented hook inputs (SOURCES.md)
+
+
+def hook_event(cwd: Path, harness: str, name: str, **changes: object) -> bytes:
+    """A documented hook input (HOOK_FIXTURES/HARNESS/NAME.json), its made-up project folder replaced by cwd and
+    its fields changed as given: the bytes a harness would send."""
+    data = json.loads((HOOK_FIXTURES / harness / f"{name}.json").read_text().replace("/home/user/project", str(cwd)))
+    data.update(changes)
+    return json.dumps(data).encode()
+
+
+def hook_answer(harness: str, event: object, cwd: Path) -> tuple[int, dict[str, Any] | None, str]:
+    """run_hook with its stdout parsed: (exit code, the answer or None when the hook said nothing, stderr)."""
+    code, out, err = run_hook(harness, event, cwd)
+    return code, (json.loads(out) if out.strip() else None), err
+
+
+def claude_event(cwd: Path, name: str, **fields: object) -> dict[str, object]:
+    """Claude Code's hook input for the event `name` in cwd: the fields every event has, then fields."""
+    return {
+        "session_id": "9f1c7d2e-0000-4000-8000-000000000001",
+        "transcript_path": "/home/user/.claude/projects/-home-user-project/9f1c7d2e.jsonl",
+        "cwd": str(cwd),
+        "hook_event_name": name,
+        "permission_mode": "default",
+        **fields,
+    }
+
+
 @pytest.fixture
 def state(repo: Path):  # type: ignore[no-untyped-def]
     """An initialized state in the repo fixture, with one decision, one rejected approach and one checkpoint."""

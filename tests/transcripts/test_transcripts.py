@@ -40,6 +40,14 @@ def test_turns_tools_and_failures_of_a_real_session() -> None:
     assert any(f.endswith("JOKE.md") for c in codex.tool_calls for f in c.files)
 
 
+def test_tool_calls_are_counted_in_a_real_transcript() -> None:
+    """What the Stop hook's reminder counts: the tool calls stamped after the last checkpoint."""
+    from rehydrate.transcripts.claude import tool_calls_since
+
+    assert tool_calls_since(str(CLAUDE), "") > 50
+    assert tool_calls_since(str(CLAUDE), "2999") == 0
+
+
 def _codex_with_compaction(tmp_path: Path) -> Path:
     """The Codex rollout with a compaction put in, from the documented shape (NOTICE.md): a `compacted` line, then
     a `context_compacted` event, then a smaller usage."""

@@ -1,13 +1,27 @@
-"""The Claude Code plugin and Agent Skill in plugin/: well-formed, and the same hooks `rehydrate install` writes."""
+"""Claude Code's hook (harness/claude.py): its documented SessionStart inputs; and the Claude Code plugin and Agent
+Skill in plugin/: well-formed, and the same hooks `rehydrate install` writes."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
+from conftest import HOOK_FIXTURES, hook_answer, hook_event
 from rehydrate.harness import claude
+from rehydrate.store.state import State
 
 ROOT = Path(__file__).parent.parent.parent
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (HOOK_FIXTURES / "claude").glob("SessionStart-*.json")))
+def test_claude_session_start_fixtures(repo: Path, state: State, name: str) -> None:
+    code, out, err = hook_answer("claude", hook_event(repo, "claude", name), repo)
+    assert code == 0 and out is not None, err
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert "Ship the parser" in context and len(context) <= 9000
+    assert context.startswith("A context compaction just happened") == name.endswith("compact")
 
 
 def test_marketplace_lists_the_plugin() -> None:

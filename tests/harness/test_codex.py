@@ -1,4 +1,7 @@
-"""Issue 9 item 6: the brief is bounded in the unit each harness counts.
+"""Codex CLI's hook (harness/codex.py): its SessionStart and PreCompact, its apply_patch guarded, and its answers within
+the bytes Codex reads.
+
+Issue 9 item 6: the brief is bounded in the unit each harness counts.
 
 Codex CLI caps a hook's output near 2,500 tokens counted at about 4 bytes a token: a brief of 6,229 characters in
 12,448 UTF-8 bytes (40 non-English rejected approaches) reached the model cut, 10 of 40 `R-` ids gone. The hook gives
@@ -13,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_hook as _run_hook
+from conftest import hook_answer, hook_event, records, run_hook
 from rehydrate import brief
 from rehydrate.checks import Finding
 from rehydrate.store import views
@@ -23,6 +26,30 @@ RUSSIAN = "Переписать разбор выражений вручную, 
 RUSSIAN_WHY = "так уже пробовали: приоритеты расходятся с грамматикой и тесты падают на вложенных скобках"
 JAPANESE = "構文解析器を手で書き直す、優先順位表を使わない方法、その{i}番目の案"
 JAPANESE_WHY = "以前に試したが入れ子の括弧で優先順位が文法と食い違い、単項演算子の扱いも崩れてテストが失敗した"
+
+
+def test_codex_session_start_compact_and_pre_compact(repo: Path, state: State) -> None:
+    code, out, _ = hook_answer("codex", hook_event(repo, "codex", "SessionStart-compact"), repo)
+    assert code == 0 and out is not None
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert out["hookSpecificOutput"]["additionalContext"].startswith("A context compaction just happened")
+    code, out, _ = hook_answer("codex", hook_event(repo, "codex", "PreCompact"), repo)
+    assert (code, out) == (0, None)
+    assert records(state.root)[-1]["data"]["trigger"] == "auto" and records(state.root)[-1]["op"] == "compaction"
+
+
+def test_codex_apply_patch_on_a_guarded_path_is_warned(repo: Path, state: State) -> None:
+    state.reject("Patch src/auth by hand", because="the auth code is generated", guard="src/auth*")
+    code, out, _ = hook_answer("codex", hook_event(repo, "codex", "PreToolUse-apply_patch"), repo)
+    assert code == 0 and out is not None
+    assert "Patch src/auth by hand" in out["systemMessage"]  # Codex has no `ask`: a warning to model and user
+    assert out["hookSpecificOutput"]["additionalContext"] == out["systemMessage"]
+    Path(state.path("config.json")).write_text('{"guard": "deny"}')
+    code, out, _ = hook_answer("codex", hook_event(repo, "codex", "PreToolUse-apply_patch"), repo)
+    assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+# ------------------------------------------------------------------------------------------------ within Codex's bytes
 
 
 @pytest.fixture(params=["russian", "japanese"])
@@ -37,13 +64,9 @@ def forty(request: pytest.FixtureRequest, state: State) -> list[str]:
     return ids
 
 
-def hook(harness: str, event: dict[str, object], cwd: Path) -> tuple[int, str, str]:
-    return _run_hook(harness, event, cwd)
-
-
 def session_start(harness: str, repo: Path, source: str) -> str:
     event = {"session_id": f"s-{source}", "cwd": str(repo), "hook_event_name": "SessionStart", "source": source}
-    code, out, err = hook(harness, event, repo)
+    code, out, err = run_hook(harness, event, repo)
     assert code == 0, err
     return str(json.loads(out)["hookSpecificOutput"]["additionalContext"])
 
@@ -83,7 +106,7 @@ def test_a_guard_answer_for_codex_is_within_its_bytes(repo: Path, state: State) 
         "tool_name": "apply_patch",
         "tool_input": {"command": "*** Begin Patch\n*** Update File: src/auth.py\n@@\n-a\n+b\n*** End Patch\n"},
     }
-    code, out, err = hook("codex", event, repo)
+    code, out, err = run_hook("codex", event, repo)
     answer = json.loads(out)
     assert code == 0, err
     for text in (answer["systemMessage"], answer["hookSpecificOutput"]["additionalContext"]):

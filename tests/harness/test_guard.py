@@ -1,4 +1,6 @@
-"""A rejected approach can watch what is written, not only where: `reject --contains TEXT` (issue 9, item 15)."""
+"""The guard (harness/guard.py): an edit or command on what a rejected approach guards gets the configured decision
+(ask, deny or warn); and a rejected approach can watch what is written, not only where: `reject --contains TEXT`
+(issue 9, item 15). Real subprocesses, as the harnesses run the hook."""
 
 from __future__ import annotations
 
@@ -7,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import rehydrate
-from conftest import run_hook as _run_hook
+from conftest import claude_event, hook_answer, rehydrate, run_hook
 from rehydrate.harness import guard, hook
 from rehydrate.store import views
 from rehydrate.store.state import State
 
 
-def run_hook(harness: str, event: dict[str, object], cwd: Path) -> dict[str, object] | None:
-    code, out, err = _run_hook(harness, event, cwd)
+def answered(harness: str, event: dict[str, object], cwd: Path) -> dict[str, object] | None:
+    """The hook's answer (None: it said nothing), after it exited 0."""
+    code, answer, err = hook_answer(harness, event, cwd)
     assert code == 0, err
-    return json.loads(out) if out.strip() else None
+    return answer
 
 
 def tool(repo: Path, name: str, **tool_input: object) -> dict[str, object]:
@@ -32,6 +34,53 @@ def asked(answer: dict[str, object] | None) -> str:
     specific = answer["hookSpecificOutput"]
     assert isinstance(specific, dict)
     return str(specific.get("permissionDecision", ""))
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("Edit", {"file_path": "{repo}/db/schema.sql", "old_string": "a", "new_string": "b"}),
+        ("Write", {"file_path": "db/schema.sql", "content": "x"}),
+        ("Bash", {"command": "sed -i s/a/b/ db/schema.sql"}),
+    ],
+)
+def test_a_guarded_edit_gets_the_configured_decision(repo: Path, state: State, tool: str, tool_input: dict) -> None:  # type: ignore[type-arg]
+    tool_input = {k: v.replace("{repo}", str(repo)) for k, v in tool_input.items()}
+    event = claude_event(repo, "PreToolUse", tool_name=tool, tool_input=tool_input)
+    for config, decision in ((None, "ask"), ({"guard": "deny"}, "deny"), ({"guard": "bogus"}, "ask")):
+        if config is not None:
+            Path(state.path("config.json")).write_text(json.dumps(config))
+        code, out, _ = run_hook("claude", event, repo)
+        answer = json.loads(out)["hookSpecificOutput"]
+        assert code == 0 and answer["hookEventName"] == "PreToolUse" and answer["permissionDecision"] == decision
+        assert (
+            "rejected: Edit db/schema.sql directly because: every schema change needs a migration"
+            in answer["permissionDecisionReason"]
+        )
+    Path(state.path("config.json")).write_text('{"guard": "warn"}')
+    code, out, err = run_hook("claude", event, repo)
+    answer = json.loads(out)
+    assert code == 0 and err == "" and "permissionDecision" not in out and "decision" not in answer
+    warning = answer["systemMessage"]  # shown to the user, and the same text given to the model
+    assert answer["hookSpecificOutput"] == {"hookEventName": "PreToolUse", "additionalContext": warning}
+    assert "rejected: Edit db/schema.sql directly because: every schema change needs a migration" in warning
+    assert "A rejected approach stays rejected" in warning
+
+
+def test_an_unguarded_edit_says_nothing(repo: Path, state: State) -> None:
+    for tool, tool_input in (
+        ("Edit", {"file_path": str(repo / "app.py")}),
+        ("Bash", {"command": "pytest -q"}),
+        ("Read", {"file_path": str(repo / "db" / "schema.sql")}),
+    ):
+        assert run_hook("claude", claude_event(repo, "PreToolUse", tool_name=tool, tool_input=tool_input), repo) == (
+            0,
+            "",
+            "",
+        )
+
+
+# ------------------------------------------------------------------------------------------------ contains
 
 
 @pytest.fixture
@@ -55,7 +104,7 @@ def test_the_guard_and_contains_are_on_the_line_and_in_the_record(eval_state: St
 
 def test_an_edit_in_the_guarded_folder_without_the_text_goes_through(repo: Path, eval_state: State) -> None:
     """The README's own example: rejecting eval() must not ask before every edit in calc/."""
-    answer = run_hook("claude", tool(repo, "Write", file_path=str(repo / "calc/ops.py"), content="x = 1 + 2\n"), repo)
+    answer = answered("claude", tool(repo, "Write", file_path=str(repo / "calc/ops.py"), content="x = 1 + 2\n"), repo)
     assert answer is None
 
 
@@ -72,32 +121,32 @@ def test_the_text_in_what_is_written_is_caught(
     repo: Path, eval_state: State, name: str, tool_input: dict[str, object]
 ) -> None:
     tool_input = {**tool_input, "file_path": str(repo / str(tool_input["file_path"]))}
-    answer = run_hook("claude", tool(repo, name, **tool_input), repo)
+    answer = answered("claude", tool(repo, name, **tool_input), repo)
     assert asked(answer) == "ask"
     assert answer is not None and "Evaluate input with eval()" in json.dumps(answer)
 
 
 def test_the_text_outside_the_guarded_folder_goes_through(repo: Path, eval_state: State) -> None:
-    answer = run_hook("claude", tool(repo, "Write", file_path=str(repo / "docs/x.py"), content="eval(x)"), repo)
+    answer = answered("claude", tool(repo, "Write", file_path=str(repo / "docs/x.py"), content="eval(x)"), repo)
     assert answer is None
 
 
 def test_contains_alone_watches_every_write_and_command(repo: Path, eval_state: State) -> None:
-    answer = run_hook("claude", tool(repo, "Bash", command="cd out && rm -rf build"), repo)
+    answer = answered("claude", tool(repo, "Bash", command="cd out && rm -rf build"), repo)
     assert asked(answer) == "ask" and "Delete the build cache" in json.dumps(answer)
-    assert run_hook("claude", tool(repo, "Bash", command="rm -rf dist"), repo) is None
-    answer = run_hook("claude", tool(repo, "Write", file_path=str(repo / "clean.sh"), content="rm -rf build\n"), repo)
+    assert answered("claude", tool(repo, "Bash", command="rm -rf dist"), repo) is None
+    answer = answered("claude", tool(repo, "Write", file_path=str(repo / "clean.sh"), content="rm -rf build\n"), repo)
     assert asked(answer) == "ask"
 
 
 def test_codex_patch_lines_and_gemini_content(repo: Path, eval_state: State) -> None:
     patch = "*** Begin Patch\n*** Update File: calc/ops.py\n@@\n-x = a\n+x = eval(a)\n*** End Patch\n"
-    answer = run_hook("codex", tool(repo, "apply_patch", command=patch), repo)
+    answer = answered("codex", tool(repo, "apply_patch", command=patch), repo)
     assert answer is not None and "Evaluate input with eval()" in json.dumps(answer)
     removed = "*** Begin Patch\n*** Update File: calc/ops.py\n@@\n-x = eval(a)\n+x = a\n*** End Patch\n"
-    assert run_hook("codex", tool(repo, "apply_patch", command=removed), repo) is None  # taking eval() out is fine
+    assert answered("codex", tool(repo, "apply_patch", command=removed), repo) is None  # taking eval() out is fine
     event = {**tool(repo, "write_file", file_path="calc/ops.py", content="eval(a)"), "hook_event_name": "BeforeTool"}
-    answer = run_hook("gemini", event, repo)
+    answer = answered("gemini", event, repo)
     assert answer is not None and "Evaluate input with eval()" in json.dumps(answer)
 
 

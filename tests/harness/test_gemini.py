@@ -1,0 +1,88 @@
+"""Gemini CLI's hook (harness/gemini.py): its write_file guarded, its BeforeAgent brief after a compaction, once.
+
+Issue 9 item 7: Gemini CLI's PreCompress is not a compaction.
+
+Gemini fires PreCompress inside its compression service before it decides whether to compress: on every model
+request. One `-p` run with two tool calls wrote three `compaction` records and compressed nothing, and BeforeAgent then
+told the model "a context compaction just happened" on every prompt. Nothing a hook sees confirms a compression, so
+PreCompress is logged as a `precompress` note: no compaction record, no notice, no brief. Real subprocesses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import hook_answer, hook_event, records
+from rehydrate.store.state import State
+
+SESSION = "8e4f2a1c-6b9d-4c3e-a7f0-5d2b8c1e9a46"  # the fixtures' session
+
+
+def gemini(repo: Path, name: str) -> tuple[int, dict[str, Any] | None, str]:
+    """`rehydrate hook gemini` in repo, given the documented input `name` (tests/fixtures/hooks/gemini/)."""
+    return hook_answer("gemini", hook_event(repo, "gemini", name), repo)
+
+
+def ops(state: State) -> list[str]:
+    return [json.loads(x)["op"] for x in Path(state.wal_path).read_text().splitlines()]
+
+
+@pytest.mark.parametrize("trigger", ["auto", "manual"])
+def test_pre_compress_is_a_note_not_a_compaction(repo: Path, state: State, trigger: str) -> None:
+    before = ops(state)
+    assert gemini(repo, f"PreCompress-{trigger}")[:2] == (0, None)
+    after = ops(state)
+    assert after[: len(before)] == before and after[len(before) :] == ["precompress"]
+    note = json.loads(Path(state.wal_path).read_text().splitlines()[-1])["data"]
+    assert note == {"trigger": trigger, "session_id": SESSION, "transcript_path": note["transcript_path"]}
+
+
+def test_a_run_with_tool_calls_gets_no_compaction_and_no_notice(repo: Path, state: State) -> None:
+    """What one `gemini -p` run with two tool calls fires: PreCompress before each of its three model requests."""
+    assert gemini(repo, "SessionStart-startup")[1] is not None
+    for _ in range(3):
+        assert gemini(repo, "BeforeAgent")[:2] == (0, None)
+        assert gemini(repo, "PreCompress-auto")[:2] == (0, None)
+    assert gemini(repo, "BeforeAgent")[:2] == (0, None)
+    assert "compaction" not in ops(state) and ops(state).count("precompress") == 3
+    assert state.verify().ok
+
+
+def test_before_agent_gives_the_notice_after_a_real_compaction_of_this_session(repo: Path, state: State) -> None:
+    state.record("compaction", {"phase": "post", "session_id": "another session"})
+    assert gemini(repo, "BeforeAgent")[:2] == (0, None)  # not this conversation's
+    state.record("compaction", {"phase": "post", "session_id": SESSION})  # confirmed (by whatever can confirm it)
+    state.record("precompress", {"trigger": "auto", "session_id": SESSION})
+    code, out, err = gemini(repo, "BeforeAgent")
+    assert code == 0 and out is not None, err
+    assert out["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
+    assert out["hookSpecificOutput"]["additionalContext"].startswith("A context compaction just happened")
+    assert gemini(repo, "BeforeAgent")[:2] == (0, None)  # once
+
+
+def test_gemini_compression_then_before_agent_injects_once(repo: Path, state: State) -> None:
+    code, out, _ = gemini(repo, "SessionStart-startup")
+    assert code == 0 and out is not None and out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert gemini(repo, "BeforeAgent")[1] is None  # no compression yet
+    assert gemini(repo, "PreCompress-auto")[:2] == (0, None)
+    assert records(state.root)[-1]["op"] == "precompress"  # Gemini fires it on every request: not a compaction
+    assert gemini(repo, "BeforeAgent")[1] is None
+    session = json.loads(hook_event(repo, "gemini", "BeforeAgent"))["session_id"]
+    state.record("compaction", {"phase": "post", "session_id": session})  # a compaction that is confirmed
+    code, out, _ = gemini(repo, "BeforeAgent")
+    assert out is not None and out["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
+    assert out["hookSpecificOutput"]["additionalContext"].startswith("A context compaction just happened")
+    assert gemini(repo, "BeforeAgent")[1] is None  # once
+    assert state.verify().ok
+
+
+def test_gemini_write_on_a_guarded_path(repo: Path, state: State) -> None:
+    state.reject("Patch src/auth by hand", because="the auth code is generated", guard="src/auth*")
+    code, out, _ = gemini(repo, "BeforeTool-write_file")
+    assert code == 0 and out is not None and "Patch src/auth by hand" in out["systemMessage"]
+    Path(state.path("config.json")).write_text('{"guard": "deny"}')
+    out = gemini(repo, "BeforeTool-write_file")[1]
+    assert out is not None and out["decision"] == "deny" and "generated" in out["reason"]
