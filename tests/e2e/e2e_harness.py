@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from conftest import git, rehydrate
+from conftest import git, records, rehydrate
 
 # harness -> (npm package, pinned version, its bin)
 PINNED = {
@@ -145,10 +145,9 @@ def reject_many(repo: Path, count: int = 40) -> list[str]:
 
 
 def _records(repo: Path) -> list[dict[str, Any]]:
-    out = []
-    for log in sorted((repo / "state" / "wal").glob("*.jsonl")):
-        out += [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return sorted(out, key=lambda r: (r["ts"], r["seq"]))
+    """Every WAL record of every actor of the repository's state, in order of time."""
+    logs = sorted((repo / "state" / "wal").glob("*.jsonl"))
+    return sorted((r for log in logs for r in records(repo / "state", log.stem)), key=lambda r: (r["ts"], r["seq"]))
 
 
 def make_harness(name: str, repo: Path, tmp_path: Path) -> Harness:

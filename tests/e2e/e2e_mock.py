@@ -30,6 +30,23 @@ class Reply:
 Script = Callable[[dict[str, Any]], Reply]
 
 
+class Turns:
+    """The model's script: each request gets the next reply, then "done". Where a harness asks its model for a
+    compaction's summary, `compaction` tells such a request and `summary` is the text it gets."""
+
+    def __init__(
+        self, *replies: Reply, compaction: Callable[[dict[str, Any]], bool] | None = None, summary: str = ""
+    ) -> None:
+        self.replies = list(replies)
+        self.compaction = compaction
+        self.summary = summary
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        if self.compaction is not None and self.compaction(body):
+            return Reply(text=self.summary)
+        return self.replies.pop(0) if self.replies else Reply(text="done")
+
+
 @dataclass
 class Request:
     path: str

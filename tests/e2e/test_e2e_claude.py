@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from e2e_harness import GOAL, SCHEMA, Harness, make_harness, reject_many
-from e2e_mock import MockModel, Reply, Request
+from e2e_mock import MockModel, Reply, Request, Turns
 
 from conftest import rehydrate
 
@@ -28,16 +28,9 @@ def _last_user_text(body: dict[str, Any]) -> str:
     return json.dumps(messages[-1].get("content"), ensure_ascii=False)
 
 
-class Turns:
-    """The model's script: a compaction request gets a summary; every other request the next reply, then "done"."""
-
-    def __init__(self, *replies: Reply) -> None:
-        self.replies = list(replies)
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        if _is_compaction(body):
-            return Reply(text=f"<analysis>a</analysis>\n<summary>{SUMMARY}</summary>")
-        return self.replies.pop(0) if self.replies else Reply(text="done")
+def turns(*replies: Reply) -> Turns:
+    """The model's script: Claude Code's compaction requests get the summary; every other request the next reply."""
+    return Turns(*replies, compaction=_is_compaction, summary=f"<analysis>a</analysis>\n<summary>{SUMMARY}</summary>")
 
 
 def _is_compaction(body: dict[str, Any]) -> bool:
@@ -82,7 +75,7 @@ def _tool_results(req: Request) -> list[dict[str, Any]]:
 def test_the_brief_with_the_goal_and_every_rejected_id_is_in_the_first_request_and_no_compaction_no_record(
     claude: Harness, tmp_path: Path
 ) -> None:
-    with MockModel("anthropic", Turns(Reply(text="hello")), tmp_path / "requests.jsonl") as mock:
+    with MockModel("anthropic", turns(Reply(text="hello")), tmp_path / "requests.jsonl") as mock:
         _run(claude, mock, "hello")
     first = mock.requests[0]
     ids = claude.rejected_ids()
@@ -98,7 +91,7 @@ def test_the_brief_with_the_goal_and_every_rejected_id_is_in_the_first_request_a
 def test_a_brief_of_40_non_latin_rejected_approaches_reaches_the_model_whole(claude: Harness, tmp_path: Path) -> None:
     ids = reject_many(claude.repo)
     assert len(ids) == 43
-    with MockModel("anthropic", Turns(Reply(text="hello")), tmp_path / "requests.jsonl") as mock:
+    with MockModel("anthropic", turns(Reply(text="hello")), tmp_path / "requests.jsonl") as mock:
         _run(claude, mock, "hello")
     first = mock.requests[0].text
     assert GOAL in first and [i for i in ids if i not in first] == []
@@ -123,7 +116,7 @@ def test_a_guarded_call_is_denied_and_the_model_is_told_which_rejected_approach(
     rejected = claude.ops("reject")[0]["data"]
     # Claude Code refuses to write a file the model has not read, before any hook: read it first.
     read = Reply(tool="Read", args={"file_path": str(claude.repo / "db" / "schema.sql")})
-    script = Turns(read, _guarded_call(tool, claude.repo))
+    script = turns(read, _guarded_call(tool, claude.repo))
     with MockModel("anthropic", script, tmp_path / "requests.jsonl") as mock:
         # The harness's own permissions allow the call: only the hook stops it.
         _run(claude, mock, "change the schema", "--permission-mode", "acceptEdits", "--allowedTools", "Bash")
@@ -144,7 +137,7 @@ def test_an_unguarded_call_goes_through(claude: Harness, tmp_path: Path, tool: s
         call = Reply(tool="Write", args={"file_path": str(target), "content": "fine\n"})
     else:
         call = Reply(tool="Bash", args={"command": "echo fine > notes.txt", "description": "write notes"})
-    with MockModel("anthropic", Turns(call), tmp_path / "requests.jsonl") as mock:
+    with MockModel("anthropic", turns(call), tmp_path / "requests.jsonl") as mock:
         _run(claude, mock, "write notes", "--permission-mode", "acceptEdits", "--allowedTools", "Bash")
     results = _tool_results(_main(mock.requests)[1])
     assert len(results) == 1 and not results[0].get("is_error"), results
@@ -154,7 +147,7 @@ def test_an_unguarded_call_goes_through(claude: Harness, tmp_path: Path, tool: s
 def test_a_manual_compaction_is_recorded_once_and_the_next_request_carries_the_brief_with_the_notice(
     claude: Harness, tmp_path: Path
 ) -> None:
-    with MockModel("anthropic", Turns(), tmp_path / "requests.jsonl") as mock:
+    with MockModel("anthropic", turns(), tmp_path / "requests.jsonl") as mock:
         session = _run(claude, mock, "hello")
         assert claude.ops("compaction") == []
         _run(claude, mock, "/compact", "--resume", session)
@@ -172,7 +165,7 @@ def test_a_manual_compaction_is_recorded_once_and_the_next_request_carries_the_b
 def test_an_automatic_compaction_is_recorded_and_the_next_request_carries_the_brief_with_the_notice(
     claude: Harness, tmp_path: Path
 ) -> None:
-    with MockModel("anthropic", Turns(Reply(text="hello", input_tokens=190_000)), tmp_path / "requests.jsonl") as mock:
+    with MockModel("anthropic", turns(Reply(text="hello", input_tokens=190_000)), tmp_path / "requests.jsonl") as mock:
         session = _run(claude, mock, "hello")
         assert claude.ops("compaction") == []
         _run(claude, mock, "next", "--resume", session, "--autocompact", "100000")
@@ -187,7 +180,7 @@ def test_an_automatic_compaction_is_recorded_and_the_next_request_carries_the_br
 
 def test_a_manual_compaction_appends_exactly_one_compaction_record(claude: Harness, tmp_path: Path) -> None:
     """PreCompact records the compaction; PostCompact records its end (`compacted`, the summary's length and hash)."""
-    with MockModel("anthropic", Turns(), tmp_path / "requests.jsonl") as mock:
+    with MockModel("anthropic", turns(), tmp_path / "requests.jsonl") as mock:
         session = _run(claude, mock, "hello")
         _run(claude, mock, "/compact", "--resume", session)
     assert len(claude.ops("compaction")) == 1
@@ -198,7 +191,7 @@ def test_a_manual_compaction_appends_exactly_one_compaction_record(claude: Harne
 
 def test_after_a_compaction_and_a_resume_the_next_request_carries_one_brief(claude: Harness, tmp_path: Path) -> None:
     """Issue 9 item 8: SessionStart compact and SessionStart resume each injected a whole brief."""
-    with MockModel("anthropic", Turns(), tmp_path / "requests.jsonl") as mock:
+    with MockModel("anthropic", turns(), tmp_path / "requests.jsonl") as mock:
         session = _run(claude, mock, "hello")
         _run(claude, mock, "/compact", "--resume", session)
         before = len(mock.requests)
@@ -211,7 +204,7 @@ def test_the_stop_hook_adds_no_model_turn(claude: Harness, tmp_path: Path, remin
     if reminder is not None:
         claude.config(stop_reminder_after=reminder)
     call = Reply(tool="Bash", args={"command": "echo hi", "description": "say hi"})
-    with MockModel("anthropic", Turns(call, Reply(text="finished")), tmp_path / "requests.jsonl") as mock:
+    with MockModel("anthropic", turns(call, Reply(text="finished")), tmp_path / "requests.jsonl") as mock:
         _run(claude, mock, "say hi", "--allowedTools", "Bash")
     # the tool call, then the answer to its result: nothing after it
     assert len(mock.requests) == 2, [_last_user_text(r.body)[-300:] for r in mock.requests[2:]]
@@ -229,7 +222,7 @@ def test_install_then_uninstall_leaves_claude_code_files_byte_identical(repo: Pa
     assert rehydrate("install", "claude", cwd=repo).code == 0
     assert settings.read_bytes() != original
     h.env.update(ANTHROPIC_API_KEY="dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1")
-    with MockModel("anthropic", Turns(), tmp_path / "requests.jsonl") as mock:
+    with MockModel("anthropic", turns(), tmp_path / "requests.jsonl") as mock:
         _run(h, mock, "hello")
     assert BRIEF in mock.requests[0].text  # the hooks ran
     r = rehydrate("install", "claude", "--uninstall", cwd=repo)

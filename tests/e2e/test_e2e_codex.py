@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from e2e_harness import GOAL, SCHEMA, Harness, make_harness, reject_many
-from e2e_mock import MockModel, Reply, Request
+from e2e_mock import MockModel, Reply, Request, Turns
 
 from conftest import rehydrate
 
@@ -29,16 +29,9 @@ BRIEF = "# rehydrate brief"
 NOTICE = "A context compaction just happened"
 
 
-class Turns:
-    """The model's script: a compaction request gets a summary; every other request the next reply, then "done"."""
-
-    def __init__(self, *replies: Reply) -> None:
-        self.replies = list(replies)
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        if _is_compaction(body):
-            return Reply(text=SUMMARY)
-        return self.replies.pop(0) if self.replies else Reply(text="done")
+def turns(*replies: Reply) -> Turns:
+    """The model's script: Codex's compaction requests get the summary; every other request the next reply."""
+    return Turns(*replies, compaction=_is_compaction, summary=SUMMARY)
 
 
 def _is_compaction(body: dict[str, Any]) -> bool:
@@ -95,7 +88,7 @@ def _outputs(req: Request) -> list[dict[str, Any]]:
 def test_the_brief_with_the_goal_and_every_rejected_id_is_in_the_first_request_and_no_compaction_no_record(
     codex: Harness, tmp_path: Path
 ) -> None:
-    with MockModel("openai", Turns(Reply(text="hello")), tmp_path / "requests.jsonl") as mock:
+    with MockModel("openai", turns(Reply(text="hello")), tmp_path / "requests.jsonl") as mock:
         _run(codex, mock, "hello")
     first = mock.requests[0].text
     ids = codex.rejected_ids()
@@ -109,7 +102,7 @@ def test_a_brief_of_40_non_latin_rejected_approaches_reaches_the_model_whole(cod
     """Issue 9 item 6: Codex caps hook output near 2,500 tokens counted at about 4 bytes a token."""
     ids = reject_many(codex.repo)
     assert len(ids) == 43
-    with MockModel("openai", Turns(Reply(text="hello")), tmp_path / "requests.jsonl") as mock:
+    with MockModel("openai", turns(Reply(text="hello")), tmp_path / "requests.jsonl") as mock:
         _run(codex, mock, "hello")
     first = mock.requests[0].text
     assert "truncated output" not in first
@@ -130,7 +123,7 @@ def test_a_guarded_call_is_denied_and_the_model_is_told_which_rejected_approach(
 ) -> None:
     codex.config(guard="deny")
     rejected = codex.ops("reject")[0]["data"]
-    with MockModel("openai", Turns(_guarded_call(tool)), tmp_path / "requests.jsonl") as mock:
+    with MockModel("openai", turns(_guarded_call(tool)), tmp_path / "requests.jsonl") as mock:
         _run(codex, mock, "change the schema")
     main = _main(mock.requests)
     assert len(main) == 2
@@ -145,7 +138,7 @@ def test_a_guarded_call_is_denied_and_the_model_is_told_which_rejected_approach(
 def test_under_the_default_guard_the_call_runs_and_the_model_is_warned(codex: Harness, tmp_path: Path) -> None:
     """Codex has no `ask`: the default guard warns (issue 9 item 10, documented), the command still runs."""
     rejected = codex.ops("reject")[0]["data"]
-    with MockModel("openai", Turns(_guarded_call("exec_command")), tmp_path / "requests.jsonl") as mock:
+    with MockModel("openai", turns(_guarded_call("exec_command")), tmp_path / "requests.jsonl") as mock:
         _run(codex, mock, "change the schema")
     main = _main(mock.requests)
     assert len(main) == 2
@@ -166,7 +159,7 @@ def test_an_unguarded_call_goes_through(codex: Harness, tmp_path: Path, tool: st
         )
     else:
         call = Reply(tool="exec_command", args={"cmd": "echo fine > notes.txt"})
-    with MockModel("openai", Turns(call), tmp_path / "requests.jsonl") as mock:
+    with MockModel("openai", turns(call), tmp_path / "requests.jsonl") as mock:
         _run(codex, mock, "write notes")
     outputs = _outputs(_main(mock.requests)[1])
     assert len(outputs) == 1 and "blocked" not in json.dumps(outputs[0])
@@ -177,7 +170,7 @@ def test_an_automatic_compaction_is_recorded_once_and_the_next_request_carries_t
     codex: Harness, tmp_path: Path
 ) -> None:
     call = Reply(tool="exec_command", args={"cmd": "echo hi"}, input_tokens=900_000)
-    with MockModel("openai", Turns(call), tmp_path / "requests.jsonl") as mock:
+    with MockModel("openai", turns(call), tmp_path / "requests.jsonl") as mock:
         _run(codex, mock, "say hi", "model_auto_compact_token_limit = 5000")
     at = [n for n, r in enumerate(mock.requests) if _is_compaction(r.body)]
     assert len(at) == 1, "the mock never saw the summarizer's request"
@@ -224,7 +217,7 @@ def test_a_manual_compaction_is_recorded_once_and_the_next_request_carries_the_b
     codex: Harness, tmp_path: Path
 ) -> None:
     """Through the app server, with the hooks trusted the way a client does it (hooks/list, then config/batchWrite)."""
-    with MockModel("openai", Turns(), tmp_path / "requests.jsonl") as mock:
+    with MockModel("openai", turns(), tmp_path / "requests.jsonl") as mock:
         _configure(codex, mock)
         with subprocess.Popen(
             [str(codex.exe), "app-server"],
@@ -273,7 +266,7 @@ def test_install_then_uninstall_leaves_codex_files_byte_identical(repo: Path, tm
     assert r.code == 0, r.err
     assert agents.read_bytes() != original and (repo / ".codex" / "hooks.json").exists()
     h.env["MOCK_API_KEY"] = "dummy"
-    with MockModel("openai", Turns(), tmp_path / "requests.jsonl") as mock:
+    with MockModel("openai", turns(), tmp_path / "requests.jsonl") as mock:
         _run(h, mock, "hello")
     assert BRIEF in mock.requests[0].text  # the hooks ran
     r = rehydrate("install", "codex", "--uninstall", cwd=repo, env={"PATH": h.env["PATH"]})

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from e2e_harness import GOAL, SCHEMA, Harness, make_harness, reject_many
-from e2e_mock import MockModel, Reply, Request
+from e2e_mock import MockModel, Reply, Request, Turns
 
 from conftest import rehydrate
 
@@ -22,16 +22,6 @@ pytestmark = pytest.mark.e2e
 MODEL = "gemini-2.5-flash"
 BRIEF = "# rehydrate brief"
 NOTICE = "A context compaction just happened"
-
-
-class Turns:
-    """The model's script: each request the next reply, then "done"."""
-
-    def __init__(self, *replies: Reply) -> None:
-        self.replies = list(replies)
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        return self.replies.pop(0) if self.replies else Reply(text="done")
 
 
 def _prepare(h: Harness) -> None:

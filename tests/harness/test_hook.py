@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HOOK_FIXTURES, claude_event, hook_answer, hook_event, records, run_hook
+from conftest import HOOK_FIXTURES, claude_event, hook_answer, hook_event, records, run_hook, tree
 from rehydrate import brief
 from rehydrate.harness import hook
 from rehydrate.store import wal
@@ -216,10 +216,6 @@ def test_ten_hooks_at_once_lose_nothing(repo: Path, state: State) -> None:
 EVENTS = sorted((p.parent.name, p.stem) for p in HOOK_FIXTURES.glob("*/*.json"))
 
 
-def _tree(folder: Path) -> list[tuple[str, bytes]]:
-    return sorted((str(p.relative_to(folder)), p.read_bytes() if p.is_file() else b"") for p in folder.rglob("*"))
-
-
 def _silent(harness: str, stdin: bytes, cwd: Path) -> str:
     code, out, err = hook_answer(harness, stdin, cwd)
     assert (code, out) == (0, None), err
@@ -230,11 +226,11 @@ def _silent(harness: str, stdin: bytes, cwd: Path) -> str:
 
 @pytest.mark.parametrize(("harness", "name"), EVENTS, ids=str)
 def test_no_state_folder_no_answer(repo: Path, harness: str, name: str) -> None:
-    before = _tree(repo)
+    before = tree(repo)
     err = _silent(harness, hook_event(repo, harness, name), repo)
     if not name.startswith("SessionStart") or harness == "gemini":
         assert err == ""  # the one line is for a session's start; Gemini CLI would show it to the user as a message
-    assert not (repo / "state").exists() and _tree(repo) == before  # nothing created, nothing written
+    assert not (repo / "state").exists() and tree(repo) == before  # nothing created, nothing written
 
 
 @pytest.mark.parametrize(("harness", "name"), EVENTS, ids=str)
@@ -242,9 +238,9 @@ def test_a_state_folder_of_something_else_is_no_state(repo: Path, harness: str, 
     """A project's own `state/` (no WAL, no view file) is not a rehydrate state: not complained about, not touched."""
     (repo / "state").mkdir()
     (repo / "state" / "app.db").write_bytes(b"\x00data")
-    before = _tree(repo)
+    before = tree(repo)
     _silent(harness, hook_event(repo, harness, name), repo)
-    assert _tree(repo) == before
+    assert tree(repo) == before
 
 
 @pytest.mark.parametrize("stdin", [b"", b"not json", b'{"cwd": 7, "source": [}'])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import rehydrate
+from conftest import rehydrate, tree
 
 
 @pytest.fixture
@@ -174,14 +174,6 @@ def _record() -> Path:
     return Path(os.environ["XDG_STATE_HOME"]) / "rehydrate" / "installs.json"
 
 
-def _tree(root: Path) -> dict[str, bytes]:
-    return {
-        str(Path(folder, name).relative_to(root)): Path(folder, name).read_bytes()
-        for folder, _dirs, names in os.walk(root)
-        for name in names
-    }
-
-
 @pytest.mark.parametrize(
     ("harness", "name"),
     [
@@ -195,13 +187,13 @@ def _tree(root: Path) -> dict[str, bytes]:
 def test_deeply_nested_settings_are_named_and_nothing_is_written(repo: Path, harness: str, name: str) -> None:
     (repo / name).parent.mkdir(exist_ok=True)
     (repo / name).write_bytes(DEEP)
-    before = _tree(repo)
+    before = tree(repo)
     for args in ([], ["--uninstall"], ["--dry-run"]):
         r = rehydrate("install", harness, *args)
         assert r.code == 3, (args, r.out, r.err)
         assert f"{repo / name}: the file is not valid JSON (JSON nested too deeply)" in r.err
         assert "Traceback" not in r.err and "crash log" not in r.err
-        assert _tree(repo) == before
+        assert tree(repo) == before
         assert not _record().exists()
 
 
