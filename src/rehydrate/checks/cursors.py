@@ -18,7 +18,7 @@ class CursorsCheck:
     name = "cursors"
 
     def run(self, context: Context) -> list[Finding]:
-        from rehydrate import cursor
+        from rehydrate.cursor import registered as cursor  # not the pipeline: the hook path stays light
 
         if context.state is None:
             return []

@@ -24,15 +24,40 @@ which the crash simulator replays); a failed system call becomes a RehydrateErro
 OSError.
 
 The parts: `verify` (check, quick_check: what the two files say and how they disagree), `pipeline` (Pipeline,
-repair), `lock` (one process at a time), `registry` (state/pipelines.json and the brief's one line per pipeline).
+repair), `lock` (one process at a time), `registered` (state/pipelines.json and the brief's one line per pipeline).
 """
 
 from __future__ import annotations
 
-from rehydrate.cursor.lock import PipelineLock
-from rehydrate.cursor.pipeline import PROGRESS_WIDTH, Pipeline, repair
-from rehydrate.cursor.registry import MAX_CHECKED, MAX_NAME, REGISTRY, clean_name, register, registry, summary
-from rehydrate.cursor.verify import CONTENT, QUICK_TAIL_BYTES, CursorReport, Discrepancy, check, quick_check
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rehydrate.cursor.lock import PipelineLock
+    from rehydrate.cursor.pipeline import PROGRESS_WIDTH, Pipeline, repair
+    from rehydrate.cursor.registered import MAX_CHECKED, MAX_NAME, REGISTRY, clean_name, register, registry, summary
+    from rehydrate.cursor.verify import CONTENT, QUICK_TAIL_BYTES, CursorReport, Discrepancy, check, quick_check
+
+# Each name is loaded from its module when first used: the brief's check (on the hook path) needs only `registered`
+# and `verify`, not the pipeline and its lock.
+_HOME = {
+    "PipelineLock": "lock",
+    **dict.fromkeys(("PROGRESS_WIDTH", "Pipeline", "repair"), "pipeline"),
+    **dict.fromkeys(
+        ("MAX_CHECKED", "MAX_NAME", "REGISTRY", "clean_name", "register", "registry", "summary"), "registered"
+    ),
+    **dict.fromkeys(("CONTENT", "QUICK_TAIL_BYTES", "CursorReport", "Discrepancy", "check", "quick_check"), "verify"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'rehydrate.cursor' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"rehydrate.cursor.{home}"), name)
+
 
 __all__ = [
     "CONTENT",
