@@ -89,11 +89,11 @@ def _check(args: argparse.Namespace, names: tuple[str, ...], project: str, state
 
 
 def _install(args: argparse.Namespace, names: tuple[str, ...], project: str, state_rel: str) -> int:
-    from rehydrate.harness import RUNS_PROGRAM, install
+    from rehydrate.harness import RUNS_PROGRAM, install, program
 
     # every harness's files are read and checked before any is written: a refusal leaves nothing half-installed
     install.preflight(names, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel)
-    prog = install.program()
+    prog = program.program()
     results: list[dict[str, Any]] = []
     for harness in names:  # one after the other: two harnesses can share a file (Gemini's settings.json)
         changes = install.plan(
@@ -109,7 +109,7 @@ def _install(args: argparse.Namespace, names: tuple[str, ...], project: str, sta
                 sys.stdout.write(change.diff() or f"{change.path}: no change\n")
             else:
                 print(f"{harness}: {change.path}: {change.note if change.changed else 'already as it should be'}")
-    note = None if args.uninstall or not set(names) & set(RUNS_PROGRAM) else install.program_note(prog)
+    note = None if args.uninstall or not set(names) & set(RUNS_PROGRAM) else program.program_note(prog)
     steps = {} if args.uninstall or args.dry_run else _next_steps(args, names, project, state_rel)
     if args.json:
         emit_json(

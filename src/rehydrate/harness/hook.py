@@ -232,8 +232,6 @@ def _blocking(event: dict[str, Any]) -> bool:
 def _dispatch(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
     """The handler the harness names for this event (its EVENTS); an event it does not name gets an empty answer.
     whole: the event was read and parsed whole (else its fields were salvaged from an unreadable input)."""
-    import sys
-
     handler = harness.EVENTS.get(event.get("hook_event_name"))
     if handler is None:
         return Answer()  # an event this version does not handle: nothing to say
@@ -260,17 +258,3 @@ def config(root: str) -> dict[str, Any]:
     except (RehydrateError, OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def main(harness: str) -> int:
-    try:
-        fd = sys.stdin.fileno() if sys.stdin is not None else -1
-        data = read_input(fd) if fd >= 0 else Input(b"")
-    except (OSError, ValueError):  # no usable stdin (closed, or not a file): an empty input
-        data = Input(b"")
-    answer = run(harness, data.head, tail=data.tail, size=data.size, ended=data.ended)
-    if answer.stdout:
-        sys.stdout.write(answer.stdout if answer.stdout.endswith("\n") else answer.stdout + "\n")
-    if answer.stderr:
-        sys.stderr.write(answer.stderr)
-    return answer.code

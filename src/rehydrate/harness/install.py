@@ -21,7 +21,7 @@ from rehydrate import harness as registry
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.harness import files, settings, trust
-from rehydrate.harness.program import Program, program, program_note
+from rehydrate.harness.program import Program, program
 from rehydrate.store import wal
 
 TYPE_CHECKING = False
@@ -33,10 +33,6 @@ if TYPE_CHECKING:
 
 MAX_FILE = 16 << 20
 COMMAND = settings.COMMAND
-HARNESSES = registry.TARGETS  # kept for the CLI: the registry is the one list
-HOOK_HARNESSES = registry.HOOKS
-RUNS_PROGRAM = registry.RUNS_PROGRAM
-__all__ = ["Program", "program", "program_note"]
 
 
 class Change:
