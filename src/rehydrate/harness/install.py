@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     Target = tuple[str, Callable[[bytes | None, bool], bytes | None], str]  # path, merge(old, remove), what
 
 MAX_FILE = 16 << 20
-COMMAND = settings.COMMAND
 
 
 class Change:
@@ -205,7 +204,7 @@ def check(harness_name: str, project: str, *, user: bool = False, state_rel: str
     module = registry.get(harness_name)
     project = os.path.abspath(project)
     path = targets(harness_name, project, state_rel, user, Program(None, True, None))[0][0]
-    expected = module.hook_groups(COMMAND)
+    expected = module.hook_groups(settings.COMMAND)
     found, error = trust.our_hooks(path, settings.with_comments(path), settings.is_our_command)
     scope = "--user " if user else ""
     if error:
