@@ -34,7 +34,7 @@ def test_hook_path_imports_only_the_standard_library(repo: Path) -> None:
         foreign = {m.split(".")[0] for m in mods} - stdlib - {"rehydrate", "__main__", "_distutils_hack"}
         assert not foreign, (argv, foreign)
         assert not {"asyncio", "email", "http", "ssl", "sqlite3", "xml", "logging"} & set(mods), argv
-        assert "rehydrate.cli.demo" not in mods and "rehydrate.rules" not in mods
+        assert "rehydrate.cli.demo" not in mods and "rehydrate.harness.rules" not in mods
         cli = {m for m in mods if m.startswith("rehydrate.cli.")}
         assert cli == {f"rehydrate.cli.{COMMANDS[argv[0]][0]}"}, (argv, cli)  # only the invoked command's module
         if argv[0] in ("checkpoint", "resume", "hook"):  # what bench/startup.py showed costs the hook path its budget

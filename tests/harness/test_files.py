@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import rehydrate
-from rehydrate import rules
+from rehydrate.harness import rules
 
 Snapshot = dict[str, tuple[str, bytes, int]]
 

@@ -47,4 +47,4 @@ def test_the_hook_imports_only_the_calling_harness_s_module(name: str, tmp_path:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
     loaded = {m.rsplit(".", 1)[1] for m in json.loads(out.stdout.replace("'", '"'))}
     assert name in loaded and not loaded & (set(harness.TARGETS) - {name})
-    assert not loaded & {"install", "settings", "trust", "program", "files"}
+    assert not loaded & {"install", "settings", "trust", "program", "files", "rules"}

@@ -61,7 +61,7 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
 
 def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
     """Hooks in .codex/hooks.json (the user's: in home()); in a project, the boot rule in AGENTS.md."""
-    from rehydrate import rules
+    from rehydrate.harness import rules
     from rehydrate.harness.settings import merge_hooks
 
     path = os.path.join(home() if user else os.path.join(project, ".codex"), "hooks.json")

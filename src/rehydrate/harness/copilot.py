@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
-    from rehydrate import rules
+    from rehydrate.harness import rules
     from rehydrate.harness.cursor import not_user_wide
 
     not_user_wide("copilot", user)

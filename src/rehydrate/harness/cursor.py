@@ -18,7 +18,7 @@ alwaysApply: true
 
 def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
     """.cursor/rules/rehydrate.mdc, a file rehydrate owns whole."""
-    from rehydrate import rules
+    from rehydrate.harness import rules
     from rehydrate.harness.settings import merge_owned
 
     not_user_wide("cursor", user)

@@ -63,7 +63,7 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
 def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
     """Hooks in .gemini/settings.json (JSON with comments; the user's: in home()); in a project, the boot rule in
     GEMINI.md."""
-    from rehydrate import rules
+    from rehydrate.harness import rules
     from rehydrate.harness.settings import merge_hooks
 
     base = home() if user else os.path.join(project, ".gemini")
