@@ -21,8 +21,8 @@ from rehydrate.store.fsread import (
     READ_FLAGS,
     Words,
     check_dir,
-    check_fd,
     check_regular,
+    checked_fd,
     error,
     failing,
     kind,
@@ -87,8 +87,8 @@ __all__ = [
     "READ_FLAGS",
     "Words",
     "check_dir",
-    "check_fd",
     "check_regular",
+    "checked_fd",
     "error",
     "failing",
     "kind",
@@ -117,12 +117,7 @@ def _open(path: str, flags: int, doing: str, words: Words, mode: int = 0o644) ->
     """calls.open on a regular file (checked through the descriptor), errors in words."""
     with failing(path, doing, words):
         fd = calls.open(path, flags, mode)
-    try:
-        check_fd(fd, path, words)
-    except BaseException:
-        calls.close(fd)
-        raise
-    return fd
+    return checked_fd(fd, path, words, calls.close)
 
 
 def close(fd: int) -> None:
@@ -332,12 +327,7 @@ def open_lock(path: str, words: Words = ANY) -> int:
     check_regular(path, words)
     with failing(path, "create the lock file", words):
         fd = os.open(path, LOCK_FLAGS, 0o644)
-    try:
-        check_fd(fd, path, words)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return checked_fd(fd, path, words)
 
 
 # What flock on a folder may answer where the filesystem cannot lock folders: the lock file alone is held there.

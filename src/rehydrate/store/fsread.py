@@ -10,6 +10,10 @@ import stat
 
 from rehydrate.errors import RehydrateError, UnsafeFile
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -139,11 +143,17 @@ def check_dir(path: str) -> bool:
     return True
 
 
-def check_fd(fd: int, path: str, words: Words) -> None:
-    """UnsafeFile unless fd is open on a regular file (the path may have been replaced since it was looked at)."""
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        raise unsafe(path, kind(mode), words)
+def checked_fd(fd: int, path: str, words: Words, close: Callable[[int], None] = os.close) -> int:
+    """fd, if it is open on a regular file (the path may have been replaced since it was looked at); else fd is
+    closed (with `close`) and UnsafeFile raised."""
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise unsafe(path, kind(mode), words)
+    except BaseException:
+        close(fd)
+        raise
+    return fd
 
 
 # ---------------------------------------------------------------------------------------------------- reading
@@ -157,12 +167,7 @@ def open_read(path: str, words: Words = ANY) -> int | None:
         return None
     except OSError as e:
         raise error(path, "read", e, words) from None
-    try:
-        check_fd(fd, path, words)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return checked_fd(fd, path, words)
 
 
 def read_small(path: str, limit: int, words: Words = ANY) -> tuple[bytes | None, int | None]:
