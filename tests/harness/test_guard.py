@@ -11,7 +11,7 @@ import pytest
 
 from conftest import claude_event, hook_answer, rehydrate, run_hook
 from rehydrate.harness import guard, hook
-from rehydrate.store import views
+from rehydrate.store import views, wal
 from rehydrate.store.state import State
 
 
@@ -166,3 +166,56 @@ def test_text_that_would_fake_a_guard_is_refused(repo: Path, eval_state: State) 
     assert r.code == 2
     r = rehydrate("reject", "Use eval", "--because", "unsafe", "--contains", "eval(", "--json", cwd=repo)
     assert r.code == 0 and json.loads(r.out)["line"].endswith(" contains: eval(")
+
+
+# ------------------------------------------------------------------------------------- where a watch comes from
+
+
+def _watches(state: State) -> list[tuple[str | None, str | None]]:
+    return [(g, c) for g, c, _ in guard.rejected(state.root)]
+
+
+def test_a_recorded_watch_edited_by_hand_keeps_its_recorded_value(repo: Path, state: State) -> None:
+    """10_invariants.md arrives by git pull: a watch widened or narrowed there by hand does not change what the
+    record says; the recorded watch is the one the guard applies."""
+    path = Path(state.path(views.INVARIANTS))  # the fixture's rejected approach guards db/schema.sql
+    path.write_text(path.read_text().replace("guard: db/schema.sql", "guard: nothing/ever"))
+    assert _watches(state) == [("db/schema.sql", None)]
+    edit = tool(repo, "Edit", file_path="db/schema.sql", old_string="a", new_string="b")
+    assert asked(answered("claude", edit, repo)) == "ask"
+    other = tool(repo, "Edit", file_path="nothing/ever", old_string="a", new_string="b")
+    assert asked(answered("claude", other, repo)) == ""
+
+
+def test_a_rejected_line_added_by_hand_watches_what_it_shows(repo: Path, state: State) -> None:
+    """No record carries it yet (the next write adopts it): the guard fails closed, the line's watch counts."""
+    with open(state.path(views.INVARIANTS), "a") as f:
+        f.write("- R-abcdef 2026-11-30 rejected: Touch a.txt because: planted guard: a.txt\n")
+    assert _watches(state) == [("db/schema.sql", None), ("a.txt", None)]
+    assert asked(answered("claude", tool(repo, "Write", file_path="a.txt", content="x"), repo)) == "ask"
+
+
+def test_the_records_are_looked_for_only_as_far_as_the_lookback(
+    repo: Path, state: State, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cost follows what is shown: on every tool call the guard reads at most LOOKBACK bytes of the logs. A
+    record further back is not looked for, and the line's own watch counts (fail closed)."""
+    path = Path(state.path(views.INVARIANTS))  # the fixture's rejected approach guards db/schema.sql
+    path.write_text(path.read_text().replace("guard: db/schema.sql", "guard: db/*"))
+    for i in range(200):
+        state.checkpoint(done=f"step {i}", next=f"step {i + 1}")
+    size = Path(state.wal_path).stat().st_size
+    pages: list[int | None] = []  # where each page of records read ends (None: the end of the log)
+    real = wal.read_tail
+
+    def counting(path: str, want: int = 2, end: int | None = None) -> wal.Tail:
+        pages.append(end)
+        return real(path, want, end)
+
+    monkeypatch.setattr(wal, "read_tail", counting)
+    assert _watches(state) == [("db/schema.sql", None)]  # the whole log is within the default reach
+    assert len(pages) > 3  # 204 records, 64 a page, read back to the reject record
+    monkeypatch.setattr(guard, "LOOKBACK", size // 4)
+    pages.clear()
+    assert _watches(state) == [("db/*", None)]  # beyond reach: what the line shows
+    assert len(pages) == 1  # one page (64 records, about a third of the log) and the reach is spent

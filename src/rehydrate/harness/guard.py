@@ -2,11 +2,12 @@
 glob or command pattern, and its `contains`, a text in what is written or run) gets the configured decision.
 
 The watches are read from the state's records, not from the rendered lines of 10_invariants.md: each `reject`
-record carries its `guard` and `contains`. The cost follows what is shown: only the rejected approaches that
-10_invariants.md shows with a watch are looked up, by their ids, in each actor's log read backwards page by page,
-and the reading stops once each is found (a `rotate` record, the first of its log, carries the lines recorded before
-it). A line no record carries (added by hand, not yet recorded) watches nothing; a log that cannot be read leaves
-the lines it would have confirmed watching what they show (the guard fails closed, never open).
+record carries its `guard` and `contains`, and where a line was edited by hand, the recorded watch wins. The cost
+follows what is shown, not what is stored: only the rejected approaches that 10_invariants.md shows with a watch
+are looked up, by their ids, in each actor's log read backwards page by page; the reading stops once each is found
+(a `rotate` record, the first of its log, carries the lines recorded before it) or once LOOKBACK bytes of the logs
+have been read. A line that no record within that reach carries (added by hand and not yet recorded, recorded
+further back, or in a log that cannot be read) watches what it shows: the guard fails closed, never open.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 ENTRY_BYTES = 1200  # a quoted rejected approach in a guard's answer, where the harness counts bytes (5 of them)
 MAX_INVARIANTS = 4 << 20
 PAGE = 64  # records read at a time, backwards, from a log
+LOOKBACK = 1 << 20  # the most bytes of the logs one guard call reads, looking for records (on every tool call)
 GUARD_DECISIONS = ("ask", "deny", "warn")
 PATCH_HEADERS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ")  # Codex's apply_patch
 Watch = tuple["str | None", "str | None", str]  # (guard, contains, the rejected approach's line)
@@ -52,55 +54,55 @@ def rejected(root: str) -> list[Watch]:
             shown.setdefault(ident, line)
     if not shown:
         return []
-    found, readable = _recorded(os.path.join(root, views.WAL_DIR), set(shown))
+    found = _recorded(os.path.join(root, views.WAL_DIR), set(shown))
     out = []
     for ident, line in shown.items():
-        if ident in found:
-            guard, contains, recorded = found[ident]
-        elif not readable:  # its record may be in a log that cannot be read: what the line shows still watches
-            guard, contains, recorded = (*views.entry_guard(line), line)
-        else:
-            continue  # no record carries it: added by hand, it watches nothing until the next write records it
+        # no record within reach: what the line shows still watches (fail closed)
+        guard, contains, recorded = found.get(ident) or (*views.entry_guard(line), line)
         if guard or contains:
             out.append((guard, contains, recorded))
     return out
 
 
-def _recorded(wal_dir: str, wanted: set[str]) -> tuple[dict[str, Watch], bool]:
-    """The watches of the rejected approaches named in wanted, from their records in every actor's log; and whether
-    every log could be read."""
+def _recorded(wal_dir: str, wanted: set[str]) -> dict[str, Watch]:
+    """The watches of the rejected approaches named in wanted, from their records in the actors' logs, as far as
+    LOOKBACK bytes of them reach."""
     found: dict[str, Watch] = {}
     try:
         logs = sorted(n for n in os.listdir(wal_dir) if n.endswith(".jsonl"))
     except OSError:
         logs = []
-    readable = True
+    room = LOOKBACK
     for name in logs:
-        if not wanted - set(found):
+        if not wanted - set(found) or room <= 0:
             break
-        readable = _read_log(os.path.join(wal_dir, name), wanted, found) and readable
-    return found, readable
+        room -= _read_log(os.path.join(wal_dir, name), wanted, found, room)
+    return found
 
 
-def _read_log(path: str, wanted: set[str], found: dict[str, Watch]) -> bool:
-    """Read one log backwards, page by page, until every wanted id is found or its first record is read; False when
-    it cannot be read (conflicted, damaged)."""
+def _read_log(path: str, wanted: set[str], found: dict[str, Watch], room: int) -> int:
+    """Read one log backwards, page by page, until every wanted id is found, its first record is read, it cannot be
+    read (conflicted, damaged) or `room` bytes are read; the bytes read."""
     from rehydrate.store import wal
 
-    end: int | None = None
-    while wanted - set(found):
+    try:
+        size = os.lstat(path).st_size
+    except OSError:
+        return 0
+    end = size
+    while wanted - set(found) and end > 0 and size - end < room:
         try:
-            tail = wal.read_tail(path, PAGE, end)
+            tail = wal.read_tail(path, PAGE, None if end == size else end)
         except (wal.BadRecord, RehydrateError, OSError):
-            return False
+            break
+        if not tail.records:
+            break
         for _, rec in reversed(tail.records):
             _take(rec, wanted, found)
             if rec.get("op") == "rotate":
-                return True  # the first record of its log
-        if not tail.records or tail.records[0][0] == 0:
-            return True
+                return size - tail.records[0][0]  # the first record of its log
         end = tail.records[0][0]
-    return True
+    return size - end
 
 
 def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch]) -> None:
