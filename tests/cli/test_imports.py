@@ -40,5 +40,18 @@ def test_hook_path_imports_only_the_standard_library(repo: Path) -> None:
         if argv[0] in ("checkpoint", "resume", "hook"):  # what bench/startup.py showed costs the hook path its budget
             heavy = {"typing", "dataclasses", "inspect", "subprocess", "contextlib", "_hashlib", "shutil", "signal"}
             assert not heavy & set(mods), (argv, heavy & set(mods))
-            # the brief's pipeline check reads the registry and the outputs' tails, not the pipeline and its lock
-            assert not {"rehydrate.cursor.pipeline", "rehydrate.cursor.lock"} & set(mods), argv
+            # no pipeline is registered here: the brief's pipeline check loads nothing of the pipelines
+            assert not {m for m in mods if m.startswith("rehydrate.cursor.")}, argv
+
+
+def test_a_registered_pipeline_is_checked_without_loading_the_pipeline(repo: Path) -> None:
+    """The brief's pipeline check reads the registry and the outputs' tails: it loads neither the pipeline nor its
+    lock (the writer's side), on resume as on the hook."""
+    assert rehydrate("init", "--goal", "g").code == 0
+    (repo / "out.jsonl").write_text('{"index": 0}\n')
+    (repo / "progress.json").write_text('{"cursor": 1}')
+    assert rehydrate("cursor", "register", "pass A", "out.jsonl", "progress.json").code == 0
+    for argv in (["resume"], ["hook", "claude"]):
+        mods = set(_modules(repo, *argv))
+        assert {"rehydrate.cursor.registered", "rehydrate.cursor.verify"} <= mods, argv  # it did check
+        assert not {"rehydrate.cursor.pipeline", "rehydrate.cursor.lock"} & mods, argv

@@ -7,6 +7,8 @@ at most cursor.MAX_CHECKED pipelines are looked at. What could not be looked at 
 
 from __future__ import annotations
 
+import os
+
 from rehydrate.checks import Context, Finding
 from rehydrate.errors import RehydrateError
 
@@ -18,10 +20,12 @@ class CursorsCheck:
     name = "cursors"
 
     def run(self, context: Context) -> list[Finding]:
+        from rehydrate import cursor as package  # its names load when first used
+
+        if context.state is None or not os.path.lexists(os.path.join(context.state.root, package.REGISTRY)):
+            return []  # no pipeline registered: nothing more to load or read
         from rehydrate.cursor import registered as cursor  # not the pipeline: the hook path stays light
 
-        if context.state is None:
-            return []
         try:
             entries = cursor.registry(context.state.root)
         except RehydrateError as e:

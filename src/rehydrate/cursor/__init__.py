@@ -35,17 +35,17 @@ if TYPE_CHECKING:
 
     from rehydrate.cursor.lock import PipelineLock
     from rehydrate.cursor.pipeline import PROGRESS_WIDTH, Pipeline, repair
-    from rehydrate.cursor.registered import MAX_CHECKED, MAX_NAME, REGISTRY, clean_name, register, registry, summary
+    from rehydrate.cursor.registered import MAX_CHECKED, MAX_NAME, clean_name, register, registry, summary
     from rehydrate.cursor.verify import CONTENT, QUICK_TAIL_BYTES, CursorReport, Discrepancy, check, quick_check
+
+REGISTRY = "pipelines.json"  # in the state folder: {name: {"output", "progress", "key", "total"}}
 
 # Each name is loaded from its module when first used: the brief's check (on the hook path) needs only `registered`
 # and `verify`, not the pipeline and its lock.
 _HOME = {
     "PipelineLock": "lock",
     **dict.fromkeys(("PROGRESS_WIDTH", "Pipeline", "repair"), "pipeline"),
-    **dict.fromkeys(
-        ("MAX_CHECKED", "MAX_NAME", "REGISTRY", "clean_name", "register", "registry", "summary"), "registered"
-    ),
+    **dict.fromkeys(("MAX_CHECKED", "MAX_NAME", "clean_name", "register", "registry", "summary"), "registered"),
     **dict.fromkeys(("CONTENT", "QUICK_TAIL_BYTES", "CursorReport", "Discrepancy", "check", "quick_check"), "verify"),
 }
 

@@ -7,6 +7,7 @@ import json
 import os
 
 from rehydrate import safejson
+from rehydrate.cursor import REGISTRY
 from rehydrate.cursor.verify import quick_check
 from rehydrate.errors import RehydrateError
 from rehydrate.store import fsio
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
 
 MAX_CHECKED = 20  # the brief checks at most this many registered pipelines
 MAX_NAME = 80
-REGISTRY = "pipelines.json"  # in the state folder: {name: {"output", "progress", "key", "total"}}
 
 
 def registry(state_root: str) -> dict[str, Any]:
