@@ -176,22 +176,32 @@ def test_a_missing_optional_extra_is_a_usage_error_with_a_hint_that_works(repo: 
 
 
 @pytest.mark.parametrize(
-    ("field", "flag"), [("because", "--because"), ("done_when", "--done-when"), (None, None)], ids=str
+    ("field", "flag", "command"),
+    [
+        ("because", "--because", ["invariant", "x", "--because", "y"]),
+        ("done_when", "--done-when", ["init", "--goal", "g", "--done-when", "d"]),
+        ("done_when", None, ["invariant", "x", "--because", "y"]),  # invariant has no --done-when
+        (None, None, ["invariant", "x", "--because", "y"]),
+    ],
+    ids=str,
 )
-def test_the_cli_names_the_flag_a_library_error_is_about(repo: Path, field: str | None, flag: str | None) -> None:
-    """The library words its errors in the domain and names the input in `field`; the CLI adds the flag's name,
-    in the text on stderr and in the JSON error, with the exit code and the hint unchanged."""
+def test_the_cli_names_the_flag_a_library_error_is_about(
+    repo: Path, field: str | None, flag: str | None, command: list[str]
+) -> None:
+    """The library words its errors in the domain and names the input in `field`; the CLI adds the flag's name
+    (only a flag the invoked command has), in the text on stderr and in the JSON error, with the exit code and the
+    hint unchanged."""
     rehydrate("init", "--goal", "g")
     code = (
         "import rehydrate.store.state as s, sys\n"
         "from rehydrate.errors import UsageError\n"
         "def refuse(*a, **k): raise UsageError('the reason is empty', 'say why', field=sys.argv[1] or None)\n"
-        "s.State.invariant = refuse\n"
+        "s.State.invariant = s.State.init = refuse\n"
         "from rehydrate.cli import main\n"
-        "sys.exit(main(['invariant', 'x', '--because', 'y', *sys.argv[2:]]))\n"
+        "sys.exit(main(sys.argv[2:]))\n"
     )
     for json_flag in ([], ["--json"]):
-        argv = [sys.executable, "-c", code, field or "", *json_flag]
+        argv = [sys.executable, "-c", code, field or "", *command, *json_flag]
         r = subprocess.run(argv, capture_output=True, text=True, cwd=repo, check=False)
         said = f"{flag}: the reason is empty" if flag else "the reason is empty"
         assert r.returncode == 2 and r.stderr == f"rehydrate: {said}\n  hint: say why\n", r.stderr
@@ -253,3 +263,51 @@ def test_a_state_folder_whose_path_holds_escape_sequences_prints_clean(tmp_path:
     r = rehydrate("status", "--dir", str(repo / "missing"), cwd=repo)
     assert r.code == 3 and "missing" in r.err
     _assert_clean(r.err)
+
+
+def test_the_cli_names_what_the_user_gave_a_positional_the_environment_or_nothing(repo: Path) -> None:
+    """A library error's field is named as the user gave it: a positional by its metavar (NAME, never a `--name`
+    that does not exist), the actor from REHYDRATE_ACTOR by that variable, an option given by its flag; nothing
+    when the library's default was used. The hint names --actor, as before the restructure."""
+    rehydrate("init", "--goal", "g")
+    r = rehydrate("cursor", "register", "", "out.jsonl", "progress.json", "--json")
+    said = "NAME: the pipeline name '' is empty, too long or holds control characters"
+    assert r.code == 3 and r.err.startswith(f"rehydrate: {said}\n"), r.err
+    assert json.loads(r.out)["error"]["message"] == said
+    r = rehydrate("cursor", "register", "n", "/elsewhere/out.jsonl", "progress.json")
+    assert r.err.startswith("rehydrate: OUTPUT: the output file /elsewhere/out.jsonl is outside"), r.err
+    hint = "\n  hint: set REHYDRATE_ACTOR or --actor to 'agent'; one folder serves one actor until team mode\n"
+    r = rehydrate("status", env={"REHYDRATE_ACTOR": "bob"})
+    said = "REHYDRATE_ACTOR: actor 'bob' has no log in state/wal/ (found: agent)"
+    assert r.code == 3 and r.err == f"rehydrate: {said}{hint}", r.err
+    r = rehydrate("status", "--actor", "bob", "--json")
+    said = "--actor: actor 'bob' has no log in state/wal/ (found: agent)"
+    assert r.code == 3 and r.err == f"rehydrate: {said}{hint}", r.err
+    assert json.loads(r.out)["error"] == {"exit_code": 3, "message": said, "hint": hint.strip()[len("hint: ") :]}
+
+
+@pytest.mark.parametrize(
+    ("command", "said", "hint"),
+    [
+        (["status"], "", "name it with --dir (or REHYDRATE_DIR)"),  # --dir not given: no prefix
+        (["install", "claude"], "", "name it (REHYDRATE_DIR, or the state folder's option)"),  # no --dir at all
+    ],
+)
+def test_a_folder_of_another_user_is_refused_without_a_flag_nobody_gave(
+    repo: Path, command: list[str], said: str, hint: str
+) -> None:
+    """locate refuses the found folder of another user only when neither --dir nor REHYDRATE_DIR named one: the
+    message names no flag; the hint names --dir where the command has it (as before the restructure)."""
+    code = (
+        "import rehydrate.store.locate as l, rehydrate.store.state as s, sys\n"
+        "from rehydrate.errors import StateMissing\n"
+        "def refuse(*a, **k):\n"
+        "    raise StateMissing('x belongs to another user', 'if you trust it, name it (REHYDRATE_DIR, or the state "
+        "folder\\'s option); to start your own, run from your own folder', field='dir')\n"
+        "l.locate = s.locate = refuse\n"
+        "from rehydrate.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code, *command], capture_output=True, text=True, cwd=repo, check=False)
+    want = f"rehydrate: {said}x belongs to another user\n  hint: if you trust it, {hint}; to start your own, run from"
+    assert r.returncode == 3 and r.stderr.startswith(want), r.stderr

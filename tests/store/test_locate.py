@@ -86,6 +86,7 @@ def test_a_foreign_state_folder_where_the_command_runs_is_refused_unless_named(t
     before = tree(planted)
     r = rehydrate("resume", cwd=shared)
     assert r.code == 3 and "belongs to another user" in r.err, r
+    assert "--dir:" not in r.err and "name it with --dir (or REHYDRATE_DIR)" in r.err, r.err  # no flag was given
     _planted_untouched(planted, before, r)
     event = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": str(shared)})
     _planted_untouched(planted, before, rehydrate("hook", "claude", stdin=event, cwd=shared))

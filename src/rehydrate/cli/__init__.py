@@ -96,7 +96,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, (_module, help_text) in COMMANDS.items():
         if only in (None, name):
             arguments: Callable[[argparse.ArgumentParser], None] = getattr(command_module(name), f"args_{name}")
-            arguments(sub.add_parser(name, help=help_text))
+            command = sub.add_parser(name, help=help_text)
+            arguments(command)
+            command.set_defaults(command_parser=command)  # flagged() reads which options this command has
     return parser
 
 
@@ -138,11 +140,56 @@ def problems_json(out: Any) -> dict[str, Any]:
     return {"problems": [p.as_dict() for p in out.problems], "repaired": list(out.repaired)}
 
 
-def flagged(e: RehydrateError, *, with_hint: bool = False) -> str:
-    """The library's message as the command line says it: the flag it is about first ("--because: the reason is
-    empty"); with_hint, the hint on a line of its own as str(e) gives it."""
-    message = f"--{e.field.replace('_', '-')}: {e.message}" if e.field else e.message
-    return message + (f"\n  hint: {e.hint}" if with_hint and e.hint else "")
+# Where a value can come from besides the command line: the environment variable the library reads.
+ENVIRONMENT = {"actor": "REHYDRATE_ACTOR", "dir": "REHYDRATE_DIR"}
+# A library hint's words for an idea, and the command line's (only where the invoked command has the option).
+HINT_WORDS = {
+    "actor": (("name the actor ", "set REHYDRATE_ACTOR or --actor to "), (" (REHYDRATE_ACTOR)", "")),
+    "dir": (("(REHYDRATE_DIR, or the state folder's option)", "with --dir (or REHYDRATE_DIR)"),),
+}
+
+
+def given(field: str, args: argparse.Namespace | None) -> str | None:
+    """What the user gave for the library's field, as they gave it: an option of the invoked command that was given
+    (or whose default was used) is `--opt`, a positional its metavar (`NAME`), a value from the environment that
+    variable's name; None when nothing known gave it (the library's own default, a field no input names)."""
+    parser: argparse.ArgumentParser | None = getattr(args, "command_parser", None)
+    if args is None or parser is None:
+        return None
+    option = f"--{field.replace('_', '-')}"
+    for action in parser._actions:
+        if option in action.option_strings:
+            if getattr(args, action.dest, None) is not None or action.default is not None:
+                return option
+            break
+        if not action.option_strings and action.dest == field:
+            return str(action.metavar or field.upper())
+    named: dict[str, str] = getattr(command_module(args.command), "POSITIONALS", {})
+    if field in named:
+        return named[field]
+    variable = ENVIRONMENT.get(field)
+    return variable if variable and os.environ.get(variable) else None
+
+
+def flagged(e: RehydrateError, args: argparse.Namespace | None = None, *, with_hint: bool = False) -> str:
+    """The library's message as the command line says it: what the user gave that it is about first ("--because:
+    the reason is empty", see `given`); with_hint, the hint (in the command line's words) on a line of its own."""
+    source = given(e.field, args) if e.field else None
+    message = f"{source}: {e.message}" if source else e.message
+    hint = cli_hint(e, args)
+    return message + (f"\n  hint: {hint}" if with_hint and hint else "")
+
+
+def cli_hint(e: RehydrateError, args: argparse.Namespace | None) -> str | None:
+    """The library's hint, naming the option where the invoked command has one for the idea it names."""
+    parser: argparse.ArgumentParser | None = getattr(args, "command_parser", None)
+    hint = e.hint
+    if hint and e.field in HINT_WORDS and parser is not None:
+        option = f"--{e.field.replace('_', '-')}"
+        if any(option in action.option_strings for action in parser._actions):
+            for library, cli in HINT_WORDS[e.field]:
+                hint = hint.replace(library, cli)
+    return hint
 
 
 def extra_hint(extra: str, requirement: str) -> str:
@@ -251,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(args_list: list[str]) -> int:
     parser = build_parser(args_list[0] if args_list and args_list[0] in COMMANDS else None)
+    args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(args_list)
         if not args.command:
@@ -261,10 +309,10 @@ def _main(args_list: list[str]) -> int:
     except SystemExit as e:  # --help and --version
         return e.code if isinstance(e.code, int) else 0
     except RehydrateError as e:
-        hint, command = e.hint, _command_of(args_list)
+        hint, command = cli_hint(e, args), _command_of(args_list)
         if isinstance(e, UsageError) and command and args_list[0].startswith("-"):  # rehydrate --json status
             hint = f"options go after the command: `rehydrate {command} {args_list[0]}`"
-        return _fail(args_list, int(e.exit_code), flagged(e), hint)
+        return _fail(args_list, int(e.exit_code), flagged(e, args), hint)
     except KeyboardInterrupt:
         print("rehydrate: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED

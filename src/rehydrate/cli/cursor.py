@@ -9,6 +9,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
+# register's positional arguments (one list, ARG...) by the field a library error names
+POSITIONALS = {"name": "NAME", "output": "OUTPUT", "progress": "PROGRESS"}
+
 
 def args_cursor(p: argparse.ArgumentParser) -> None:
     p.description = (

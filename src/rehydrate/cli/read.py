@@ -44,7 +44,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         raise
     except Exception as e:
         if isinstance(e, RehydrateError):
-            message, code = flagged(e, with_hint=True), int(e.exit_code)
+            message, code = flagged(e, args, with_hint=True), int(e.exit_code)
         else:
             message, code = f"internal error ({type(e).__name__}: {e}); details in {crash_log(e)}", ExitCode.BUG
         text = brief.reduced(locate(args.dir), resolve_actor(args.actor), message, args.budget)
