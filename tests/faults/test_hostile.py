@@ -266,3 +266,30 @@ def test_dir_pointing_at_a_regular_file_with_json_prints_json(world: World) -> N
     # with --json, an error that ends the command still prints one JSON object
     report = json.loads(result.out)
     assert report["version"] == 1 and report["ok"] is False
+
+
+# ------------------------------------------------------------------------------------------------ the state's words
+
+STATE_WHO = "rehydrate only reads and writes regular files inside the state folder"
+STATE_HINT = "move it away and run `rehydrate verify --repair`, or restore the file from git"
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+@pytest.mark.parametrize("target", ["99_next.md", "10_invariants.md", "wal/agent.jsonl"])
+def test_a_hostile_state_file_is_named_in_the_state_s_words(world: World, target: str, kind: str) -> None:
+    """A state file that is not a regular one is refused in the state's words (the neutral words of fsio are for
+    callers that have none), with the state's hint, as before the restructure: in what each command prints, the
+    status and verify JSON and the brief's ledger lines."""
+    world.reset()
+    make(world, target, kind)
+    what = "a symbolic link" if kind == "symlink" else "a FIFO"
+    said = f"{world.state / target} is {what}; {STATE_WHO}"
+    texts = {}
+    for args in ([*COMMANDS[0][0]], [*COMMANDS[1][0]], ["status", "--json"], ["verify", "--json"], ["resume"]):
+        r = run(*args, cwd=world.repo)
+        texts[args[0] + (" --json" if "--json" in args else "")] = text = r.out + r.err
+        assert said in text, f"`rehydrate {' '.join(args)}`:\n{text}"
+        assert text.count("only reads and writes regular files") == text.count(STATE_WHO), text
+        assert "(or restore it from git)" not in text, text
+    if target != "10_invariants.md":  # 10's problem is a line of the status, without a hint of its own
+        assert f"hint: {STATE_HINT}" in texts["status --json"] and f'"hint": "{STATE_HINT}"' in texts["status --json"]

@@ -61,7 +61,7 @@ if "report" in mode:  # say "blocked" before waiting for a lock someone holds
 
 if "old" in mode:  # rehydrate 0.1's lock: a flock on state/.lock only
     class OldLock:
-        def __init__(self, folder, *, shared=False):
+        def __init__(self, folder, *, shared=False, words=None):
             self.path = os.path.join(folder, ".lock")
 
         def __enter__(self):

@@ -40,10 +40,10 @@ Watch = tuple["str | None", "str | None", str]  # (guard, contains, the rejected
 def rejected(root: str) -> list[Watch]:
     """(path or command pattern, text to look for in what is written, the line) for each rejected approach that
     10_invariants.md shows with a watch, read from its record; in the order the file shows them."""
-    from rehydrate.store import fsio
+    from rehydrate.store import WORDS, fsio
 
     try:
-        data = fsio.read_bytes(os.path.join(root, views.INVARIANTS), MAX_INVARIANTS)
+        data = fsio.read_bytes(os.path.join(root, views.INVARIANTS), MAX_INVARIANTS, WORDS)
     except RehydrateError:
         return []
     shown: dict[str, str] = {}

@@ -250,10 +250,10 @@ def config(root: str) -> dict[str, Any]:
     """state/config.json, or {} (the defaults) if it is absent, unreadable, not a regular file or too large: read
     through fsio, which never follows a symlink nor blocks on a FIFO."""
     from rehydrate import safejson
-    from rehydrate.store import fsio
+    from rehydrate.store import WORDS, fsio
 
     try:
-        data = fsio.read_bytes(os.path.join(root, CONFIG), MAX_CONFIG)
+        data = fsio.read_bytes(os.path.join(root, CONFIG), MAX_CONFIG, WORDS)
         value = safejson.loads(data) if data else {}
     except (RehydrateError, OSError, ValueError):
         return {}

@@ -1,14 +1,24 @@
 """Externalize: everything that writes the state (fsio is the one seam every byte goes through).
 
 Problem, the one kind of discrepancy the store names (a WAL scan, reconciliation, verify), is defined here: every
-store module reports with it.
+store module reports with it; and WORDS, how the store words an error on a file of the state folder (a pipeline's
+files and an install's targets have their own).
 """
 
 from __future__ import annotations
 
+from rehydrate.store.fsread import ANY, Words
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
+
+
+WORDS = Words(
+    "rehydrate only reads and writes regular files inside the state folder",
+    "move it away and run `rehydrate verify --repair`, or restore the file from git",
+    ANY.failed_hint,
+)
 
 
 class Problem:

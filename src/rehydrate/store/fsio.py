@@ -190,18 +190,18 @@ def open_append(path: str, point: str, words: Words = ANY) -> int:
     return fd
 
 
-def append(path: str, data: bytes, point: str, *, create: bool = False) -> None:
+def append(path: str, data: bytes, point: str, *, create: bool = False, words: Words = ANY) -> None:
     """Append data with one write and sync it. With create, a new file's folder entry is synced too."""
-    existed = check_regular(path)
+    existed = check_regular(path, words)
     if not existed and not create:
         raise RehydrateError(f"{path} is missing", "run `rehydrate verify` to see the state, then `--repair`")
-    fd = _open(path, APPEND_FLAGS | (os.O_CREAT if create else 0), "write", ANY)
+    fd = _open(path, APPEND_FLAGS | (os.O_CREAT if create else 0), "write", words)
     try:
-        write_synced(fd, path, data, point)
+        write_synced(fd, path, data, point, words)
     finally:
         calls.close(fd)
     if not existed:
-        fsync_dir(os.path.dirname(path), point + ".dir")
+        fsync_dir(os.path.dirname(path), point + ".dir", words)
 
 
 def overwrite(path: str, data: bytes, words: Words = ANY) -> None:
@@ -261,32 +261,32 @@ def free_name(path: str) -> str:
     return candidate
 
 
-def cut_tail(path: str, offset: int, torn: bytes, point: str) -> str:
+def cut_tail(path: str, offset: int, torn: bytes, point: str, words: Words = ANY) -> str:
     """Cut a torn last line (torn, from offset on) off a log, keeping its bytes in a .broken file beside it that
     never replaces an older one; the kept file's path. Sync points: point.broken.file/.dir, then point.truncate."""
     broken = free_name(path + ".broken")
-    replace(broken, torn, point + ".broken")
-    truncate(path, offset, point + ".truncate")
+    replace(broken, torn, point + ".broken", words=words)
+    truncate(path, offset, point + ".truncate", words)
     return broken
 
 
-def link(src: str, dst: str, point: str) -> None:
+def link(src: str, dst: str, point: str, words: Words = ANY) -> None:
     """Hard-link src to dst (kept if dst exists already) and sync dst's folder; copy where links are not allowed."""
     try:
         calls.link(src, dst)
     except FileExistsError:
-        check_regular(dst)
+        check_regular(dst, words)
     except OSError as e:
         if e.errno not in _NO_LINKS:
-            raise error(dst, "write", e) from None
-        data = read_bytes(src, 1 << 40)
-        replace(dst, data or b"", point)  # a filesystem without hard links: an atomic copy instead
+            raise error(dst, "write", e, words) from None
+        data = read_bytes(src, 1 << 40, words)
+        replace(dst, data or b"", point, words=words)  # a filesystem without hard links: an atomic copy instead
         return
-    fsync_dir(os.path.dirname(dst), point)
+    fsync_dir(os.path.dirname(dst), point, words)
 
 
-def truncate(path: str, size: int, point: str) -> None:
-    with failing(path, "write"):
+def truncate(path: str, size: int, point: str, words: Words = ANY) -> None:
+    with failing(path, "write", words):
         fd = calls.open(path, os.O_WRONLY | _NOFOLLOW | _CLOEXEC)
         try:
             calls.ftruncate(fd, size)
@@ -352,8 +352,9 @@ class locked:
     file where none can be created (a read-only checkout).
     """
 
-    def __init__(self, folder: str, *, shared: bool = False) -> None:
+    def __init__(self, folder: str, *, shared: bool = False, words: Words = ANY) -> None:
         self.folder = folder
+        self.words = words
         self.path = os.path.join(folder, ".lock")
         self.shared = shared
         self.fds: list[int] = []
@@ -406,13 +407,13 @@ class locked:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
         except OSError as e:
             if e.errno == errno.ELOOP:
-                raise unsafe(self.path, "a symbolic link") from None
+                raise unsafe(self.path, "a symbolic link", self.words) from None
             if e.errno in (errno.EACCES, errno.EROFS, errno.EPERM) and self.shared:
                 return  # a read-only checkout can still be verified
             raise RehydrateError(f"cannot open the lock file {self.path}: {e.strerror}") from None
         self.fds.append(fd)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise unsafe(self.path, "not a regular file")
+            raise unsafe(self.path, "not a regular file", self.words)
         try:
             fcntl.flock(fd, how)
         except OSError as e:

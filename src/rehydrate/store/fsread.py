@@ -202,14 +202,16 @@ def read_bytes(path: str, limit: int, words: Words = ANY) -> bytes | None:
     return data
 
 
-def read_tail(path: str, want_lines: int, max_bytes: int, end: int | None = None) -> tuple[int, bytes, bool]:
+def read_tail(
+    path: str, want_lines: int, max_bytes: int, end: int | None = None, words: Words = ANY
+) -> tuple[int, bytes, bool]:
     """The end of a file holding at least want_lines complete lines (fewer if the file is short).
 
     Returns (offset of the returned bytes in the file, bytes, whether the start of the file was reached).
     Reads backwards in growing chunks and stops after max_bytes: the cost depends on the lines read,
     not on the size of the file.
     """
-    fd = open_read(path)
+    fd = open_read(path, words)
     if fd is None:
         raise FileNotFoundError(path)
     try:

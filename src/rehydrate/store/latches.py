@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator
 
 from rehydrate.errors import UsageError
-from rehydrate.store import Problem, fsio, wal
+from rehydrate.store import WORDS, Problem, fsio, wal
 from rehydrate.store.views import (
     CONTAINS_LABEL,
     GOAL,
@@ -190,7 +190,7 @@ def reconcile_goal(state: State, snap: Snapshot, repair: bool) -> None:
     text = render_goal(goal["goal"], goal.get("done_when")).encode()
     if data is None:
         if repair:
-            fsio.replace(state.path(GOAL), text, "view.replace")
+            fsio.replace(state.path(GOAL), text, "view.replace", words=WORDS)
             snap.repaired.append(f"redid {state.rel(GOAL)} from the WAL (it was missing)")
         else:
             snap.problems.append(Problem("view-lags", state.rel(GOAL), None, "missing; redo it from the WAL", True))
@@ -220,17 +220,17 @@ def inv_lags(data: bytes, line: str) -> bool:
 def append_line(state: State, line: str, *, redo: bool) -> bool:
     """Append a recorded line to 10_invariants.md; on redo, unless it is there. A torn prefix of it is cut."""
     path = state.path(INVARIANTS)
-    current = fsio.read_bytes(path, MAX_VIEW) or b""
+    current = fsio.read_bytes(path, MAX_VIEW, WORDS) or b""
     encoded = line.encode()
     if redo and encoded in _complete_lines(current):
         return False
     cut = current.rfind(b"\n") + 1
     partial = current[cut:]
     if partial and encoded.startswith(partial):  # our own torn append
-        fsio.truncate(path, cut, "view.truncate")
+        fsio.truncate(path, cut, "view.truncate", WORDS)
         partial = b""
     sep = b"\n" if partial else b""
-    fsio.append(path, sep + encoded + b"\n", "view.append", create=True)
+    fsio.append(path, sep + encoded + b"\n", "view.append", create=True, words=WORDS)
     return True
 
 
@@ -247,7 +247,7 @@ def _rebuild(state: State, snap: Snapshot, recorded: dict[str, list[Bound]], rep
     text = header + "".join(
         ln + "\n" for a in sorted(recorded) for ln, _ in recorded[a][skip if a == state.actor else 0 :]
     )
-    fsio.replace(state.path(INVARIANTS), text.encode(), "view.replace")
+    fsio.replace(state.path(INVARIANTS), text.encode(), "view.replace", words=WORDS)
     snap.repaired.append(f"rebuilt the missing {rel} from the WAL")
     return text.encode()
 
@@ -323,7 +323,7 @@ def _settle(
         return True, data
     append_line(state, snap.last["data"]["line"], redo=True)
     snap.repaired.append(f"redid {state.rel(INVARIANTS)} from the WAL (its last line was missing)")
-    data = fsio.read_bytes(state.path(INVARIANTS), MAX_VIEW)
+    data = fsio.read_bytes(state.path(INVARIANTS), MAX_VIEW, WORDS)
     if sha(data) == expected and not full:
         snap.inv_bytes = data
         return True, data

@@ -13,7 +13,7 @@ import re
 import stat
 
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import Problem, fsio, latches, wal
+from rehydrate.store import WORDS, Problem, fsio, latches, wal
 from rehydrate.store import views as layout
 from rehydrate.store.seen import ScanInfo, Seen, fingerprint, lost_message, rolled_back
 from rehydrate.store.views import GOAL
@@ -114,7 +114,7 @@ def _clear_temps(state: State, repair: bool, problems: list[Problem], repaired: 
             if re.match(_OWN_TEMP, name):
                 where = os.path.relpath(os.path.join(folder, name), os.path.dirname(state.root))
                 if repair:
-                    fsio.unlink(os.path.join(folder, name))
+                    fsio.unlink(os.path.join(folder, name), WORDS)
                     repaired.append(f"removed a temporary file left by a crash: {where}")
                 else:
                     problems.append(Problem("stale-temp", where, None, "temporary file left by a crash", True))
@@ -126,7 +126,7 @@ def _repair_tail(state: State, tail: wal.Tail, repair: bool, problems: list[Prob
     if tail.torn and wal.only_newline_lost(tail):
         n = wal.line_number(state.wal_path, tail.torn_offset)
         if repair:
-            fsio.append(state.wal_path, b"\n", "repair.newline")
+            fsio.append(state.wal_path, b"\n", "repair.newline", words=WORDS)
             repaired.append(f"put back the final newline of {rel} (line {n} is a whole, valid record)")
             tail = wal.tail(state.wal_path, rel)
         else:

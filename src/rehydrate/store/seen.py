@@ -9,7 +9,7 @@ import os
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
-from rehydrate.store import fsio, wal
+from rehydrate.store import WORDS, fsio, wal
 from rehydrate.store.views import clean
 
 TYPE_CHECKING = False
@@ -43,7 +43,7 @@ class Seen:
     @classmethod
     def load(cls, path: str) -> Seen | None:
         try:
-            data = fsio.read_bytes(path, _SEEN_MAX)
+            data = fsio.read_bytes(path, _SEEN_MAX, WORDS)
             obj: Any = safejson.loads(data) if data else None
         except (RehydrateError, ValueError):
             return None

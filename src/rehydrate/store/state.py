@@ -13,7 +13,7 @@ import os
 import re
 
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
-from rehydrate.store import Problem, fsio, latches, wal
+from rehydrate.store import WORDS, Problem, fsio, latches, wal
 from rehydrate.store import views as layout
 from rehydrate.store.locate import init_location, locate, resolve_actor
 from rehydrate.store.reconcile import Snapshot, check_archive, reconcile
@@ -59,7 +59,7 @@ class _Reading:
 
     def __init__(self, state: State) -> None:
         self.state = state
-        self.lock = fsio.locked(state.root)
+        self.lock = fsio.locked(state.root, words=WORDS)
 
     def __enter__(self) -> Snapshot:
         self.lock.__enter__()
@@ -94,7 +94,7 @@ class State:
         state = cls(root, resolve_actor(actor))
         if not fsio.check_dir(root):
             raise StateMissing(f"no state folder at {root}", "run `rehydrate init --goal TEXT` to create one")
-        if not fsio.check_dir(state.wal_dir) or not fsio.check_regular(state.wal_path):
+        if not fsio.check_dir(state.wal_dir) or not fsio.check_regular(state.wal_path, WORDS):
             others = state._actors()
             if others:
                 raise StateMissing(
@@ -125,12 +125,12 @@ class State:
         parent = os.path.dirname(root)
         if not os.path.isdir(parent):
             raise RehydrateError(f"cannot create {root}: {parent} is not a folder")
-        fsio.ensure_dir(root, "mkdir.state")
+        fsio.ensure_dir(root, "mkdir.state", WORDS)
         # No sync here: init syncs the state folder when it writes its first view, before it returns
         # (tests/faults/test_crash_points.py shows a sync here would be redundant).
-        fsio.ensure_dir(state.wal_dir, None)
+        fsio.ensure_dir(state.wal_dir, None, WORDS)
         out = Outcome()
-        with fsio.locked(root):
+        with fsio.locked(root, words=WORDS):
             state._refuse_init(out)
             from rehydrate.store import gitinfo
 
@@ -146,12 +146,12 @@ class State:
 
     def _refuse_init(self, out: Outcome) -> None:
         """Init writes nothing over a state: a goal, a log holding records, or views without a log."""
-        if fsio.check_regular(self.path(GOAL)):
+        if fsio.check_regular(self.path(GOAL), WORDS):
             raise RehydrateError(
                 f"{self.rel(GOAL)} exists: the goal is write-once",
                 "keep working on it (`rehydrate resume`), or archive the folder and init a new one",
             )
-        if fsio.check_regular(self.wal_path) and os.path.getsize(self.wal_path) > 0:
+        if fsio.check_regular(self.wal_path, WORDS) and os.path.getsize(self.wal_path) > 0:
             try:
                 tail = wal.read_tail(self.wal_path, 1)
             except wal.Conflicted:
@@ -166,7 +166,7 @@ class State:
                 )
             out.repaired.append(wal.cut_torn(self.wal_path, self.wal_rel, tail))
         for name in (INVARIANTS, NEXT, HANDOFF):
-            if fsio.check_regular(self.path(name)):
+            if fsio.check_regular(self.path(name), WORDS):
                 raise RehydrateError(
                     f"{self.rel(name)} exists but no WAL does", "move it out of the state folder, then init again"
                 )
@@ -210,8 +210,8 @@ class State:
                 (layout.GITIGNORE, layout.GITIGNORE_TEXT),
                 (layout.GITATTRIBUTES, layout.GITATTRIBUTES_TEXT),
             ):
-                if not fsio.check_regular(self.path(name)):
-                    fsio.replace(self.path(name), text.encode(), "view.replace")
+                if not fsio.check_regular(self.path(name), WORDS):
+                    fsio.replace(self.path(name), text.encode(), "view.replace", words=WORDS)
                     done.append(name)
             return done
         if op in ("invariant", "reject"):
@@ -219,14 +219,14 @@ class State:
         if op in ("checkpoint", "handoff"):
             name = NEXT if op == "checkpoint" else HANDOFF
             text = layout.render_next_record(rec) if op == "checkpoint" else layout.render_handoff(data["text"])
-            fsio.replace(self.path(name), text.encode(), "view.replace")
+            fsio.replace(self.path(name), text.encode(), "view.replace", words=WORDS)
             return [name]
         if op == "rotate":
             check_archive(self, rec, None)
-            fsio.ensure_dir(self.path(layout.ARCHIVE_DIR), "mkdir.archive")
+            fsio.ensure_dir(self.path(layout.ARCHIVE_DIR), "mkdir.archive", WORDS)
             check_archive(self, rec, None)  # the folder as it is now that it exists
-            fsio.link(self.wal_path, self.path(data["archive"]), "rotate.link")
-            fsio.replace(self.wal_path, wal.encode(rec), "rotate.replace")
+            fsio.link(self.wal_path, self.path(data["archive"]), "rotate.link", WORDS)
+            fsio.replace(self.wal_path, wal.encode(rec), "rotate.replace", words=WORDS)
             return [data["archive"]]
         return []
 
@@ -282,7 +282,7 @@ class State:
         line = wal.encode(rec)
         if len(line) > wal.MAX_LINE:
             raise UsageError(f"the record would be {len(line):,} bytes, more than the {wal.MAX_LINE:,} allowed")
-        fsio.append(self.wal_path, line, "wal.append", create=last is None)
+        fsio.append(self.wal_path, line, "wal.append", create=last is None, words=WORDS)
         cache = snap.cache if snap is not None else Seen()
         cache.saw(rec)
         if snap is not None and acknowledged is not None:
@@ -300,7 +300,7 @@ class State:
     def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
         from rehydrate.store import gitinfo
 
-        with fsio.locked(self.root):
+        with fsio.locked(self.root, words=WORDS):
             # git runs while the state is reconciled; started inside the lock, so that a lock that cannot be taken
             # leaves no git child behind
             pending = gitinfo.start(self.root) if with_git else None
@@ -346,7 +346,7 @@ class State:
         """A view's bytes: as reconciliation read them into snap when it repaired nothing since, else from disk."""
         if snap is not None and not snap.repaired and name in snap.seen:
             return snap.seen[name]
-        return fsio.read_bytes(self.path(name), layout.MAX_VIEW)
+        return fsio.read_bytes(self.path(name), layout.MAX_VIEW, WORDS)
 
     def _current_goal(self, snap: Snapshot) -> str:
         current = self.view_bytes(NEXT, snap)
@@ -416,7 +416,7 @@ class State:
 
     def rotate(self) -> Outcome:
         """Archive the WAL (end of a task) and start a new one whose first record is anchored to the old last hash."""
-        with fsio.locked(self.root):
+        with fsio.locked(self.root, words=WORDS):
             snap = self._begin()
             self._refuse_unsafe(snap)
             data = self._rotate_data(snap.last)
@@ -447,7 +447,7 @@ class State:
 
     def reconcile(self, repair: bool = True) -> Outcome:
         """The cheap recognize step every command starts with: WAL tail against views, safe repairs applied."""
-        with fsio.locked(self.root, shared=not repair):
+        with fsio.locked(self.root, shared=not repair, words=WORDS):
             return self._begin(repair).outcome()
 
     def reading(self) -> _Reading:
@@ -463,7 +463,7 @@ class State:
         """The full recognize step: every log's chain, the latches line by line, the views against the WAL."""
         from rehydrate.store.verify import verify
 
-        with fsio.locked(self.root, shared=not repair):
+        with fsio.locked(self.root, shared=not repair, words=WORDS):
             return verify(self, repair)
 
     def status(self) -> Outcome:
@@ -481,7 +481,7 @@ class State:
         return out
 
     def view_text(self, name: str) -> str | None:
-        data = fsio.read_bytes(self.path(name), layout.MAX_VIEW)
+        data = fsio.read_bytes(self.path(name), layout.MAX_VIEW, WORDS)
         return None if data is None else data.decode("utf-8", "replace")
 
     def extra_views(self) -> list[str]:

@@ -9,7 +9,7 @@ import re
 import unicodedata
 
 from rehydrate.errors import RehydrateError, UnsafeFile, UsageError
-from rehydrate.store import Problem, fsio, wal
+from rehydrate.store import WORDS, Problem, fsio, wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -222,7 +222,7 @@ def read_view(
 ) -> bytes | None:
     """A view's bytes (None if absent); b"" and a problem if it cannot be read (compared as empty, it never matches)."""
     try:
-        data = fsio.read_bytes(state.path(name), MAX_VIEW)
+        data = fsio.read_bytes(state.path(name), MAX_VIEW, WORDS)
         if seen is not None:
             seen[name] = data
         return data
@@ -314,7 +314,7 @@ def redo_view(state: State, name: str, expected: str | None, producer: Record | 
     text = (render_next_record(found) if name == NEXT else render_handoff(found["data"]["text"])).encode()
     if wal.sha256(text) != expected:
         return False
-    fsio.replace(state.path(name), text, "view.replace")
+    fsio.replace(state.path(name), text, "view.replace", words=WORDS)
     return True
 
 
@@ -325,10 +325,10 @@ def keep_edit(state: State, name: str, snap: Snapshot, out: Outcome) -> None:
         return p.code in ("view-edited", "view-unrecorded") and p.file == state.rel(name)
 
     if any(edited(p) for p in snap.problems):
-        data = fsio.read_bytes(state.path(name), MAX_VIEW)
+        data = fsio.read_bytes(state.path(name), MAX_VIEW, WORDS)
         if data is not None:
             kept = fsio.free_name(state.path(name + ".edited"))
-            fsio.replace(kept, data, "keep.edited")
+            fsio.replace(kept, data, "keep.edited", words=WORDS)
             out.repaired.append(f"kept the hand-edited {state.rel(name)} as {state.rel(os.path.basename(kept))}")
         snap.problems = [p for p in snap.problems if not edited(p)]
 

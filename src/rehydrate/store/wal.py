@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import Problem, fsio
+from rehydrate.store import WORDS, Problem, fsio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -166,7 +166,7 @@ def read_tail(path: str, want: int = 2, end: int | None = None) -> Tail:
     A bad line before the last one is damage, not a torn write: BadRecord is raised with its byte offset.
     A git conflict marker among the lines read raises Conflicted: a conflicted log is neither torn nor damaged.
     """
-    start, buf, at_start = fsio.read_tail(path, want + 1, MAX_LINE + 65536, end)
+    start, buf, at_start = fsio.read_tail(path, want + 1, MAX_LINE + 65536, end, WORDS)
     size = start + len(buf)
     lines = buf.split(b"\n")
     # lines[-1] is what follows the last newline: empty, or a torn line
@@ -210,7 +210,7 @@ def read_tail(path: str, want: int = 2, end: int | None = None) -> Tail:
 
 def line_number(path: str, offset: int) -> int:
     """The 1-based line number of the byte at offset (reads the file up to there: error paths only)."""
-    fd = fsio.open_read(path)
+    fd = fsio.open_read(path, WORDS)
     if fd is None:
         return 1
     n = 1
@@ -238,7 +238,7 @@ class Line:
 def iter_lines(path: str, end: int | None = None) -> Iterator[Line]:
     """Every line of a file (those that start before byte `end`, if given) with bounded memory; an oversized line
     is yielded with raw=None."""
-    fd = fsio.open_read(path)
+    fd = fsio.open_read(path, WORDS)
     if fd is None:
         return
     with open(fd, "rb", buffering=1 << 20) as f:
@@ -345,7 +345,7 @@ def tail(path: str, wal_rel: str) -> Tail:
                 f"{wal_rel} is damaged before its last line ({where})", unrepairable(wal_rel)
             ) from None
         _, offset, reason, _ = bad  # the bad line is the last one (an oversized torn write): a torn tail
-        fd = fsio.open_read(path)
+        fd = fsio.open_read(path, WORDS)
         assert fd is not None
         try:
             torn = os.pread(fd, os.fstat(fd).st_size - offset, offset)
@@ -370,7 +370,7 @@ def only_newline_lost(t: Tail) -> bool:
 def cut_torn(path: str, wal_rel: str, t: Tail) -> str:
     """Cut a torn last line off the log, keeping the cut bytes in a .broken file beside it; says what it did."""
     n = line_number(path, t.torn_offset)
-    broken = fsio.cut_tail(path, t.torn_offset, t.torn, "repair")
+    broken = fsio.cut_tail(path, t.torn_offset, t.torn, "repair", WORDS)
     kept = os.path.join(os.path.dirname(wal_rel), os.path.basename(broken))
     return f"cut a torn last line off {wal_rel} (line {n}, {len(t.torn)} bytes: {t.torn_reason}); kept in {kept}"
 
