@@ -184,6 +184,14 @@ def hook_answer(harness: str, event: object, cwd: Path) -> tuple[int, dict[str, 
     return code, (json.loads(out) if out.strip() else None), err
 
 
+def says_nothing(harness: str, event: object, cwd: Path) -> bool:  # F's helper
+    """`rehydrate hook harness` given event answered nothing (exit 0, empty stdout and stderr) and wrote nothing
+    to the state folder under cwd (state/: every file's bytes the same)."""
+    before = tree(cwd / "state")
+    code, out, err = run_hook(harness, event, cwd)
+    return (code, out, err) == (0, "", "") and tree(cwd / "state") == before
+
+
 def claude_event(cwd: Path, name: str, **fields: object) -> dict[str, object]:
     """Claude Code's hook input for the event `name` in cwd: the fields every event has, then fields."""
     return {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HOOK_FIXTURES, hook_answer, hook_event
+from conftest import HOOK_FIXTURES, hook_answer, hook_event, says_nothing
 from rehydrate.harness import claude
 from rehydrate.store.state import State
 
@@ -46,3 +46,26 @@ def test_skill_frontmatter() -> None:
     assert fields["name"] == "rehydrate" and len(fields["description"]) <= 1536
     for command in ("rehydrate resume", "rehydrate invariant", "rehydrate reject", "rehydrate checkpoint", "handoff"):
         assert command in body
+
+
+SCHEMA_PATCH = "*** Begin Patch\n*** Update File: db/schema.sql\n@@\n+DROP TABLE users;\n*** End Patch\n"
+
+
+def test_only_claude_code_s_own_tools_and_events_are_answered(repo: Path, state: State) -> None:
+    """Each harness takes only its own tools and events: a tool name or an event of Codex or Gemini CLI sent to
+    `rehydrate hook claude` gets no answer and writes no record (the installed matchers never send them)."""
+    state.record("compaction", {"phase": "post", "session_id": "9f1c7d2e-0000-4000-8000-000000000001"})
+    schema = {"file_path": str(repo / "db" / "schema.sql"), "content": "DROP TABLE users;\n"}
+    code, answer, _ = hook_answer("claude", hook_event(repo, "claude", "PreToolUse-Write", tool_input=schema), repo)
+    assert code == 0 and answer is not None  # its own tool, the same input: guarded
+    for tool, tool_input in (
+        ("write_file", schema),
+        ("replace", schema),
+        ("run_shell_command", {"command": "rm db/schema.sql"}),
+        ("apply_patch", {"command": SCHEMA_PATCH}),
+    ):
+        event = hook_event(repo, "claude", "PreToolUse-Write", tool_name=tool, tool_input=tool_input)
+        assert says_nothing("claude", event, repo), tool
+    for name in ("BeforeTool", "BeforeAgent", "PreCompress"):
+        event = hook_event(repo, "claude", "PreToolUse-Edit", hook_event_name=name, tool_input=schema, trigger="auto")
+        assert says_nothing("claude", event, repo), name

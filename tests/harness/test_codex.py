@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import hook_answer, hook_event, records, run_hook
+from conftest import hook_answer, hook_event, records, run_hook, says_nothing
 from rehydrate import brief
 from rehydrate.checks import Finding
 from rehydrate.store import views
@@ -147,3 +147,25 @@ def test_render_below_the_floor_is_still_within_its_bytes() -> None:
     rejected = [f"- R-{i:06x} 2026-11-29 rejected: {JAPANESE.format(i=i)}" for i in range(40)]
     out = brief.render(_input(rejected), 9000, 700)
     assert len(out.text.encode("utf-8")) <= 700 and "cut to fit" in out.text
+
+
+def test_only_codex_s_own_tools_and_events_are_answered(repo: Path, state: State) -> None:
+    """Each harness takes only its own tools and events: a tool name or an event of Claude Code or Gemini CLI sent
+    to `rehydrate hook codex` gets no answer and writes no record (the installed matchers never send them)."""
+    state.record("compaction", {"phase": "post", "session_id": "019a3c5e-7d21-7b90-a4c6-2f8e1b5d9c03"})
+    patch = {"command": "*** Begin Patch\n*** Update File: db/schema.sql\n@@\n+DROP TABLE users;\n*** End Patch\n"}
+    code, answer, _ = hook_answer("codex", hook_event(repo, "codex", "PreToolUse-apply_patch", tool_input=patch), repo)
+    assert code == 0 and answer is not None  # its own tool, the same change: guarded
+    schema = {"file_path": str(repo / "db" / "schema.sql"), "content": "DROP TABLE users;\n"}
+    for tool, tool_input in (
+        ("Edit", schema),
+        ("Write", schema),
+        ("write_file", schema),
+        ("replace", schema),
+        ("run_shell_command", {"command": "rm db/schema.sql"}),
+    ):
+        event = hook_event(repo, "codex", "PreToolUse-apply_patch", tool_name=tool, tool_input=tool_input)
+        assert says_nothing("codex", event, repo), tool
+    for name in ("BeforeTool", "BeforeAgent", "PreCompress"):
+        event = hook_event(repo, "codex", "PreToolUse-apply_patch", hook_event_name=name, tool_input=patch)
+        assert says_nothing("codex", event, repo), name

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import hook_answer, hook_event, records
+from conftest import hook_answer, hook_event, records, says_nothing
 from rehydrate.store.state import State
 
 SESSION = "8e4f2a1c-6b9d-4c3e-a7f0-5d2b8c1e9a46"  # the fixtures' session
@@ -86,3 +86,25 @@ def test_gemini_write_on_a_guarded_path(repo: Path, state: State) -> None:
     Path(state.path("config.json")).write_text('{"guard": "deny"}')
     out = gemini(repo, "BeforeTool-write_file")[1]
     assert out is not None and out["decision"] == "deny" and "generated" in out["reason"]
+
+
+def test_only_gemini_cli_s_own_tools_and_events_are_answered(repo: Path, state: State) -> None:
+    """Each harness takes only its own tools and events: a tool name or an event of Claude Code or Codex sent to
+    `rehydrate hook gemini` gets no answer and writes no record (the installed matchers never send them)."""
+    state.record("compaction", {"phase": "post", "session_id": SESSION})
+    schema = {"file_path": str(repo / "db" / "schema.sql"), "content": "DROP TABLE users;\n"}
+    code, answer, _ = hook_answer("gemini", hook_event(repo, "gemini", "BeforeTool-write_file", tool_input=schema), repo)
+    assert code == 0 and answer is not None  # its own tool, the same input: guarded
+    patch = {"command": "*** Begin Patch\n*** Update File: db/schema.sql\n@@\n+DROP TABLE users;\n*** End Patch\n"}
+    for tool, tool_input in (
+        ("Edit", schema),
+        ("Write", schema),
+        ("NotebookEdit", {"notebook_path": schema["file_path"]}),
+        ("Bash", {"command": "rm db/schema.sql"}),
+        ("apply_patch", patch),
+    ):
+        event = hook_event(repo, "gemini", "BeforeTool-write_file", tool_name=tool, tool_input=tool_input)
+        assert says_nothing("gemini", event, repo), tool
+    for name in ("PreToolUse", "PreCompact", "PostCompact", "Stop"):
+        event = hook_event(repo, "gemini", "BeforeTool-write_file", hook_event_name=name, tool_input=schema)
+        assert says_nothing("gemini", event, repo), name
