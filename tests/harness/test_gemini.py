@@ -93,7 +93,8 @@ def test_only_gemini_cli_s_own_tools_and_events_are_answered(repo: Path, state: 
     `rehydrate hook gemini` gets no answer and writes no record (the installed matchers never send them)."""
     state.record("compaction", {"phase": "post", "session_id": SESSION})
     schema = {"file_path": str(repo / "db" / "schema.sql"), "content": "DROP TABLE users;\n"}
-    code, answer, _ = hook_answer("gemini", hook_event(repo, "gemini", "BeforeTool-write_file", tool_input=schema), repo)
+    own = hook_event(repo, "gemini", "BeforeTool-write_file", tool_input=schema)
+    code, answer, _ = hook_answer("gemini", own, repo)
     assert code == 0 and answer is not None  # its own tool, the same input: guarded
     patch = {"command": "*** Begin Patch\n*** Update File: db/schema.sql\n@@\n+DROP TABLE users;\n*** End Patch\n"}
     for tool, tool_input in (
