@@ -96,7 +96,7 @@ def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
 
 
 def test_json_nested_too_deeply_is_a_bad_line_under_both_parsers(tmp_path: Path, parser: str) -> None:
-    fast = transcripts._loads is not json.loads  # orjson parses the records nested NEAR deep; json may give up
+    fast = transcripts._parser() is not json.loads  # orjson parses the records nested NEAR deep; json may give up
     claude = _claude(tmp_path)
     assert transcripts.detect(str(claude)) == "claude"  # its first line is the deep one: skipped, not raised
     s = transcripts.read(str(claude))
@@ -200,7 +200,7 @@ class CountingFile:
 
 @pytest.fixture
 def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    real, parse = transcripts.open_regular, transcripts._loads
+    real, parse = transcripts.open_regular, transcripts._parser()
     monkeypatch.setattr(transcripts, "open_regular", lambda path: CountingFile(real(path)))
     monkeypatch.setattr(transcripts, "_loads", lambda raw: parse(bytes(raw)))  # orjson takes no bytes subclass
     Counted.work = 0

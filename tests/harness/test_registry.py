@@ -10,12 +10,69 @@ from pathlib import Path
 import pytest
 
 from rehydrate import harness
+from rehydrate.audit.symptoms import EDIT_TOOLS as AUDIT_EDIT_TOOLS
 from rehydrate.harness import hook
+from rehydrate.transcripts import claude as transcripts_claude
+from rehydrate.transcripts import codex as transcripts_codex
 
 
-def test_edit_tools_are_the_union_of_each_harness_s_own() -> None:
+def test_edit_tools_are_each_harness_s_own_named_once_with_the_transcript_format() -> None:
+    """Each harness names its own edit tools (no tool is two harnesses'); Claude Code's and Codex's, and their home
+    folders, are their transcript format's (transcripts.claude, transcripts.codex); the audit's are the union of
+    the formats it reads."""
     own = [t for name in harness.HOOKS for t in harness.get(name).EDIT_TOOLS]
-    assert sorted(harness.EDIT_TOOLS) == sorted(set(own)) and len(own) == len(set(own))
+    assert len(own) == len(set(own)) and {"Edit", "apply_patch", "write_file"} <= set(own)
+    for name, fmt in (("claude", transcripts_claude), ("codex", transcripts_codex)):
+        assert harness.get(name).EDIT_TOOLS is fmt.EDIT_TOOLS
+        assert harness.get(name).home() == fmt.home()
+    src = Path(harness.__file__).parent.parent
+    for fact, place in (
+        ('"CLAUDE_CONFIG_DIR"', "claude.py"),
+        ('"CODEX_HOME"', "codex.py"),
+        ('"MultiEdit"', "claude.py"),
+    ):
+        holders = [p.relative_to(src).as_posix() for p in sorted(src.rglob("*.py")) if fact in p.read_text()]
+        assert holders == [f"transcripts/{place}"], (fact, holders)
+    assert sorted(AUDIT_EDIT_TOOLS) == sorted({*transcripts_claude.EDIT_TOOLS, *transcripts_codex.EDIT_TOOLS})
+    assert not set(AUDIT_EDIT_TOOLS) & set(harness.get("gemini").EDIT_TOOLS)  # no Gemini transcripts are read
+
+
+def test_the_audit_and_the_transcripts_import_nothing_of_the_harnesses() -> None:
+    """The faces call the audit, the audit reads the transcripts: no arrow points up to harness/."""
+    code = (
+        "import sys, rehydrate.audit, rehydrate.transcripts.claude, rehydrate.transcripts.codex\n"
+        "rehydrate.audit.discover([], True, None)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('rehydrate.harness')))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]", r.stdout
+
+
+@pytest.mark.parametrize("name", harness.HOOKS)
+def test_the_installed_matcher_is_built_from_the_harness_s_tool_lists(name: str) -> None:
+    """The matcher install writes for the tool event names exactly the tools the guard takes (one fact, one place):
+    Claude Code's `Edit|Write|MultiEdit|NotebookEdit|Bash`, Codex's `Bash|apply_patch`, Gemini CLI's
+    `write_file|replace|run_shell_command`."""
+    module = harness.get(name)
+    groups = module.hook_groups("rehydrate hook " + name)[module.TOOL_EVENT]
+    tools = {*module.EDIT_TOOLS, *module.SHELL_TOOLS, *module.PATCH_TOOLS}
+    assert [set(g["matcher"].split("|")) for g in groups] == [tools]
+    expected = {
+        "claude": "Edit|Write|MultiEdit|NotebookEdit|Bash",
+        "codex": "Bash|apply_patch",
+        "gemini": "write_file|replace|run_shell_command",
+    }
+    assert set(groups[0]["matcher"].split("|")) == set(expected[name].split("|"))
+
+
+@pytest.mark.parametrize("name", harness.HOOKS)
+def test_a_tool_added_to_a_harness_s_list_is_in_its_installed_matcher(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = harness.get(name)
+    monkeypatch.setattr(module, "SHELL_TOOLS", (*module.SHELL_TOOLS, "another_shell"))
+    matcher = module.hook_groups("rehydrate hook " + name)[module.TOOL_EVENT][0]["matcher"]
+    assert "another_shell" in matcher.split("|"), matcher
 
 
 @pytest.mark.parametrize("name", harness.HOOKS)

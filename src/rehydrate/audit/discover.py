@@ -13,7 +13,7 @@ def discover(paths: list[str], all_: bool, since: str | None) -> tuple[list[str]
     errors: list[dict[str, str]] = []
     roots = list(paths)
     if all_:
-        from rehydrate.harness import claude, codex
+        from rehydrate.transcripts import claude, codex
 
         homes = (os.path.join(claude.home(), "projects"), os.path.join(codex.home(), "sessions"))
         roots += [p for p in homes if os.path.isdir(p)]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from rehydrate.harness import EDIT_TOOLS
+from rehydrate.transcripts import claude, codex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from rehydrate import transcripts
+
+# The tools that edit files, in the transcripts the audit reads (each format names its own)
+EDIT_TOOLS = (*claude.EDIT_TOOLS, *codex.EDIT_TOOLS)
 
 
 def symptoms(session: transcripts.Session) -> list[dict[str, Any]]:

@@ -10,9 +10,6 @@ NAMES = ("claude", "codex", "gemini", "cursor", "copilot")  # a module each: reh
 HOOKS = ("claude", "codex", "gemini")  # the harnesses that call `rehydrate hook <name>`
 TARGETS = (*NAMES, "mcp")  # what `install` can install (mcp: the MCP server, for any client; rehydrate.harness.mcp)
 RUNS_PROGRAM = (*HOOKS, "mcp")  # the targets whose files name the `rehydrate` program
-# The tools that edit files, every harness's (each module names its own: claude.EDIT_TOOLS, codex.EDIT_TOOLS,
-# gemini.EDIT_TOOLS; tests/harness/test_registry.py checks that this is their union).
-EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file", "replace")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

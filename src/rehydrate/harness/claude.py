@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from rehydrate.harness.program import Program
     from rehydrate.harness.trust import Check
 
-EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # a tool input's file_path or notebook_path
+# EDIT_TOOLS (a tool input's file_path or notebook_path): transcripts.claude's, through __getattr__ below
 SHELL_TOOLS = ("Bash",)
 PATCH_TOOLS: tuple[str, ...] = ()
 TOOL_EVENT = "PreToolUse"
@@ -36,8 +36,21 @@ EVENTS = {
 
 
 def home() -> str:
-    """Claude Code's user folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
-    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    """Claude Code's user folder: $CLAUDE_CONFIG_DIR, else ~/.claude (transcripts.claude.home, where its transcripts
+    are)."""
+    from rehydrate.transcripts.claude import home
+
+    return home()
+
+
+def __getattr__(name: str) -> Any:
+    """EDIT_TOOLS, named once with the transcript format (transcripts.claude), loaded when first asked for (the guard,
+    install): the other hook calls do without it."""
+    if name == "EDIT_TOOLS":
+        from rehydrate.transcripts.claude import EDIT_TOOLS
+
+        return EDIT_TOOLS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def decision(event_name: str, decision: str, reason: str) -> dict[str, Any]:
@@ -60,12 +73,13 @@ def warning(event_name: str, reason: str) -> dict[str, Any]:
 def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
     """The hook groups install writes into its settings.json (timeouts in seconds)."""
     from rehydrate.harness.settings import hook_group
+    from rehydrate.transcripts.claude import EDIT_TOOLS
 
     return {
         "SessionStart": hook_group("startup|resume|clear|compact", command, 30),
         "PreCompact": hook_group("manual|auto", command, 30),
         "PostCompact": hook_group("manual|auto", command, 30),
-        "PreToolUse": hook_group("Edit|Write|MultiEdit|NotebookEdit|Bash", command, 10),
+        "PreToolUse": hook_group("|".join((*EDIT_TOOLS, *SHELL_TOOLS, *PATCH_TOOLS)), command, 10),
         "Stop": [{"hooks": [{"type": "command", "command": command, "timeout": 10}]}],  # never blocks
     }
 

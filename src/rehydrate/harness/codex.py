@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rehydrate.harness.program import Program
     from rehydrate.harness.trust import Check
 
-EDIT_TOOLS = ("apply_patch",)
+# EDIT_TOOLS: transcripts.codex's, through __getattr__ below
 SHELL_TOOLS = ("Bash",)
 PATCH_TOOLS = ("apply_patch",)  # its input's command is a patch: `*** Update File: PATH` headers, `+` lines added
 TOOL_EVENT = "PreToolUse"
@@ -35,8 +35,20 @@ EVENTS = {
 
 
 def home() -> str:
-    """Codex CLI's user folder: $CODEX_HOME, else ~/.codex."""
-    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+    """Codex CLI's user folder: $CODEX_HOME, else ~/.codex (transcripts.codex.home, where its rollouts are)."""
+    from rehydrate.transcripts.codex import home
+
+    return home()
+
+
+def __getattr__(name: str) -> Any:
+    """EDIT_TOOLS, named once with the transcript format (transcripts.codex), loaded when first asked for (the guard,
+    install): the other hook calls do without it."""
+    if name == "EDIT_TOOLS":
+        from rehydrate.transcripts.codex import EDIT_TOOLS
+
+        return EDIT_TOOLS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def decision(event_name: str, decision: str, reason: str) -> dict[str, Any]:
@@ -51,11 +63,12 @@ def decision(event_name: str, decision: str, reason: str) -> dict[str, Any]:
 def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
     """The hook groups install writes into its hooks.json (timeouts in seconds)."""
     from rehydrate.harness.settings import hook_group
+    from rehydrate.transcripts.codex import EDIT_TOOLS
 
     return {
         "SessionStart": hook_group("startup|resume|clear|compact", command, 30),
         "PreCompact": hook_group("manual|auto", command, 30),
-        "PreToolUse": hook_group("Bash|apply_patch", command, 10),
+        "PreToolUse": hook_group("|".join(dict.fromkeys((*SHELL_TOOLS, *EDIT_TOOLS, *PATCH_TOOLS))), command, 10),
     }
 
 

@@ -56,7 +56,7 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
         "SessionStart": group(30000),
         "PreCompress": group(30000),
         "BeforeAgent": group(30000),
-        "BeforeTool": group(10000, "write_file|replace|run_shell_command"),
+        "BeforeTool": group(10000, "|".join((*EDIT_TOOLS, *SHELL_TOOLS, *PATCH_TOOLS))),
     }
 
 

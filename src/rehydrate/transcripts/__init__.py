@@ -16,15 +16,26 @@ import json
 import os
 import stat
 
-try:  # orjson parses several times faster; it is optional (pip install 'rehydrate[audit]'), json is the fallback
-    from orjson import loads as _loads
-except ImportError:  # pragma: no cover - depends on the environment
-    from json import loads as _loads  # type: ignore[assignment]
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import Any, BinaryIO
+
+_loads: Callable[[str | bytes], Any] | None = None
+
+
+def _parser() -> Callable[[str | bytes], Any]:
+    """orjson's loads, which parses several times faster (optional: pip install 'rehydrate[audit]'), else json's;
+    imported when a record is first parsed, so that the hook path can read a format's names (EDIT_TOOLS) without."""
+    global _loads
+    if _loads is None:
+        try:
+            from orjson import loads as fast
+        except ImportError:  # pragma: no cover - depends on the environment
+            from json import loads as fast  # type: ignore[assignment]
+        _loads = fast
+    return _loads
+
 
 MAX_LINE = 64 << 20  # a longer line is skipped as unreadable, without being held in memory
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -47,7 +58,7 @@ def open_regular(path: str) -> BinaryIO:
 def loads(raw: str | bytes) -> Any:
     """One record, with the fast parser; ValueError for anything but JSON, also for JSON nested too deeply."""
     try:
-        return _loads(raw)
+        return _parser()(raw)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 
@@ -164,13 +175,14 @@ def lines(path: str) -> Iterator[tuple[int, bytes | None]]:
 
 def records(path: str, session: Session) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each JSON object of a JSONL file with its line number; bad lines are counted on the session and skipped."""
+    parse = _parser()
     for number, raw in lines(path):
         session.lines = number
         if raw is None or not raw.strip():
             session.bad_lines += raw is None
             continue
         try:
-            rec = _loads(raw)
+            rec = parse(raw)
         except (ValueError, RecursionError):  # a torn last line, invalid UTF-8, anything but JSON, nested too deeply
             session.bad_lines += 1
             continue

@@ -1,6 +1,9 @@
-"""Claude Code session files: ~/.claude/projects/<project>/<session>.jsonl (and subagents' files)."""
+"""Claude Code session files: ~/.claude/projects/<project>/<session>.jsonl (and subagents' files); its home folder
+and the tools that edit files, named here once (the harness's module takes them from here)."""
 
 from __future__ import annotations
+
+import os
 
 from rehydrate.transcripts import Compaction, Session, ToolCall, canonical, label, newer_than, obj, records
 
@@ -9,6 +12,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 FILE_KEYS = ("file_path", "notebook_path", "path")
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # a tool input's file_path or notebook_path
+
+
+def home() -> str:
+    """Claude Code's user folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
 
 
 def starts_turn(rec: dict[str, Any]) -> bool:

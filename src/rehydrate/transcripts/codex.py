@@ -1,7 +1,9 @@
-"""Codex CLI rollouts: ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl."""
+"""Codex CLI rollouts: ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl; its home folder and the tools that
+edit files, named here once (the harness's module takes them from here)."""
 
 from __future__ import annotations
 
+import os
 import re
 
 from rehydrate.transcripts import Compaction, Session, ToolCall, canonical, label, loads, obj, records
@@ -12,6 +14,12 @@ if TYPE_CHECKING:
 
 PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.MULTILINE)
 EXIT_CODE = re.compile(r"(?:Process exited with code|exit code:?) (-?\d+)", re.IGNORECASE)
+EDIT_TOOLS = ("apply_patch",)
+
+
+def home() -> str:
+    """Codex CLI's user folder: $CODEX_HOME, else ~/.codex."""
+    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
 
 
 def starts_turn(rec: dict[str, Any]) -> bool:
