@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import rehydrate
+from rehydrate.harness import install, trust
 
 BARE_PATH = "/usr/bin:/bin"
 
@@ -130,3 +131,11 @@ def test_a_dotfiles_symlinked_trust_file_is_read(repo: Path, codex_home: Path, t
     trusted.symlink_to(dotfiles / "trustedFolders.json")
     _code, by = _check("gemini")
     assert by["gemini"]["project trusted"]["ok"] is True, by
+
+
+def test_a_trust_answer_is_a_report_not_named_like_the_checks_protocol(repo: Path) -> None:
+    """install.check answers with TrustReport results; `Check` is the name of the checks' protocol (checks.Check)
+    only, as cursor's result is CursorReport."""
+    answers = install.check("claude", str(repo))
+    assert answers and all(isinstance(a, trust.TrustReport) for a in answers)
+    assert not hasattr(trust, "Check")

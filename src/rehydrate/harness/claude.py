@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from rehydrate.harness.install import Target
     from rehydrate.harness.program import Program
-    from rehydrate.harness.trust import Check
+    from rehydrate.harness.trust import TrustReport
 
 # EDIT_TOOLS (a tool input's file_path or notebook_path): transcripts.claude's, through __getattr__ below
 SHELL_TOOLS = ("Bash",)
@@ -93,7 +93,9 @@ def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Tar
     return [(path, lambda old, rm: merge_hooks(old, events, remove=rm), "hooks")]
 
 
-def trust_checks(project: str, settings_path: str, found: list[tuple[str, int, int, str]], user: bool) -> list[Check]:
+def trust_checks(
+    project: str, settings_path: str, found: list[tuple[str, int, int, str]], user: bool
+) -> list[TrustReport]:
     """What else decides whether Claude Code runs the hooks: the folder's trust, which it keeps to itself."""
     from rehydrate.harness import trust
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from rehydrate.harness.install import Target
     from rehydrate.harness.program import Program
-    from rehydrate.harness.trust import Check
+    from rehydrate.harness.trust import TrustReport
 
 # EDIT_TOOLS: transcripts.codex's, through __getattr__ below
 SHELL_TOOLS = ("Bash",)
@@ -87,7 +87,9 @@ def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Tar
     return out
 
 
-def trust_checks(project: str, settings_path: str, found: list[tuple[str, int, int, str]], user: bool) -> list[Check]:
+def trust_checks(
+    project: str, settings_path: str, found: list[tuple[str, int, int, str]], user: bool
+) -> list[TrustReport]:
     """Codex runs a project's hooks once it trusts the project, and each hook once it is trusted in `/hooks`."""
     from rehydrate.harness import trust
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from rehydrate.harness.install import Target
     from rehydrate.harness.program import Program
-    from rehydrate.harness.trust import Check
+    from rehydrate.harness.trust import TrustReport
 
 EDIT_TOOLS = ("write_file", "replace")  # a tool input's file_path
 SHELL_TOOLS = ("run_shell_command",)
@@ -77,7 +77,9 @@ def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Tar
     return out
 
 
-def trust_checks(project: str, settings_path: str, found: list[tuple[str, int, int, str]], user: bool) -> list[Check]:
+def trust_checks(
+    project: str, settings_path: str, found: list[tuple[str, int, int, str]], user: bool
+) -> list[TrustReport]:
     """Gemini CLI refuses an untrusted folder in -p mode and asks in the interactive one."""
     from rehydrate.harness import trust
 

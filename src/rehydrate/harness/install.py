@@ -192,7 +192,7 @@ def apply(changes: list[Change], *, uninstall: bool = False) -> None:
 # ------------------------------------------------------------------------------------------------ will the hooks run
 
 
-def check(harness_name: str, project: str, *, user: bool = False, state_rel: str = "state") -> list[trust.Check]:
+def check(harness_name: str, project: str, *, user: bool = False, state_rel: str = "state") -> list[trust.TrustReport]:
     """Whether the harness will run rehydrate's hooks: installed, their program found, the project trusted.
 
     Reads only. A check that fails names what to do; one rehydrate cannot see from outside the harness is None.
@@ -208,17 +208,17 @@ def check(harness_name: str, project: str, *, user: bool = False, state_rel: str
     found, error = trust.our_hooks(path, settings.with_comments(path), settings.is_our_command)
     scope = "--user " if user else ""
     if error:
-        return [trust.Check("installed", False, f"{path}: {error}", "fix it by hand, then install again")]
+        return [trust.TrustReport("installed", False, f"{path}: {error}", "fix it by hand, then install again")]
     missing = sorted(set(expected) - {event for event, *_ in found})
     if not found or missing:
         what = "no rehydrate hooks" if not found else "no rehydrate hook for " + ", ".join(missing)
         fix = f"run `rehydrate install {scope}{harness_name}`"
-        return [trust.Check("installed", False, f"{path} has {what}", fix)]
-    out = [trust.Check("installed", True, f"{len(found)} rehydrate hooks in {path}")]
+        return [trust.TrustReport("installed", False, f"{path} has {what}", fix)]
+    out = [trust.TrustReport("installed", True, f"{len(found)} rehydrate hooks in {path}")]
     out.append(trust.command_check([command for *_, command in found]))
     out += module.trust_checks(project, path, found, user)
     return out
 
 
-def will_run(checks: list[trust.Check]) -> bool:
+def will_run(checks: list[trust.TrustReport]) -> bool:
     return all(c.ok is not False for c in checks)

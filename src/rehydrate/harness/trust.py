@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-class Check:
-    """One question about the hooks: ok True (yes), False (no: they will not run) or None (cannot tell from here)."""
+class TrustReport:
+    """The answer to one question about the hooks (a result, not a check to run: checks.Check is the protocol of
+    those): ok True (yes), False (no: they will not run) or None (cannot tell from here)."""
 
     def __init__(self, name: str, ok: bool | None, detail: str, fix: str | None = None) -> None:
         self.name = name
@@ -97,13 +98,13 @@ def our_hooks(path: str, comments: bool, is_ours: Any) -> tuple[list[tuple[str, 
     return found, None
 
 
-def command_check(commands: list[str]) -> Check:
+def command_check(commands: list[str]) -> TrustReport:
     """Each hook's program exists and a harness started outside any virtual environment will find it."""
     for command in dict.fromkeys(commands):
         argv0 = shlex.split(command)[0]
         if os.sep in argv0:
             if not (os.path.isfile(argv0) and os.access(argv0, os.X_OK)):
-                return Check(
+                return TrustReport(
                     "command",
                     False,
                     f"the hooks run {argv0}, which is not there (moved or deleted)",
@@ -112,7 +113,7 @@ def command_check(commands: list[str]) -> Check:
             continue
         found = shutil.which(argv0)
         if not found:
-            return Check(
+            return TrustReport(
                 "command",
                 False,
                 f"the hooks run a bare `{argv0}`, which is not on the PATH",
@@ -122,17 +123,17 @@ def command_check(commands: list[str]) -> Check:
         venv_bin = os.path.dirname(os.path.abspath(sys.executable))
         in_venv = sys.prefix != sys.base_prefix
         if in_venv and _same_path(os.path.dirname(found), venv_bin):
-            return Check(
+            return TrustReport(
                 "command",
                 False,
                 f"the hooks run a bare `{argv0}`, found only in this virtual environment's bin folder ({found}); "
                 "a harness started outside it will not find it",
                 "run `rehydrate install` again (it writes the full path), or install rehydrate with pipx",
             )
-    return Check("command", True, "the hooks' program is found: " + ", ".join(sorted(set(commands))))
+    return TrustReport("command", True, "the hooks' program is found: " + ", ".join(sorted(set(commands))))
 
 
-def codex_project(project: str) -> Check:
+def codex_project(project: str) -> TrustReport:
     path = _codex_config_path()
     fix = (
         f"start `codex` in {project} and answer the trust prompt, or run `codex exec --trust ...` once, or add "
@@ -140,15 +141,17 @@ def codex_project(project: str) -> Check:
     )
     config = _codex_config(path)
     if isinstance(config, str):
-        return Check("project trusted", False, f"{path} cannot be read: {config}", "fix it, then check again")
+        return TrustReport("project trusted", False, f"{path} cannot be read: {config}", "fix it, then check again")
     projects = config.get("projects")
     for key, value in projects.items() if isinstance(projects, dict) else []:
         if _same_path(str(key), project) and isinstance(value, dict):
             level = value.get("trust_level")
             if level == "trusted":
-                return Check("project trusted", True, f"Codex trusts {project} ({path})")
-            return Check("project trusted", False, f"Codex has {project} as trust_level = {level!r} ({path})", fix)
-    return Check("project trusted", False, f"Codex has not trusted {project}: it ignores its .codex/ folder", fix)
+                return TrustReport("project trusted", True, f"Codex trusts {project} ({path})")
+            return TrustReport(
+                "project trusted", False, f"Codex has {project} as trust_level = {level!r} ({path})", fix
+            )
+    return TrustReport("project trusted", False, f"Codex has not trusted {project}: it ignores its .codex/ folder", fix)
 
 
 def _codex_config(path: str) -> dict[str, Any] | str:
@@ -165,7 +168,7 @@ def _snake(event: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
 
 
-def codex_hooks(hooks_file: str, found: list[tuple[str, int, int, str]]) -> Check:
+def codex_hooks(hooks_file: str, found: list[tuple[str, int, int, str]]) -> TrustReport:
     path = _codex_config_path()
     config = _codex_config(path)
     state = config.get("hooks", {}).get("state", {}) if isinstance(config, dict) else {}
@@ -181,15 +184,15 @@ def codex_hooks(hooks_file: str, found: list[tuple[str, int, int, str]]) -> Chec
         if not (entry and entry.get("trusted_hash")):
             untrusted.append(event)
     if untrusted:
-        return Check("hooks trusted", False, "Codex has not trusted the hooks for " + ", ".join(untrusted), fix)
-    return Check(
+        return TrustReport("hooks trusted", False, "Codex has not trusted the hooks for " + ", ".join(untrusted), fix)
+    return TrustReport(
         "hooks trusted",
         True,
         f"Codex has a trusted hash for each hook ({path}); if they changed since, `/hooks` shows them untrusted",
     )
 
 
-def gemini_folder(project: str) -> Check:
+def gemini_folder(project: str) -> TrustReport:
     from rehydrate.harness import gemini
 
     user_settings = os.path.join(gemini.home(), "settings.json")
@@ -200,7 +203,7 @@ def gemini_folder(project: str) -> Check:
     security = loaded.get("security")
     trust = security.get("folderTrust") if isinstance(security, dict) else None
     if isinstance(trust, dict) and trust.get("enabled") is False:
-        return Check("project trusted", True, f"folder trust is off in {user_settings}")
+        return TrustReport("project trusted", True, f"folder trust is off in {user_settings}")
     path = _gemini_trust_file()
     fix = (
         f"start `gemini` in {project} and choose to trust the folder, or add "
@@ -209,21 +212,21 @@ def gemini_folder(project: str) -> Check:
     try:
         rules = settings.load_json(_read(path), comments=True)
     except RehydrateError as e:
-        return Check("project trusted", False, f"{path} cannot be read: {e.message}", "fix it, then check again")
+        return TrustReport("project trusted", False, f"{path} cannot be read: {e.message}", "fix it, then check again")
     best, level = -1, None
     for rule, value in rules.items():
         folder = os.path.dirname(rule) if value == "TRUST_PARENT" else rule
         if _inside(project, folder) and len(rule) > best:
             best, level = len(rule), value
     if level in ("TRUST_FOLDER", "TRUST_PARENT"):
-        return Check("project trusted", True, f"Gemini trusts {project} ({path})")
+        return TrustReport("project trusted", True, f"Gemini trusts {project} ({path})")
     if level == "DO_NOT_TRUST":
-        return Check("project trusted", False, f"Gemini is told not to trust {project} ({path})", fix)
-    return Check("project trusted", False, f"Gemini has not trusted {project}", fix)
+        return TrustReport("project trusted", False, f"Gemini is told not to trust {project} ({path})", fix)
+    return TrustReport("project trusted", False, f"Gemini has not trusted {project}", fix)
 
 
-def claude_note() -> Check:
-    return Check(
+def claude_note() -> TrustReport:
+    return TrustReport(
         "project trusted",
         None,
         "Claude Code asks once, at the first interactive start in a folder, whether to trust it (print mode asks "
