@@ -14,7 +14,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from rehydrate.audit.text import shown
+from rehydrate.audit.text import shown, symptom_lines
 
 MAX_CHARTS = 60  # the sessions with the most symptoms first; the rest are listed in a table
 
@@ -63,15 +63,7 @@ def _chart(session: dict[str, Any], n: int) -> str:
 
 
 def _symptoms(c: dict[str, Any]) -> str:
-    items = []
-    if c["files_edited_again"]:
-        files = ", ".join(_e(f) for f in c["files_edited_again"][:12])
-        items.append(f"<li class=bad>edited again after it: {files}</li>")
-    if c["repeated_calls"]:
-        items.append(f"<li class=bad>identical tool calls repeated after it: {c['repeated_calls']}</li>")
-    items.append(f"<li>tool errors: {c['errors_before']} before, {c['errors_after']} after</li>")
-    if c["turns_before_first_edit"] is not None:
-        items.append(f"<li>model turns before the first edit after it: {c['turns_before_first_edit']}</li>")
+    items = [f"<li{' class=bad' if bad else ''}>{line}</li>" for line, bad in symptom_lines(c, _e, 12)]
     when = _e((c["time"] or "")[:16].replace("T", " "))
     return f"<p>compaction at line {c['line']} {when}</p><ul class=symptoms>{''.join(items)}</ul>"
 
