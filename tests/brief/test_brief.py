@@ -97,9 +97,9 @@ def test_resume_reads_each_view_once(state: State, monkeypatch: pytest.MonkeyPat
     reads: list[str] = []
     real = fsio.read_bytes
 
-    def counting(path: str, limit: int) -> bytes | None:
+    def counting(path: str, limit: int, *words: object) -> bytes | None:
         reads.append(Path(path).name)
-        return real(path, limit)
+        return real(path, limit, *words)
 
     monkeypatch.setattr(fsio, "read_bytes", counting)
     assert brief.resume(state).confidence == "recovered"

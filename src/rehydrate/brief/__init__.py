@@ -22,7 +22,6 @@ import os
 from rehydrate.brief.compose import compose
 from rehydrate.brief.draft import Brief, BriefInput, _Draft, _Plan
 from rehydrate.brief.fence import _head_bytes, _size, _within, quote
-from rehydrate.brief.fit import fit
 from rehydrate.store import views
 
 TYPE_CHECKING = False
@@ -79,8 +78,12 @@ def render(inp: BriefInput, budget: int = DEFAULT_BUDGET, max_bytes: int | None 
     token = new_token()
     d = _Draft(inp, max(budget, 1), token)
     p = _Plan(d)
-    fit(d, p, budget, max_bytes)
     text, omitted, _ = compose(d, p)
+    if not _within(text, budget, max_bytes):
+        from rehydrate.brief.fit import fit  # the drop order: loaded for a brief that has to give something up
+
+        fit(d, p, budget, max_bytes)
+        text, omitted, _ = compose(d, p)
     if not _within(text, budget, max_bytes):  # a budget below MIN_BUDGET: keep the start and the ledger's end
         unit = f"{budget:,} characters" if max_bytes is None else f"{budget:,} characters and {max_bytes:,} bytes"
         end = "\n".join(text.rstrip("\n").split("\n")[-2:]) + "\n"
