@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git, rehydrate
-from rehydrate.cli import COMMANDS, build_parser, terminal_safe
+from rehydrate.cli import COMMANDS, terminal_safe
+from rehydrate.cli.parser import build_parser
 
 ENVELOPE = {"version", "command", "ok"}
 
@@ -222,7 +223,7 @@ def test_each_command_of_the_table_has_its_arguments_and_its_handler_in_its_modu
         named = {name for name, (m, _help) in COMMANDS.items() if m == module}
         assert handlers == arguments == named, module  # no handler without its arguments, none outside the table
         assert all(cli.command_module(name) is mod for name in named)
-    found = {p.stem for p in Path(cli.__file__).parent.glob("*.py")} - {"__init__"}
+    found = {p.stem for p in Path(cli.__file__).parent.glob("*.py")} - {"__init__", "parser"}  # parser: argparse's
     assert found == modules, "a module of rehydrate.cli that no command names"
 
 

@@ -23,6 +23,18 @@ def args_hook(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
+    return answer(args.harness)
+
+
+def answers(harness: str) -> bool:
+    """Whether `rehydrate hook HARNESS` names a harness that calls it (else the parser says what is wrong)."""
+    from rehydrate.harness import HOOKS
+
+    return harness in HOOKS
+
+
+def answer(harness: str) -> int:
+    """Read the harness's event on stdin, answer it on stdout; the exit code the harness expects (always 0)."""
     from rehydrate.harness import hook
 
     try:
@@ -30,11 +42,11 @@ def cmd_hook(args: argparse.Namespace) -> int:
     except (OSError, ValueError):  # no usable stdin (closed, or not a file): an empty input
         data = None
     if data is None:
-        answer = hook.run(args.harness, b"")
+        reply = hook.run(harness, b"")
     else:
-        answer = hook.run(args.harness, data.head, tail=data.tail, size=data.size, ended=data.ended)
-    if answer.stdout:
-        sys.stdout.write(answer.stdout if answer.stdout.endswith("\n") else answer.stdout + "\n")
-    if answer.stderr:
-        sys.stderr.write(answer.stderr)
-    return answer.code
+        reply = hook.run(harness, data.head, tail=data.tail, size=data.size, ended=data.ended)
+    if reply.stdout:
+        sys.stdout.write(reply.stdout if reply.stdout.endswith("\n") else reply.stdout + "\n")
+    if reply.stderr:
+        sys.stderr.write(reply.stderr)
+    return reply.code
