@@ -248,6 +248,21 @@ def test_every_promise_holds_for_any_input_and_budget(case: tuple[BriefInput, in
     check_promises(inp, brief.render(inp, budget).text, budget)
 
 
+@pytest.mark.parametrize("budget", [2000, 9000])
+def test_a_confidence_read_only_in_part_is_named_as_cut(budget: int) -> None:
+    """Found by the property test above (seed 18): a confidence of 2,012 characters, nearly all line breaks, was read
+    as far as its 2,000th and shown as "degraded (": its end dropped without the mark or the line under "Left out"
+    that every other cut gets."""
+    inp = BriefInput(
+        folder="state", actor="agent", goal="g", invariants=None, handoff=None, extras=[], next=None,
+        last_record=None, findings=[], confidence="degraded (" + "\r\n" * 1000 + ")", next_action="x", preface=None,
+        path="",
+    )  # fmt: skip
+    text = brief.render(inp, budget).text
+    assert "confidence: degraded (…" in text
+    check_promises(inp, text, budget)
+
+
 def worst_case(n_rejected: int) -> BriefInput:
     """The longest shortest forms: every part at its limit, every optional part too large to show."""
     lines = [views.entry_line("R", f"R-{i:06x}", "2026-11-29", "t" * 20000, "b", None) for i in range(n_rejected)]

@@ -258,8 +258,10 @@ def _ledger_lines(d: _Draft, p: _Plan, out: Cuts) -> list[str]:
     if ls.short:
         short = ls.short
         out.append((4, f"the end of {_plural(short, 'ledger line')} ({where})", f"ends of {short} ledger lines"))
-    conf, cut = _cut(d.confidence, 300 if p.ledger < 3 else 100)
-    if cut:
+    cap = 300 if p.ledger < 3 else 100
+    conf, cut = _cut(d.confidence, cap)
+    if cut or d.confidence_partial:
+        conf = conf if cut else conf[: cap - 1] + "…"
         out.append((4, "the end of the confidence line (`rehydrate resume --json`)", "end of confidence"))
     lines = ls.lines
     lines.append(f"confidence: {conf}")

@@ -235,6 +235,7 @@ class _Draft:
             per[name(x.status)] = per.get(name(x.status), 0) + 1
         self.total_findings = len(findings)
         self.confidence = _untoken(_flat(inp.confidence[:2000]), tk) or "?"
+        self.confidence_partial = len(inp.confidence) > 2000  # its end was never read: a cut, named like any other
         act = inp.next_action
         self.action = _untoken(_flat(act[: 2 * budget]), tk) if act else ""
         self.action_partial = bool(act) and len(act or "") > 2 * budget
