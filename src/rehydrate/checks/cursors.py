@@ -20,10 +20,10 @@ class CursorsCheck:
     name = "cursors"
 
     def run(self, context: Context) -> list[Finding]:
-        from rehydrate import cursor as package  # its names load when first used
+        from rehydrate.store.views import PIPELINES
 
-        if context.state is None or not os.path.lexists(os.path.join(context.state.root, package.REGISTRY)):
-            return []  # no pipeline registered: nothing more to load or read
+        if context.state is None or not os.path.lexists(os.path.join(context.state.root, PIPELINES)):
+            return []  # no pipeline registered: nothing of the pipelines to load or read
         from rehydrate.cursor import registered as cursor  # not the pipeline: the hook path stays light
 
         try:

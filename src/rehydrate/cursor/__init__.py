@@ -29,6 +29,8 @@ repair), `lock` (one process at a time), `registered` (state/pipelines.json and 
 
 from __future__ import annotations
 
+from rehydrate.store.views import PIPELINES as REGISTRY  # the registry's name in the state folder
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -38,7 +40,6 @@ if TYPE_CHECKING:
     from rehydrate.cursor.registered import MAX_CHECKED, MAX_NAME, clean_name, register, registry, summary
     from rehydrate.cursor.verify import CONTENT, QUICK_TAIL_BYTES, CursorReport, Discrepancy, check, quick_check
 
-REGISTRY = "pipelines.json"  # in the state folder: {name: {"output", "progress", "key", "total"}}
 
 # Each name is loaded from its module when first used: the brief's check (on the hook path) needs only `registered`
 # and `verify`, not the pipeline and its lock.

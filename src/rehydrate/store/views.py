@@ -22,6 +22,7 @@ HANDOFF = "20_handoff.md"
 NEXT = "99_next.md"
 WAL_DIR = "wal"
 ARCHIVE_DIR = "archive"
+PIPELINES = "pipelines.json"  # the registered pipelines: {name: {"output", "progress", "key", "total"}}
 GITIGNORE = ".gitignore"
 VIEWS = (GOAL, INVARIANTS, HANDOFF, NEXT)
 # Patterns are compiled on first use (re caches them): each compile costs the hook path ~70 us.
