@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 
 from rehydrate.errors import RehydrateError, UnsafeFile, UsageError
 from rehydrate.store import WORDS, Problem, fsio, wal
@@ -61,7 +60,12 @@ def cap(name: str, value: str, limit: int) -> None:
         raise UsageError(f"{name} is {len(value.encode()):,} bytes; the limit is {limit:,}")
 
 
-_INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn"}
+# clean drops the invisible characters: Unicode's categories Cc, Cf, Cs, Co and Cn but tab and newline. Those are
+# exactly what str.isprintable() calls unprintable, less the separators (Zs but the space, Zl, Zp), which it keeps:
+# so no lookup in the Unicode database (unicodedata, a start-up cost on the hook path) is needed.
+# tests/store/test_views.py checks every code point against unicodedata.category.
+_KEPT = frozenset("\n\t\u00a0\u1680\u2028\u2029\u202f\u205f\u3000" + "".join(map(chr, range(0x2000, 0x200B))))
+_ASCII_INVISIBLE = dict.fromkeys((*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F))  # ASCII's Cc but tab and newline
 _ID = r"^- ([DR]-[0-9a-f]{6}) "
 
 
@@ -71,11 +75,11 @@ def clean(text: str, *, one_line: bool = False) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if one_line:
         text = " ".join(text.split())
-    out = []
-    for ch in text:
-        if ch in "\n\t" or unicodedata.category(ch) not in _INVISIBLE:
-            out.append(ch)
-    lines = [line.rstrip() for line in "".join(out).split("\n")]
+    if text.isascii():  # ASCII's only invisible characters are its controls
+        kept = text.translate(_ASCII_INVISIBLE)
+    else:
+        kept = "".join(ch for ch in text if ch.isprintable() or ch in _KEPT)
+    lines = [line.rstrip() for line in kept.split("\n")]
     return "\n".join(lines).strip("\n")
 
 
