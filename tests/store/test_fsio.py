@@ -8,6 +8,8 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rehydrate.errors import RehydrateError, UnsafeFile
 from rehydrate.store import fsio
@@ -103,3 +105,16 @@ def test_a_file_that_is_not_regular_is_named_without_speaking_of_the_state(tmp_p
         fsio.check_regular(str(tmp_path / "folder"))
     assert "is a folder; rehydrate only reads and writes regular files" in str(info.value)
     assert "state" not in str(info.value)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="a.0f9x\n_", max_size=30), st.sampled_from(["", ".tmp", ".tmp\n", ".TMP"]), st.booleans())
+def test_a_temporary_file_of_replace_is_told_apart_from_any_other(body: str, tail: str, dot: bool) -> None:
+    """Reconciliation removes replace's leftover temporary files, and nothing else: the names replace makes, and the
+    names that fit their pattern in full (never with a newline at the end)."""
+    import re
+
+    name = ("." if dot else "") + body + tail
+    assert fsio.is_temp_name(name) == bool(re.fullmatch(r"\..+\.[0-9]+\.[0-9a-f]{8}\.tmp", name)), name
+    made = os.path.basename(fsio.temp_name(os.path.join("state", "99_next.md")))
+    assert fsio.is_temp_name(made) and made.startswith(".99_next.md.")

@@ -154,3 +154,21 @@ def test_cleaning_does_not_load_the_unicode_database() -> None:
     probe = "import sys; from rehydrate.store import views; views.clean('a\\x1bb\\tc · d\\u200b\\r\\n')\n"
     probe += "print('unicodedata' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+NAME_PARTS = st.text(alphabet="ab09_.-\n ²Aé/", max_size=70)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    NAME_PARTS, st.sampled_from(["", "00_", "7_", "12_", "123_", "1²_"]), st.sampled_from(["", ".md", ".MD", ".md\n"])
+)
+def test_names_are_told_apart_as_the_patterns_said_without_compiling_them(middle: str, head: str, tail: str) -> None:
+    """An actor's name and another view's file name, checked with string tests (no regular expression compiled on
+    the hook path): what the patterns matched in full, and nothing else (not even with a newline at the end)."""
+    import re
+
+    name = head + middle + tail
+    assert views.is_extra_view(name) == bool(re.fullmatch(r"[0-9]{2}_[A-Za-z0-9._-]+\.md", name)), name
+    assert views.is_actor(name) == bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name)), name
+    assert views.is_actor(middle) == bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", middle)), middle

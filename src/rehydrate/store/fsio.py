@@ -218,6 +218,26 @@ def overwrite(path: str, data: bytes, words: Words = ANY) -> None:
         calls.close(fd)
 
 
+def temp_name(path: str) -> str:
+    """replace's temporary file for path: `.NAME.PID.8HEX.tmp`, beside it."""
+    return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether a file name is one of replace's temporary files (left behind only by a crash)."""
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return False
+    parts = name[1:-4].rsplit(".", 2)
+    return (
+        len(parts) == 3
+        and parts[0] != ""
+        and parts[1].isascii()
+        and parts[1].isdigit()
+        and len(parts[2]) == 8
+        and set(parts[2]) <= set("0123456789abcdef")
+    )
+
+
 def replace(
     path: str, data: bytes, point: str, *, mode: int | None = None, new_mode: int = 0o644, words: Words = ANY
 ) -> None:
@@ -227,7 +247,7 @@ def replace(
     the umask, as open() gives. A failed write leaves no temporary file behind."""
     folder = os.path.dirname(path)
     stat_regular(path, words)
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    tmp = temp_name(path)
     with failing(path, "write", words):
         fd = calls.open(tmp, CREATE_FLAGS, new_mode if mode is None else mode)
         try:

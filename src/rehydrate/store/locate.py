@@ -8,7 +8,6 @@ CLI's --dir, REHYDRATE_DIR).
 from __future__ import annotations
 
 import os
-import re
 
 from rehydrate.errors import StateMissing, UsageError
 from rehydrate.store import fsio, views
@@ -110,7 +109,7 @@ def foreign(path: str, st: os.stat_result | None = None) -> bool:
 
 def resolve_actor(actor: str | None = None) -> str:
     actor = actor or os.environ.get("REHYDRATE_ACTOR") or DEFAULT_ACTOR
-    if not re.match(views.ACTOR, actor):
+    if not views.is_actor(actor):
         raise UsageError(
             f"invalid actor name {actor!r}",
             "use letters, digits, '.', '_' or '-' (at most 64, not starting with '.' or '-')",

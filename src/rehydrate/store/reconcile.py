@@ -9,7 +9,6 @@ views (views.py) are compared with the WAL's last record. The caller (State) hol
 from __future__ import annotations
 
 import os
-import re
 import stat
 
 from rehydrate.errors import RehydrateError, StateMissing
@@ -24,8 +23,6 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
     from rehydrate.store.state import Outcome, State
     from rehydrate.store.wal import Record
-
-_OWN_TEMP = r"^\..+\.[0-9]+\.[0-9a-f]{8}\.tmp$"  # fsio.replace's temporary files, and nothing else
 
 
 class Snapshot:
@@ -111,7 +108,7 @@ def reconcile(state: State, repair: bool) -> Snapshot:
 def _clear_temps(state: State, repair: bool, problems: list[Problem], repaired: list[str]) -> None:
     for folder in (state.root, state.wal_dir):
         for name in os.listdir(folder):
-            if re.match(_OWN_TEMP, name):
+            if fsio.is_temp_name(name):  # fsio.replace's, and nothing else
                 where = os.path.relpath(os.path.join(folder, name), os.path.dirname(state.root))
                 if repair:
                     fsio.unlink(os.path.join(folder, name), WORDS)

@@ -183,7 +183,7 @@ class State:
             names = os.listdir(self.wal_dir)
         except OSError:
             return []
-        return sorted(n[:-6] for n in names if n.endswith(".jsonl") and re.match(layout.ACTOR, n[:-6]))
+        return sorted(n[:-6] for n in names if n.endswith(".jsonl") and layout.is_actor(n[:-6]))
 
     # ----------------------------------------------------------------------------------------------- redo
 

@@ -25,8 +25,28 @@ PIPELINES = "pipelines.json"  # the registered pipelines: {name: {"output", "pro
 GITIGNORE = ".gitignore"
 VIEWS = (GOAL, INVARIANTS, HANDOFF, NEXT)
 # Patterns are compiled on first use (re caches them): each compile costs the hook path ~70 us.
-EXTRA_VIEW = r"^[0-9]{2}_[A-Za-z0-9._-]+\.md$"
-ACTOR = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def is_extra_view(name: str) -> bool:
+    """Another view of the state folder: `NN_name.md` (two digits, `_`, then letters, digits, `.`, `_` or `-`).
+    (Plain string tests, not a regular expression: compiling one costs the hook path's start-up.)"""
+    return (
+        len(name) > 6
+        and name[:2].isascii()
+        and name[:2].isdigit()
+        and name[2] == "_"
+        and name.endswith(".md")
+        and set(name[3:-3]) <= _NAME_CHARS
+    )
+
+
+def is_actor(name: str) -> bool:
+    """An actor's name, the name of its log in wal/: 1 to 64 letters, digits, `.`, `_` or `-`, the first a letter or
+    a digit."""
+    return 0 < len(name) <= 64 and name[0].isascii() and name[0].isalnum() and set(name) <= _NAME_CHARS
+
+
 OP = r"^[a-z][a-z0-9_-]{0,31}$"
 GITATTRIBUTES = ".gitattributes"
 GITATTRIBUTES_TEXT = (
@@ -340,4 +360,4 @@ def keep_edit(state: State, name: str, snap: Snapshot, out: Outcome) -> None:
 
 def extra_views(root: str) -> list[str]:
     """Other NN_*.md files in the state folder, in lexical (boot) order."""
-    return [name for name in sorted(os.listdir(root)) if re.match(EXTRA_VIEW, name) and name not in VIEWS]
+    return [name for name in sorted(os.listdir(root)) if is_extra_view(name) and name not in VIEWS]
