@@ -43,6 +43,7 @@ def test_hook_path_imports_only_the_standard_library(repo: Path) -> None:
         if argv[0] in ("checkpoint", "resume", "hook"):  # what bench/startup.py showed costs the hook path its budget
             heavy = {"typing", "dataclasses", "inspect", "subprocess", "contextlib", "_hashlib", "shutil", "signal"}
             heavy.add("unicodedata")  # views.clean decides with str.isprintable: no Unicode database to load
+            heavy.add("rehydrate.store.latches")  # 00 and 10 as the last record binds them: no line to check
             assert not heavy & set(mods), (argv, heavy & set(mods))
             # no pipeline is registered here: the brief's pipeline check loads nothing of the pipelines
             assert not {m for m in mods if m.startswith("rehydrate.cursor.")}, argv

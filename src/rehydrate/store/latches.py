@@ -14,16 +14,20 @@ from collections.abc import Iterator
 from rehydrate.errors import UsageError
 from rehydrate.store import WORDS, Problem, fsio, wal
 from rehydrate.store.views import (
+    ARCHIVE_DIR,
     CONTAINS_LABEL,
     GOAL,
     GUARD_LABEL,
+    HANDOFF,
     INVARIANTS,
     MAX_FIELD,
     MAX_VIEW,
+    NEXT,
     cap,
     clean,
     conflict_lines,
     entry_id,
+    last_producer,
     render_goal,
     sha,
 )
@@ -179,13 +183,9 @@ def goal_data(state: State) -> dict[str, Any]:
     return {"goal": data["goal"], "done_when": data.get("done_when")}
 
 
-def reconcile_goal(state: State, snap: Snapshot, repair: bool) -> None:
-    """00_goal.md against the WAL: missing, it is redone; changed, it is a latch violation (never overwritten)."""
-    from rehydrate.store.views import differs
-
-    changed, data = differs(state, snap, GOAL)
-    if not changed:
-        return
+def goal_differs(state: State, snap: Snapshot, data: bytes | None, repair: bool) -> None:
+    """00_goal.md, which differs from what the WAL's last record binds: missing, it is redone; changed, it is a latch
+    violation (never overwritten)."""
     goal = goal_data(state)
     text = render_goal(goal["goal"], goal.get("done_when")).encode()
     if data is None:
@@ -284,8 +284,12 @@ def reconcile_invariants(state: State, snap: Snapshot, repair: bool, full: bool 
     """10_invariants.md against every actor's recorded lines (full: whatever its hash says)."""
     from rehydrate.store.views import read_view
 
+    check_invariants(state, snap, read_view(state, INVARIANTS, snap.problems, snap.seen), repair, full)
+
+
+def check_invariants(state: State, snap: Snapshot, data: bytes | None, repair: bool, full: bool = False) -> None:
+    """10_invariants.md, as read, against every actor's recorded lines (full: whatever its hash says)."""
     rel = state.rel(INVARIANTS)
-    data = read_view(state, INVARIANTS, snap.problems, snap.seen)
     if data == b"" and any(p.file == rel for p in snap.problems):
         snap.inv_ok = False  # already named as unsafe or unreadable
         return
@@ -358,3 +362,22 @@ def adopt(state: State, snap: Snapshot) -> None:
         state._append(snap, "invariant", {"line": text, "line_sha256": wal.sha256(text.encode()), "adopted": True})
         snap.repaired.append(f"recorded line {n} of {state.rel(INVARIANTS)}, added by hand: {text[:80]}")
     snap.unrecorded = []
+
+
+def rotate_data(state: State, last: Record) -> dict[str, Any]:
+    """What a rotate record carries: the archive's name, the goal, the recorded lines of 10, and what the views
+    were last written from, so that they can still be redone after the archive."""
+    first = wal.first_record(state.wal_path, state.wal_rel)
+    bound = actor_lines(wal.records(state.wal_path))
+    checkpoint = last_producer(state, NEXT)
+    handoff = last_producer(state, HANDOFF)
+    keep = ("op", "seq", "ts", "git", "data")
+    return {
+        "archive": f"{ARCHIVE_DIR}/{state.actor}-{first['seq']}-{last['seq'] + 1}-{last['h'][:8]}.jsonl",
+        "records": last["seq"] - first["seq"] + 2,
+        "goal": goal_data(state),
+        "lines": [ln for ln, ordered in bound if ordered],
+        "adopted": [ln for ln, ordered in bound if not ordered],
+        "checkpoint": {k: checkpoint[k] for k in keep if k in checkpoint} if checkpoint else None,
+        "handoff": {"op": "handoff", "data": handoff["data"]} if handoff else None,
+    }

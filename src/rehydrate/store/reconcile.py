@@ -12,10 +12,10 @@ import os
 import stat
 
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import WORDS, Problem, fsio, latches, wal
+from rehydrate.store import WORDS, Problem, fsio, wal
 from rehydrate.store import views as layout
 from rehydrate.store.seen import ScanInfo, Seen, fingerprint, lost_message, rolled_back
-from rehydrate.store.views import GOAL
+from rehydrate.store.views import GOAL, INVARIANTS, sha
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -193,9 +193,19 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
     if snap.last["op"] == "init" and repair:  # a crash during init: write the views that are missing
         for name in state._apply(snap.last):
             snap.repaired.append(f"redid {state.rel(name)} from the WAL (init was interrupted)")
-    latches.reconcile_goal(state, snap, repair)
+    changed, goal = layout.differs(state, snap, GOAL)
+    if changed:
+        from rehydrate.store import latches  # the latches' checks: loaded when one is not as the WAL binds it
+
+        latches.goal_differs(state, snap, goal, repair)
     layout.reconcile_views(state, snap, repair)
-    latches.reconcile_invariants(state, snap, repair)
+    invariants = layout.read_view(state, INVARIANTS, snap.problems, snap.seen)
+    if sha(invariants) == snap.last["views"].get(INVARIANTS):  # as the last record binds it, line for line
+        snap.inv_bytes = invariants
+        return
+    from rehydrate.store import latches
+
+    latches.check_invariants(state, snap, invariants, repair)
 
 
 def _ends_as_seen(seen: Seen, tail: wal.Tail) -> bool:

@@ -13,7 +13,7 @@ import os
 import re
 
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
-from rehydrate.store import WORDS, Problem, fsio, latches, wal
+from rehydrate.store import WORDS, Problem, fsio, wal
 from rehydrate.store import views as layout
 from rehydrate.store.locate import init_location, locate, resolve_actor
 from rehydrate.store.reconcile import Snapshot, check_archive, reconcile
@@ -215,6 +215,8 @@ class State:
                     done.append(name)
             return done
         if op in ("invariant", "reject"):
+            from rehydrate.store import latches  # not on the hook path: checkpoints and resumes do not bind lines
+
             return [INVARIANTS] if latches.append_line(self, data["line"], redo=False) else []
         if op in ("checkpoint", "handoff"):
             name = NEXT if op == "checkpoint" else HANDOFF
@@ -234,6 +236,8 @@ class State:
 
     def recorded_lines(self) -> dict[str, list[Bound]]:
         """Every actor's recorded lines of 10_invariants.md, each in its actor's order (reads every log)."""
+        from rehydrate.store import latches
+
         return latches.recorded_lines(self)
 
     # ----------------------------------------------------------------------------------------------- writing
@@ -241,6 +245,8 @@ class State:
     def _begin(self, repair: bool = True) -> Snapshot:
         snap = reconcile(self, repair)
         if repair and snap.unrecorded:
+            from rehydrate.store import latches
+
             latches.adopt(self, snap)
         return snap
 
@@ -357,6 +363,8 @@ class State:
         producer = layout.last_producer(self, NEXT)  # 99 was edited or deleted: ask the WAL (a full read)
         if producer is not None and producer["op"] == "checkpoint":
             return str(producer["data"]["goal"])
+        from rehydrate.store import latches
+
         return str(latches.goal_data(self)["goal"]).split("\n")[0]
 
     # ----------------------------------------------------------------------------------------------- commands
@@ -366,6 +374,8 @@ class State:
         because = layout.clean(because, one_line=True)
         guard = layout.clean(guard, one_line=True) if guard else None
         contains = layout.clean(contains, one_line=True) if contains else None
+        from rehydrate.store import latches
+
         latches.check_entry("decision" if kind == "D" else "approach", text, because, guard, contains)
         ts = wal.now()
         ident = f"{kind}-" + wal.sha256(f"{self.actor}\0{ts}\0{text}".encode())[:6]
@@ -419,31 +429,15 @@ class State:
         with fsio.locked(self.root, words=WORDS):
             snap = self._begin()
             self._refuse_unsafe(snap)
-            data = self._rotate_data(snap.last)
+            from rehydrate.store.latches import rotate_data
+
+            data = rotate_data(self, snap.last)
             check_archive(self, {"seq": snap.last["seq"] + 1, "data": data}, None)  # before anything is written
             rec = self._append(snap, "rotate", data)
             self._apply(rec)
             snap.cache.fp = fingerprint(self.wal_path)  # the log was replaced by one holding the rotate record
             snap.cache.save(self.seen_path, self.wal_path)
             return Outcome(record=rec, repaired=snap.repaired, problems=snap.problems)
-
-    def _rotate_data(self, last: Record) -> dict[str, Any]:
-        """What a rotate record carries: the archive's name, the goal, the recorded lines of 10, and what the views
-        were last written from, so that they can still be redone after the archive."""
-        first = wal.first_record(self.wal_path, self.wal_rel)
-        bound = latches.actor_lines(wal.records(self.wal_path))
-        checkpoint = layout.last_producer(self, NEXT)
-        handoff = layout.last_producer(self, HANDOFF)
-        keep = ("op", "seq", "ts", "git", "data")
-        return {
-            "archive": f"{layout.ARCHIVE_DIR}/{self.actor}-{first['seq']}-{last['seq'] + 1}-{last['h'][:8]}.jsonl",
-            "records": last["seq"] - first["seq"] + 2,
-            "goal": latches.goal_data(self),
-            "lines": [ln for ln, ordered in bound if ordered],
-            "adopted": [ln for ln, ordered in bound if not ordered],
-            "checkpoint": {k: checkpoint[k] for k in keep if k in checkpoint} if checkpoint else None,
-            "handoff": {"op": "handoff", "data": handoff["data"]} if handoff else None,
-        }
 
     def reconcile(self, repair: bool = True) -> Outcome:
         """The cheap recognize step every command starts with: WAL tail against views, safe repairs applied."""
