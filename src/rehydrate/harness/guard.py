@@ -4,10 +4,10 @@ glob or command pattern, and its `contains`, a text in what is written or run) g
 The watches are read from the state's records, not from the rendered lines of 10_invariants.md: each `reject`
 record carries its `guard` and `contains`, and where a line was edited by hand, the recorded watch wins. The cost
 follows what is shown, not what is stored: only the rejected approaches that 10_invariants.md shows with a watch
-are looked up, by their ids, in each actor's log read backwards page by page; the reading stops once each is found
-(a `rotate` record, the first of its log, carries the lines recorded before it) or once LOOKBACK bytes of the logs
-have been read. A line that no record within that reach carries (added by hand and not yet recorded, recorded
-further back, or in a log that cannot be read) watches what it shows: the guard fails closed, never open.
+are looked up, by their ids, in the last LOOKBACK bytes of the logs, read at once, and only the lines that name one
+are decoded (a `rotate` record, the first of its log, carries the lines recorded before it). A line that no record
+within that reach carries (added by hand and not yet recorded, recorded further back, or in a log that cannot be
+read) watches what it shows: the guard fails closed, never open.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ if TYPE_CHECKING:
 
 ENTRY_BYTES = 1200  # a quoted rejected approach in a guard's answer, where the harness counts bytes (5 of them)
 MAX_INVARIANTS = 4 << 20
-PAGE = 64  # records read at a time, backwards, from a log
-LOOKBACK = 1 << 20  # the most bytes of the logs one guard call reads, looking for records (on every tool call)
+LOOKBACK = 4 << 20  # the most bytes of the logs one guard call reads, looking for records (on every tool call)
 GUARD_DECISIONS = ("ask", "deny", "warn")
 PATCH_HEADERS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ")  # Codex's apply_patch
 Watch = tuple["str | None", "str | None", str]  # (guard, contains, the rejected approach's line)
@@ -81,28 +80,37 @@ def _recorded(wal_dir: str, wanted: set[str]) -> dict[str, Watch]:
 
 
 def _read_log(path: str, wanted: set[str], found: dict[str, Watch], room: int) -> int:
-    """Read one log backwards, page by page, until every wanted id is found, its first record is read, it cannot be
-    read (conflicted, damaged) or `room` bytes are read; the bytes read."""
-    from rehydrate.store import wal
+    """Read the last `room` bytes of one log, in one read, and decode (strictly) only its lines that name a wanted
+    id, newest first, until each is found; the bytes read. A log that cannot be read, a line that does not decode
+    (torn, damaged, a conflict marker's) or a record cut off by the reach gives nothing."""
+    from rehydrate.store import WORDS, fsio, wal
 
     try:
-        size = os.lstat(path).st_size
+        fd = fsio.open_read(path, WORDS)
+    except RehydrateError:
+        return 0
+    if fd is None:
+        return 0
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - room)
+        data = os.pread(fd, size - start, start)
     except OSError:
         return 0
-    end = size
-    while wanted - set(found) and end > 0 and size - end < room:
+    finally:
+        os.close(fd)
+    lines = data.split(b"\n")[1 if start else 0 :]  # the first line read is cut unless the log starts there
+    keys = [ident.encode() for ident in wanted]
+    for line in reversed(lines):
+        if not any(key in line for key in keys):
+            continue
         try:
-            tail = wal.read_tail(path, PAGE, None if end == size else end)
-        except (wal.BadRecord, RehydrateError, OSError):
+            _take(wal.decode(line), wanted, found)
+        except wal.BadRecord:
+            continue
+        if not wanted - set(found):
             break
-        if not tail.records:
-            break
-        for _, rec in reversed(tail.records):
-            _take(rec, wanted, found)
-            if rec.get("op") == "rotate":
-                return size - tail.records[0][0]  # the first record of its log
-        end = tail.records[0][0]
-    return size - end
+    return len(data)
 
 
 def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch]) -> None:
