@@ -150,6 +150,19 @@ def bound(name: str, value: float, limit: float) -> tuple[str, bool]:
     return f"{'PASS' if ok else 'FAIL'}  {name} = {value:.2f}  (target <= {limit:.2f})", ok
 
 
+def load() -> str:
+    """The machine's load average (1, 5 and 15 minutes) beside its CPU count, for a benchmark's header.
+
+    The ratios are measured side by side, but a loaded machine still widens their spread: this line lets a reader
+    judge the noise of a run.
+    """
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:  # not available on this system
+        return "load average: not available"
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} (1, 5, 15 min) on {os.cpu_count() or '?'} CPUs"
+
+
 def reproduce(script: str, options: Sequence[str]) -> str:
     """The exact command, from the repository root, that reruns this benchmark with the same settings."""
     return f"cd {shlex.quote(REPO)} && {shlex.quote(sys.executable)} {shlex.join(['bench/' + script, *options])}"

@@ -115,6 +115,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
         fsio.calls = real
 
     print(f"cursor: rehydrate ({_common.checkout()}), Python {sys.version.split()[0]}; {len(line)}-byte records")
+    print(_common.load())
     print(f"{args.rounds} rounds + 2 warm-up of {n} records per variant, interleaved")
     print()
     rows = [

@@ -68,6 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _bench(args: argparse.Namespace, root: str) -> int:
     print(f"guard: rehydrate ({_common.checkout()}), Python {sys.version.split()[0]}")
+    print(_common.load())
     env = _common.clean_env(PYTHONPATH=_common.SRC, HOME=root)
     argv = [sys.executable, "-m", "rehydrate", "hook", "claude"]
     procs = {}

@@ -188,6 +188,7 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
     t_inproc = time.perf_counter() - t0
 
     print(f"resume against the size of the WAL: rehydrate {__version__} ({_common.checkout()}) from {_common.SRC}")
+    print(_common.load())
     print(f"big state: {how}")
     rows: list[tuple[object, ...]] = []
     for k in paths:

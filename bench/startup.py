@@ -229,6 +229,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
     if args.against:
         labels.update({k + AGAINST: f"{labels[k]} {AGAINST}" for k in ("checkpoint", "resume", "hook")})
     print(f"rehydrate start-up: {version} ({_common.checkout()}), Python {pyver}")
+    print(_common.load())
     print(f"fresh venv, non-editable install of {_common.REPO} ({t_venv:.0f} s to build)")
     if args.against:
         print(f"{AGAINST}: a venv of its own with {os.path.abspath(args.against)} ({_common.checkout(args.against)})")

@@ -102,6 +102,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     transcript(big, args.big_mib)
     size = {"small": os.path.getsize(small), "big": os.path.getsize(big)}
     print(f"stop_hook: rehydrate ({_common.checkout()}), Python {sys.version.split()[0]}")
+    print(_common.load())
     print(f"last line: {args.small_mib} MiB vs {args.big_mib} MiB ({args.rounds} rounds, interleaved)")
     print()
 

@@ -5,7 +5,8 @@ size on one file (the most a durable append can do on this disk). Three checkpoi
 
   git repo        the state inside a temporary git repository: one `git status` subprocess per checkpoint
   outside git     the state outside any repository: git still starts, and fails fast
-  git stubbed     gitinfo.snapshot replaced in-process by a constant: rehydrate's own work and its fsyncs only
+  git stubbed     gitinfo.start and gitinfo.finish replaced in-process (no git process; a constant answer):
+                  rehydrate's own work and its fsyncs only
 
 and one more reference, the floor: the durable writes a checkpoint makes, done raw (append + fsync, then temp file
 create + write + fsync + os.replace + fsync of the folder), so that "git stubbed / floor" is rehydrate's own overhead.
@@ -70,19 +71,29 @@ def counting() -> Iterator[CountingCalls]:
         fsio.calls = saved
 
 
+STUB_GIT: dict[str, Any] = {"head": "0" * 40, "branch": "main", "dirty": []}
+
+
 @contextlib.contextmanager
 def git_stubbed() -> Iterator[None]:
-    """gitinfo.snapshot answers what a clean repository would, without a subprocess."""
-    saved = gitinfo.snapshot
+    """No git process: gitinfo.start starts nothing, and gitinfo.finish answers what a clean repository would.
 
-    def snapshot(state_dir: str) -> dict[str, Any]:  # same signature as the real one
-        return {"head": "0" * 40, "branch": "main", "dirty": []}
+    A write starts git with gitinfo.start and reads its answer with gitinfo.finish (init with gitinfo.snapshot, which
+    calls both); replacing snapshot alone left every checkpoint starting a real `git status`.
+    """
+    saved = gitinfo.start, gitinfo.finish
 
-    gitinfo.snapshot = snapshot
+    def start(state_dir: str) -> gitinfo.Pending:  # same signatures as the real ones
+        return gitinfo.Pending(None, None, "stubbed by bench/throughput.py")
+
+    def finish(pending: gitinfo.Pending) -> dict[str, Any]:
+        return dict(STUB_GIT, dirty=[])
+
+    gitinfo.start, gitinfo.finish = start, finish
     try:
         yield
     finally:
-        gitinfo.snapshot = saved
+        gitinfo.start, gitinfo.finish = saved
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -222,6 +233,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:
         "raw": f"raw os.write+os.fsync ({record_size} B)",
     }
     print(f"checkpoint throughput: rehydrate {__version__} ({_common.checkout()}) from {_common.SRC}, in-process")
+    print(_common.load())
     print(
         f"{args.rounds} rounds + {args.warmup} warm-up of {args.block} operations per variant, interleaved "
         f"(order rotating each round), {elapsed:.0f} s; medians of per-block means"

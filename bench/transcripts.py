@@ -129,6 +129,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     times = _common.interleave(variants, args.rounds, warmup=1)
     med = {k: _common.median(v) for k, v in times.items()}
     print(f"transcripts: rehydrate ({_common.checkout()}), Python {sys.version.split()[0]}, parser {parser()}")
+    print(_common.load())
     print(f"corpus: {size / 1e6:,.0f} MB in {len(os.listdir(folder)) - 1} Claude Code session files")
     print()
     rows = [(k, f"{med[k]:.2f}", f"{mb / med[k]:.0f}") for k in variants]
