@@ -89,6 +89,19 @@ def _goal(o: _Out) -> None:
 
 
 def _rejected(o: _Out, inv_src: str) -> str | None:
+    """The rejected approaches' part, composed once for each setting of the knobs it depends on: fitting composes
+    the brief many times, mostly turning other knobs."""
+    d, p = o.d, o.p
+    key = (p.rejected, p.rejected_cap, p.terse)
+    done = d.rejected_parts.get(key)
+    if done is None:
+        part = _Out(d, p)
+        done = d.rejected_parts[key] = (_rejected_part(part, inv_src), part.cuts)
+    o.cuts.extend(done[1])
+    return done[0]
+
+
+def _rejected_part(o: _Out, inv_src: str) -> str | None:
     d, p = o.d, o.p
     folded = d.rejected_unseen + len(d.rejected) - p.rejected
     if not d.rejected and not folded:

@@ -18,7 +18,15 @@ REJECTED_CAP = 1200  # the longest a rejected approach is shown
 _DECISION_CAP = 500  # the longest a decision is shown
 FINDING_CAP = 400  # the longest a ledger line is shown
 _RECORD_CAP = 1200  # the longest the last WAL record is shown
-_DATE_WORD = r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:rejected|decision): "
+_DATE_WORD = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:rejected|decision): ")
+# One scan of 10_invariants.md (with a line break put before its first line) finds every line that starts a rejected
+# approach (its id: views.entry_id; group 1) and every line that is no entry (blank, a heading, a line of the header;
+# group 1 empty). A literal "\n" starts the pattern, so the scan jumps from line break to line break.
+_LINES = re.compile(
+    r"\n(?:(- R-[0-9a-f]{6} [^\n]*)|#|(?:[^\S\n]*|"
+    + "|".join(re.escape(h) for h in sorted(_HEADER_LINES) if not h.startswith("#"))
+    + r")\r*(?=\n|\Z))"
+)
 
 
 class BriefInput:
@@ -85,14 +93,19 @@ class _Entry:
         self.line = _untoken(_flat(raw[:room]), token)
         self.id = views.entry_id(self.line) or ""
 
+        self._short: str | None = None
+
     def show(self, cap: int | None) -> tuple[str, bool]:
         if not self.partial and (cap is None or len(self.line) + 2 <= cap):
             return "> " + self.line, False
-        line = self.line
-        if self.id:  # shortened: the id, then the text without its date and kind
-            rest = line[len(self.id) + 3 :]
-            m = re.match(_DATE_WORD, rest)
-            line = f"- {self.id} {rest[m.end() :] if m else rest}"
+        line = self._short
+        if line is None:  # shortened: the id, then the text without its date and kind (found once per entry)
+            line = self.line
+            if self.id:
+                rest = line[len(self.id) + 3 :]
+                m = _DATE_WORD.match(rest)
+                line = f"- {self.id} {rest[m.end() :] if m else rest}"
+            self._short = line
         cap = max(len(line) + 3 if cap is None else cap, len(self.id) + 6)
         text, _ = _cut(line, cap - 2)
         text = text if text.endswith("…") else text + "…"
@@ -162,31 +175,38 @@ class _Draft:
         self._ledger(inp, budget)
 
     def _invariants(self, raw: str, budget: int, size: int | None) -> None:
-        rejected: list[str] = []
-        decisions: list[str] = []
-        for full in raw.split("\n"):
-            line = full.rstrip("\r")
+        """Rejected approaches: all found (one scan), the newest whose ids could fit cleaned. Decisions: counted
+        (one scan), the newest read from the end while any brief within the budget could show them, each cleaned once.
+        """
+        self.invariants_partial = size is not None and size > len(raw.encode("utf-8", "replace"))
+        lines = _LINES.findall("\n" + raw)
+        found = [x for x in lines if x]  # every rejected approach's line, in order (with its trailing CRs, if any)
+        most = budget // 12  # only the newest rejected approaches whose ids could fit are cleaned
+        self.rejected_unseen = max(0, len(found) - most)
+        rejected = [x.rstrip("\r") for x in found[self.rejected_unseen :]]
+        cap = _water_level([len(x) for x in rejected], 2 * budget, 2 * ENTRY_MIN)
+        self.rejected = [e for e in (_Entry(x, cap, self.token) for x in rejected) if e.line]
+        # the rejected approaches' part of the brief by (how many shown, the cap of each, terse): see compose
+        self.rejected_parts: dict[tuple[int, int | None, bool], tuple[str | None, list[tuple[int, str, str]]]] = {}
+        entries = raw.count("\n") + 1 - (len(lines) - len(found))  # lines that are neither blank, header nor heading
+        newest: list[_Entry] = []
+        taken = 0
+        end = len(raw)
+        while end >= 0 and taken <= budget:  # the newest first, while any brief within the budget could show them
+            start = raw.rfind("\n", 0, end)
+            line = raw[start + 1 : end].rstrip("\r")
+            end = start
             if not line.strip() or line in _HEADER_LINES or line.startswith("#"):
                 continue
             rid = views.entry_id(line)
-            (rejected if rid and rid[0] == "R" else decisions).append(line)
-        self.invariants_partial = size is not None and size > len(raw.encode("utf-8", "replace"))
-        # Only the newest rejected approaches whose ids could fit are cleaned; the others are folded for sure.
-        most = budget // 12
-        self.rejected_unseen = max(0, len(rejected) - most)
-        rejected = rejected[self.rejected_unseen :]
-        cap = _water_level([len(x) for x in rejected], 2 * budget, 2 * ENTRY_MIN)
-        self.rejected = [e for e in (_Entry(x, cap, self.token) for x in rejected) if e.line]
-        self.decisions: list[_Entry] = []
-        taken = 0
-        for line in reversed(decisions):  # the newest first, while any brief within the budget could show them
-            if taken > budget:
-                break
+            if rid and rid[0] == "R":
+                continue
             entry = _Entry(line, _DECISION_CAP, self.token)
             if entry.line:
-                self.decisions.insert(0, entry)
+                newest.append(entry)
                 taken += len(entry.line)
-        self.decisions_unseen = len(decisions) - len(self.decisions)
+        self.decisions: list[_Entry] = newest[::-1]
+        self.decisions_unseen = entries - len(found) - len(self.decisions)
         self.decision_lines = [e.show(_DECISION_CAP) for e in self.decisions]
 
     def _extras(self, extras: list[tuple[str, str]], budget: int, sizes: dict[str, int]) -> None:

@@ -1,0 +1,77 @@
+"""The brief costs what it shows (issue 11, goal 2): rendering reads the decisions from the end, only as far as a
+brief could show them, and fitting does not compose the rejected approaches again for every knob it turns.
+
+Counted, not timed: the number of lines looked at one by one, and of rejected approaches composed, per render.
+(bench/brief_scale.py measures the time.)
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_brief_budget import TOKEN, check_promises, parse
+
+from rehydrate import brief
+from rehydrate.brief import draft
+from rehydrate.store import views
+
+
+@pytest.fixture(autouse=True)
+def _pinned_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(brief, "new_token", lambda: TOKEN, raising=False)
+
+
+def _input(lines: list[str]) -> brief.BriefInput:
+    return brief.BriefInput(
+        folder="state", actor="agent", goal="g", invariants=views.INVARIANTS_HEADER + "\n".join(lines) + "\n",
+        handoff=None, extras=[], next="n", last_record=None, findings=[], confidence="recovered",
+        next_action="x",
+    )  # fmt: skip
+
+
+def _entries(kind: str, n: int) -> list[str]:
+    word = "keep the cache keyed by path and mtime"
+    return [views.entry_line(kind, f"{kind}-{i:06x}", "2026-11-30", f"{word} {i}", "slow", None) for i in range(n)]
+
+
+class _Count:
+    def __init__(self, real):  # type: ignore[no-untyped-def]
+        self.real, self.calls = real, 0
+
+    def __call__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return self.real(*args, **kwargs)
+
+
+def test_25000_decisions_are_read_from_the_end_and_counted_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    n = 25_000
+    inp = _input([*_entries("D", n)[:-1], "", "# a heading", "- R-abcdef rejected: retry it because: no"])
+    inp.invariants = (inp.invariants or "") + "\n".join(_entries("D", 3)) + "\r\n\n"
+    ids = _Count(views.entry_id)
+    with monkeypatch.context() as m:
+        m.setattr(views, "entry_id", ids)
+        text = brief.render(inp, brief.DEFAULT_BUDGET).text
+    shown = parse(text)["quotes"]["state/10_invariants.md, decisions"][0]  # type: ignore[index]
+    # each decision shown is looked at once, and a few more lines: not the 25,000 (the old code matched each)
+    assert len(shown) < 100 and ids.calls <= 3 * len(shown) + 20, (ids.calls, len(shown))
+    assert f"{n - 1 + 3 - len(shown)} older decision(s) in state/10_invariants.md" in text
+    assert "R-abcdef" in text
+    check_promises(inp, text, brief.DEFAULT_BUDGET)
+
+
+def test_fitting_3000_rejected_approaches_composes_them_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    inp = _input(_entries("R", 3000))
+    shows = _Count(draft._Entry.show)
+
+    def show(self: draft._Entry, cap: int | None) -> tuple[str, bool]:
+        return shows(self, cap)  # type: ignore[no-any-return]
+
+    with monkeypatch.context() as m:
+        m.setattr(draft._Entry, "show", show)
+        text = brief.render(inp, brief.DEFAULT_BUDGET).text
+    kept = brief.DEFAULT_BUDGET // 12  # the newest rejected approaches whose ids could fit (draft._invariants)
+    # each rejected approach is composed once per setting of the knobs that shape it (19 settings here), not once per
+    # composition of the brief (63 here, as the old code did)
+    assert shows.calls <= 24 * kept, shows.calls
+    check_promises(inp, text, brief.DEFAULT_BUDGET)
