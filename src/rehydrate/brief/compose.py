@@ -106,12 +106,12 @@ def _rejected_part(o: _Out, inv_src: str) -> str | None:
     folded = d.rejected_unseen + len(d.rejected) - p.rejected
     if not d.rejected and not folded:
         return None
-    lines = []
-    short = 0
-    for e in d.rejected[len(d.rejected) - p.rejected :]:
-        line, cut = e.show(p.rejected_cap)
-        lines.append(line)
-        short += cut
+    every = d.rejected_lines.get(p.rejected_cap)  # each entry as shown at this cap: the same for any number shown
+    if every is None:
+        every = d.rejected_lines[p.rejected_cap] = [e.show(p.rejected_cap) for e in d.rejected]
+    shown = every[len(every) - p.rejected :]
+    lines = [line for line, _ in shown]
+    short = sum(1 for _, cut in shown if cut)
     notes = []
     if folded:
         older = _plural(folded, "older rejected approach", "older rejected approaches")

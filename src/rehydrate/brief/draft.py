@@ -188,11 +188,15 @@ class _Draft:
         self.rejected = [e for e in (_Entry(x, cap, self.token) for x in rejected) if e.line]
         # the rejected approaches' part of the brief by (how many shown, the cap of each, terse): see compose
         self.rejected_parts: dict[tuple[int, int | None, bool], tuple[str | None, list[tuple[int, str, str]]]] = {}
+        self.rejected_lines: dict[int | None, list[tuple[str, bool]]] = {}  # each entry as shown, by the cap
         entries = raw.count("\n") + 1 - (len(lines) - len(found))  # lines that are neither blank, header nor heading
+        left = entries - len(found)  # decisions not yet read
         newest: list[_Entry] = []
         taken = 0
         end = len(raw)
-        while end >= 0 and taken <= budget:  # the newest first, while any brief within the budget could show them
+        while (
+            left and end >= 0 and taken <= budget
+        ):  # the newest first, while any brief within the budget could show them
             start = raw.rfind("\n", 0, end)
             line = raw[start + 1 : end].rstrip("\r")
             end = start
@@ -201,6 +205,7 @@ class _Draft:
             rid = views.entry_id(line)
             if rid and rid[0] == "R":
                 continue
+            left -= 1
             entry = _Entry(line, _DECISION_CAP, self.token)
             if entry.line:
                 newest.append(entry)
