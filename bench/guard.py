@@ -28,7 +28,6 @@ from collections.abc import Sequence
 
 import _common
 from rehydrate import brief
-from rehydrate.store import wal
 from rehydrate.store.state import State
 
 SIZES = {"10 records": 10, "20,000 records": 20_000, "100,000 records": 100_000}
@@ -47,14 +46,7 @@ def build(repo: str, records: int) -> None:
     state, _ = State.init(os.path.join(repo, "state"), "measure the guard against the length of the WAL")
     state.reject("Edit db/schema.sql directly", because="every schema change needs a migration", guard="db/schema.sql")
     brief.resume(state)
-    last = wal.read_tail(state.wal_path, 1).records[-1][1]
-    fixed = {k: last[k] for k in ("v", "ts", "actor", "op", "data", "views")}
-    prev = last["h"]
-    with open(state.wal_path, "ab", buffering=1 << 20) as f:
-        for seq in range(int(last["seq"]) + 1, records + 1):
-            rec = wal.seal({**fixed, "seq": seq, "prev": prev})
-            f.write(wal.encode(rec))
-            prev = rec["h"]
+    _common.pad_wal(state.wal_path, records)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -73,17 +73,7 @@ def build(folder: str, records: int) -> str:
     state, _ = State.init(path, "measure resume against the size of the WAL", "the ratio big/small is near 1")
     state.checkpoint("built the state", "run rehydrate resume")
     brief.resume(state)
-    last = wal.read_tail(state.wal_path, 1).records[-1][1]
-    # every later record is a resume carrying the same data and views: the views stay exactly what is on disk
-    fixed = {k: last[k] for k in ("v", "ts", "actor", "op", "data", "views")}
-    prev = last["h"]
-    with open(state.wal_path, "ab", buffering=1 << 20) as f:
-        for seq in range(int(last["seq"]) + 1, records + 1):
-            rec = wal.seal({**fixed, "seq": seq, "prev": prev})
-            f.write(wal.encode(rec))
-            prev = rec["h"]
-        f.flush()
-        os.fsync(f.fileno())
+    _common.pad_wal(state.wal_path, records)  # every later record a copy of that resume
     return path
 
 
