@@ -12,7 +12,7 @@ from rehydrate.store import views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rehydrate.brief.draft import _Draft, _Plan
+    from rehydrate.brief.draft import _Draft, _Piece, _Plan
 
 _DROPPED_NAMED = 5  # dropped files named one by one; the rest are counted
 
@@ -76,16 +76,25 @@ def _header(o: _Out) -> None:
 
 def _goal(o: _Out) -> None:
     d = o.d
-    goal_src = f"{d.f}/{views.GOAL}"
-    if not d.goal_body:
-        o.sections.append(f"## Goal\n(missing: {goal_src})")
+    src = f"{d.f}/{views.GOAL}"
+    _never_dropped(
+        o, "Goal", src, d.goal_body, d.goal, o.p.goal, (6, f"the end of the goal ({src})", "end of the goal")
+    )
+
+
+def _never_dropped(
+    o: _Out, title: str, src: str, body: str, piece: _Piece, cap: int | None, cut: tuple[int, str, str]
+) -> None:
+    """The goal or the next step: quoted whole, or shortened (and named under "Left out"), or said to be missing."""
+    if not body:
+        o.sections.append(f"## {title}\n(missing: {src})")
         return
-    body, cut = _cut_quoted(d.goal_body, o.p.goal)
+    shown, was_cut = _cut_quoted(body, cap)
     note = ""
-    if cut or d.goal.partial:
-        note = o.note(f"cut: {goal_src} holds {d.goal.total}")
-        o.cut(6, f"the end of the goal ({goal_src})", "end of the goal")
-    o.sections.append("## Goal\n" + _fence(body, goal_src, d.token, note))
+    if was_cut or piece.partial:
+        note = o.note(f"cut: {src} holds {piece.total}")
+        o.cut(*cut)
+    o.sections.append(f"## {title}\n" + _fence(shown, src, o.d.token, note))
 
 
 def _rejected(o: _Out, inv_src: str) -> str | None:
@@ -177,16 +186,8 @@ def _extras(o: _Out) -> None:
 
 def _next(o: _Out) -> None:
     d = o.d
-    nx_src = f"{d.f}/{views.NEXT}"
-    if not d.next_body:
-        o.sections.append(f"## Next\n(missing: {nx_src})")
-        return
-    body, cut = _cut_quoted(d.next_body, o.p.next)
-    note = ""
-    if cut or d.next.partial:
-        note = o.note(f"cut: {nx_src} holds {d.next.total}")
-        o.cut(7, f"the end of {nx_src}", f"end of {views.NEXT}")
-    o.sections.append("## Next\n" + _fence(body, nx_src, d.token, note))
+    src = f"{d.f}/{views.NEXT}"
+    _never_dropped(o, "Next", src, d.next_body, d.next, o.p.next, (7, f"the end of {src}", f"end of {views.NEXT}"))
 
 
 def _record(o: _Out) -> None:
