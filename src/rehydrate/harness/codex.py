@@ -81,9 +81,7 @@ def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Tar
     events = hook_groups(prog.shell("hook", "codex"))
     out: list[Target] = [(path, lambda old, rm: merge_hooks(old, events, remove=rm), "hooks")]
     if not user:
-        block = rules.block(state_rel)
-        agents = os.path.join(project, "AGENTS.md")
-        out.append((agents, lambda old, rm: rules.merge_block(old, block, remove=rm), "boot rule"))
+        out.append(rules.target(os.path.join(project, "AGENTS.md"), state_rel))
     return out
 
 

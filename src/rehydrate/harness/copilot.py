@@ -15,6 +15,4 @@ def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Tar
     from rehydrate.harness.cursor import not_user_wide
 
     not_user_wide("copilot", user)
-    block = rules.block(state_rel)
-    path = os.path.join(project, ".github", "copilot-instructions.md")
-    return [(path, lambda old, rm: rules.merge_block(old, block, remove=rm), "boot rule")]
+    return [rules.target(os.path.join(project, ".github", "copilot-instructions.md"), state_rel)]

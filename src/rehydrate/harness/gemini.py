@@ -71,9 +71,7 @@ def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Tar
     path = os.path.join(base, "settings.json")
     out: list[Target] = [(path, lambda old, rm: merge_hooks(old, events, remove=rm, comments=True), "hooks")]
     if not user:
-        block = rules.block(state_rel)
-        rule = os.path.join(project, "GEMINI.md")
-        out.append((rule, lambda old, rm: rules.merge_block(old, block, remove=rm), "boot rule"))
+        out.append(rules.target(os.path.join(project, "GEMINI.md"), state_rel))
     return out
 
 

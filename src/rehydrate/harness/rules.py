@@ -7,6 +7,10 @@ import os
 from rehydrate.errors import UsageError
 from rehydrate.harness import files
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rehydrate.harness.install import Target
+
 BEGIN_PREFIX = "<!-- rehydrate:begin"
 BEGIN = BEGIN_PREFIX + " (managed by rehydrate; edits inside this block are replaced) -->"
 END = "<!-- rehydrate:end -->"
@@ -117,3 +121,9 @@ def merge_block(old: bytes | None, block: str, *, remove: bool) -> bytes | None:
     if not rest.strip() and old is not None:
         return None
     return rest.encode("utf-8", "surrogateescape")
+
+
+def target(path: str, state_rel: str) -> Target:
+    """install's target for an instructions file: the boot rule's block merged in (or taken out)."""
+    text = block(state_rel)
+    return (path, lambda old, rm: merge_block(old, text, remove=rm), "boot rule")
