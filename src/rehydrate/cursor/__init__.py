@@ -29,8 +29,6 @@ repair), `lock` (one process at a time), `registered` (state/pipelines.json and 
 
 from __future__ import annotations
 
-from rehydrate.store.views import PIPELINES as REGISTRY  # the registry's name in the state folder
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -66,7 +64,6 @@ __all__ = [
     "MAX_NAME",
     "PROGRESS_WIDTH",
     "QUICK_TAIL_BYTES",
-    "REGISTRY",
     "CursorReport",
     "Discrepancy",
     "Pipeline",

@@ -7,10 +7,9 @@ import json
 import os
 
 from rehydrate import safejson
-from rehydrate.cursor import REGISTRY
 from rehydrate.cursor.verify import quick_check
 from rehydrate.errors import RehydrateError
-from rehydrate.store import fsio
+from rehydrate.store import fsio, views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,7 +21,7 @@ MAX_NAME = 80
 
 def registry(state_root: str) -> dict[str, Any]:
     """pipelines.json as a dict ({} if absent); RehydrateError if it cannot be read or is not a JSON object."""
-    path = os.path.join(state_root, REGISTRY)
+    path = os.path.join(state_root, views.PIPELINES)
     data = fsio.read_bytes(path, 1 << 20)
     if not data:
         return {}
@@ -88,7 +87,7 @@ def register(
         entries = registry(state_root)
         entries[name] = {**paths, "key": key, "total": total}
         fsio.replace(
-            os.path.join(state_root, REGISTRY),
+            os.path.join(state_root, views.PIPELINES),
             (json.dumps(entries, indent=2, sort_keys=True) + "\n").encode(),
             "cursor.register",
         )
