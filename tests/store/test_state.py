@@ -133,3 +133,29 @@ def test_reading_locks_reconciles_and_logs_a_resume(state: State) -> None:
         rec = state.log_resume(snap, {"read": []})
     assert (rec["op"], rec["prev"]) == ("resume", snap.prev["h"] if snap.prev else None)
     assert records(state.root)[-1] == rec and state.verify().ok
+
+
+def test_a_write_hashes_10_invariants_once(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reconciliation hashes 10_invariants.md to compare it with the last record; the new record binds the same
+    hash without hashing the file again (a view of megabytes costs milliseconds each time). Only a write that
+    changes the file hashes the new bytes."""
+    from rehydrate import brief
+
+    path = Path(state.path("10_invariants.md"))
+    hashed: list[bytes] = []
+    real = wal.sha256
+
+    def counting(data: bytes) -> str:
+        if data.startswith(path.read_bytes()[:40]) and len(data) >= path.stat().st_size - 1:
+            hashed.append(data)
+        return real(data)
+
+    monkeypatch.setattr(wal, "sha256", counting)
+    for write in (lambda: state.checkpoint(done="a", next="b"), lambda: brief.resume(state)):
+        hashed.clear()
+        write()
+        assert len(hashed) == 1, len(hashed)
+    hashed.clear()
+    state.invariant("one more", because="the file changes")
+    assert len(hashed) == 2  # the file as it was, then as it is with the new line
+    assert records(state.root)[-1]["views"]["10_invariants.md"] == real(path.read_bytes())

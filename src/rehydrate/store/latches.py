@@ -317,7 +317,7 @@ def _settle(
     (a crash between the two writes) and was redone to match, or, without repair, is reported as lagging."""
     expected = snap.last["views"].get(INVARIANTS)
     if sha(data) == expected and not full:
-        snap.inv_bytes = data
+        snap.set_invariants(data, expected)
         return True, data
     if conflicts or not _lags(snap, data):
         return False, data
@@ -329,7 +329,7 @@ def _settle(
     snap.repaired.append(f"redid {state.rel(INVARIANTS)} from the WAL (its last line was missing)")
     data = fsio.read_bytes(state.path(INVARIANTS), MAX_VIEW, WORDS)
     if sha(data) == expected and not full:
-        snap.inv_bytes = data
+        snap.set_invariants(data, expected)
         return True, data
     return False, data
 
@@ -344,7 +344,7 @@ def _bind(
     for code, n, message in violations:
         snap.problems.append(Problem(code, rel, n, message))
     snap.inv_ok = not violations and not blocked
-    snap.inv_bytes = data
+    snap.set_invariants(data)
     hand = [(n, file_lines[n - 1]) for n in unrecorded if n not in conflicts]
     adoptable = repair and snap.inv_ok
     snap.unrecorded = hand if adoptable else []

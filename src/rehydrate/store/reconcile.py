@@ -35,11 +35,23 @@ class Snapshot:
         self.seen: dict[str, bytes | None] = {}  # view bytes as reconciliation read them (valid while nothing repaired)
         self.problems = problems
         self.repaired = repaired
-        self.inv_bytes: bytes | None = None
+        self.inv_bytes: bytes | None = None  # 10_invariants.md as it is now (set through set_invariants)
+        self._inv_sha: str | None = None  # its sha256, when known without hashing it again
         self.inv_ok = True  # 10_invariants.md holds every recorded line, in order
         self.unrecorded: list[tuple[int, str]] = []
         self.cache = Seen()  # what this clone has seen of the log, kept up to date by every append
         self.lost: dict[str, Any] | None = None  # a rollback the next checkpoint acknowledges
+
+    def set_invariants(self, data: bytes | None, sha256: str | None = None) -> None:
+        """10_invariants.md's bytes from now on, with their sha256 when the caller knows it (the last record's)."""
+        self.inv_bytes, self._inv_sha = data, sha256
+
+    def invariants_sha(self) -> str | None:
+        """The sha256 a new record binds 10_invariants.md with: hashed once, and not at all when it is the last
+        record's (a view of megabytes costs milliseconds to hash)."""
+        if self._inv_sha is None and self.inv_bytes is not None:
+            self._inv_sha = wal.sha256(self.inv_bytes)
+        return self._inv_sha
 
     def outcome(self) -> Outcome:
         """What reconciliation found, as a command's outcome."""
@@ -200,8 +212,9 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
         latches.goal_differs(state, snap, goal, repair)
     layout.reconcile_views(state, snap, repair)
     invariants = layout.read_view(state, INVARIANTS, snap.problems, snap.seen)
-    if sha(invariants) == snap.last["views"].get(INVARIANTS):  # as the last record binds it, line for line
-        snap.inv_bytes = invariants
+    bound = snap.last["views"].get(INVARIANTS)
+    if sha(invariants) == bound:  # as the last record binds it, line for line
+        snap.set_invariants(invariants, bound)
         return
     from rehydrate.store import latches
 

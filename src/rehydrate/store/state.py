@@ -268,7 +268,7 @@ class State:
             data = {**data, "rolled_back": acknowledged}
         new_views = dict(last["views"]) if last is not None else {}
         if snap is not None and snap.inv_ok and snap.inv_bytes is not None:
-            new_views[INVARIANTS] = wal.sha256(snap.inv_bytes)
+            new_views[INVARIANTS] = str(snap.invariants_sha())
         new_views.update(views or {})
         rec: Record = {
             "v": wal.VERSION,
@@ -320,7 +320,7 @@ class State:
             if op in ("invariant", "reject"):
                 inv = snap.inv_bytes or b""
                 sep = b"\n" if inv and not inv.endswith(b"\n") else b""
-                snap.inv_bytes = inv + sep + data["line"].encode() + b"\n"
+                snap.set_invariants(inv + sep + data["line"].encode() + b"\n")
             elif op == "handoff":
                 views[HANDOFF] = wal.sha256(layout.render_handoff(data["text"]).encode())
                 layout.keep_edit(self, HANDOFF, snap, out)
