@@ -180,7 +180,6 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
     load_after = os.getloadavg()
 
     print(f"the brief against the size of the views: rehydrate {__version__} ({_common.checkout()}) from {_common.SRC}")
-    print(_common.load())
     print(f"states built in {t_build:.1f} s, each checked: reconcile(repair=False).ok (every view bound)")
     print(
         f"whole process: python -m rehydrate resume --dir D, {args.rounds} rounds + {args.warmup} warm-up, "
