@@ -3,27 +3,39 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import rehydrate as rehydrate_package
 from conftest import rehydrate
 from rehydrate.cli import COMMANDS
 
 PROBE = r"""
-import json, sys
+import sys
 from rehydrate.cli import main
 code = main(sys.argv[1:])
-print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
 """
+SRC = str(Path(rehydrate_package.__file__).resolve().parent.parent)  # the checkout's src (an editable install)
 
 
 def _modules(cwd: Path, *argv: str) -> list[str]:
     event = json.dumps({"hook_event_name": "SessionStart", "source": "compact", "cwd": str(cwd)})
+    # -S: no site, whose .pth files (an editable install's finder, setuptools' hack) load re and more before main;
+    # PYTHONPATH finds this checkout instead. The hook path needs nothing from site-packages.
+    env = {**os.environ, "PYTHONPATH": SRC}
     r = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv], cwd=cwd, capture_output=True, text=True, check=True, input=event
+        [sys.executable, "-S", "-c", PROBE, *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        input=event,
+        env=env,
     )
-    return json.loads(r.stderr.strip().splitlines()[-1])
+    return r.stderr.strip().splitlines()[-1].split()
 
 
 def test_hook_path_imports_only_the_standard_library(repo: Path) -> None:
@@ -36,12 +48,17 @@ def test_hook_path_imports_only_the_standard_library(repo: Path) -> None:
         assert not {"asyncio", "email", "http", "ssl", "sqlite3", "xml", "logging"} & set(mods), argv
         assert "rehydrate.cli.demo" not in mods and "rehydrate.harness.rules" not in mods
         cli = {m for m in mods if m.startswith("rehydrate.cli.")}
-        parser = set() if argv[0] == "hook" else {"rehydrate.cli.parser"}  # `hook HARNESS` has nothing to parse
+        # `hook HARNESS` has nothing to parse; checkpoint and resume as hooks and agents write them are read by
+        # cli.fast_args (tests/cli/test_fast_args.py): argparse reads the rest
+        parser = set() if argv[0] in ("hook", "checkpoint", "resume") else {"rehydrate.cli.parser"}
         assert cli == {f"rehydrate.cli.{COMMANDS[argv[0]][0]}", *parser}, (argv, cli)  # the invoked command's module
-        if argv[0] == "hook":  # argparse loads gettext and, on the first message it translates, locale
+        if argv[0] in ("hook", "checkpoint", "resume"):  # argparse loads re, gettext and (translating) locale
             assert not {"argparse", "gettext", "locale"} & set(mods), argv
         if argv[0] in ("checkpoint", "resume", "hook"):  # what bench/startup.py showed costs the hook path its budget
             heavy = {"typing", "dataclasses", "inspect", "subprocess", "contextlib", "_hashlib", "shutil", "signal"}
+            # json loads re and enum (about as long as the interpreter's start): safejson calls json's C accelerator;
+            # re (and with it enum, functools, collections) is not loaded by the brief, the views or the WAL either
+            heavy |= {"json", "json.decoder", "json.encoder", "re", "enum", "functools", "collections"}
             heavy.add("unicodedata")  # views.clean decides with str.isprintable: no Unicode database to load
             heavy.add("rehydrate.store.latches")  # 00 and 10 as the last record binds them: no line to check
             assert not heavy & set(mods), (argv, heavy & set(mods))

@@ -3,8 +3,6 @@ show it (_Draft), and the knobs that the fitting turns (_Plan)."""
 
 from __future__ import annotations
 
-import re
-
 from rehydrate.brief.fence import _chars, _cut, _cut_quoted, _flat, _quoted_lines, _text, _untoken
 from rehydrate.store import views
 
@@ -18,15 +16,31 @@ REJECTED_CAP = 1200  # the longest a rejected approach is shown
 _DECISION_CAP = 500  # the longest a decision is shown
 FINDING_CAP = 400  # the longest a ledger line is shown
 _RECORD_CAP = 1200  # the longest the last WAL record is shown
-_DATE_WORD = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:rejected|decision): ")
-# One scan of 10_invariants.md (with a line break put before its first line) finds every line that starts a rejected
-# approach (its id: views.entry_id; group 1) and every line that is no entry (blank, a heading, a line of the header;
-# group 1 empty). A literal "\n" starts the pattern, so the scan jumps from line break to line break.
-_LINES = re.compile(
-    r"\n(?:(- R-[0-9a-f]{6} [^\n]*)|#|(?:[^\S\n]*|"
-    + "|".join(re.escape(h) for h in sorted(_HEADER_LINES) if not h.startswith("#"))
-    + r")\r*(?=\n|\Z))"
-)
+_HEX = "0123456789abcdef"
+_HEADER_TEXT = frozenset(h for h in _HEADER_LINES if not h.startswith("#"))
+
+
+def _date_word(rest: str) -> int:
+    """The length of the "YYYY-MM-DD rejected: " (or "decision: ") rest starts with, else 0 (str methods: no re)."""
+    digits = rest[:4] + rest[5:7] + rest[8:10]
+    if len(digits) == 8 and digits.isascii() and digits.isdigit() and rest[4] + rest[7] == "--":
+        for word in (" rejected: ", " decision: "):
+            if rest.startswith(word, 10):
+                return 10 + len(word)
+    return 0
+
+
+def _lines(raw: str) -> list[str]:
+    """One scan of 10_invariants.md: each line that starts a rejected approach (its id: views.entry_id), with its
+    trailing CRs, and "" for each line that is no entry (blank, a heading, a line of the header, trailing CRs aside);
+    decisions are left out. With str methods: no `re` on the hook path (tests/cli/test_imports.py)."""
+    out: list[str] = []
+    for line in raw.split("\n"):
+        if line[:4] == "- R-" and line[10:11] == " " and not line[4:10].strip(_HEX):
+            out.append(line)
+        elif line[:1] == "#" or not line.strip() or line.rstrip("\r") in _HEADER_TEXT:
+            out.append("")
+    return out
 
 
 class BriefInput:
@@ -103,8 +117,7 @@ class _Entry:
             line = self.line
             if self.id:
                 rest = line[len(self.id) + 3 :]
-                m = _DATE_WORD.match(rest)
-                line = f"- {self.id} {rest[m.end() :] if m else rest}"
+                line = f"- {self.id} {rest[_date_word(rest) :]}"
             self._short = line
         cap = max(len(line) + 3 if cap is None else cap, len(self.id) + 6)
         text, _ = _cut(line, cap - 2)
@@ -179,7 +192,7 @@ class _Draft:
         (one scan), the newest read from the end while any brief within the budget could show them, each cleaned once.
         """
         self.invariants_partial = size is not None and size > len(raw.encode("utf-8", "replace"))
-        lines = _LINES.findall("\n" + raw)
+        lines = _lines(raw)
         found = [x for x in lines if x]  # every rejected approach's line, in order (with its trailing CRs, if any)
         most = budget // 12  # only the newest rejected approaches whose ids could fit are cleaned
         self.rejected_unseen = max(0, len(found) - most)

@@ -8,8 +8,6 @@ quote nor imitate the ledger, whose header carries the same token.
 
 from __future__ import annotations
 
-import re
-
 from rehydrate.store import views
 
 _TOKEN_GONE = "[token removed]"
@@ -31,7 +29,13 @@ def _quoted_lines(text: str) -> str:
 
 
 def _untoken(text: str, token: str) -> str:
-    return re.sub(re.escape(token), _TOKEN_GONE, text, flags=re.IGNORECASE) if token else text
+    if not token:
+        return text
+    if not token.strip("0123456789abcdef") and token not in text.lower():  # a hex token: what IGNORECASE would find
+        return text
+    import re  # loaded when there is a token to take out only
+
+    return re.sub(re.escape(token), _TOKEN_GONE, text, flags=re.IGNORECASE)
 
 
 def _text(text: str) -> str:

@@ -4,10 +4,8 @@ names; only the invoked command's module is imported (the hook path stays light)
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Sequence
 
 from rehydrate import JSON_VERSION, __version__
 from rehydrate.errors import ExitCode, RehydrateError, UsageError
@@ -15,7 +13,7 @@ from rehydrate.errors import ExitCode, RehydrateError, UsageError
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from types import ModuleType
     from typing import Any
 
@@ -78,6 +76,8 @@ def open_state(args: argparse.Namespace) -> Any:
 
 def emit_json(command: str, ok: bool, **fields: Any) -> None:
     # ASCII-only: a path or text holding undecodable bytes still makes valid JSON
+    import json  # loaded for --json only: it loads re and enum
+
     print(json.dumps({"version": JSON_VERSION, "command": command, "ok": ok, **fields}, indent=2))
 
 
@@ -156,6 +156,87 @@ def extra_hint(extra: str, requirement: str) -> str:
     return f"{python} -m pip install {shlex.quote(requirement)} (or, in a clone: pip install '.[{extra}]')"
 
 
+# ---------------------------------------------------------------------------------------------------- the hook
+# path's command lines, read without argparse (nor the re, gettext and locale it loads)
+
+# The options of the commands a hook or an agent runs most, as their parsers declare them (args_checkpoint,
+# args_resume, common_options): option -> (dest, kind). tests/cli/test_fast_args.py checks every line read here
+# against argparse.
+_FAST: dict[str, dict[str, tuple[str, str]]] = {
+    "checkpoint": {
+        "--done": ("done", "text"),
+        "--next": ("next", "text"),
+        "--goal": ("goal", "text"),
+        "--dir": ("dir", "text"),
+        "--actor": ("actor", "text"),
+        "--json": ("json", "flag"),
+    },
+    "resume": {
+        "--budget": ("budget", "int"),
+        "--dir": ("dir", "text"),
+        "--actor": ("actor", "text"),
+        "--json": ("json", "flag"),
+    },
+}
+_REQUIRED = {"checkpoint": ("done", "next"), "resume": ()}
+
+
+class _Args:
+    """What argparse's Namespace holds for a command line read by fast_args; its command's parser (which flagged()
+    reads to name an option in a message) is built when asked for, on an error only."""
+
+    def __init__(self, argv: list[str], fields: dict[str, Any]) -> None:
+        self.__dict__.update(fields)
+        self._argv = argv
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "command_parser":
+            raise AttributeError(name)
+        from rehydrate.cli.parser import build_parser
+
+        parsed = build_parser(self.command).parse_args(self._argv)
+        self.command_parser = parsed.command_parser
+        return parsed.command_parser
+
+
+def fast_args(argv: list[str]) -> Any:
+    """The arguments argparse would give for a plain `checkpoint` or `resume` command line: each option once, as
+    `--opt VALUE` or `--opt=VALUE`, no value that starts with "-". Anything else (help, an error, an abbreviation, a
+    repeated option) is None: argparse reads it, says what it says."""
+    options = _FAST.get(argv[0]) if argv else None
+    if options is None:
+        return None
+    fields: dict[str, Any] = {"command": argv[0], **{dest: None for dest, _ in options.values()}, "json": False}
+    seen: set[str] = set()
+    i = 1
+    while i < len(argv):
+        name, eq, value = argv[i].partition("=")
+        dest, kind = options.get(name, ("", ""))
+        if not dest or dest in seen or (eq and kind == "flag"):
+            return None
+        seen.add(dest)
+        i += 1
+        if kind == "flag":
+            fields[dest] = True
+            continue
+        if not eq:
+            if i == len(argv):
+                return None
+            value, i = argv[i], i + 1
+        if value.startswith("-"):
+            return None
+        if kind == "int":
+            try:
+                fields[dest] = int(value)
+            except ValueError:
+                return None
+        else:
+            fields[dest] = value
+    if not seen.issuperset(_REQUIRED[argv[0]]):
+        return None
+    return _Args(argv, fields)
+
+
 # ---------------------------------------------------------------------------------------------------- the end of a
 # command: errors, crash logs, a terminal kept safe
 
@@ -189,6 +270,8 @@ def _fail(args_list: list[str], code: int, message: str, hint: str | None = None
     """An error that ends the command: a text line on stderr, and with --json one JSON object on stdout too."""
     print(f"rehydrate: {message}" + (f"\n  hint: {hint}" if hint else ""), file=sys.stderr)
     if "--json" in args_list:
+        import json
+
         error = {"exit_code": code, "message": message, "hint": hint}
         print(
             json.dumps(
@@ -260,6 +343,9 @@ def _main(args_list: list[str]) -> int:
 
             if hook.answers(args_list[1]):
                 return hook.answer(args_list[1])
+        args = fast_args(args_list)  # checkpoint and resume as hooks and agents run them: no argparse either
+        if args is not None:
+            return int(getattr(command_module(args.command), f"cmd_{args.command}")(args))
         from rehydrate.cli.parser import build_parser
 
         parser = build_parser(args_list[0] if args_list and args_list[0] in COMMANDS else None)

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from rehydrate.cli import DIR_HELP, common_options, crash_log, emit_json, flagged, open_state, problems_json
@@ -169,6 +168,8 @@ def cmd_log(args: argparse.Namespace) -> int:
     for d in found.damaged:  # a file's name, too, came with `git pull`: one line, cleaned
         print(f"rehydrate: skipped {views.clean(str(d), one_line=True)}", file=sys.stderr)
     if args.json:  # ASCII-only JSON: whatever a record holds, the line is valid and carries no control byte
+        import json
+
         out = [json.dumps(e.as_dict()) for e in found.entries]
     else:  # every field that came from a file on one line, cleaned (a forged op or actor could hold a newline)
 

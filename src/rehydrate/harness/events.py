@@ -4,7 +4,6 @@ calling harness's module (rehydrate.harness.<name>: its budget and answer shapes
 
 from __future__ import annotations
 
-import json
 import os
 
 from rehydrate.harness.hook import COMPACTED, Answer, config, context
@@ -236,4 +235,6 @@ def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answ
         f"rehydrate: {calls} tool calls {what}. Before you stop, record where you are: "
         "rehydrate checkpoint --done 'WHAT' --next 'NEXT ACTION'"
     )
-    return Answer(stdout=json.dumps({"systemMessage": text}))
+    from rehydrate import safejson  # json.dumps, without loading json on the hook path
+
+    return Answer(stdout=safejson.dumps({"systemMessage": text}))

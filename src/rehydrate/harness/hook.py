@@ -7,7 +7,6 @@ executed from it.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -243,7 +242,9 @@ def _dispatch(harness: ModuleType, event: dict[str, Any], whole: bool = True) ->
 
 def context(event_name: str, text: str) -> str:
     """Text the harness adds to the model's context, answering event_name."""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}})
+    from rehydrate import safejson  # json.dumps, without loading json (and its re) on the hook path
+
+    return safejson.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}})
 
 
 def config(root: str) -> dict[str, Any]:

@@ -10,7 +10,6 @@ latches.py's, the replaceable views views.py's; State never renders a brief and 
 from __future__ import annotations
 
 import os
-import re
 
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
 from rehydrate.store import WORDS, Problem, fsio, wal
@@ -420,6 +419,8 @@ class State:
 
     def record(self, op: str, data: dict[str, Any]) -> Outcome:
         """Append a record that changes no view (compaction, receipt, ...)."""
+        import re
+
         if op in ("init", "invariant", "reject", "checkpoint", "handoff", "rotate") or not re.match(layout.OP, op):
             raise UsageError(f"{op!r} cannot be recorded this way", "use the method of the same name")
         return self._write(op, data)

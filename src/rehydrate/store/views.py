@@ -5,7 +5,6 @@ against the WAL and redone from it: one place for each of these facts. (The latc
 from __future__ import annotations
 
 import os
-import re
 
 from rehydrate.errors import RehydrateError, UnsafeFile, UsageError
 from rehydrate.store import WORDS, Problem, fsio, wal
@@ -139,8 +138,15 @@ def entry_guard(line: str) -> tuple[str | None, str | None]:
 
 
 def entry_id(line: str) -> str | None:
-    m = re.match(_ID, line)
-    return m.group(1) if m else None
+    ident = line[2:10]  # _ID with str methods: no re on the hook path
+    if (
+        line[:2] == "- "
+        and line[10:11] == " "
+        and ident[:2] in ("D-", "R-")
+        and not ident[2:].strip("0123456789abcdef")
+    ):
+        return ident
+    return None
 
 
 def _field(label: str, value: str) -> str:

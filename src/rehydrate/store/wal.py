@@ -7,11 +7,8 @@ byte for byte the canonical encoding of what it parses to: any edit, bit flip or
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import time
-from collections.abc import Iterator
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError, StateMissing
@@ -19,7 +16,7 @@ from rehydrate.store import WORDS, Problem, fsio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import Any
 
     Record = dict[str, Any]
@@ -94,7 +91,7 @@ def decode(line: bytes) -> Record:
         raise BadRecord("a git merge conflict marker (an unresolved merge)")
     try:
         obj = safejson.loads(text)
-    except json.JSONDecodeError as e:
+    except safejson.JSONDecodeError as e:  # json is loaded when there is one
         raise BadRecord(f"not JSON ({e.msg} at column {e.colno})") from None
     except ValueError as e:  # nested too deeply for the parser (safejson.TooDeep), a number too long to convert
         raise BadRecord(f"not JSON ({e})") from None
@@ -391,6 +388,8 @@ ARCHIVE_NAME = r"^archive/[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl\Z"
 
 def archive_error(rec: Record) -> str | None:
     """Why a rotate record's archive path is not a plain file name in archive/, or None."""
+    import re
+
     from rehydrate.store.views import clean
 
     data = rec.get("data")

@@ -1,0 +1,69 @@
+"""The hook path's regexes, done with str methods (so that `re`, and `enum` with it, is not loaded before the answer):
+each gives what the regex it replaced gives, on any text."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from rehydrate.brief import draft, fence
+from rehydrate.store import views
+
+HEADER = sorted(draft._HEADER_LINES)
+# the regexes as they were (brief/draft.py, store/views.py, brief/fence.py)
+LINES = re.compile(
+    r"\n(?:(- R-[0-9a-f]{6} [^\n]*)|#|(?:[^\S\n]*|"
+    + "|".join(re.escape(h) for h in HEADER if not h.startswith("#"))
+    + r")\r*(?=\n|\Z))"
+)
+DATE_WORD = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:rejected|decision): ")
+ID = r"^- ([DR]-[0-9a-f]{6}) "
+
+piece = st.sampled_from(
+    ["- R-", "- D-", "- ", "R-", "0a1b2c", "abcdeF", "12345", "9", " ", "\t", "\r", "\n", "#", "x", "é", "\u2028",
+     "\x0b", "\x85", "2026-01-31", " rejected: ", " decision: ", "٣", "-", *HEADER]
+)  # fmt: skip
+texts = st.lists(piece, max_size=14).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(texts)
+@example("\n".join(HEADER) + "\n- R-0a1b2c x\r\r\n- D-0a1b2c y\n\n  \r\n# h\n")
+@example("\r\n".join(HEADER) + "\r")  # a header line with CRs after it is no entry
+def test_invariant_lines_are_the_regex_s(raw: str) -> None:
+    assert draft._lines(raw) == LINES.findall("\n" + raw)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(texts)
+@example("2026-01-31 rejected: x")
+@example("2026-01-31 decision: ")
+@example("2026-0٣-31 decision: ")
+def test_date_word_is_the_regex_s(rest: str) -> None:
+    m = DATE_WORD.match(rest)
+    assert draft._date_word(rest) == (m.end() if m else 0)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(texts)
+@example("- R-0a1b2c x")
+@example("- D-abcdef ")
+@example("- D-abcdeF x")
+@example("- D-0a1b2cx")
+@example("- D-0a1b2")
+def test_entry_id_is_the_regex_s(line: str) -> None:
+    m = re.match(ID, line)
+    assert views.entry_id(line) == (m.group(1) if m else None)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.text(st.sampled_from("0a1b2cABCF9 x\u0130\u0131\u017f\u212a"), max_size=20),
+    st.sampled_from(["0a1b2c", "a1", "t0k3n0f8r13f", "s1"]),
+)
+@example("x0A1B2Cy", "0a1b2c")
+@example("\u017f1", "s1")  # IGNORECASE takes the long s for an s, lower() does not: only a hex token goes by lower()
+def test_untoken_is_the_regex_s(text: str, token: str) -> None:
+    assert fence._untoken(text, token) == re.sub(re.escape(token), fence._TOKEN_GONE, text, flags=re.IGNORECASE)
