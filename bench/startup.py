@@ -107,17 +107,51 @@ def make_venv(python: str, where: str, source: str = _common.REPO) -> tuple[str,
     return vpy, os.path.join(where, "bin", "rehydrate")
 
 
+_CPU: dict[int, list[float]] = {}  # id of a measure -> the CPU time (user + system) of each of its runs
+
+
+def timed(
+    cmd: Sequence[str], cwd: str | None = None, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> _common.Measure:
+    """_common.timed's measurement (the wall time of one whole process), and its CPU time (user + system, from
+    os.wait4) kept in _CPU: on a shared machine, the figure that waiting for a core does not inflate."""
+    argv = list(cmd)
+    cpu: list[float] = []
+
+    def measure() -> float:
+        t0 = time.perf_counter()
+        pipe = subprocess.PIPE if stdin is not None else None
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=pipe, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        if proc.stdin is not None:
+            try:
+                proc.stdin.write(stdin or b"")
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            _common.run(argv, cwd, env)  # once more, to show its output in the error
+            raise _common.BenchError(f"{shlex.join(argv)} exited {proc.returncode}")
+        cpu.append(usage.ru_utime + usage.ru_stime)
+        return elapsed
+
+    _CPU[id(measure)] = cpu
+    return measure
+
+
 def hook_path(rehydrate: str, repo: str, env: dict[str, str], suffix: str = "") -> dict[str, _common.Measure]:
     """The three hook-path processes of one install, in a repository with a state (made here)."""
     _common.git_repo(repo)
     _common.run([rehydrate, "init", "--goal", "benchmark the hook path"], cwd=repo, env=env)
     _common.run([rehydrate, "checkpoint", "--done", "x", "--next", "y"], cwd=repo, env=env)
     return {
-        "checkpoint" + suffix: _common.timed(
-            [rehydrate, "checkpoint", "--done", "x", "--next", "y"], cwd=repo, env=env
-        ),
-        "resume" + suffix: _common.timed([rehydrate, "resume"], cwd=repo, env=env),
-        "hook" + suffix: _common.timed([rehydrate, "hook", "claude"], cwd=repo, env=env, stdin=session_start(repo)),
+        "checkpoint" + suffix: timed([rehydrate, "checkpoint", "--done", "x", "--next", "y"], cwd=repo, env=env),
+        "resume" + suffix: timed([rehydrate, "resume"], cwd=repo, env=env),
+        "hook" + suffix: timed([rehydrate, "hook", "claude"], cwd=repo, env=env, stdin=session_start(repo)),
     }
 
 
@@ -210,14 +244,16 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
         script.write(FLOOR)
 
     variants = {
-        "pass": _common.timed([vpy, "-c", "pass"], cwd=repo, env=env),
+        "pass": timed([vpy, "-c", "pass"], cwd=repo, env=env),
+        "re": timed([vpy, "-c", "import re"], cwd=repo, env=env),
         **ours,
         **theirs,
-        "floor": _common.timed([vpy, floor_py, floor_dir, str(wal_size), str(view_size)], cwd=repo, env=env),
-        "git": _common.timed(GIT_STATUS, cwd=state, env=_common.clean_env(GIT_OPTIONAL_LOCKS="0", LC_ALL="C")),
+        "floor": timed([vpy, floor_py, floor_dir, str(wal_size), str(view_size)], cwd=repo, env=env),
+        "git": timed(GIT_STATUS, cwd=state, env=_common.clean_env(GIT_OPTIONAL_LOCKS="0", LC_ALL="C")),
     }
     t1 = time.perf_counter()
     times = _common.interleave(variants, args.rounds, args.warmup)
+    cpu = {k: _CPU[id(v)][args.warmup :] for k, v in variants.items()}
     t_measure = time.perf_counter() - t1
     med = {k: _common.median(v) * 1000 for k, v in times.items()}
 
@@ -228,6 +264,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
         "hook": "(f) rehydrate hook claude, answering SessionStart (compact)",
         "floor": f"(d) floor: python + append/fsync ({wal_size} B) + replace/fsync x2",
         "git": "(e) git status, as checkpoint runs it (info)",
+        "re": "(g) python -c 'import re': what pip's console-script wrapper imports before rehydrate (info)",
     }
     if args.against:
         labels.update({k + AGAINST: f"{labels[k]} {AGAINST}" for k in ("checkpoint", "resume", "hook")})
@@ -252,6 +289,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
         return _common.median([x / y for x, y in zip(times[a], times[b], strict=True)])
 
     pairs = [("checkpoint", "pass"), ("resume", "pass"), ("hook", "pass"), ("checkpoint", "floor"), ("resume", "floor")]
+    pairs.append(("re", "pass"))  # the part of each ratio that pip's wrapper script costs (pypa/pip#13165)
     if args.against:  # the other checkout's ratios, and this one's time over the other's, in the same rounds
         pairs += [(k + AGAINST, "pass") for k in ("checkpoint", "resume", "hook")]
         pairs += [(k, k + AGAINST) for k in ("checkpoint", "resume", "hook")]
@@ -259,6 +297,14 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
         _common.table(
             ["ratio", "of medians", "median per round"],
             [(f"{a}/{b}", f"{med[a] / med[b]:.2f}", f"{per_round(a, b):.2f}") for a, b in pairs],
+        )
+    )
+    print()
+    print("CPU time (user + system of each process, os.wait4): the same ratios, less inflated by a busy machine")
+    print(
+        _common.table(
+            ["ratio", "of medians (CPU)"],
+            [(f"{a}/{b}", f"{_common.median(cpu[a]) / _common.median(cpu[b]):.2f}") for a, b in pairs],
         )
     )
     print()
