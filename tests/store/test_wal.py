@@ -14,7 +14,7 @@ import pytest
 
 from conftest import no_crash, records, rehydrate, verify_codes
 from rehydrate.errors import RehydrateError
-from rehydrate.store import wal
+from rehydrate.store import binding, wal
 from rehydrate.store.state import State
 
 
@@ -23,8 +23,10 @@ def test_records_chain_and_bind_views(state: State) -> None:
     recs = records(root)
     assert [r["op"] for r in recs] == ["init", "invariant", "reject", "checkpoint"]
     assert recs[0]["prev"] is None and all(b["prev"] == a["h"] for a, b in itertools.pairwise(recs))
-    for name in ("00_goal.md", "10_invariants.md", "99_next.md"):
+    for name in ("00_goal.md", "99_next.md"):
         assert recs[-1]["views"][name] == wal.sha256((root / name).read_bytes())
+    inv_bytes = (root / "10_invariants.md").read_bytes()  # bound by a running hash over its lines (binding.Lines)
+    assert recs[-1]["views"]["10_invariants.md"] == binding.lines_of(inv_bytes).text()
     inv = recs[1]["data"]
     assert inv["line_sha256"] == wal.sha256(inv["line"].encode())
     assert (root / "10_invariants.md").read_text().endswith(inv["line"] + "\n" + recs[2]["data"]["line"] + "\n")

@@ -9,10 +9,12 @@ that true). Lines that no record carries were added by hand: reported, and adopt
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from collections.abc import Iterator
 
 from rehydrate.errors import UsageError
 from rehydrate.store import WORDS, Problem, fsio, wal
+from rehydrate.store.binding import MAX_INVARIANTS, Lines, is_bound, lines_of
 from rehydrate.store.views import (
     ARCHIVE_DIR,
     CONTAINS_LABEL,
@@ -21,7 +23,6 @@ from rehydrate.store.views import (
     HANDOFF,
     INVARIANTS,
     MAX_FIELD,
-    MAX_VIEW,
     NEXT,
     cap,
     clean,
@@ -29,7 +30,6 @@ from rehydrate.store.views import (
     entry_id,
     last_producer,
     render_goal,
-    sha,
 )
 
 TYPE_CHECKING = False
@@ -99,36 +99,64 @@ def recorded_lines(state: State) -> dict[str, list[Bound]]:
 
 
 class _Binding:
-    """Binding one actor's recorded lines to the file's lines, in order."""
+    """Binding one actor's recorded lines to the file's lines, in order: linear in the file and the records (each
+    text's places in the file are looked up, never the whole file scanned for one line)."""
 
     def __init__(self, file_lines: list[str]) -> None:
         self.file_lines = file_lines
         self.where: dict[str, list[int]] = {}
         for n, text in enumerate(file_lines, 1):
             self.where.setdefault(text, []).append(n)
+        self.first: dict[str, int] = {}  # per text: the index in where[text] before which every place is used
+        self.ids: dict[str, list[int]] | None = None  # the places of each entry id, built when a line is not found
         self.used: set[int] = set()
         self.out: list[tuple[str, int, str]] = []
 
+    def _free(self, text: str, cursor: int) -> tuple[int | None, int | None]:
+        """(the first unused place of text after cursor, the first unused place of text)."""
+        spots = self.where.get(text)
+        if not spots:
+            return None, None
+        i = self.first.get(text, 0)
+        while i < len(spots) and spots[i] in self.used:
+            i += 1
+        self.first[text] = i
+        j = max(i, bisect_right(spots, cursor))
+        while j < len(spots) and spots[j] in self.used:
+            j += 1
+        return (spots[j] if j < len(spots) else None), (spots[i] if i < len(spots) else None)
+
+    def _changed(self, text: str) -> int | None:
+        """The first unused line that carries the recorded line's entry id (the line was edited)."""
+        ident = entry_id(text)
+        if not ident:
+            return None
+        if self.ids is None:
+            self.ids = {}
+            for n, t in enumerate(self.file_lines, 1):
+                found = entry_id(t) if t.startswith("- ") else None
+                if found:
+                    self.ids.setdefault(found, []).append(n)
+        return next((n for n in self.ids.get(ident, ()) if n not in self.used), None)
+
     def bind(self, text: str, ordered: bool, cursor: int) -> int:
         """Bind one recorded line; returns the cursor (the line its actor's next line must follow)."""
-        free = [n for n in self.where.get(text, []) if n not in self.used]
-        after = [n for n in free if n > cursor]
-        if after and ordered:
-            self.used.add(after[0])
-            return after[0]
-        if free:
-            self.used.add(free[0])
+        after, free = self._free(text, cursor)
+        if after is not None and ordered:
+            self.used.add(after)
+            return after
+        if free is not None:
+            self.used.add(free)
             if ordered:
                 why = f"latch violation: a recorded line was moved out of its order: {_quoted(text, 120)}"
-                self.out.append(("latch-reordered", free[0], why))
+                self.out.append(("latch-reordered", free, why))
             # else: adopted from a hand edit, bound where it stands
             return cursor
-        ident = entry_id(text)
-        changed = [n for n, t in enumerate(self.file_lines, 1) if ident and n not in self.used and entry_id(t) == ident]
-        if changed:
-            self.used.add(changed[0])
+        changed = self._changed(text)
+        if changed is not None:
+            self.used.add(changed)
             why = f"latch violation: a recorded line was changed; it was: {_quoted(text, 160)}"
-            self.out.append(("latch-changed", changed[0], why))
+            self.out.append(("latch-changed", changed, why))
         else:
             why = f"latch violation: a recorded line is missing (expected here): {_quoted(text, 160)}"
             self.out.append(("latch-missing", cursor + 1, why))
@@ -217,17 +245,30 @@ def inv_lags(data: bytes, line: str) -> bool:
     return not partial or encoded.startswith(partial)
 
 
+def _tail(path: str, size: int) -> tuple[int, bytes]:
+    """(the file's size, its last `size` bytes at most); (0, b"") if it is absent."""
+    fd = fsio.open_read(path, WORDS)
+    if fd is None:
+        return 0, b""
+    try:
+        total = os.fstat(fd).st_size
+        start = max(0, total - size)
+        return total, os.pread(fd, total - start, start)
+    finally:
+        os.close(fd)
+
+
 def append_line(state: State, line: str, *, redo: bool) -> bool:
-    """Append a recorded line to 10_invariants.md; on redo, unless it is there. A torn prefix of it is cut."""
+    """Append a recorded line to 10_invariants.md; on redo, unless it is its last line. A torn prefix of it is cut.
+    Only the file's tail is read (as many bytes as the line holds, and two): never the whole file."""
     path = state.path(INVARIANTS)
-    current = fsio.read_bytes(path, MAX_VIEW, WORDS) or b""
     encoded = line.encode()
-    if redo and encoded in _complete_lines(current):
+    size, end = _tail(path, len(encoded) + 2)
+    if redo and (end.endswith(b"\n" + encoded + b"\n") or (size == len(end) and end == encoded + b"\n")):
         return False
-    cut = current.rfind(b"\n") + 1
-    partial = current[cut:]
+    partial = end[end.rfind(b"\n") + 1 :]  # longer than the line when no newline was read: not a prefix of it
     if partial and encoded.startswith(partial):  # our own torn append
-        fsio.truncate(path, cut, "view.truncate", WORDS)
+        fsio.truncate(path, size - len(partial), "view.truncate", WORDS)
         partial = b""
     sep = b"\n" if partial else b""
     fsio.append(path, sep + encoded + b"\n", "view.append", create=True, words=WORDS)
@@ -284,7 +325,7 @@ def reconcile_invariants(state: State, snap: Snapshot, repair: bool, full: bool 
     """10_invariants.md against every actor's recorded lines (full: whatever its hash says)."""
     from rehydrate.store.views import read_view
 
-    check_invariants(state, snap, read_view(state, INVARIANTS, snap.problems, snap.seen), repair, full)
+    check_invariants(state, snap, read_view(state, INVARIANTS, snap.problems, None, MAX_INVARIANTS), repair, full)
 
 
 def check_invariants(state: State, snap: Snapshot, data: bytes | None, repair: bool, full: bool = False) -> None:
@@ -316,8 +357,9 @@ def _settle(
     """(whether nothing more is to be checked, the file's bytes): it matches the WAL's last record, or lagged it
     (a crash between the two writes) and was redone to match, or, without repair, is reported as lagging."""
     expected = snap.last["views"].get(INVARIANTS)
-    if sha(data) == expected and not full:
-        snap.set_invariants(data, expected)
+    found = None if full else is_bound(data, expected)
+    if found is not None:
+        snap.set_invariants(found)
         return True, data
     if conflicts or not _lags(snap, data):
         return False, data
@@ -327,9 +369,10 @@ def _settle(
         return True, data
     append_line(state, snap.last["data"]["line"], redo=True)
     snap.repaired.append(f"redid {state.rel(INVARIANTS)} from the WAL (its last line was missing)")
-    data = fsio.read_bytes(state.path(INVARIANTS), MAX_VIEW, WORDS)
-    if sha(data) == expected and not full:
-        snap.set_invariants(data, expected)
+    data = fsio.read_bytes(state.path(INVARIANTS), MAX_INVARIANTS, WORDS)
+    found = None if full else is_bound(data, expected)
+    if found is not None:
+        snap.set_invariants(found)
         return True, data
     return False, data
 
@@ -344,7 +387,7 @@ def _bind(
     for code, n, message in violations:
         snap.problems.append(Problem(code, rel, n, message))
     snap.inv_ok = not violations and not blocked
-    snap.set_invariants(data)
+    snap.set_invariants(lines_of(data))
     hand = [(n, file_lines[n - 1]) for n in unrecorded if n not in conflicts]
     adoptable = repair and snap.inv_ok
     snap.unrecorded = hand if adoptable else []
@@ -357,11 +400,34 @@ def _bind(
 
 
 def adopt(state: State, snap: Snapshot) -> None:
-    """Record the lines added by hand that reconciliation found (each as an adopted `invariant` record)."""
-    for n, text in snap.unrecorded:
-        state._append(snap, "invariant", {"line": text, "line_sha256": wal.sha256(text.encode()), "adopted": True})
+    """Record the lines added by hand that reconciliation found, each as an adopted `invariant` record, in one batch
+    (one write, one fsync; each record chained to the one before). Each record of the batch but the last binds 10
+    only up to its own line: if a crash tears the batch, the last record left does not match the file, so the next
+    command binds the file line by line again and adopts the rest."""
+    hand = snap.unrecorded
+    upto = _prefixes(fsio.read_bytes(state.path(INVARIANTS), MAX_INVARIANTS, WORDS) or b"", {n for n, _ in hand})
+    items: list[tuple[dict[str, Any], dict[str, str]]] = []
+    for i, (n, text) in enumerate(hand):
+        data = {"line": text, "line_sha256": wal.sha256(text.encode()), "adopted": True}
+        items.append((data, {INVARIANTS: upto[n]} if i < len(hand) - 1 and n in upto else {}))
+    if items:
+        state._append_many(snap, "invariant", items)
+    for n, text in hand:
         snap.repaired.append(f"recorded line {n} of {state.rel(INVARIANTS)}, added by hand: {text[:80]}")
     snap.unrecorded = []
+
+
+def _prefixes(data: bytes, wanted: set[int]) -> dict[int, str]:
+    """The running binding (views.Lines) of the file's first n lines, for each n wanted."""
+    out: dict[int, str] = {}
+    last = max(wanted, default=0)
+    h, size, sha256 = Lines().h, 0, wal._sha256  # type: ignore[attr-defined]
+    for n, part in enumerate(data.split(b"\n")[:last], 1):
+        size += len(part) + 1
+        h = sha256(h + part + b"\n").digest()
+        if n in wanted:
+            out[n] = Lines(n, min(size, len(data)), h, size <= len(data)).text()
+    return out
 
 
 def rotate_data(state: State, last: Record) -> dict[str, Any]:

@@ -12,15 +12,16 @@ import os
 import stat
 
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import WORDS, Problem, fsio, wal
+from rehydrate.store import WORDS, Problem, binding, fsio, wal
 from rehydrate.store import views as layout
 from rehydrate.store.seen import ScanInfo, Seen, fingerprint, lost_message, rolled_back
-from rehydrate.store.views import GOAL, INVARIANTS, sha
+from rehydrate.store.views import GOAL
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
+    from rehydrate.store.binding import Lines
     from rehydrate.store.state import Outcome, State
     from rehydrate.store.wal import Record
 
@@ -35,23 +36,16 @@ class Snapshot:
         self.seen: dict[str, bytes | None] = {}  # view bytes as reconciliation read them (valid while nothing repaired)
         self.problems = problems
         self.repaired = repaired
-        self.inv_bytes: bytes | None = None  # 10_invariants.md as it is now (set through set_invariants)
-        self._inv_sha: str | None = None  # its sha256, when known without hashing it again
+        self.inv: Lines | None = None  # 10_invariants.md's running binding as it is now (set_invariants)
         self.inv_ok = True  # 10_invariants.md holds every recorded line, in order
         self.unrecorded: list[tuple[int, str]] = []
         self.cache = Seen()  # what this clone has seen of the log, kept up to date by every append
         self.lost: dict[str, Any] | None = None  # a rollback the next checkpoint acknowledges
 
-    def set_invariants(self, data: bytes | None, sha256: str | None = None) -> None:
-        """10_invariants.md's bytes from now on, with their sha256 when the caller knows it (the last record's)."""
-        self.inv_bytes, self._inv_sha = data, sha256
-
-    def invariants_sha(self) -> str | None:
-        """The sha256 a new record binds 10_invariants.md with: hashed once, and not at all when it is the last
-        record's (a view of megabytes costs milliseconds to hash)."""
-        if self._inv_sha is None and self.inv_bytes is not None:
-            self._inv_sha = wal.sha256(self.inv_bytes)
-        return self._inv_sha
+    def set_invariants(self, lines: Lines | None) -> None:
+        """10_invariants.md's running binding from now on (binding.Lines: a new record binds it, extended by an
+        append without reading the file)."""
+        self.inv = lines
 
     def outcome(self) -> Outcome:
         """What reconciliation found, as a command's outcome."""
@@ -211,10 +205,8 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
 
         latches.goal_differs(state, snap, goal, repair)
     layout.reconcile_views(state, snap, repair)
-    invariants = layout.read_view(state, INVARIANTS, snap.problems, snap.seen)
-    bound = snap.last["views"].get(INVARIANTS)
-    if sha(invariants) == bound:  # as the last record binds it, line for line
-        snap.set_invariants(invariants, bound)
+    matches, invariants = binding.read_invariants(state, snap)  # one pass; its bytes only when not as bound
+    if matches:  # as the last record binds it, line for line
         return
     from rehydrate.store import latches
 

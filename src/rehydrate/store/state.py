@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
-from rehydrate.store import WORDS, Problem, fsio, wal
+from rehydrate.store import WORDS, Problem, binding, fsio, wal
 from rehydrate.store import views as layout
 from rehydrate.store.locate import init_location, locate, resolve_actor
 from rehydrate.store.reconcile import Snapshot, check_archive, reconcile
@@ -136,7 +136,7 @@ class State:
             data = {"goal": goal, "done_when": done_when, "header": layout.INVARIANTS_HEADER}
             bound = {
                 GOAL: wal.sha256(layout.render_goal(goal, done_when).encode()),
-                INVARIANTS: wal.sha256(layout.INVARIANTS_HEADER.encode()),
+                INVARIANTS: binding.lines_of(layout.INVARIANTS_HEADER.encode()).text(),
             }
             rec = state._append(None, "init", data, views=bound, git=gitinfo.snapshot(root))
             state._apply(rec)
@@ -261,14 +261,44 @@ class State:
         """Append one record to this actor's WAL (the commit point) and return it: every record, the init (with no
         snapshot: the log's first) included. A checkpoint acknowledges a rollback found by reconciliation: its
         record carries what was lost."""
+        return self._append_many(snap, op, [(data, views or {})], git=git)[-1]
+
+    def _append_many(
+        self, snap: Snapshot | None, op: str, items: list[tuple[dict[str, Any], dict[str, str]]], *, git: Any = None
+    ) -> list[Record]:
+        """Append records (each its data and the views it binds beyond the last record's), each chained to the one
+        before, in one write and one fsync: a crash tears at most the last, which the next command cuts."""
         last = snap.last if snap is not None else None
         acknowledged = snap.lost if snap is not None and op == "checkpoint" else None
-        if acknowledged is not None:
-            data = {**data, "rolled_back": acknowledged}
-        new_views = dict(last["views"]) if last is not None else {}
-        if snap is not None and snap.inv_ok and snap.inv_bytes is not None:
-            new_views[INVARIANTS] = str(snap.invariants_sha())
-        new_views.update(views or {})
+        bound = dict(last["views"]) if last is not None else {}
+        if snap is not None and snap.inv_ok and snap.inv is not None:
+            bound[INVARIANTS] = snap.inv.text()
+        recs: list[Record] = []
+        for data, views in items:
+            carried = {**data, "rolled_back": acknowledged} if acknowledged is not None else data
+            recs.append(self._seal(recs[-1] if recs else last, op, carried, {**bound, **views}, git))
+        lines = [wal.encode(rec) for rec in recs]
+        size = max(map(len, lines))
+        if size > wal.MAX_LINE:
+            raise UsageError(f"the record would be {size:,} bytes, more than the {wal.MAX_LINE:,} allowed")
+        fsio.append(self.wal_path, b"".join(lines), "wal.append", create=last is None, words=WORDS)
+        cache = snap.cache if snap is not None else Seen()
+        for rec in recs:
+            cache.saw(rec)
+        if snap is not None and acknowledged is not None:
+            snap.lost = cache.lost = None
+            snap.repaired.append(
+                f"recorded in checkpoint {recs[-1]['seq']} that {self.wal_rel} "
+                f"was rolled back ({acknowledged['count']} record(s) this clone had seen); no longer reported"
+            )
+        cache.fp = fingerprint(self.wal_path)
+        cache.save(self.seen_path, self.wal_path)
+        if snap is not None:
+            snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
+        return recs
+
+    def _seal(self, last: Record | None, op: str, data: dict[str, Any], views: dict[str, str], git: Any) -> Record:
+        """A new record following `last`, sealed."""
         rec: Record = {
             "v": wal.VERSION,
             "seq": int(last["seq"]) + 1 if last is not None else 1,
@@ -276,31 +306,14 @@ class State:
             "actor": self.actor,
             "op": op,
             "data": data,
-            "views": new_views,
+            "views": views,
             "prev": last["h"] if last is not None else None,
         }
         if git is not None:
             rec["git"] = git
         if op in layout.PRODUCERS[NEXT]:
             rec["views"][NEXT] = wal.sha256(layout.render_next_record(rec).encode())
-        rec = wal.seal(rec)
-        line = wal.encode(rec)
-        if len(line) > wal.MAX_LINE:
-            raise UsageError(f"the record would be {len(line):,} bytes, more than the {wal.MAX_LINE:,} allowed")
-        fsio.append(self.wal_path, line, "wal.append", create=last is None, words=WORDS)
-        cache = snap.cache if snap is not None else Seen()
-        cache.saw(rec)
-        if snap is not None and acknowledged is not None:
-            snap.lost = cache.lost = None
-            snap.repaired.append(
-                f"recorded in checkpoint {rec['seq']} that {self.wal_rel} "
-                f"was rolled back ({acknowledged['count']} record(s) this clone had seen); no longer reported"
-            )
-        cache.fp = fingerprint(self.wal_path)
-        cache.save(self.seen_path, self.wal_path)
-        if snap is not None:
-            snap.prev, snap.last = last, rec
-        return rec
+        return wal.seal(rec)
 
     def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
         from rehydrate.store import gitinfo
@@ -316,10 +329,8 @@ class State:
                 git = gitinfo.finish(pending) if pending is not None else None
             out = Outcome(repaired=snap.repaired)
             views: dict[str, str] = {}
-            if op in ("invariant", "reject"):
-                inv = snap.inv_bytes or b""
-                sep = b"\n" if inv and not inv.endswith(b"\n") else b""
-                snap.set_invariants(inv + sep + data["line"].encode() + b"\n")
+            if op in ("invariant", "reject"):  # the binding extended by the line: the file is not read again
+                snap.set_invariants((snap.inv or binding.Lines()).add(data["line"].encode()))
             elif op == "handoff":
                 views[HANDOFF] = wal.sha256(layout.render_handoff(data["text"]).encode())
                 layout.keep_edit(self, HANDOFF, snap, out)

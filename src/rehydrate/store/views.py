@@ -249,11 +249,15 @@ def sha(data: bytes | None) -> str | None:
 
 
 def read_view(
-    state: State, name: str, problems: list[Problem], seen: dict[str, bytes | None] | None = None
+    state: State,
+    name: str,
+    problems: list[Problem],
+    seen: dict[str, bytes | None] | None = None,
+    limit: int = MAX_VIEW,
 ) -> bytes | None:
     """A view's bytes (None if absent); b"" and a problem if it cannot be read (compared as empty, it never matches)."""
     try:
-        data = fsio.read_bytes(state.path(name), MAX_VIEW, WORDS)
+        data = fsio.read_bytes(state.path(name), limit, WORDS)
         if seen is not None:
             seen[name] = data
         return data
