@@ -54,6 +54,11 @@ class Recorder(fsio.Calls):
         entry[3] += n
         return n
 
+    def pwrite(self, fd: int, data: bytes, offset: int) -> int:
+        n = super().pwrite(fd, data, offset)
+        self.ops.append(("write", self.fds[fd][1], offset, bytes(data[:n])))
+        return n
+
     def fsync(self, fd: int, point: str) -> None:
         super().fsync(fd, point)
         kind, rel = self.fds[fd][0], self.fds[fd][1]

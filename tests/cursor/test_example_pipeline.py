@@ -101,7 +101,7 @@ def wrap(name):
     setattr(KillAt, name, call)
 
 
-for name in ("open", "write", "fsync", "close", "replace", "link", "mkdir", "unlink", "ftruncate"):
+for name in ("open", "write", "pwrite", "fsync", "close", "replace", "link", "mkdir", "unlink", "ftruncate"):
     wrap(name)
 fsio.calls = KillAt()
 sys.argv = sys.argv[2:]

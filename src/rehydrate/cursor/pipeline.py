@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from json import encoder as _json_encoder
 
 from rehydrate import safejson
 from rehydrate.cursor.lock import PipelineLock
@@ -14,12 +15,13 @@ from rehydrate.store import fsio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from typing import Any, TypeVar
 
     T = TypeVar("T")
 
 PROGRESS_WIDTH = 40  # the progress file is rewritten in place at one fixed width
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # json.dumps's output, built once
 
 
 def repair(output: str, progress: str, key: str = "index") -> tuple[CursorReport, list[str]]:
@@ -58,16 +60,41 @@ def _repair(output: str, progress: str, key: str) -> tuple[CursorReport, list[st
     return c, done
 
 
+def _progress_data(cursor: int) -> bytes:
+    return (b'{"cursor": %d}' % cursor).ljust(PROGRESS_WIDTH - 1) + b"\n"  # json.dumps({"cursor": cursor})'s bytes
+
+
 def _write_progress(progress: str, cursor: int) -> None:
     """Rewrite the progress file in place, at one fixed width, without a sync: the output can always redo it."""
-    data = json.dumps({"cursor": cursor}).encode().ljust(PROGRESS_WIDTH - 1) + b"\n"
-    fsio.overwrite(progress, data, WORDS)
+    fsio.overwrite(progress, _progress_data(cursor), WORDS)
+
+
+def _c_encoder(markers: dict[int, Any]) -> Callable[[Any, int], Any] | None:
+    """The standard json module's C encoder for _ENCODER, made once: json.dumps makes one per call for these options,
+    over a third of a batched commit's time. markers is its circular-reference check (cleared after it raises)."""
+    make = getattr(_json_encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - a Python without the C accelerator
+        return None
+    e = _ENCODER  # the arguments of JSONEncoder.iterencode (Python 3.11 to 3.13)
+    made: Callable[[Any, int], Any] = make(
+        markers,
+        e.default,
+        _json_encoder.encode_basestring,
+        e.indent,
+        e.key_separator,
+        e.item_separator,
+        e.sort_keys,
+        e.skipkeys,
+        e.allow_nan,
+    )
+    return made
 
 
 class Pipeline:
     """An open pipeline: commit one record at a time; the cursor follows the output."""
 
     _fd: int | None = None  # class defaults: __del__ may run on an instance whose __init__ never finished
+    _progress_fd: int | None = None
     _lock: PipelineLock | None = None
 
     def __init__(self, output: str, progress: str, key: str, batch: int, batch_ms: float | None) -> None:
@@ -79,10 +106,12 @@ class Pipeline:
         self.cursor = 0
         self.report: list[str] = []  # what opening found and repaired
         self._fd = None
+        self._progress_fd = None  # kept open: the cursor is rewritten in place with one pwrite
         self._lock = None
         self._buffer: list[bytes] = []  # lines committed but not yet written (batch mode)
-        self._unsynced = 0
         self._last_sync = time.monotonic()
+        self._markers: dict[int, Any] = {}
+        self._iterencode = _c_encoder(self._markers) or (lambda o, _level: _ENCODER.iterencode(o))
 
     @classmethod
     def open(
@@ -113,6 +142,8 @@ class Pipeline:
             p.report = [x.message for x in c.problems if x.code not in CONTENT] + done
             p.cursor = c.expected
             p._fd = fsio.open_append(out, "cursor.create", WORDS)  # a new output's folder entry is synced too
+            p._progress_fd = fsio.open_overwrite(prog, WORDS)
+            fsio.overwrite_at(p._progress_fd, prog, _progress_data(p.cursor), WORDS, cut=True)  # at the fixed width
         except BaseException:
             p._release()
             raise
@@ -132,13 +163,16 @@ class Pipeline:
             raise RehydrateError("the pipeline is closed")
         index = self.cursor
         try:
-            text = json.dumps({**record, self.key: index}, ensure_ascii=False, separators=(",", ":"))
+            text = "".join(self._iterencode({**record, self.key: index}, 0))  # what json.dumps would give
         except RecursionError:
+            self._markers.clear()
             raise safejson.TooDeep(f"record {index} is nested too deeply to write as JSON") from None
+        except BaseException:
+            self._markers.clear()
+            raise
         self._buffer.append(text.encode() + b"\n")
-        self._unsynced += 1
         self.cursor = index + 1
-        if self._unsynced >= self.batch or (
+        if len(self._buffer) >= self.batch or (
             self.batch_ms is not None and (time.monotonic() - self._last_sync) * 1000 >= self.batch_ms
         ):
             self.sync()
@@ -149,7 +183,7 @@ class Pipeline:
 
         If the lock file was removed or replaced (another process may be writing the same output), or a write fails,
         nothing more is written: the pipeline closes itself and raises; the next open redoes what was lost."""
-        if self._fd is None or not self._unsynced:
+        if self._fd is None or not self._buffer:
             return
         if self._lock is not None and not self._lock.still_held():
             self._release()
@@ -161,9 +195,10 @@ class Pipeline:
         try:
             fsio.write_synced(self._fd, self.output, b"".join(self._buffer), "cursor.output", WORDS)
             self._buffer.clear()
-            self._unsynced = 0
-            self._last_sync = time.monotonic()
-            _write_progress(self.progress, self.cursor)
+            if self.batch_ms is not None:
+                self._last_sync = time.monotonic()
+            if self._progress_fd is not None:
+                fsio.overwrite_at(self._progress_fd, self.progress, _progress_data(self.cursor), WORDS)
         except BaseException:
             self._release()  # a half-written batch is cut or redone by the next open, never appended to
             raise
@@ -172,16 +207,32 @@ class Pipeline:
         try:
             if self._fd is not None:
                 self.sync()
+                self._progress_again()
         finally:
             self._release()
+
+    def _progress_again(self) -> None:
+        """Commits write the cursor through the descriptor opened with the pipeline, never looking at the path: if
+        the progress file was removed or replaced since, write the cursor at its path once more."""
+        if self._progress_fd is None or self._lock is None or not self._lock.still_held():
+            return
+        with fsio.failing(self.progress, "look at", WORDS):
+            now, st = fsio.lstat(self.progress), os.fstat(self._progress_fd)
+        if now is None or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            _write_progress(self.progress, self.cursor)
 
     def _release(self) -> None:
         """Close the output and release the lock without writing anything (what a killed process leaves)."""
         fd, self._fd = self._fd, None
+        progress_fd, self._progress_fd = self._progress_fd, None
         lock, self._lock = self._lock, None
         try:
-            if fd is not None:
-                fsio.close(fd)
+            try:
+                if fd is not None:
+                    fsio.close(fd)
+            finally:
+                if progress_fd is not None:
+                    fsio.close(progress_fd)
         finally:
             if lock is not None:
                 lock.release()

@@ -57,6 +57,9 @@ class Calls:
     def write(self, fd: int, data: bytes) -> int:
         return os.write(fd, data)
 
+    def pwrite(self, fd: int, data: bytes, offset: int) -> int:
+        return os.pwrite(fd, data, offset)
+
     def fsync(self, fd: int, point: str) -> None:
         os.fsync(fd)
 
@@ -216,6 +219,23 @@ def overwrite(path: str, data: bytes, words: Words = ANY) -> None:
                 calls.ftruncate(fd, len(data))
     finally:
         calls.close(fd)
+
+
+def open_overwrite(path: str, words: Words = ANY) -> int:
+    """An fd kept open to rewrite a regular file (created if absent) in place with overwrite_at."""
+    check_regular(path, words)
+    return _open(path, OVERWRITE_FLAGS, "write", words)
+
+
+def overwrite_at(fd: int, path: str, data: bytes, words: Words = ANY, *, cut: bool = False) -> None:
+    """overwrite through an fd from open_overwrite: data over the start of the file with one pwrite (with cut, what
+    follows is cut off), in place and without a sync. Only for a file that can always be redone from another."""
+    with failing(path, "write", words):
+        done = 0
+        while done < len(data):  # one pwrite in practice; a short one is finished
+            done += calls.pwrite(fd, data[done:], done)
+        if cut and os.fstat(fd).st_size > len(data):
+            calls.ftruncate(fd, len(data))
 
 
 def temp_name(path: str) -> str:

@@ -1,0 +1,128 @@
+"""Pipelines: what a commit costs in system calls (through the fsio seam), and that the cheaper paths write the same
+bytes as before (json.dumps's records, a progress file at its fixed width)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from rehydrate.cursor import Pipeline
+from rehydrate.store import fsio
+
+
+class Logging(fsio.Calls):
+    """The real system calls, each logged as (call, file name or sync point)."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, str]] = []
+        self.names: dict[int, str] = {}
+
+    def open(self, path: str, flags: int, mode: int = 0o644) -> int:
+        fd = super().open(path, flags, mode)
+        self.names[fd] = os.path.basename(path)
+        self.log.append(("open", self.names[fd]))
+        return fd
+
+    def write(self, fd: int, data: bytes) -> int:
+        self.log.append(("write", self.names.get(fd, "?")))
+        return super().write(fd, data)
+
+    def pwrite(self, fd: int, data: bytes, offset: int) -> int:
+        self.log.append(("pwrite", self.names.get(fd, "?")))
+        return super().pwrite(fd, data, offset)
+
+    def fsync(self, fd: int, point: str) -> None:
+        self.log.append(("fsync", point))
+        super().fsync(fd, point)
+
+    def close(self, fd: int) -> None:
+        self.log.append(("close", self.names.get(fd, "?")))
+        super().close(fd)
+
+    def ftruncate(self, fd: int, size: int) -> None:
+        self.log.append(("ftruncate", self.names.get(fd, "?")))
+        super().ftruncate(fd, size)
+
+
+ONE_COMMIT = [("write", "out.jsonl"), ("fsync", "cursor.output"), ("pwrite", "progress.json")]
+
+
+@pytest.mark.parametrize(("batch", "commits"), [(1, 10), (5, 10)])
+def test_a_sync_is_the_outputs_write_and_fsync_then_one_pwrite_of_the_cursor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int, commits: int
+) -> None:
+    calls = Logging()
+    monkeypatch.setattr(fsio, "calls", calls)
+    with Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json", batch=batch) as p:
+        p.commit({"v": "first"})
+        p.sync()
+        calls.log.clear()
+        for i in range(commits):
+            p.commit({"v": i})
+        log = list(calls.log)
+    # no open, stat-checked reopen, close or truncate of the progress file per commit: it stays open
+    assert log == ONE_COMMIT * (commits // batch)
+    assert json.loads((tmp_path / "progress.json").read_text()) == {"cursor": commits + 1}
+    assert [json.loads(x)["index"] for x in (tmp_path / "out.jsonl").read_text().splitlines()] == list(
+        range(commits + 1)
+    )
+
+
+RECORDS = [
+    {"summary": "plain"},
+    {"text": 'é ü 漢字 \u2028 \x00 \t "quoted" back\\slash', "emoji": "🙂"},
+    {"f": 1.5, "big": 10**30, "neg": -0.0, "inf": float("inf"), "nan": float("nan"), "t": True, "n": None},
+    {"nested": {"list": [1, [2, {"x": []}], {}], "tuple": (1, 2)}},
+    {"index": "overridden", "after": 1},  # the key already in the record keeps its place
+    {},
+    {3: "an int key", "b": 2},
+]
+
+
+def test_records_are_written_as_json_dumps_writes_them(tmp_path: Path) -> None:
+    with Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json") as p:
+        for r in RECORDS:
+            p.commit(r)
+    lines = (tmp_path / "out.jsonl").read_bytes().split(b"\n")[:-1]
+    want = [
+        json.dumps({**r, "index": i}, ensure_ascii=False, separators=(",", ":")).encode() for i, r in enumerate(RECORDS)
+    ]
+    assert lines == want
+
+
+def test_a_record_that_failed_to_encode_leaves_no_trace_in_the_next(tmp_path: Path) -> None:
+    inner: dict[str, object] = {"bad": {1, 2}}  # not JSON: the encoder stops inside `inner`
+    loop: dict[str, object] = {}
+    loop["self"] = loop
+    with Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json") as p:
+        with pytest.raises(TypeError, match="not JSON serializable"):
+            p.commit({"inner": inner})
+        with pytest.raises(ValueError, match="Circular reference"):
+            p.commit({"loop": loop})
+        inner["bad"] = "fixed"
+        assert p.commit({"inner": inner}) == 0  # never "Circular reference detected" for a dict seen before
+        assert p.cursor == 1
+    assert json.loads((tmp_path / "out.jsonl").read_text()) == {"inner": {"bad": "fixed"}, "index": 0}
+
+
+def test_a_progress_file_wider_than_the_fixed_width_is_cut_to_it_on_open(tmp_path: Path) -> None:
+    out, prog = tmp_path / "out.jsonl", tmp_path / "progress.json"
+    out.write_text("".join(json.dumps({"index": i}) + "\n" for i in range(3)))
+    prog.write_text('{"cursor": 3, "note": "' + "written by hand, and long " * 5 + '"}\n')
+    with Pipeline.open(out, prog) as p:
+        assert p.cursor == 3 and p.report == []
+        p.commit({"v": 3})
+        assert json.loads(prog.read_text()) == {"cursor": 4}
+    assert len(prog.read_bytes()) == 40
+
+
+def test_a_progress_file_removed_while_open_is_written_again_on_close(tmp_path: Path) -> None:
+    out, prog = tmp_path / "out.jsonl", tmp_path / "progress.json"
+    with Pipeline.open(out, prog) as p:
+        p.commit({"v": 0})
+        prog.unlink()
+        p.commit({"v": 1})
+    assert json.loads(prog.read_text()) == {"cursor": 2}
