@@ -143,7 +143,7 @@ def scan_invariants(src: Source, keep: int, tail_room: int) -> Invariants:
         end = src.data.rfind(b"\n") + 1
         _lines(inv, src.data, end, 0, 0, keep)
         buf, base, off = src.data[end:], end, src.size
-        nl = src.data.count(b"\n", 0, end)
+        nl = src.data.count(b"\n", 0, end) if buf.startswith(b"- R-") else 0  # (only a rejected line needs it)
     while off < src.size:
         chunk = src.read(off, CHUNK)
         if not chunk:
