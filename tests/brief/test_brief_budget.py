@@ -116,18 +116,20 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:  # noqa: PL
     lines = (inp.invariants or "").split("\n")
     rejected = [ln for ln in lines if (views.entry_id(ln) or "D")[0] == "R"]
     header = set(views.INVARIANTS_HEADER.split("\n"))
-    decisions = [ln for ln in lines if ln.strip() and ln[0] != "#" and ln not in header and ln not in rejected]
+    rejected_set = set(rejected)
+    decisions = [ln for ln in lines if ln.strip() and ln[0] != "#" and ln not in header and ln not in rejected_set]
     if rejected:
-        got_rej = quotes[f"{f}/{views.INVARIANTS}, rejected"][0]
+        got_rej = quotes.get(f"{f}/{views.INVARIANTS}, rejected", ([], ""))[0]
+        got_ids, got_set = {views.entry_id(g) for g in got_rej}, set(got_rej)
         ids = [views.entry_id(ln) for ln in rejected]
         room = brief.rejected_room(budget)
-        for i, ident in enumerate(ids):
-            if i >= len(ids) - room:
-                assert any(g.startswith(f"- {ident} ") or g == f"- {ident} …" for g in got_rej), ident
-        if len(ids) > room and not all(any(ident in g for g in got_rej) for ident in ids):
+        for ident in ids[max(0, len(ids) - room) :]:
+            assert ident in got_ids, ident
+        if len(ids) > room and not all(ident in got_ids for ident in ids):
             assert named("older rejected"), left
-        if any(_flat(r) not in got_rej for r in rejected if views.entry_id(r) in "".join(got_rej)):
+        if any(_flat(r) not in got_set for r in rejected if views.entry_id(r) in got_ids):
             assert named("rejected"), left
+    assert_every_rejected_id_named_or_covered(inp.invariants or "", text)
     if decisions:
         got_dec = quotes.get(f"{f}/{views.INVARIANTS}, decisions", ([], ""))[0]
         if len(got_dec) < len(decisions) or any(_flat(d) not in got_dec for d in decisions):
@@ -164,6 +166,31 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:  # noqa: PL
             assert named("next action", "next safe action"), left
     if not left:
         assert "Left out" not in "\n".join(own)
+
+
+RANGE = re.compile(
+    r"^(R-[0-9a-f]{6})(?: to (R-[0-9a-f]{6}) \(([0-9,]+)\))?: (?:.*/)?10_invariants\.md lines? ([0-9,]+)(?:-([0-9,]+))?"
+)
+
+
+def assert_every_rejected_id_named_or_covered(invariants: str, text: str) -> None:
+    """Every rejected approach's id is named one by one (quoted, `- R-…`), or lies in a range the brief names by its
+    first and last ids, their number and the file's line numbers (its own text, outside any quote) (issue 11)."""
+    b = parse(text)
+    quotes: dict[str, tuple[list[str], str]] = b["quotes"]  # type: ignore[assignment]
+    named = {views.entry_id(ln) for src, (lines, _) in quotes.items() if src.endswith(", rejected") for ln in lines}
+    ranges = [m for m in map(RANGE.match, b["own"]) if m]  # type: ignore[call-overload]
+    at = [(i, ln) for i, ln in enumerate(invariants.split("\n"), 1) if (views.entry_id(ln) or "D")[0] == "R"]
+    for m in ranges:
+        first, last = int(m.group(4).replace(",", "")), int((m.group(5) or m.group(4)).replace(",", ""))
+        inside = [views.entry_id(ln) for i, ln in at if first <= i <= last]
+        assert inside and inside[0] == m.group(1) and inside[-1] == (m.group(2) or m.group(1)), m.group(0)
+        assert len(inside) == int((m.group(3) or "1").replace(",", "")), m.group(0)
+    for i, ln in at:
+        covered = any(
+            int(m.group(4).replace(",", "")) <= i <= int((m.group(5) or m.group(4)).replace(",", "")) for m in ranges
+        )
+        assert views.entry_id(ln) in named or covered, (i, ln[:40])
 
 
 # -- strategies: adversarial inputs ----------------------------------------------------------------------------------
@@ -248,6 +275,45 @@ def test_every_promise_holds_for_any_input_and_budget(case: tuple[BriefInput, in
     check_promises(inp, brief.render(inp, budget).text, budget)
 
 
+@st.composite
+def many_rejected(draw: st.DrawFn) -> tuple[BriefInput, int, int | None]:
+    """1 to 50,000 rejected approaches (and decisions among them), a budget, and maybe a bound on the bytes."""
+    budget = draw(st.one_of(st.integers(MIN_BUDGET, MIN_BUDGET + 500), st.integers(MIN_BUDGET, 20000)))
+    max_bytes = draw(st.one_of(st.none(), st.integers(MIN_BUDGET, 2 * budget)))
+    n = draw(st.sampled_from([1, 500, 3000, 50_000]))
+    pool = draw(st.lists(texts(300), min_size=1, max_size=4))
+    every = draw(st.sampled_from([0, 2, 7]))  # a decision after every `every` rejected approaches (0: none)
+    lines = []
+    for i in range(n):
+        text = views.clean(pool[i % len(pool)], one_line=True)
+        lines.append(views.entry_line("R", f"R-{i:06x}", "2026-11-30", text, "b", None))
+        if every and i % every == 0:
+            lines.append(views.entry_line("D", f"D-{i:06x}", "2026-11-30", text, "b", None))
+    inp = BriefInput(
+        folder="state", actor="agent", goal=draw(texts(3000)), invariants=views.INVARIANTS_HEADER + "\n".join(lines),
+        handoff=draw(st.one_of(st.none(), texts(100000))), extras=[], next=draw(texts(3000)), last_record=None,
+        findings=[], confidence="recovered", next_action=draw(texts(300)),
+    )  # fmt: skip
+    return inp, budget, max_bytes
+
+
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(many_rejected())
+def test_every_rejected_id_is_named_or_covered_at_any_number(case: tuple[BriefInput, int, int | None]) -> None:
+    """Rejected approaches are never dropped, whatever their number (issue 11): each id named, or covered by a range
+    named by its first and last ids, their number and the file's line numbers; within the characters and the bytes."""
+    inp, budget, max_bytes = case
+    text = brief.render(inp, budget, max_bytes).text
+    assert len(text) <= budget and (max_bytes is None or len(text.encode("utf-8", "surrogatepass")) <= max_bytes)
+    if max_bytes is None:
+        check_promises(inp, text, budget)  # (which checks every id, too)
+    else:
+        assert_every_rejected_id_named_or_covered(inp.invariants or "", text)
+        assert re.search(r"^confidence: recovered$", text, re.MULTILINE)
+        if _flat_(inp.next_action or ""):
+            assert re.search(r"^confidence: recovered\nnext safe action: ", text, re.MULTILINE)
+
+
 @pytest.mark.parametrize("budget", [2000, 9000])
 def test_a_confidence_read_only_in_part_is_named_as_cut(budget: int) -> None:
     """Found by the property test above (seed 18): a confidence of 2,012 characters, nearly all line breaks, was read
@@ -265,7 +331,8 @@ def test_a_confidence_read_only_in_part_is_named_as_cut(budget: int) -> None:
 
 def worst_case(n_rejected: int) -> BriefInput:
     """The longest shortest forms: every part at its limit, every optional part too large to show."""
-    lines = [views.entry_line("R", f"R-{i:06x}", "2026-11-29", "t" * 20000, "b", None) for i in range(n_rejected)]
+    long = "t" * (20000 if n_rejected < 1000 else 2000)  # as long as any shortest form needs, within the memory
+    lines = [views.entry_line("R", f"R-{i:06x}", "2026-11-29", long, "b", None) for i in range(n_rejected)]
     lines += [views.entry_line("D", f"D-{i:06x}", "2026-11-29", "d" * 600, "b", None) for i in range(50)]
     checks = [f"c{i:02d}" + "x" * 61 for i in range(31)]
     return BriefInput(
@@ -286,11 +353,16 @@ def worst_case(n_rejected: int) -> BriefInput:
     )
 
 
+@pytest.mark.parametrize("more", [0, 1, 3000])
 @pytest.mark.parametrize("budget", [MIN_BUDGET, MIN_BUDGET + 7, 2345, 4000, brief.DEFAULT_BUDGET])
-def test_the_promised_number_of_rejected_ids_holds_in_the_worst_case(budget: int) -> None:
-    inp = worst_case(brief.rejected_room(budget))
-    assert brief.rejected_room(budget) >= 12
-    check_promises(inp, brief.render(inp, budget).text, budget)
+def test_the_promised_number_of_rejected_ids_holds_in_the_worst_case(budget: int, more: int) -> None:
+    """The newest rejected_room(budget) named one by one, the rest (if any) by an id range: every id covered."""
+    inp = worst_case(brief.rejected_room(budget) + more)
+    assert brief.rejected_room(budget) >= 6
+    text = brief.render(inp, budget).text
+    check_promises(inp, text, budget)
+    if more > 1:
+        assert RANGE.search(text.split("Rejected approaches (never retry these):\n", 1)[1])
 
 
 # -- the three cases of the issue ----------------------------------------------------------------------------------
@@ -331,7 +403,10 @@ def test_one_huge_rejected_approach_is_shortened_and_nothing_else_is_lost(
     assert rej[2].endswith("…") and len(rej[2]) < 2000
     assert "## Next" in b["own"] and "next safe action: THE NEXT ACTION" in b["ledger"]  # type: ignore[operator]
     assert "confidence: recovered" in b["ledger"]  # type: ignore[operator]
-    assert "the end of 1 long rejected approach (state/10_invariants.md)" in b["left"]  # type: ignore[operator]
+    # where the rest is: the file and the line (issue 11)
+    lines = Path(state.path(views.INVARIANTS)).read_text().split("\n")
+    at = next(i for i, ln in enumerate(lines, 1) if ln.startswith("- R-") and big in ln)
+    assert f"the end of 1 long rejected approach (state/10_invariants.md line {at})" in b["left"]  # type: ignore[operator]
 
 
 def test_eighty_latch_problems_fold_into_counts_and_keep_the_confidence_line(
@@ -374,18 +449,21 @@ def test_a_preface_counts_against_the_budget_and_the_next_action_stays_whole(
                 assert f"next safe action: {action.strip()}\n" in text
 
 
-def test_more_rejected_approaches_than_the_budget_can_name_are_counted(
+def test_more_rejected_approaches_than_the_budget_can_name_one_by_one_are_named_by_id_range(
     state: State, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     inp, _ = _input(state, MIN_BUDGET, monkeypatch)
     n = 200
     inp.invariants = "\n".join(views.entry_line("R", f"R-{i:06x}", "2026-11-29", "t" * 50, "b", None) for i in range(n))
+    inp.invariants_read = None  # the text above, not the state's file
     text = brief.render(inp, MIN_BUDGET).text
     assert len(text) <= MIN_BUDGET and f"R-{n - 1:06x}" in text
     check_promises(inp, text, MIN_BUDGET)
     rej = parse(text)["quotes"]["state/10_invariants.md, rejected"][0]  # type: ignore[index]
     assert len(rej) >= brief.rejected_room(MIN_BUDGET) and rej[-1].startswith(f"- R-{n - 1:06x}")
     assert re.search(r"\d+ older rejected", str(parse(text)["left"]))
+    k = n - len(rej)  # the oldest, never dropped: named by their first and last ids and the file's lines (issue 11)
+    assert re.search(rf"^R-000000 to R-{k - 1:06x} \({k}\): (state/)?10_invariants\.md lines 1-{k}\b", text, re.M)
 
 
 # -- item 14: cleaning costs what is shown, not what is skipped ------------------------------------------------------
@@ -399,6 +477,7 @@ def test_large_files_are_clipped_before_they_are_cleaned(state: State, monkeypat
     inp.goal = big
     inp.next = big
     inp.invariants = "\n".join(["- D-000000 2026-11-29 decision: " + big[:100]] * 20000 + ["- R-abcdef " + big])
+    inp.invariants_read = None  # the text above, not the state's file
     inp.last_record = big
     inp.preface = big
     inp.findings = [Finding("state", "degraded", big[:1500]) for _ in range(3000)]

@@ -79,3 +79,26 @@ def test_fitting_3000_rejected_approaches_composes_them_a_bounded_number_of_time
     # steps for each of its few searches of the cap
     assert shows.calls <= 16 * kept, shows.calls
     check_promises(inp, text, brief.DEFAULT_BUDGET)
+
+
+def test_50000_rejected_approaches_are_each_named_and_only_the_newest_cleaned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by one scan of the bytes; only those a brief could name one by one are cleaned and composed; the rest
+    are named by an id range with the file's line numbers (issue 11): never dropped, never matched one by one."""
+    inp = _input(_entries("R", 50_000))
+    chars = _Count(views.clean)
+    ids = _Count(views.entry_id)
+    shows = _Count(draft._Entry.show)
+
+    def show(self: draft._Entry, cap: int | None) -> tuple[str, bool]:
+        return shows(self, cap)  # type: ignore[no-any-return]
+
+    with monkeypatch.context() as m:
+        m.setattr(views, "clean", chars)
+        m.setattr(views, "entry_id", ids)
+        m.setattr(draft._Entry, "show", show)
+        text = brief.render(inp, brief.DEFAULT_BUDGET).text
+    kept = brief.DEFAULT_BUDGET // 12
+    assert chars.calls <= kept + 50 and ids.calls <= kept, (chars.calls, ids.calls)
+    assert shows.calls <= 16 * kept, shows.calls
+    check_promises(inp, text, brief.DEFAULT_BUDGET)  # every id named, or covered by a named range
+    assert "R-000000 to R-" in text

@@ -2,17 +2,21 @@
 
 Order: header, goal (00), decisions and rejected approaches (10), handoff (20), other NN_*.md, next (99), the WAL's
 last line, what was left out, the ledger. When something must give, the least important goes first (the last WAL
-line, the other files (last first), the oldest decisions, then the handoff's end); only then are the parts that are
-never dropped shortened: the goal, each rejected approach (its id always stays), the next step, the ledger's findings
-(folded into counts), the next safe action. Every cut is named under "Left out".
+line, the other files (last first), the middle of a handoff too long to read whole (down to a quarter of the budget),
+the oldest decisions, then the handoff's end); only then are the parts that are never dropped shortened: the goal,
+each rejected approach (its id always stays; where the rest is, by line numbers), the next step, the ledger's
+findings (folded into counts), the next safe action; and at last the oldest rejected approaches are named by an id
+range with the file's line numbers instead of one by one (never dropped). Every cut is named under "Left out".
+The views are read only as far as a brief could show them (read.py), whatever their size.
 
 Untrusted text stays data. Everything the brief did not compute (the files' text, the last record's data, later
 transcript excerpts and teammates' text) goes through `quote`: between two lines that carry a token drawn afresh for
 each brief and name the text's source, every line of it marked `> `. The token is removed from the text, so the text
 can neither close its quote nor imitate the ledger, whose header carries the same token; the top of the brief says so.
 
-The parts: fence.py (quoting and cutting), draft.py (the material and the plan's knobs), compose.py (the sections),
-fit.py (the drop order); here: render, and resume/reduced, which read the state, run the checks and log the read.
+The parts: read.py (bounded reads of the views), fence.py (quoting and cutting), draft.py (the material and the
+plan's knobs), compose.py (the sections), fit.py (the drop order); here: render, and resume/reduced, which read
+the state, run the checks and log the read.
 """
 
 from __future__ import annotations
@@ -48,20 +52,22 @@ __all__ = [
 
 DEFAULT_BUDGET = 9000
 # The smallest budget for which every promise holds (within budget; the goal, the next step, the confidence line, the
-# next safe action and rejected approaches' ids present; every cut named). At their shortest, with the longest actor,
-# folder, path, preface, confidence and findings, the parts that are never dropped take 1,810 characters, and each
-# rejected approach 15 more (tests/brief/test_brief_budget.py measures it): MIN_BUDGET names 12 of them whatever
-# the rest.
+# next safe action and every rejected approach's id present or covered by a named range; every cut named). At their
+# shortest, with the longest actor, folder, path, preface, confidence and findings, the parts that are never dropped
+# take 1,810 characters, the range that names the older rejected approaches (their first and last ids, how many, the
+# file's line numbers) at most 90 more, and each rejected approach named one by one 15 more
+# (tests/brief/test_brief_budget.py measures it): MIN_BUDGET names 6 of them one by one whatever the rest.
 MIN_BUDGET = 2000
 _FLOOR = 1810
+_RANGE = 90  # `R-000000 to R-ffffff (9,999,999): 10_invariants.md lines 9,999,999-9,999,999` and a line break
 _ID_LINE = 15  # a rejected approach at its shortest: `> - R-91be04 …` and a line break
 
 
 def rejected_room(budget: int) -> int:
-    """How many rejected approaches a brief within budget always names by id, whatever the rest of the input (all of
-    them, up to this many): 12 at MIN_BUDGET, 479 at the default. Past it, the oldest may be counted under "Left out"
-    instead of named."""
-    return max(0, (budget - _FLOOR) // _ID_LINE)
+    """How many rejected approaches a brief within budget always names one by id, whatever the rest of the input (all
+    of them, up to this many): 6 at MIN_BUDGET, 473 at the default. Past it, the oldest may be named by an id range
+    with the file's line numbers instead (never dropped)."""
+    return max(0, (budget - _FLOOR - _RANGE) // _ID_LINE)
 
 
 def new_token() -> str:
@@ -144,10 +150,11 @@ def resume(
         raise UsageError(f"a budget of {budget} characters is too small", f"use at least {MIN_BUDGET}", field="budget")
     with state.reading() as snap:
         sizes: dict[str, int] = {}
-        shown = _views(state, snap, budget, sizes)
+        parts: dict[str, object] = {}
+        shown = _views(state, snap, budget, sizes, parts)
         findings = checks.run_all(checks.Context(state, snap.outcome(), views=shown))
         conf = checks.confidence(findings)
-        inp = _input(state, shown, findings, conf, snap.last, preface, sizes)
+        inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts)
         out = render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)
         data = {
             "budget": budget,
@@ -185,36 +192,51 @@ def reduced(
     state = State(root, actor)
     shown: dict[str, str | None] = {}
     sizes: dict[str, int] = {}
+    parts: dict[str, object] = {}
     if fsio.lstat(root) is not None and not foreign(root):
         try:
-            shown = _views(state, None, budget, sizes)
+            shown = _views(state, None, budget, sizes, parts)
         except (RehydrateError, OSError):
             shown = {}
     findings = checks.run_all(checks.Context(None, None, error=error))
-    inp = _input(state, shown, findings, checks.confidence(findings), None, preface, sizes)
+    inp = _input(state, shown, findings, checks.confidence(findings), None, preface, sizes, parts)
     inp.next_action = "fix the state first: " + error.split("\n", maxsplit=1)[0]
     return (render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)).text
 
 
 def _views(
-    state: State, snap: Snapshot | None, budget: int | None = None, sizes: dict[str, int] | None = None
+    state: State,
+    snap: Snapshot | None,
+    budget: int | None = None,
+    sizes: dict[str, int] | None = None,
+    parts: dict[str, object] | None = None,
 ) -> dict[str, str | None]:
-    """The views' text for the brief, and (into sizes) each file's size on disk.
+    """The views' text for the brief, into sizes each file's size on disk, and into parts what was read of 10 and 20
+    besides their text (the scan of 10, read.Invariants; the handoff's end).
 
-    00, 10, 20 and 99 are read whole (reconciliation reads them anyway). Of the other NN_*.md files, only what
-    a brief of this budget could show is read: none shows more than `budget` characters of them in all, and a
-    character is at most 4 bytes, so a file bigger than 4 * budget bytes is not read at all (its text is empty,
-    its size says what was left out), and once the files read hold more than `budget` characters, the rest are
-    not read either. The cost follows what can be shown, not what is stored."""
+    00 and 99 are read whole (reconciliation reads them anyway). 10 and 20 are read only as far as a brief of this
+    budget could show them, whatever their size (read.py): of 10, one scan of its bytes for the rejected approaches
+    (each one noted, never dropped) and its end for the newest decisions (its text here: that end); of 20, its start
+    and its end. Of the other NN_*.md files, only what a brief of this budget could show is read: none shows more
+    than `budget` characters of them in all, and a character is at most 4 bytes, so a file bigger than 4 * budget
+    bytes is not read at all (its text is empty, its size says what was left out), and once the files read hold more
+    than `budget` characters, the rest are not read either. A view reconciliation read into snap is taken from
+    there. The cost follows what can be shown, not what is stored."""
     from rehydrate.errors import RehydrateError
     from rehydrate.store import fsio
 
     shown: dict[str, str | None] = {}
     sizes = sizes if sizes is not None else {}
-    room = 4 * (budget or views.MAX_VIEW)
+    budget = budget or DEFAULT_BUDGET
+    room = 4 * budget
     total = 0
+    seen = snap.seen if snap is not None and not snap.repaired else None
+    parts = parts if parts is not None else {}
     for name in (views.GOAL, views.INVARIANTS, views.HANDOFF, *state.extra_views(), views.NEXT):
         try:
+            if name in (views.INVARIANTS, views.HANDOFF):
+                shown[name] = _bounded(state.path(name), seen, name, budget, sizes, parts)
+                continue
             if name in views.VIEWS:
                 data = state.view_bytes(name, snap)
                 size = None if data is None else len(data)
@@ -230,6 +252,34 @@ def _views(
     return shown
 
 
+def _bounded(
+    path: str,
+    seen: dict[str, bytes | None] | None,
+    name: str,
+    budget: int,
+    sizes: dict[str, int],
+    parts: dict[str, object],
+) -> str | None:
+    """10 or 20 read as far as a brief of this budget could show them (see _views); its text, or None if absent."""
+    from rehydrate.brief import read
+
+    src = read.open_view(path, seen, name)
+    if src is None:
+        return None
+    try:
+        sizes[name] = src.size
+        if name == views.INVARIANTS:
+            inv = read.scan_invariants(src, budget // 12, 4 * budget)
+            parts[name] = inv
+            return inv.tail.decode("utf-8", "replace")
+        head, tail = read.head_tail(src, 4 * budget)
+        if tail is not None:
+            parts[name] = tail.decode("utf-8", "replace")
+        return head.decode("utf-8", "replace")
+    finally:
+        src.close()
+
+
 def _input(
     state: State,
     shown: dict[str, str | None],
@@ -238,6 +288,7 @@ def _input(
     last: Record | None,
     preface: str | None,
     sizes: dict[str, int] | None = None,
+    parts: dict[str, object] | None = None,
 ) -> BriefInput:
     next_fields = views.parse_next(shown.get(views.NEXT) or "")
     action = next((f.next_action for f in findings if f.status != "ok" and f.next_action), None)
@@ -260,4 +311,13 @@ def _input(
     )
     inp.path = os.path.realpath(state.root)  # the header names the real folder, not a link to it
     inp.sizes = sizes or {}  # bytes on disk of each view: a text may be empty or partial (see _views)
+    parts = parts or {}
+    inv = parts.get(views.INVARIANTS)
+    if inv is not None and shown.get(views.INVARIANTS) is not None:
+        from rehydrate.brief.read import Invariants
+
+        inp.invariants_read = inv if isinstance(inv, Invariants) else None
+    tail = parts.get(views.HANDOFF)
+    if isinstance(tail, str) and shown.get(views.HANDOFF) is not None:
+        inp.handoff_tail = tail
     return inp

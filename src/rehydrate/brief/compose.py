@@ -1,7 +1,8 @@
 """Composing the brief from its material and a plan: the sections in boot order, and what each cut left out.
 
 Every cut is named under "Left out", ranked by the drop order (0: the last WAL record, given up first; 11: the
-oldest rejected approaches' ids, the last resort).
+oldest rejected approaches named by an id range and the file's line numbers instead of one by one, the last
+resort: never dropped).
 """
 
 from __future__ import annotations
@@ -111,6 +112,8 @@ def _rejected(o: _Out, inv_src: str) -> str | None:
 
 
 def _rejected_part(o: _Out, inv_src: str) -> str | None:
+    """The newest rejected approaches quoted (each whole or shortened, its id kept), the older ones named by an id
+    range and the file's line numbers: every rejected approach's id is named or covered by a named range."""
     d, p = o.d, o.p
     folded = d.rejected_unseen + len(d.rejected) - p.rejected
     if not d.rejected and not folded:
@@ -120,19 +123,30 @@ def _rejected_part(o: _Out, inv_src: str) -> str | None:
         every = d.rejected_lines[p.rejected_cap] = [e.show(p.rejected_cap) for e in d.rejected]
     shown = every[len(every) - p.rejected :]
     lines = [line for line, _ in shown]
-    short = sum(1 for _, cut in shown if cut)
-    notes = []
+    cut = [folded + i for i, (_, c) in enumerate(shown) if c]  # the shortened ones, by index in the file
+    out = "Rejected approaches (never retry these):"
     if folded:
+        ids, at = d.rejected_ids, d.rejected_at
         older = _plural(folded, "older rejected approach", "older rejected approaches")
-        notes.append(f"{older} not listed")
-        o.cut(11, f"{older}, ids and all ({inv_src})", f"{folded} older rejected")
-    if short:
-        notes.append(f"{_plural(short, 'entry', 'entries')} shortened (…)")
-        longer = _plural(short, "long rejected approach", "long rejected approaches")
-        o.cut(5, f"the end of {longer} ({inv_src})", f"ends of {short} rejected")
-    note = o.note("; ".join(notes) + f": read {inv_src}") if notes else ""
-    body = "\n".join(lines) or ">"
-    return "Rejected approaches (never retry these):\n" + _fence(body, f"{inv_src}, rejected", d.token, note)
+        where = _lines_at(views.INVARIANTS if p.terse else inv_src, at[0], at[folded - 1])
+        first, last = ids[0].decode(), ids[folded - 1].decode()
+        span = first if folded == 1 else f"{first} to {last} ({folded:,})"
+        out += f"\n{span}: {where}" + ("" if p.terse else "; read them before trying a new approach")
+        o.cut(11, f"{older}, named by id range only ({where})", f"{folded} older rejected")
+    if cut:
+        where = _lines_at(inv_src, d.rejected_at[cut[0]], d.rejected_at[cut[-1]])
+        longer = _plural(len(cut), "long rejected approach", "long rejected approaches")
+        o.cut(5, f"the end of {longer} ({where})", f"ends of {len(cut)} rejected")
+        note = o.note(f"{_plural(len(cut), 'entry', 'entries')} shortened (…): whole in {where}")
+    else:
+        note = ""
+    if lines:
+        out += "\n" + _fence("\n".join(lines), f"{inv_src}, rejected", d.token, note)
+    return out
+
+
+def _lines_at(src: str, first: int, last: int) -> str:
+    return f"{src} line {first:,}" if first == last else f"{src} lines {first:,}-{last:,}"
 
 
 def _invariants(o: _Out) -> None:
@@ -152,24 +166,47 @@ def _invariants(o: _Out) -> None:
             o.cut(2, f"the end of {_plural(short, 'long decision')} ({inv_src})", f"ends of {short} decisions")
         inv.append("Decisions:\n" + _fence("\n".join(x for x, _ in shown_dec), f"{inv_src}, decisions", d.token, note))
     if dropped:
-        o.cut(2, f"{dropped} older decision(s) in {inv_src}", f"{dropped} older decisions")
+        size = f" ({d.invariants_size:,} bytes in all)" if d.invariants_size is not None else ""
+        o.cut(2, f"{dropped} older decision(s) in {inv_src}{size}", f"{dropped} older decisions")
     if d.invariants_partial:
         o.cut(2, f"the part of {inv_src} past what was read", f"end of {views.INVARIANTS}")
     o.sections.append("## Decisions and rejected approaches\n" + ("\n".join(inv) or "(none yet)"))
 
 
 def _handoff(o: _Out) -> None:
+    """The handoff: whole, or its start and (if it was too long to read whole) its end, or named as left out."""
     d, p = o.d, o.p
     ho_src = f"{d.f}/{views.HANDOFF}"
     if d.handoff_body and p.handoff != 0:
-        body, cut = _cut_quoted(d.handoff_body, p.handoff)
+        tail_room = 0 if not d.handoff_tail else (len(d.handoff_tail) if p.handoff is None else p.handoff // 3)
+        body, cut = _cut_quoted(d.handoff_body, None if p.handoff is None else p.handoff - tail_room)
         note = ""
         if cut or d.handoff.partial:
-            note = o.note(f"cut: the rest of {ho_src} ({d.handoff.total} in all) is on disk")
-            o.cut(3, f"the end of {ho_src} ({d.handoff.total} in all)", "end of the handoff")
-        o.sections.append("## Handoff\n" + _fence(body, ho_src, d.token, note))
+            where = "the middle" if d.handoff_tail else "the rest"
+            note = o.note(f"cut: {where} of {ho_src} ({d.handoff.total} in all) is on disk")
+            what = "the middle" if d.handoff_tail else "the end"
+            o.cut(3, f"{what} of {ho_src} ({d.handoff.total} in all)", f"{what.split()[1]} of the handoff")
+        if not d.handoff_tail:
+            o.sections.append("## Handoff\n" + _fence(body, ho_src, d.token, note))
+            return
+        tail = _cut_quoted_left(d.handoff_tail, tail_room)
+        o.sections.append(
+            "## Handoff\n" + _fence(body, f"{ho_src}, start", d.token, note) + "\n"
+            + _fence(tail, f"{ho_src}, end", d.token)
+        )  # fmt: skip
     elif d.handoff_body:
         o.cut(3, f"{ho_src} ({d.handoff.total})", "the handoff")
+
+
+def _cut_quoted_left(body: str, cap: int) -> str:
+    """The end of quoted lines within cap characters: from a whole line if one fits, else `> …` and a line's end."""
+    if len(body) <= cap:
+        return body
+    end = body[len(body) - max(0, cap - 3) :]
+    nl = end.find("\n")
+    if 0 <= nl < len(end) - 1:
+        return end[nl + 1 :]
+    return "> …" + end.removeprefix(">").lstrip()
 
 
 def _extras(o: _Out) -> None:

@@ -8,16 +8,18 @@ from rehydrate.store import views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rehydrate.brief.read import Invariants
     from rehydrate.checks import Finding
 
+_HEX = frozenset("0123456789abcdef")
 _HEADER_LINES = {ln for ln in views.INVARIANTS_HEADER.split("\n") if ln.strip()}
 ENTRY_MIN = 40  # the shortest a rejected approach gets: its id and the start of its text
 REJECTED_CAP = 1200  # the longest a rejected approach is shown
 _DECISION_CAP = 500  # the longest a decision is shown
 FINDING_CAP = 400  # the longest a ledger line is shown
 _RECORD_CAP = 1200  # the longest the last WAL record is shown
-_HEX = "0123456789abcdef"
-_HEADER_TEXT = frozenset(h for h in _HEADER_LINES if not h.startswith("#"))
 
 
 def _date_word(rest: str) -> int:
@@ -28,19 +30,6 @@ def _date_word(rest: str) -> int:
             if rest.startswith(word, 10):
                 return 10 + len(word)
     return 0
-
-
-def _lines(raw: str) -> list[str]:
-    """One scan of 10_invariants.md: each line that starts a rejected approach (its id: views.entry_id), with its
-    trailing CRs, and "" for each line that is no entry (blank, a heading, a line of the header, trailing CRs aside);
-    decisions are left out. With str methods: no `re` on the hook path (tests/cli/test_imports.py)."""
-    out: list[str] = []
-    for line in raw.split("\n"):
-        if line[:4] == "- R-" and line[10:11] == " " and not line[4:10].strip(_HEX):
-            out.append(line)
-        elif line[:1] == "#" or not line.strip() or line.rstrip("\r") in _HEADER_TEXT:
-            out.append("")
-    return out
 
 
 class BriefInput:
@@ -62,6 +51,8 @@ class BriefInput:
         preface: str | None = None,
         path: str = "",
         sizes: dict[str, int] | None = None,
+        invariants_read: Invariants | None = None,
+        handoff_tail: str | None = None,
     ) -> None:
         self.folder = folder  # as shown in sources: state
         self.actor = actor
@@ -77,6 +68,8 @@ class BriefInput:
         self.preface = preface  # said before everything (for example: a compaction just happened)
         self.path = path  # the state folder's real path, named in the header
         self.sizes = sizes  # bytes on disk of each view file by name; a text may be only a prefix of its file
+        self.invariants_read = invariants_read  # 10_invariants.md as read by read.scan_invariants (else: invariants)
+        self.handoff_tail = handoff_tail  # the handoff's end, when `handoff` is only its start (read.head_tail)
 
 
 class Brief:
@@ -102,8 +95,8 @@ class _Piece:
 class _Entry:
     """A line of 10_invariants.md as shown: `> `, then the line, cleaned."""
 
-    def __init__(self, raw: str, room: int, token: str) -> None:
-        self.partial = len(raw) > room
+    def __init__(self, raw: str, room: int, token: str, longer: bool = False) -> None:
+        self.partial = longer or len(raw) > room
         self.line = _untoken(_flat(raw[:room]), token)
         self.id = views.entry_id(self.line) or ""
 
@@ -134,7 +127,7 @@ class _Plan:
         self.decisions = len(d.decisions)  # the newest n are shown
         self.handoff: int | None = None  # the most characters of its quoted text; 0: left out
         self.rejected_cap: int | None = REJECTED_CAP
-        self.rejected = len(d.rejected)  # the newest n are shown; ids of the others are folded into a count
+        self.rejected = len(d.rejected)  # the newest n are shown; the others named by an id range
         self.goal: int | None = None
         self.next: int | None = None
         self.preface: int | None = None
@@ -176,56 +169,76 @@ class _Draft:
             if first.startswith("# Next (") and first.endswith(")")
             else "no checkpoint readable"
         )
-        self.handoff = piece(inp.handoff, views.HANDOFF)
-        self.handoff_body = _quoted_lines(self.handoff.text) if self.handoff.text else ""
+        self._handoff(inp, room, piece)
         self.record = piece(inp.last_record, "", one_line=True, limit=2 * _RECORD_CAP)
         self.record_body, cut = (
             _cut_quoted(_quoted_lines(self.record.text), _RECORD_CAP) if self.record.text else ("", False)
         )
         self.record.partial = self.record.partial or cut
-        self._invariants(inp.invariants or "", budget, sizes.get(views.INVARIANTS))
+        self._invariants(inp, budget, sizes.get(views.INVARIANTS))
         self._extras(inp.extras, budget, sizes)
         self._ledger(inp, budget)
 
-    def _invariants(self, raw: str, budget: int, size: int | None) -> None:
-        """Rejected approaches: all found (one scan), the newest whose ids could fit cleaned. Decisions: counted
-        (one scan), the newest read from the end while any brief within the budget could show them, each cleaned once.
-        """
-        self.invariants_partial = size is not None and size > len(raw.encode("utf-8", "replace"))
-        lines = _lines(raw)
-        found = [x for x in lines if x]  # every rejected approach's line, in order (with its trailing CRs, if any)
-        most = budget // 12  # only the newest rejected approaches whose ids could fit are cleaned
-        self.rejected_unseen = max(0, len(found) - most)
-        rejected = [x.rstrip("\r") for x in found[self.rejected_unseen :]]
-        cap = _water_level([len(x) for x in rejected], 2 * budget, 2 * ENTRY_MIN)
-        self.rejected = [e for e in (_Entry(x, cap, self.token) for x in rejected) if e.line]
+    def _invariants(self, inp: BriefInput, budget: int, size: int | None) -> None:
+        """Rejected approaches: all found (one scan of the bytes, read.scan_invariants), the newest whose ids could fit
+        cleaned. Decisions: counted (the same scan), the newest read from the end while any brief within the budget
+        could show them, each cleaned once."""
+        from rehydrate.brief import read
+
+        inv = inp.invariants_read
+        if inv is None:  # given as text: scanned the same way
+            data = (inp.invariants or "").encode("utf-8", "replace")
+            self.invariants_partial = size is not None and size > len(data)
+            inv = read.scan_invariants(read.Source(data), budget // 12, 4 * budget)
+        else:
+            self.invariants_partial = False
+        self.invariants_size = inv.size if inp.invariants_read is not None else size
+        self.rejected_ids, self.rejected_at = inv.ids, inv.lines  # every rejected approach: id (ASCII), line number
+        heads = [(h.decode("utf-8", "replace").rstrip("\r"), more) for h, more in inv.heads]
+        self.rejected_unseen = len(inv.ids) - len(heads)
+        cap = _water_level([len(x) for x, _ in heads], 2 * budget, 2 * ENTRY_MIN)
+        self.rejected = [_Entry(x, cap, self.token, longer) for x, longer in heads]
         # the rejected approaches' part of the brief by (how many shown, the cap of each, terse): see compose
         self.rejected_parts: dict[tuple[int, int | None, bool], tuple[str | None, list[tuple[int, str, str]]]] = {}
         self.rejected_lines: dict[int | None, list[tuple[str, bool]]] = {}  # each entry as shown, by the cap
-        entries = raw.count("\n") + 1 - (len(lines) - len(found))  # lines that are neither blank, header nor heading
-        left = entries - len(found)  # decisions not yet read
+        raw = inv.tail.decode("utf-8", "replace")
         newest: list[_Entry] = []
-        taken = 0
+        taken = dashes = 0
         end = len(raw)
-        while (
-            left and end >= 0 and taken <= budget
-        ):  # the newest first, while any brief within the budget could show them
+        while end >= 0 and taken <= budget:  # the newest first, while any brief within the budget could show them
             start = raw.rfind("\n", 0, end)
             line = raw[start + 1 : end].rstrip("\r")
             end = start
             if not line.strip() or line in _HEADER_LINES or line.startswith("#"):
                 continue
-            rid = views.entry_id(line)
-            if rid and rid[0] == "R":
+            if line.startswith("- R-") and line[10:11] == " " and set(line[4:10]) <= _HEX:  # a rejected approach
                 continue
-            left -= 1
             entry = _Entry(line, _DECISION_CAP, self.token)
+            dashes += line.startswith("- ")
             if entry.line:
                 newest.append(entry)
                 taken += len(entry.line)
         self.decisions: list[_Entry] = newest[::-1]
-        self.decisions_unseen = entries - len(found) - len(self.decisions)
+        # the lines starting with `- ` that are not rejected approaches, less those shown
+        self.decisions_unseen = max(0, inv.dashes - len(inv.ids) - dashes)
         self.decision_lines = [e.show(_DECISION_CAP) for e in self.decisions]
+
+    def _handoff(self, inp: BriefInput, room: int, piece: Callable[..., _Piece]) -> None:
+        """The handoff's start and, when it is too long to show whole, its end (from its first whole line)."""
+        raw, tail = inp.handoff or "", inp.handoff_tail
+        if tail is None and len(raw) > 2 * room:
+            raw, tail = raw[:room], raw[-room:]
+        self.handoff = piece(raw, views.HANDOFF)
+        self.handoff_body = _quoted_lines(self.handoff.text) if self.handoff.text else ""
+        self.handoff_tail = ""
+        if tail:
+            tail = tail[-room:]
+            cut = tail.find("\n") + 1
+            text = _untoken(_text(tail[cut:] if 0 < cut < len(tail) else "…" + tail), self.token)
+            self.handoff_tail = _quoted_lines(text) if text else ""
+            self.handoff.partial = True
+            if not self.handoff.text:  # nothing printable in its start: say there is more
+                self.handoff.text, self.handoff_body = "…", "> …"
 
     def _extras(self, extras: list[tuple[str, str]], budget: int, sizes: dict[str, int]) -> None:
         """The files that fit are shown whole, in order; a file that cannot fit is only named (and never cleaned)."""

@@ -54,11 +54,16 @@ class _Fit:
     def steps(self) -> list[Callable[[], bool]]:
         """The drop order."""
         d, p = self.d, self.p
+        tails = len(d.handoff_tail)
+        quarter = min(self.budget, self.max_bytes or self.budget) // 4
         return [
             lambda: self.set("record", False),
             lambda: self.shrink("extras", 0, p.extras),
+            # a handoff too long to read whole (its start and end shown) gives its middle down to a quarter of the
+            # budget before the newest decisions give way
+            lambda: bool(d.handoff_tail) and self.shrink("handoff", quarter, len(d.handoff_body) + tails),
             lambda: self.shrink("decisions", 0, p.decisions),
-            lambda: self.shrink("handoff", 200, len(d.handoff_body), drop=0),
+            lambda: self.shrink("handoff", 200, p.handoff or len(d.handoff_body) + tails, drop=0),
             lambda: self.set("ledger", 1),
             lambda: self.essentials(400, 400, 400, 600, 600),
             lambda: self.set("ledger", 2),
@@ -69,7 +74,7 @@ class _Fit:
             lambda: self.shrink("head", 40, p.head or 120),
             lambda: self.set("ledger", 4),
             lambda: self.shrink("rejected_cap", 0, p.rejected_cap or self.rej_max),  # ids, each with an ellipsis
-            lambda: self.shrink("rejected", 0, p.rejected),  # the last resort: fold the oldest ids into a count
+            lambda: self.shrink("rejected", 0, p.rejected),  # the last resort: the oldest named by an id range
         ]
 
     def give_back(self) -> None:
