@@ -12,7 +12,7 @@ side by side, the order rotating each round:
   and writes the cache again).
 
 Prints the medians, the ratios verify/bare (target <= 3.0) and re-check/bare (target <= 2.5), each process's peak
-RSS (os.wait4's rusage: memory must not grow with the log; compare with a run at --records 100000), the load
+RSS (its VmHWM: memory must not grow with the log; compare with a run at --records 100000), the load
 average and the command.
 
     python bench/verify_scale.py [--records 1000000] [--rounds 3] [--warmup 1] [--check]
@@ -101,23 +101,44 @@ def state_for(args: argparse.Namespace, tmp: str) -> tuple[str, str]:
     return path, f"built in {time.perf_counter() - t0:.1f} s" + ("" if args.no_cache else f", cached in {folder}")
 
 
+# Each variant runs under this launcher, which prints the process's own peak RSS (VmHWM) as it exits: the rusage of a
+# child (os.wait4, RUSAGE_CHILDREN) also counts the pages it shared with this process before its exec.
+LAUNCH = """
+import atexit, runpy, sys
+def peak():
+    try:
+        with open("/proc/self/status") as f:
+            sys.stderr.write("".join("PEAK " + ln.split()[1] + "\\n" for ln in f if ln.startswith("VmHWM:")))
+    except OSError:
+        pass
+atexit.register(peak)
+mode, target = sys.argv[1], sys.argv[2]
+if mode == "-m":
+    sys.argv = sys.argv[2:]
+    runpy.run_module(target, run_name="__main__", alter_sys=True)
+else:
+    sys.argv = ["-c", *sys.argv[3:]]
+    exec(compile(target, "<bare>", "exec"), {"__name__": "__main__"})
+"""
+
+
 def process(
     argv: list[str], env: dict[str, str], rss: list[int], before: Callable[[], None] | None = None
 ) -> _common.Measure:
-    """One whole process per call: its wall time; its peak RSS (KiB, from os.wait4) appended to rss."""
+    """One whole process per call (argv: -m MODULE ARGS or -c CODE ARGS, run by LAUNCH): its wall time; its peak
+    RSS (KiB) appended to rss (0 where /proc is not there)."""
+    full = [sys.executable, "-c", LAUNCH, *argv]
 
     def measure() -> float:
         if before is not None:
             before()
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.run(full, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
         elapsed = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
-            _common.run(argv, env=env)  # once more, to show its output in the error
-            raise _common.BenchError(f"{argv} exited {proc.returncode}")
-        rss.append(usage.ru_maxrss)
+            raise _common.BenchError(f"{argv} exited {proc.returncode}: {proc.stderr.decode(errors='replace')}")
+        peaks = [int(ln.split()[1]) for ln in proc.stderr.decode(errors="replace").splitlines() if ln[:5] == "PEAK "]
+        rss.append(peaks[-1] if peaks else 0)
         return elapsed
 
     return measure
@@ -137,7 +158,6 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
     log = os.path.join(path, "wal", "agent.jsonl")
     cache = os.path.join(path, "wal", ".agent.seen")
     env = _common.clean_env(PYTHONPATH=_common.SRC, PYTHONPYCACHEPREFIX=os.path.join(tmp, "pycache"))
-    py = sys.executable
     rss: dict[str, list[int]] = {"bare": [], "verify": [], "re-check": []}
 
     def drop_cache() -> None:
@@ -145,15 +165,16 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
             os.unlink(cache)
 
     variants = {
-        "bare": process([py, "-c", BARE, log], env, rss["bare"]),
-        "verify": process([py, "-m", "rehydrate", "verify", "--dir", path], env, rss["verify"]),
-        "re-check": process([py, "-m", "rehydrate", "status", "--dir", path], env, rss["re-check"], drop_cache),
+        "bare": process(["-c", BARE, log], env, rss["bare"]),
+        "verify": process(["-m", "rehydrate", "verify", "--dir", path], env, rss["verify"]),
+        "re-check": process(["-m", "rehydrate", "status", "--dir", path], env, rss["re-check"], drop_cache),
     }
     load_before = _common.load()
     times = _common.interleave(variants, args.rounds, args.warmup)
     load_after = _common.load()
 
-    print(f"verify against a bare parse-and-hash loop: rehydrate {__version__} ({_common.checkout()}) on {py}")
+    what = f"rehydrate {__version__} ({_common.checkout()}) on {sys.executable}"
+    print(f"verify against a bare parse-and-hash loop: {what}")
     print(f"{load_before}; after the rounds: {load_after}")
     print(f"WAL: {args.records:,} records, {os.path.getsize(log) / 1e6:,.1f} MB; {how}")
     print()
