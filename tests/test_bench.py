@@ -65,3 +65,47 @@ def test_git_stubbed_starts_no_git_in_a_repository(
     out = state.checkpoint("after", "git again")  # the stub is undone on the way out
     assert out.ok
     assert [argv[0] for argv in started] == ["git"]
+
+
+def _bench_module(name: str) -> Iterator[ModuleType]:
+    saved = list(sys.path)
+    sys.path.insert(0, str(BENCH))
+    try:
+        yield importlib.import_module(name)
+    finally:
+        sys.path[:] = saved
+
+
+@pytest.fixture
+def verify_scale() -> Iterator[ModuleType]:
+    yield from _bench_module("verify_scale")
+
+
+@pytest.fixture
+def hashing() -> Iterator[ModuleType]:
+    yield from _bench_module("hashing")
+
+
+def test_verify_scale_runs_small_and_prints_its_ratios(
+    verify_scale: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quick run (a few hundred records, no cache): the state it builds verifies, and every figure is printed."""
+    assert verify_scale.main(["--records", "300", "--rounds", "1", "--warmup", "0", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "WAL: 300 records" in out and "load average" in out and "reproduce: " in out
+    for name in ("bare", "verify", "re-check"):
+        assert any(line.startswith(name) for line in out.splitlines()), name
+    assert "verify/bare = " in out and "re-check/bare = " in out
+
+
+def test_verify_scale_builds_a_state_that_verifies(verify_scale: ModuleType, tmp_path: Path) -> None:
+    path = verify_scale.build(str(tmp_path / "big"), 120)
+    assert verify_scale.check(path, 120) is None
+    assert State.open(path).verify().ok
+    assert verify_scale.check(path, 121) == "it holds 120 records"
+
+
+def test_hashing_runs_on_this_interpreter(hashing: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    assert hashing.main(["--python", sys.executable, "--rounds", "1", "--big", "1", "--imports", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "import hashlib in a fresh process" in out and "700 B" in out and "reproduce: " in out

@@ -137,6 +137,14 @@ def dumps(obj: object) -> str:
     return _dumps(obj, ": ", ", ", False, True)
 
 
+def canonical_text(obj: object) -> str:
+    """Sorted keys, no spaces, as text (compared with a line's text without encoding it); TooDeep as below."""
+    try:
+        return _dumps(obj, ":", ",", True, False)
+    except RecursionError:
+        raise TooDeep("JSON nested too deeply") from None
+
+
 def dumps_canonical(obj: object) -> bytes:
     """Sorted keys, no spaces, UTF-8; TooDeep for an object nested too deeply to encode."""
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import records
-from rehydrate.store import binding, fsio, latches, views, wal
+from rehydrate.store import binding, digest, fsio, latches, views, wal
 from rehydrate.store.state import State
 from rehydrate.store.views import INVARIANTS
 
@@ -57,13 +57,14 @@ def test_the_running_binding_extends_as_the_file_grows() -> None:
 
 def test_an_append_reads_and_hashes_only_its_line(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
     """Once reconciliation has found 10 as the last record binds it, the write extends the binding by the new line
-    and appends it after reading the file's tail only (counted through os.pread and wal._sha256)."""
+    and appends it after reading the file's tail only (counted through os.pread and
+    digest.HASHER, the store's sha256)."""
     grow(state, 3000)
     state.checkpoint(done="grew", next="append")
     size = os.path.getsize(state.path(INVARIANTS))
     assert size > 300_000
     read, hashed = [0], [0]
-    real_pread, real_sha = os.pread, wal._sha256  # type: ignore[attr-defined]
+    real_pread, real_sha = os.pread, digest.HASHER[0]
 
     def pread(fd: int, n: int, offset: int) -> bytes:
         got = real_pread(fd, n, offset)
@@ -82,7 +83,7 @@ def test_an_append_reads_and_hashes_only_its_line(state: State, monkeypatch: pyt
         return snap
 
     monkeypatch.setattr(os, "pread", pread)
-    monkeypatch.setattr(wal, "_sha256", sha)
+    monkeypatch.setattr(digest, "HASHER", [sha])
     monkeypatch.setattr(State, "_begin", begun)
     out = state.invariant("one more decision", because="the tail is enough")
     assert out.ok and read[0] < 4096 and hashed[0] < 4096, (read[0], hashed[0])

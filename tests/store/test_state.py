@@ -10,7 +10,7 @@ import pytest
 
 from conftest import records
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
-from rehydrate.store import binding, fsio, gitinfo, wal
+from rehydrate.store import binding, digest, fsio, gitinfo, wal
 from rehydrate.store.state import State
 
 
@@ -144,7 +144,7 @@ def test_a_write_hashes_10_invariants_once(state: State, monkeypatch: pytest.Mon
     for i in range(100):
         state.invariant(f"decision {i:03d} keeps the file a few kilobytes long", because="the count shows")
     hashed = [0]
-    real = wal._sha256  # type: ignore[attr-defined]
+    real = digest.HASHER[0]
 
     class Counting:
         def __init__(self, data: bytes = b"") -> None:
@@ -161,7 +161,7 @@ def test_a_write_hashes_10_invariants_once(state: State, monkeypatch: pytest.Mon
         def hexdigest(self) -> str:
             return str(self.inner.hexdigest())
 
-    monkeypatch.setattr(wal, "_sha256", Counting)
+    monkeypatch.setattr(digest, "HASHER", [Counting])
     size = path.stat().st_size
     once = size + 32 * size // 60  # each line once, after the 32-byte running hash (every line is over 60 bytes)
     for write in (lambda: state.checkpoint(done="a", next="b"), lambda: brief.resume(state)):

@@ -9,8 +9,8 @@ apart, the suffix lets the binding be extended. So appending a line extends the 
 (`Lines.add`), reading and hashing nothing already in the file; checking a file against a binding (`is_bound`, the
 cheap path's `read_invariants`) is one pass that hashes each line once. Records written before issue 11 bind the
 plain sha256 of the whole file (64 hex digits): still understood (the file is hashed whole as well, in the same
-pass), and the next write binds the running form. The hash is wal._sha256 (the interpreter's built-in sha256 object,
-not hashlib's OpenSSL: the hook path loads this module), looked up at each use: one seam for the tests.
+pass), and the next write binds the running form. The hash is digest.HASHER[0] (the built-in sha256 for small inputs,
+OpenSSL's once a pass is long: store/digest.py), looked up at each use: one seam for the tests.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, UnsafeFile
-from rehydrate.store import WORDS, fsio, wal
+from rehydrate.store import WORDS, digest, fsio, wal
 from rehydrate.store.views import INVARIANTS, MAX_VIEW, read_view
 
 TYPE_CHECKING = False
@@ -59,7 +59,7 @@ class Lines:
     def add(self, line: bytes) -> Lines:
         """The binding after latches.append_line appends a line (a newline first if the file's last line has none)."""
         sep = 0 if self.ends else 1
-        return Lines(self.n + 1, self.size + sep + len(line) + 1, wal._sha256(self.h + line + b"\n").digest())  # type: ignore[attr-defined]
+        return Lines(self.n + 1, self.size + sep + len(line) + 1, digest.HASHER[0](self.h + line + b"\n").digest())
 
 
 class LineHasher:
@@ -68,7 +68,7 @@ class LineHasher:
     def __init__(self, plain: bool = False) -> None:
         self.h, self.n, self.size, self.rest = _ZERO, 0, 0, b""
         # the whole file's sha256 too, for a pre-issue-11 binding
-        self.plain = wal._sha256() if plain else None  # type: ignore[attr-defined]
+        self.plain = digest.HASHER[0]() if plain else None
 
     def feed(self, chunk: bytes) -> None:
         self.size += len(chunk)
@@ -76,7 +76,8 @@ class LineHasher:
             self.plain.update(chunk)
         parts = (self.rest + chunk if self.rest else chunk).split(b"\n")
         self.rest = parts.pop()
-        h, sha256 = self.h, wal._sha256  # type: ignore[attr-defined]
+        digest.hashed(self.size)  # a long pass: OpenSSL's sha256, faster at every size (store/digest.py)
+        h, sha256 = self.h, digest.HASHER[0]
         for part in parts:
             h = sha256(h + part + b"\n").digest()
         self.h, self.n = h, self.n + len(parts)
@@ -84,7 +85,7 @@ class LineHasher:
     def lines(self) -> Lines:
         if not self.rest:
             return Lines(self.n, self.size, self.h)
-        return Lines(self.n + 1, self.size, wal._sha256(self.h + self.rest + b"\n").digest(), False)  # type: ignore[attr-defined]
+        return Lines(self.n + 1, self.size, digest.HASHER[0](self.h + self.rest + b"\n").digest(), False)
 
 
 def lines_of(data: bytes) -> Lines:

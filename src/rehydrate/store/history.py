@@ -91,6 +91,7 @@ def read(
         raise RehydrateError(f"no state folder at {root}", "run `rehydrate init --goal TEXT` to create one")
     base = os.path.basename(root)
     since = normalize_since(since) if since else None
+    wal.fast_hashing()  # every log read whole: a long pass
     entries: dict[tuple[str, int, str], Entry] = {}
     damaged: list[Damaged] = []
     files: list[str] = []

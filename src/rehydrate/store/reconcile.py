@@ -19,6 +19,7 @@ from rehydrate.store.views import GOAL
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from collections.abc import Callable
     from typing import Any
 
     from rehydrate.store.binding import Lines
@@ -73,8 +74,9 @@ def check_archive(state: State, rec: Record, line: int | None) -> None:
         )
 
 
-def reconcile(state: State, repair: bool) -> Snapshot:
-    """The recognize step, cheap path: the WAL's tail against the views. Lock held by the caller."""
+def reconcile(state: State, repair: bool, chain: Callable[[int | None], ScanInfo] | None = None) -> Snapshot:
+    """The recognize step, cheap path: the WAL's tail against the views. Lock held by the caller. chain(end): the
+    caller's own pass over the log up to byte end (verify's), in place of checking the whole chain again."""
     problems: list[Problem] = []
     repaired: list[str] = []
     if not fsio.check_dir(state.root):
@@ -87,8 +89,11 @@ def reconcile(state: State, repair: bool) -> Snapshot:
     end = tail.torn_offset if tail.torn else None
     info: ScanInfo | None = None
     if seen is None or seen.fp != fingerprint(state.wal_path) or not _ends_as_seen(seen, tail):
-        info = ScanInfo.of(seen)  # changed outside rehydrate: the whole chain, once
-        wal.check_chain(state.wal_path, state.wal_rel, end, info.add)
+        if chain is not None:
+            info = chain(end)
+        else:
+            info = ScanInfo.of(seen)  # changed outside rehydrate: the whole chain, once
+            wal.check_chain(state.wal_path, state.wal_rel, end, info.add)
     tail = _repair_tail(state, tail, repair, problems, repaired)
     snap = _recovery_point(state, tail, problems, repaired)
     if info is not None and end is not None:

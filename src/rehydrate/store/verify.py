@@ -8,31 +8,39 @@ import os
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.store import Problem, latches, wal
 from rehydrate.store.reconcile import reconcile
+from rehydrate.store.seen import ScanInfo, Seen, fingerprint
 from rehydrate.store.views import INVARIANTS, WAL_DIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from collections.abc import Callable
+
     from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import Outcome, State
+    from rehydrate.store.wal import Record
 
 
 def verify(state: State, repair: bool) -> Outcome:
     from rehydrate.store.state import Outcome
 
     out = Outcome()
+    logs = Logs(state)  # every log read once: reconcile, the latches and the report use what it found
     try:
-        snap = reconcile(state, repair)
-    except StateMissing:
-        raise
-    except RehydrateError as e:  # the log cannot be trusted: name what is wrong with it, nothing built on it
-        out.problems += scan_logs(state)
-        if not out.problems:
-            out.problems.append(Problem("unreadable", state.rel(WAL_DIR), None, e.message))
-        return out
-    _full_invariants(state, snap, repair)
+        try:
+            snap = reconcile(state, repair, logs.chain)
+        except StateMissing:
+            raise
+        except RehydrateError as e:  # the log cannot be trusted: name what is wrong with it, nothing built on it
+            out.problems += logs.problems()
+            if not out.problems:
+                out.problems.append(Problem("unreadable", state.rel(WAL_DIR), None, e.message))
+            return out
+        _full_invariants(state, snap, repair)
+    finally:
+        logs.close()
     out.repaired, out.problems, out.record = snap.repaired, snap.problems, snap.last
     seen = {(p.code, p.file, p.line) for p in out.problems}
-    for p in scan_logs(state):
+    for p in logs.problems():
         if (p.code, p.file, p.line) not in seen and not (p.code in ("torn-tail", "missing-newline") and repair):
             out.problems.append(p)
     if repair:
@@ -56,10 +64,89 @@ def scan_logs(state: State) -> list[Problem]:
     """Every actor's log scanned whole (wal.scan_log)."""
     problems: list[Problem] = []
     for actor in state._actors():
-        path = os.path.join(state.wal_dir, actor + ".jsonl")
-        rel = state.rel(WAL_DIR, actor + ".jsonl")
-        try:
-            problems += wal.scan_log(path, rel)
-        except RehydrateError as e:
-            problems.append(Problem("unreadable", rel, None, e.message))
+        problems += _scan(state, actor)
     return problems
+
+
+def _path(state: State, actor: str) -> str:
+    return os.path.join(state.wal_dir, actor + ".jsonl")
+
+
+def _scan(state: State, actor: str, visit: Callable[[Record], None] | None = None) -> list[Problem]:
+    path, rel = _path(state, actor), state.rel(WAL_DIR, actor + ".jsonl")
+    try:
+        return wal.scan_log(path, rel, visit=visit)
+    except RehydrateError as e:
+        return [Problem("unreadable", rel, None, e.message)]
+
+
+class Logs:
+    """One pass over every actor's log (wal.scan_log), feeding every consumer: the problems it reports, each
+    actor's recorded lines of 10_invariants.md (latches.READ), and for this actor's log the rollback check's
+    ScanInfo (reconcile's chain). A log that changed since (a repair) is read again by whoever needs it."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.info = ScanInfo.of(Seen.load(state.seen_path))
+        self.found: dict[str, tuple[str, list[Problem]]] = {}  # actor: (the log's identity before the pass, problems)
+        for actor in state._actors():
+            self._read(actor)
+
+    def _read(self, actor: str) -> None:
+        path = _path(self.state, actor)
+        lines: list[latches.Bound] = []
+        own = actor == self.state.actor
+
+        def visit(rec: Record) -> None:
+            if rec["op"] == "rotate":  # as latches.actor_lines: a rotate carries every line recorded before it
+                lines.clear()
+            lines.extend(latches.bound_lines(rec))
+            if own:
+                self.info.add(rec)
+
+        try:
+            fp = fingerprint(path)
+        except OSError:
+            return
+        self.found[actor] = (fp, _scan(self.state, actor, visit))
+        latches.READ[path] = (fp, lines)
+
+    def close(self) -> None:
+        for actor in self.found:
+            latches.READ.pop(_path(self.state, actor), None)
+
+    def _fresh(self, actor: str) -> list[Problem] | None:
+        """The problems the pass found in the actor's log, if the log is as the pass read it."""
+        found = self.found.get(actor)
+        try:
+            return found[1] if found is not None and found[0] == fingerprint(_path(self.state, actor)) else None
+        except OSError:
+            return None
+
+    def problems(self) -> list[Problem]:
+        """Every log's problems as it is now (read again if a repair changed it)."""
+        out: list[Problem] = []
+        for actor in self.state._actors():
+            fresh = self._fresh(actor)
+            out += fresh if fresh is not None else _scan(self.state, actor)
+        return out
+
+    def chain(self, end: int | None) -> ScanInfo:
+        """reconcile's check of this actor's whole chain up to byte end (its torn last line, if any), from the pass:
+        RehydrateError for damage that cannot be repaired, else what the rollback check needs."""
+        state = self.state
+        problems = self._fresh(state.actor)
+        if problems is not None and end is not None:  # the pass read the torn last line too: not the chain's
+            n = wal.line_number(state.wal_path, end)
+            if any(p.code == "merge-conflict" and p.line == n for p in problems):
+                problems = None  # the pass named the conflict alone: read the chain again
+            else:
+                problems = [p for p in problems if p.line is None or p.line < n]
+        if problems is None:  # not as the pass read it: the whole chain, once more
+            info = ScanInfo.of(Seen.load(state.seen_path))
+            wal.check_chain(state.wal_path, state.wal_rel, end, info.add)
+            return info
+        error = wal.chain_error(state.wal_path, state.wal_rel, problems)
+        if error is not None:
+            raise error
+        return self.info

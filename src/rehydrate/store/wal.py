@@ -12,7 +12,7 @@ import time
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import WORDS, Problem, fsio
+from rehydrate.store import WORDS, Problem, digest, fsio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 VERSION = 1
 MAX_LINE = 8 << 20  # a record larger than this is damage: the inputs are capped well below it
 REQUIRED = ("v", "seq", "ts", "actor", "op", "data", "views", "prev", "h")
+_REQUIRED = frozenset(REQUIRED)
 
 
 class BadRecord(ValueError):
@@ -42,27 +43,13 @@ class Conflicted(BadRecord):
 MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
 
 
+canonical = safejson.dumps_canonical
+sha256, fast_hashing = digest.sha256, digest.fast_hashing  # see digest.py
+
+
 def is_conflict_marker(line: bytes) -> bool:
     """A line (without its newline) that git writes around a conflict."""
     return line[:7] in MARKERS and line[7:8] in (b"", b" ", b"\r")
-
-
-def canonical(obj: object) -> bytes:
-    """Sorted keys, no spaces, UTF-8. safejson.TooDeep (a ValueError) for an object nested too deeply to encode."""
-    return safejson.dumps_canonical(obj)
-
-
-try:  # CPython's built-in sha256 (HACL*): hashlib would load OpenSSL, 2-3 ms at every hook's start
-    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found, unused-ignore]  # 3.12+
-except ImportError:
-    try:
-        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found, no-redef, unused-ignore]  # 3.10, 3.11
-    except ImportError:
-        from hashlib import sha256 as _sha256  # type: ignore[assignment, unused-ignore]
-
-
-def sha256(data: bytes) -> str:
-    return str(_sha256(data).hexdigest())
 
 
 def now() -> str:
@@ -82,40 +69,51 @@ def encode(record: Record) -> bytes:
 
 
 def decode(line: bytes) -> Record:
-    """Parse and check one line (without its newline). Raises BadRecord."""
+    """Parse and check one line (without its newline). Raises BadRecord.
+
+    One parse and one canonical encode; the hash is over the line's own bytes less its `h` member."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BadRecord(f"invalid UTF-8 at byte {e.start}") from None
     if is_conflict_marker(line):
         raise BadRecord("a git merge conflict marker (an unresolved merge)")
-    try:
-        obj = safejson.loads(text)
-    except safejson.JSONDecodeError as e:  # json is loaded when there is one
-        raise BadRecord(f"not JSON ({e.msg} at column {e.colno})") from None
-    except ValueError as e:  # nested too deeply for the parser (safejson.TooDeep), a number too long to convert
-        raise BadRecord(f"not JSON ({e})") from None
+    obj = _parse(text)
     if not isinstance(obj, dict):
         raise BadRecord("not a JSON object")
-    missing = [k for k in REQUIRED if k not in obj]
-    if missing:
-        raise BadRecord(f"missing field(s) {', '.join(missing)}")
+    if not _REQUIRED.issubset(obj):
+        raise BadRecord(f"missing field(s) {', '.join(k for k in REQUIRED if k not in obj)}")
     seq, h, bound = obj["seq"], obj["h"], obj["views"]
     if isinstance(seq, bool) or not (isinstance(seq, int) and isinstance(h, str) and isinstance(bound, dict)):
         raise BadRecord("a field has the wrong type")
     try:
-        same = canonical(obj) == line
-    except ValueError as e:
-        raise BadRecord(f"not JSON ({e})") from None
-    if not same:
-        raise BadRecord("not in canonical form (edited by hand?)")
-    body = {k: v for k, v in obj.items() if k != "h"}
-    if sha256(canonical(body)) != obj["h"]:
+        same = safejson.canonical_text(obj) == text
+    except ValueError:
+        same = False
+    if not same:  # the bytes compared the long way, for the message (a lone surrogate cannot be encoded, say)
+        try:
+            same = canonical(obj) == line
+        except ValueError as e:
+            raise BadRecord(f"not JSON ({e})") from None
+        if not same:
+            raise BadRecord("not in canonical form (edited by hand?)")
+    body = digest.without_hash(line, h)  # the canonical line less its `h` member: what the hash covers
+    if sha256(body if body is not None else canonical({k: v for k, v in obj.items() if k != "h"})) != h:
         raise BadRecord("hash mismatch (the record was changed after it was written)")
     shape = _shape_error(obj)
     if shape:
         raise BadRecord(shape)
     return obj
+
+
+def _parse(text: str) -> Any:
+    """json.loads(text), BadRecord if it is not JSON."""
+    try:
+        return safejson.loads(text)
+    except safejson.JSONDecodeError as e:  # json is loaded when there is one
+        raise BadRecord(f"not JSON ({e.msg} at column {e.colno})") from None
+    except ValueError as e:  # nested too deeply for the parser (safejson.TooDeep), a number too long to convert
+        raise BadRecord(f"not JSON ({e})") from None
 
 
 # What each known op's data must hold, so that a view can be redone from it. Unknown ops are kept as they are.
@@ -277,6 +275,7 @@ def scan(path: str, end: int | None = None) -> Iterator[tuple[Line, Record | Non
 
 def records(path: str) -> Iterator[Record]:
     """Every valid, complete record of a log, oldest first (full scan: verify and error paths only)."""
+    fast_hashing()  # a long pass
     for line, rec, _ in scan(path):
         if rec is not None and line.newline:
             yield rec
@@ -375,11 +374,19 @@ def cut_torn(path: str, wal_rel: str, t: Tail) -> str:
 def check_chain(path: str, wal_rel: str, end: int | None, visit: Callable[[Record], None]) -> None:
     """The whole log, once: every record's hash and chain (visit sees each valid record). Bytes from `end` on (a
     torn tail) are left to the repair. Raises RehydrateError for any damage that cannot be repaired."""
-    for p in scan_log(path, wal_rel, end, visit):
+    error = chain_error(path, wal_rel, scan_log(path, wal_rel, end, visit))
+    if error is not None:
+        raise error
+
+
+def chain_error(path: str, wal_rel: str, problems: list[Problem]) -> RehydrateError | None:
+    """What check_chain raises for a log's problems (scan_log's), or None: only a torn tail can be repaired."""
+    for p in problems:
         if p.code == "merge-conflict":
-            raise conflicted(path, wal_rel)
+            return conflicted(path, wal_rel)
         if p.code not in ("torn-tail", "empty-wal", "missing-newline"):
-            raise RehydrateError(f"{wal_rel} line {p.line}: {p.message} [{p.code}]", unrepairable(wal_rel))
+            return RehydrateError(f"{wal_rel} line {p.line}: {p.message} [{p.code}]", unrepairable(wal_rel))
+    return None
 
 
 # An archive named by a rotate record: a plain file name in state/archive/, nothing else (the record is untrusted).
@@ -470,6 +477,7 @@ def scan_log(
     """Every line of one log (up to byte `end`): parse, canonical form, hash, chain, sequence, archive paths.
     visit is called with each valid record, in order. A log holding git's conflict markers is named by them alone:
     its chain means nothing until the merge is finished."""
+    fast_hashing()  # a long pass
     pass_ = _Scan(rel, visit)
     held: tuple[Line, Record | None, str | None] | None = None
     for item in scan(path, end):  # each line with whether it is the last, holding one line at a time
