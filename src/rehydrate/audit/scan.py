@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 from rehydrate import JSON_VERSION, transcripts
 from rehydrate.audit.discover import unreadable
 from rehydrate.audit.symptoms import score, symptoms
@@ -21,6 +23,30 @@ def report(
     bytes show they cannot be one (transcripts.claude.audited): the same report, except that a line skipped is not
     counted in bad_lines even if it is not JSON; off, because it costs more than the parse it saves (orjson parses a
     line faster than Python scans its bytes: bench/transcripts.py --prefilter)."""
+    collecting = gc.isenabled()
+    gc.disable()  # what it reads holds no cycles: the cyclic collector would only walk every record kept, often
+    try:
+        sessions, errors = _read(paths, progress, prefilter)
+    finally:
+        if collecting:
+            gc.enable()
+    ranked = sorted((s for s in sessions if s["compactions"]), key=lambda s: -int(s["score"]))
+    return {
+        "version": JSON_VERSION,
+        "sessions": sessions,
+        "summary": {
+            "files": len(paths),
+            "sessions": len(sessions),
+            "compactions": sum(len(s["compactions"]) for s in sessions),
+            "ranked": [{"path": s["path"], "score": s["score"]} for s in ranked],
+        },
+        "errors": errors,
+    }
+
+
+def _read(
+    paths: list[str], progress: Callable[[int, int, str], None] | None, prefilter: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     sessions: list[dict[str, Any]] = []
     errors: list[dict[str, str]] = []
     for n, path in enumerate(paths, 1):
@@ -34,18 +60,7 @@ def report(
             continue
         if s.harness in ("claude", "codex"):
             sessions.append(_session(path, s))
-    ranked = sorted((s for s in sessions if s["compactions"]), key=lambda s: -int(s["score"]))
-    return {
-        "version": JSON_VERSION,
-        "sessions": sessions,
-        "summary": {
-            "files": len(paths),
-            "sessions": len(sessions),
-            "compactions": sum(len(s["compactions"]) for s in sessions),
-            "ranked": [{"path": s["path"], "score": s["score"]} for s in ranked],
-        },
-        "errors": errors,
-    }
+    return sessions, errors
 
 
 def _session(path: str, s: transcripts.Session) -> dict[str, Any]:
