@@ -25,3 +25,31 @@ def test_progress_goes_to_the_callback_and_nothing_is_printed(
     assert [e["path"] for e in data["errors"]] == [paths[-1]]
     assert audit.report(paths) == data  # the same report without a callback
     assert capsys.readouterr() == ("", "")
+
+
+def test_the_cyclic_collector_rests_while_the_files_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What audit reads holds no cycles: the collector would only walk every record kept, over and over (7% of a
+    500 MB audit). It is back as it was afterwards, also when a read fails."""
+    import gc
+
+    from rehydrate import transcripts
+
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"type":"user","message":{"content":"hi"}}\n')
+    read = transcripts.read
+    during: list[bool] = []
+    monkeypatch.setattr(transcripts, "read", lambda *a, **k: during.append(gc.isenabled()) or read(*a, **k))
+    assert gc.isenabled()
+    assert audit.report([str(path)])["summary"]["sessions"] == 1
+    assert during == [False] and gc.isenabled()
+    monkeypatch.setattr(transcripts, "read", lambda *a, **k: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        audit.report([str(path)])
+    assert gc.isenabled()
+    monkeypatch.setattr(transcripts, "read", read)
+    gc.disable()
+    try:
+        audit.report([str(tmp_path / "gone.jsonl")])
+        assert not gc.isenabled()  # left off, as it was found
+    finally:
+        gc.enable()

@@ -19,7 +19,7 @@ import stat
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any, BinaryIO
+    from typing import Any, BinaryIO, Literal
 
 _loads: Callable[[str | bytes], Any] | None = None
 
@@ -63,10 +63,17 @@ def loads(raw: str | bytes) -> Any:
         raise ValueError("JSON nested too deeply") from None
 
 
+_encode: Callable[[Any], str] | None = None
+
+
 def canonical(value: Any) -> str:
-    """value as canonical JSON (sorted keys): identical inputs give identical text; one too deep gives TOO_DEEP."""
+    """value as canonical JSON (sorted keys): identical inputs give identical text; one too deep gives TOO_DEEP.
+    The text of json.dumps(value, sort_keys=True), from one encoder made once (dumps makes one per call)."""
+    global _encode
+    if _encode is None:
+        _encode = json.JSONEncoder(sort_keys=True).encode
     try:
-        return json.dumps(value, sort_keys=True)
+        return _encode(value)
     except (RecursionError, ValueError):
         return TOO_DEEP
 
@@ -107,16 +114,61 @@ class Compaction:
 
 
 class ToolCall:
-    """One tool call: its name, the files it touched, whether it failed, and where it is."""
+    """One tool call: its name, the files it touched, whether it failed, and where it is.
 
-    def __init__(self, ident: str | None, name: str, files: list[str], key: str, line: int, time: str | None) -> None:
+    key: its name and input as canonical JSON (identical calls have the same key). same: equal for identical calls
+    and only for them: the key itself, or a cheaper token from same_input (the key is made from it when asked)."""
+
+    def __init__(
+        self,
+        ident: str | None,
+        name: str,
+        files: list[str],
+        key: str | None,
+        line: int,
+        time: str | None,
+        same: tuple[str, bytes] | str | None = None,
+    ) -> None:
         self.ident = ident
         self.name = name
         self.files = files
-        self.key = key  # name and input, canonical: identical calls have the same key
+        self._key = key if key is not None or not isinstance(same, str) else same
+        self.same = same if key is None else key
         self.failed = False
         self.line = line
         self.time = time
+
+    @property
+    def key(self) -> str:
+        if self._key is None:  # made from `same`: (name, the input as orjson wrote it, keys sorted)
+            assert isinstance(self.same, tuple)
+            self._key = self.same[0] + " " + canonical(_parser()(self.same[1]))
+        return self._key
+
+
+_sorted: Callable[[Any], bytes] | Literal[False] | None = None  # orjson's dumps with sorted keys, once loaded
+
+
+def same_input(name: str, value: Any) -> tuple[str, bytes] | str:
+    """A token equal for identical calls (name and input) and only for them, cheaper than the canonical key: the input
+    as orjson writes it with sorted keys (as one-to-one as json.dumps's text: the same calls are equal); the key
+    itself when orjson is missing or cannot write the input (nested too deeply: the key says so, as before)."""
+    global _sorted
+    if _sorted is None:
+        try:
+            from orjson import OPT_SORT_KEYS, dumps
+        except ImportError:  # pragma: no cover - depends on the environment
+            _sorted = False
+        else:
+            from functools import partial
+
+            _sorted = partial(dumps, option=OPT_SORT_KEYS)
+    if _sorted:
+        try:
+            return name, _sorted(value)
+        except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError; deeper than orjson writes
+            pass
+    return name + " " + canonical(value)
 
 
 class Turn:
@@ -154,48 +206,83 @@ class Session:
                     c.tokens_after = context
 
 
-def lines(path: str) -> Iterator[tuple[int, bytes | None]]:
-    """(line number, bytes) of each line; None for a line longer than MAX_LINE (skipped, never held)."""
+def _blocks(path: str, size: int = 1 << 20) -> Iterator[list[bytes | None]]:
+    """The lines of a file without their newlines, a list for each block read; None for a line longer than MAX_LINE
+    (skipped, never held: a block is at most MAX_LINE bytes, and the part of a line carried over is dropped once it
+    passes MAX_LINE)."""
+    size = min(size, MAX_LINE)
     with open_regular(path) as f:
-        number = 0
+        carry = b""  # the start of a line whose newline is not read yet
+        skipping = False  # the line being read is longer than MAX_LINE
         while True:
-            raw = f.readline(MAX_LINE + 1)
-            if not raw:
-                return
+            block = f.read(size)
+            if not block:
+                break
+            parts: list[bytes | None] = block.split(b"\n")  # type: ignore[assignment]
+            rest = parts.pop()
+            if parts:
+                if skipping:
+                    parts[0] = None
+                elif carry:
+                    joined = carry + parts[0]  # type: ignore[operator]
+                    parts[0] = joined if len(joined) <= MAX_LINE else None
+                carry, skipping = rest, False  # type: ignore[assignment]
+                yield parts
+            elif not skipping:
+                carry += rest  # type: ignore[operator]
+            if len(carry) > MAX_LINE:
+                carry, skipping = b"", True
+        if skipping or carry:
+            yield [None if skipping else carry]
+
+
+def lines(path: str, block: int = 1 << 20) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes without the newline) of each line, read `block` bytes at a time; None for a line longer
+    than MAX_LINE (skipped, never held)."""
+    number = 0
+    for part in _blocks(path, block):
+        for raw in part:
             number += 1
-            if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
-                while True:
-                    more = f.readline(1 << 20)
-                    if not more or more.endswith(b"\n"):
-                        break
-                yield number, None
-                continue
             yield number, raw
 
 
-def records(path: str, session: Session) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Each JSON object of a JSONL file with its line number; bad lines are counted on the session and skipped."""
+def records(
+    path: str, session: Session, wanted: Callable[[bytes], bool] | None = None, kinds: tuple[str, ...] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each JSON object of a JSONL file with its line number; bad lines are counted on the session and skipped.
+
+    wanted, if given, sees each line's bytes first: a line it refuses is not parsed (nor counted as a bad line). It
+    must refuse only lines that cannot be a record the caller uses (claude.audited). kinds, if given: only the
+    records whose "type" is one of these are yielded."""
     parse = _parser()
-    for number, raw in lines(path):
-        session.lines = number
-        if raw is None or not raw.strip():
-            session.bad_lines += raw is None
-            continue
-        try:
-            rec = parse(raw)
-        except (ValueError, RecursionError):  # a torn last line, invalid UTF-8, anything but JSON, nested too deeply
-            session.bad_lines += 1
-            continue
-        if isinstance(rec, dict):
-            yield number, rec
-        else:
-            session.bad_lines += 1
+    number = 0
+    for block in _blocks(path):
+        for raw in block:
+            number += 1
+            if raw is None:
+                session.bad_lines += 1
+                continue
+            if wanted is not None and not wanted(raw):
+                continue
+            if raw[:1] != b"{" and not raw.strip():
+                continue
+            try:
+                rec = parse(raw)
+            except (ValueError, RecursionError):  # a torn last line, invalid UTF-8, not JSON, nested too deeply
+                session.bad_lines += 1
+                continue
+            if not isinstance(rec, dict):
+                session.bad_lines += 1
+            elif kinds is None or rec.get("type") in kinds:
+                session.lines = number
+                yield number, rec
+    session.lines = number
 
 
 def detect(path: str) -> str | None:
     """Which harness wrote a transcript, from its first readable records; None if neither."""
     try:
-        for n, (_, raw) in enumerate(lines(path)):
+        for n, (_, raw) in enumerate(lines(path, 1 << 16)):  # its first lines only
             if n > 50:
                 break
             try:
@@ -213,12 +300,15 @@ def detect(path: str) -> str | None:
     return None
 
 
-def read(path: str, harness: str | None = None) -> Session:
-    """Read one transcript. harness: "claude" or "codex" (found from the file when None)."""
+def read(path: str, harness: str | None = None, audit: bool = False, prefilter: bool = False) -> Session:
+    """Read one transcript. harness: "claude" or "codex" (found from the file when None). audit: only what `rehydrate
+    audit` reports (compactions, usage, turns, tool calls and their failures) is read, the rest of a Claude Code
+    session left at its type, and types are not counted; prefilter: its lines that cannot hold any of it are not
+    even parsed (claude.audited; bad_lines then counts only the lines parsed)."""
     from rehydrate.transcripts import claude, codex
 
     harness = harness or detect(path) or "claude"
-    return codex.read(path) if harness == "codex" else claude.read(path)
+    return codex.read(path) if harness == "codex" else claude.read(path, audit, prefilter)
 
 
 def tail(path: str, turns: int, harness: str | None = None) -> list[dict[str, Any]]:

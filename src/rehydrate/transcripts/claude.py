@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.transcripts import Compaction, Session, ToolCall, canonical, label, newer_than, obj, records
+from rehydrate.transcripts import Compaction, Session, ToolCall, label, newer_than, obj, records, same_input
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,9 +34,12 @@ def context_size(usage: Any) -> int | None:
     """Input plus cache tokens of a usage: the context the model saw."""
     if not isinstance(usage, dict):
         return None
-    parts = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
-    numbers = [p for p in parts if isinstance(p, int)]
-    return sum(numbers) if numbers else None
+    total = None
+    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        part = usage.get(key)
+        if isinstance(part, int):
+            total = part + (total or 0)  # an int, also for a bool
+    return total
 
 
 def tool_uses(rec: dict[str, Any]) -> int:
@@ -57,27 +60,58 @@ def tool_calls_since(path: str, since: str) -> int:
         return 0
 
 
-def read(path: str) -> Session:
+_USED = ("assistant", "user", "system")  # the record types read() uses (a compaction is a system record)
+_TIGHT = (b':"assistant"', b':"user"', b':"system"')  # their "type", as Claude Code spells it
+
+
+def audited(raw: bytes) -> bool:
+    """Whether a line may be a record read() uses, decided from its bytes without parsing it (audit's pre-filter).
+
+    Inside a JSON string a quote is escaped, so every key and string value of a record appears as its own bytes
+    between quotes, whatever the key order; only a \\u00 escape can spell one in other bytes. A line is refused
+    (False) only when it is shaped like one object ("{" first, "}" last), holds no \\u00 escape, and every "type"
+    key in it, at any depth, is followed at once by a colon and a string other than "assistant", "user" or "system".
+    Anything else is parsed: a "type" spaced or spelled otherwise, a line that is not one object, torn or too odd to
+    judge (which still counts as a bad line). Exact, but slower than parsing with orjson on Claude Code's sessions
+    (its progress records are short; its big ones are needed), so audit leaves it off (bench/transcripts.py)."""
+    i = raw.find(b'"type"')
+    while i >= 0:
+        i += 6
+        if not raw.startswith(b':"', i) or raw.startswith(_TIGHT, i):
+            return True
+        i = raw.find(b'"type"', i)
+    return b"\\u00" in raw or raw[:1] != b"{" or not raw.endswith(b"}")
+
+
+def read(path: str, audit: bool = False, prefilter: bool = False) -> Session:
+    """What a Claude Code session file says. audit: only the record types audit uses (_USED), no types counted;
+    prefilter: the lines audited() refuses are not parsed."""
     session = Session(path, "claude")
     calls: dict[str, ToolCall] = {}
     seen_messages: set[str] = set()
-    for number, rec in records(path, session):
-        kind = label(rec.get("type"))
-        subtype = rec.get("subtype")
-        session.count(f"{kind}:{label(subtype)}" if subtype else kind)
-        time = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
-        if kind == "system" and subtype == "compact_boundary":
-            meta = obj(rec.get("compactMetadata"))
-            trigger = meta.get("trigger") if isinstance(meta.get("trigger"), str) else None
-            before = meta.get("preTokens") if isinstance(meta.get("preTokens"), int) else None
-            session.compactions.append(Compaction(trigger, before, number, time))
-        elif kind == "assistant":
-            _assistant(session, obj(rec.get("message")), number, time, calls, seen_messages)
+    for number, rec in records(path, session, audited if prefilter else None, _USED if audit else None):
+        kind = rec.get("type")
+        if not audit:  # the audit reads only the types it uses, and counts none
+            kind = label(kind)
+            subtype = rec.get("subtype")
+            session.count(f"{kind}:{label(subtype)}" if subtype else kind)
+        if kind == "assistant":
+            time = rec.get("timestamp")
+            _assistant(session, obj(rec.get("message")), number, _text(time), calls, seen_messages)
         elif kind == "user":
             if starts_turn(rec):
                 session.user_turns += 1
             _results(obj(rec.get("message")).get("content"), calls)
+        elif kind == "system" and rec.get("subtype") == "compact_boundary":
+            meta = obj(rec.get("compactMetadata"))
+            trigger = meta.get("trigger") if isinstance(meta.get("trigger"), str) else None
+            before = meta.get("preTokens") if isinstance(meta.get("preTokens"), int) else None
+            session.compactions.append(Compaction(trigger, before, number, _text(rec.get("timestamp"))))
     return session
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _assistant(
@@ -94,10 +128,10 @@ def _assistant(
         if isinstance(block, dict) and block.get("type") == "tool_use":
             name = label(block.get("name"))
             tool_input = obj(block.get("input"))
-            files = [str(tool_input[k]) for k in FILE_KEYS if isinstance(tool_input.get(k), str)]
-            key = name + " " + canonical(tool_input)
+            files = [f for k in FILE_KEYS if isinstance(f := tool_input.get(k), str)]
             block_id = block.get("id")
-            call = ToolCall(block_id if isinstance(block_id, str) else None, name, files, key, number, time)
+            same = same_input(name, tool_input)  # the key itself is made only when asked for (a repeated call's)
+            call = ToolCall(block_id if isinstance(block_id, str) else None, name, files, None, number, time, same)
             session.tool_calls.append(call)
             if isinstance(call.ident, str):
                 calls[call.ident] = call

@@ -1,0 +1,67 @@
+"""transcripts.lines and records: a file read in blocks gives every line whole, numbered, in order; a line longer than
+MAX_LINE comes back as None (skipped, never held), whatever the blocks' size."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from rehydrate import transcripts
+
+
+def _expected(data: bytes, limit: int) -> list[tuple[int, bytes | None]]:
+    parts = data.split(b"\n")
+    if parts[-1] == b"":
+        parts.pop()  # the file ends with a newline (or is empty): no line after it
+    return [(n, None if len(p) > limit else p) for n, p in enumerate(parts, 1)]
+
+
+@pytest.mark.parametrize("limit", [1, 2, 5, 16, 100, 64 << 20])
+def test_lines_are_whole_numbered_and_the_long_ones_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    monkeypatch.setattr(transcripts, "MAX_LINE", limit)  # the blocks read are at most MAX_LINE bytes
+    rng = random.Random(limit)
+    path = tmp_path / "t.jsonl"
+    for _ in range(60):
+        lines = [b"x" * rng.choice([0, 1, 2, 4, 5, 6, 15, 16, 17, 99, 100, 101, 250]) for _ in range(rng.randrange(8))]
+        data = b"\n".join(lines) + rng.choice([b"", b"\n", b"\n\n"])
+        path.write_bytes(data)
+        assert list(transcripts.lines(str(path))) == _expected(data, limit), (limit, data)
+
+
+def test_records_counts_lines_bad_lines_and_keeps_the_kinds_asked_for(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"type":"a"}\n\n  \n[1]\n{"type":"b"}\n{"type":\n{"type":"a","n":2}')
+    session = transcripts.Session(str(path), "claude")
+    assert [(n, r["type"]) for n, r in transcripts.records(str(path), session)] == [(1, "a"), (5, "b"), (7, "a")]
+    assert (session.lines, session.bad_lines) == (7, 2)
+    session = transcripts.Session(str(path), "claude")
+    assert [n for n, _ in transcripts.records(str(path), session, kinds=("a",))] == [1, 7]
+    assert (session.lines, session.bad_lines) == (7, 2)
+    session = transcripts.Session(str(path), "claude")
+    refused = list(transcripts.records(str(path), session, wanted=lambda raw: b'"b"' not in raw))
+    assert [n for n, _ in refused] == [1, 7] and (session.lines, session.bad_lines) == (7, 2)
+
+
+def test_a_calls_token_is_equal_exactly_when_its_canonical_key_is() -> None:
+    """ToolCall.same (orjson's sorted text, cheaper) partitions calls as their canonical keys (json.dumps) do, and
+    gives that key back when asked."""
+    deep: object = "x"
+    for _ in range(400):  # deeper than orjson writes, not than json.dumps does
+        deep = [deep]
+    values = [{"a": 1, "b": [1.0, "é"]}, {"b": [1.0, "é"], "a": 1}, {"a": 1, "b": [1, "é"]}, {"a": True}, {"a": 1}]
+    values += [{"x": -0.0}, {"x": 0.0}, {"path": "a\u2028b"}, {"d": deep}, {"d": deep}, {"d": [deep]}, {}, {"": None}]
+    calls = []
+    for name in ("Edit", "Write"):
+        for value in values:
+            same = transcripts.same_input(name, value)
+            calls.append(
+                (name + " " + transcripts.canonical(value), transcripts.ToolCall(None, name, [], None, 1, None, same))
+            )
+    for key, call in calls:
+        assert call.key == key
+        for other_key, other in calls:
+            assert (call.same == other.same) is (key == other_key), (key[:40], other_key[:40])
