@@ -41,12 +41,13 @@ def trust_the_log(root: Path) -> None:
     """Make the cache say the log is as this clone left it, so that no full check of the chain runs first: the
     refusal must not depend on the cache."""
     from rehydrate.store.seen import Seen as _Seen
+    from rehydrate.store.seen import fingerprint
 
     seen = _Seen()
     for line in _log(root).read_bytes().splitlines():
         seen.saw(wal.decode(line))
     st = os.stat(_log(root))
-    seen.fp = f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+    seen.fp = fingerprint(st)
     (root / "wal" / ".agent.seen").write_bytes(seen.dump())
 
 

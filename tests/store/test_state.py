@@ -136,12 +136,13 @@ def test_reading_locks_reconciles_and_logs_a_resume(state: State) -> None:
 
 
 def test_a_write_hashes_10_invariants_once(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reconciliation hashes 10_invariants.md's lines once to compare it with the last record; the new record binds
-    the same running hash without hashing the file again. A write that appends a line hashes only that line more."""
+    """Reconciliation hashes 10_invariants.md's lines once to compare it with the last record, and not at all when
+    the cache (seen.py) says the file is as this clone found it; the new record binds the same running hash without
+    hashing the file again. A write that appends a line hashes only that line more."""
     from rehydrate import brief
 
     path = Path(state.path("10_invariants.md"))
-    for i in range(100):
+    for i in range(200):
         state.invariant(f"decision {i:03d} keeps the file a few kilobytes long", because="the count shows")
     hashed = [0]
     real = digest.HASHER[0]
@@ -165,9 +166,17 @@ def test_a_write_hashes_10_invariants_once(state: State, monkeypatch: pytest.Mon
     size = path.stat().st_size
     once = size + 32 * size // 60  # each line once, after the 32-byte running hash (every line is over 60 bytes)
     for write in (lambda: state.checkpoint(done="a", next="b"), lambda: brief.resume(state)):
+        os.utime(path)  # touched: the cache no longer vouches for the file, which is read and hashed, once
         hashed[0] = 0
         write()
         assert size <= hashed[0] < once + 8192, (hashed[0], size)
+        hashed[0] = 0
+        write()  # the cache says the file is as this clone found it: neither read nor hashed
+        assert hashed[0] < 8192 < size, hashed[0]
+    hashed[0] = 0
+    state.invariant("one more", because="the file changes")  # the cache knows the file: only the new line hashed
+    assert hashed[0] < 8192 < size, hashed[0]
+    os.utime(path)
     hashed[0] = 0
     state.invariant("one more", because="the file changes")
     assert size <= hashed[0] < once + 8192, (hashed[0], size)

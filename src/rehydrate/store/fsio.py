@@ -23,14 +23,18 @@ from rehydrate.store.fsread import (
     check_dir,
     check_regular,
     checked_fd,
+    checked_stat,
     error,
     failing,
     kind,
     lstat,
     not_a_folder,
     open_read,
+    open_stat,
     read_bytes,
     read_small,
+    read_stat,
+    read_stat_bytes,
     read_tail,
     stat_regular,
     unsafe,
@@ -92,14 +96,18 @@ __all__ = [
     "check_dir",
     "check_regular",
     "checked_fd",
+    "checked_stat",
     "error",
     "failing",
     "kind",
     "lstat",
     "not_a_folder",
     "open_read",
+    "open_stat",
     "read_bytes",
     "read_small",
+    "read_stat",
+    "read_stat_bytes",
     "read_tail",
     "stat_regular",
     "unsafe",
@@ -193,18 +201,31 @@ def open_append(path: str, point: str, words: Words = ANY) -> int:
     return fd
 
 
-def append(path: str, data: bytes, point: str, *, create: bool = False, words: Words = ANY) -> None:
-    """Append data with one write and sync it. With create, a new file's folder entry is synced too."""
-    existed = check_regular(path, words)
-    if not existed and not create:
-        raise RehydrateError(f"{path} is missing", "run `rehydrate verify` to see the state, then `--repair`")
-    fd = _open(path, APPEND_FLAGS | (os.O_CREAT if create else 0), "write", words)
+def append(path: str, data: bytes, point: str, *, create: bool = False, words: Words = ANY) -> os.stat_result:
+    """Append data with one write and sync it. With create, a new file's folder entry is synced too. Returns the
+    file's fstat after the write (its fingerprint, without looking the path up again)."""
+    existed = True
+    try:
+        fd = calls.open(path, APPEND_FLAGS, 0o644)
+    except OSError as e:
+        stat_regular(path, words)  # a link, a FIFO, a folder: named as what it is
+        if e.errno != errno.ENOENT:
+            raise error(path, "write", e, words) from None
+        if not create:
+            hint = "run `rehydrate verify` to see the state, then `--repair`"
+            raise RehydrateError(f"{path} is missing", hint) from None
+        existed = False
+        fd = _open(path, APPEND_FLAGS | os.O_CREAT, "write", words)
+    else:
+        checked_stat(fd, path, words, calls.close)
     try:
         write_synced(fd, path, data, point, words)
+        st = os.fstat(fd)
     finally:
         calls.close(fd)
     if not existed:
         fsync_dir(os.path.dirname(path), point + ".dir", words)
+    return st
 
 
 def overwrite(path: str, data: bytes, words: Words = ANY) -> None:
@@ -260,8 +281,9 @@ def is_temp_name(name: str) -> bool:
 
 def replace(
     path: str, data: bytes, point: str, *, mode: int | None = None, new_mode: int = 0o644, words: Words = ANY
-) -> None:
-    """Replace a file atomically: temp file in the same folder, sync, rename, sync the folder.
+) -> os.stat_result:
+    """Replace a file atomically: temp file in the same folder, sync, rename, sync the folder. Returns the new file's
+    fstat after the rename (which changes its ctime): its fingerprint, without looking the path up again.
 
     mode: the permission bits the file gets, exactly (the temporary copy is never more open); None: new_mode less
     the umask, as open() gives. A failed write leaves no temporary file behind."""
@@ -276,13 +298,15 @@ def replace(
                     os.fchmod(fd, mode)  # exactly these bits, whatever the umask
                 _write_all(fd, data)
                 calls.fsync(fd, point + ".file")
-            finally:
-                calls.close(fd)
-            calls.replace(tmp, path)
-        except BaseException:
-            _discard(tmp)
-            raise
+                calls.replace(tmp, path)
+            except BaseException:
+                _discard(tmp)
+                raise
+            st = os.fstat(fd)
+        finally:
+            calls.close(fd)
     fsync_dir(folder, point + ".dir", words)
+    return st
 
 
 def _discard(tmp: str) -> None:
@@ -336,14 +360,23 @@ def truncate(path: str, size: int, point: str, words: Words = ANY) -> None:
 
 
 def write_hint(path: str, data: bytes) -> None:
-    """Write a cache file that is not state: no sync (losing it only costs a re-check); never through a symlink."""
+    """Write a cache file that is not state: no sync (losing it only costs a re-check); never through a symlink.
+
+    Written in place, without O_TRUNC (which empties the file first, and makes ext4 flush it at close): the new
+    bytes over the old, then the rest cut. A crash in between leaves a mix of the two, so a cache must carry its
+    own checksum (seen.py's does) and read as absent when it does not match."""
     try:
-        fd = calls.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
+        fd = calls.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
     except OSError:
         return
     try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode):
             _write_all(fd, data)
+            if st.st_size > len(data):
+                calls.ftruncate(fd, len(data))
+    except OSError:
+        pass  # a hint that cannot be written is only a re-check later
     finally:
         calls.close(fd)
 

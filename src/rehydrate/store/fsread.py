@@ -146,14 +146,20 @@ def check_dir(path: str) -> bool:
 def checked_fd(fd: int, path: str, words: Words, close: Callable[[int], None] = os.close) -> int:
     """fd, if it is open on a regular file (the path may have been replaced since it was looked at); else fd is
     closed (with `close`) and UnsafeFile raised."""
+    checked_stat(fd, path, words, close)
+    return fd
+
+
+def checked_stat(fd: int, path: str, words: Words, close: Callable[[int], None] = os.close) -> os.stat_result:
+    """checked_fd's check, returning fd's fstat (what the caller would ask again)."""
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise unsafe(path, kind(mode), words)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise unsafe(path, kind(st.st_mode), words)
     except BaseException:
         close(fd)
         raise
-    return fd
+    return st
 
 
 # ---------------------------------------------------------------------------------------------------- reading
@@ -161,25 +167,38 @@ def checked_fd(fd: int, path: str, words: Words, close: Callable[[int], None] = 
 
 def open_read(path: str, words: Words = ANY) -> int | None:
     """An fd open for reading on a regular file, or None if the file is absent. Never follows, never blocks."""
+    opened = open_stat(path, words)
+    return None if opened is None else opened[0]
+
+
+def open_stat(path: str, words: Words = ANY) -> tuple[int, os.stat_result] | None:
+    """open_read's fd with its fstat, or None if the file is absent."""
     try:
         fd = os.open(path, READ_FLAGS)
     except FileNotFoundError:
         return None
     except OSError as e:
         raise error(path, "read", e, words) from None
-    return checked_fd(fd, path, words)
+    return fd, checked_stat(fd, path, words)
 
 
 def read_small(path: str, limit: int, words: Words = ANY) -> tuple[bytes | None, int | None]:
     """A file's bytes if it holds at most `limit` (else none: b"") and its size, never following a link, never
     blocking; (None, None) if it is absent."""
-    fd = open_read(path, words)
-    if fd is None:
+    data, st = read_stat(path, limit, words)
+    return data, None if st is None else st.st_size
+
+
+def read_stat(path: str, limit: int, words: Words = ANY) -> tuple[bytes | None, os.stat_result | None]:
+    """read_small's bytes, with the file's fstat as it was before they were read (its size: st_size)."""
+    opened = open_stat(path, words)
+    if opened is None:
         return None, None
+    fd, st = opened
     try:
-        size = os.fstat(fd).st_size
+        size = st.st_size
         if size > limit:
-            return b"", size
+            return b"", st
         chunks: list[bytes] = []
         got = 0
         with failing(path, "read", words):
@@ -189,17 +208,22 @@ def read_small(path: str, limit: int, words: Words = ANY) -> tuple[bytes | None,
                     break
                 chunks.append(chunk)
                 got += len(chunk)
-        return b"".join(chunks), size
+        return b"".join(chunks), st
     finally:
         os.close(fd)
 
 
 def read_bytes(path: str, limit: int, words: Words = ANY) -> bytes | None:
     """The whole file (None if absent); RehydrateError if it is larger than limit."""
-    data, size = read_small(path, limit, words)
-    if size is not None and size > limit:
-        raise RehydrateError(f"{path} is {size:,} bytes, more than the {limit:,} allowed for it")
-    return data
+    return read_stat_bytes(path, limit, words)[0]
+
+
+def read_stat_bytes(path: str, limit: int, words: Words = ANY) -> tuple[bytes | None, os.stat_result | None]:
+    """read_bytes's bytes, with the file's fstat as it was before they were read."""
+    data, st = read_stat(path, limit, words)
+    if st is not None and st.st_size > limit:
+        raise RehydrateError(f"{path} is {st.st_size:,} bytes, more than the {limit:,} allowed for it")
+    return data, st
 
 
 def read_tail(
@@ -211,11 +235,12 @@ def read_tail(
     Reads backwards in growing chunks and stops after max_bytes: the cost depends on the lines read,
     not on the size of the file.
     """
-    fd = open_read(path, words)
-    if fd is None:
+    opened = open_stat(path, words)
+    if opened is None:
         raise FileNotFoundError(path)
+    fd, st = opened
     try:
-        size = os.fstat(fd).st_size if end is None else end
+        size = st.st_size if end is None else end
         start = size
         buf = b""
         chunk = 8192

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from rehydrate.errors import UsageError
 from rehydrate.store import WORDS, Problem, digest, fsio, wal
 from rehydrate.store.binding import MAX_INVARIANTS, Lines, is_bound, lines_of
-from rehydrate.store.seen import fingerprint
+from rehydrate.store.seen import file_fingerprint
 from rehydrate.store.views import (
     ARCHIVE_DIR,
     CONTAINS_LABEL,
@@ -105,7 +105,7 @@ def recorded_lines(state: State) -> dict[str, list[Bound]]:
     for a in state._actors():
         path = os.path.join(state.wal_dir, a + ".jsonl")
         known = READ.get(path)
-        if known is not None and known[0] == fingerprint(path):
+        if known is not None and known[0] == file_fingerprint(path):
             out[a] = list(known[1])
         else:
             out[a] = actor_lines(wal.records(path))

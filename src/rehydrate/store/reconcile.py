@@ -15,7 +15,7 @@ from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.store import WORDS, Problem, binding, fsio, wal
 from rehydrate.store import views as layout
 from rehydrate.store.seen import ScanInfo, Seen, fingerprint, lost_message, rolled_back
-from rehydrate.store.views import GOAL
+from rehydrate.store.views import GOAL, INVARIANTS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -33,7 +33,8 @@ class Snapshot:
 
     def __init__(self, last: Record, prev: Record | None, problems: list[Problem], repaired: list[str]) -> None:
         self.last = last
-        self.prev = prev
+        self._prev = prev
+        self.prev_at: tuple[str, str] | None = None  # (log, name): the record before last is read from it when asked
         self.seen: dict[str, bytes | None] = {}  # view bytes as reconciliation read them (valid while nothing repaired)
         self.problems = problems
         self.repaired = repaired
@@ -41,7 +42,23 @@ class Snapshot:
         self.inv_ok = True  # 10_invariants.md holds every recorded line, in order
         self.unrecorded: list[tuple[int, str]] = []
         self.cache = Seen()  # what this clone has seen of the log, kept up to date by every append
+        self.trust_cache = True  # a view the cache says is unchanged since it was bound is not read (not verify)
+        self.inv_skipped = False  # 10_invariants.md is as the last record binds it, by the cache: not read
         self.lost: dict[str, Any] | None = None  # a rollback the next checkpoint acknowledges
+
+    @property
+    def prev(self) -> Record | None:
+        """The record before the last: read from the log's tail only when asked (on the cheap path the tail read
+        stops at the last record, which may follow a record of megabytes, a handoff's)."""
+        if self.prev_at is not None:
+            tail = wal.tail(*self.prev_at)
+            self.prev_at = None
+            self._prev = tail.records[-2][1] if len(tail.records) > 1 else None
+        return self._prev
+
+    @prev.setter
+    def prev(self, rec: Record | None) -> None:
+        self._prev, self.prev_at = rec, None
 
     def set_invariants(self, lines: Lines | None) -> None:
         """10_invariants.md's running binding from now on (binding.Lines: a new record binds it, extended by an
@@ -74,28 +91,31 @@ def check_archive(state: State, rec: Record, line: int | None) -> None:
         )
 
 
-def reconcile(state: State, repair: bool, chain: Callable[[int | None], ScanInfo] | None = None) -> Snapshot:
+def reconcile(
+    state: State, repair: bool, chain: Callable[[int | None], ScanInfo] | None = None, trust_cache: bool = True
+) -> Snapshot:
     """The recognize step, cheap path: the WAL's tail against the views. Lock held by the caller. chain(end): the
-    caller's own pass over the log up to byte end (verify's), in place of checking the whole chain again."""
+    caller's own pass over the log up to byte end (verify's), in place of checking the whole chain again. With
+    trust_cache (not verify), the views the cache says are unchanged since they were bound are not read (seen.py)."""
     problems: list[Problem] = []
     repaired: list[str] = []
-    if not fsio.check_dir(state.root):
-        raise StateMissing(f"no state folder at {state.root}")
-    if not fsio.check_dir(state.wal_dir):
-        raise StateMissing(f"no WAL folder at {state.rel(layout.WAL_DIR)}", "run `rehydrate init --goal TEXT`")
-    _clear_temps(state, repair, problems, repaired)
-    tail = wal.tail(state.wal_path, state.wal_rel)  # a conflicted log or damage before the tail raises here
-    seen = Seen.load(state.seen_path)
+    state.pending = None
+    seen, log = _start(state, repair, problems, repaired)
+    log_fp = fingerprint(log) if log is not None else ""
+    # When the log is as this clone left it, its last record is read where the cache says it is, and the one before
+    # it only if a view needs it (Snapshot.prev): it may be a record of megabytes (a handoff's). Otherwise the tail
+    # (a conflicted log or damage before the tail raises here).
+    cheap = seen is not None and log is not None and seen.fp == log_fp
+    tail = (_known_tail(state, seen, log) if cheap else None) or wal.tail(state.wal_path, state.wal_rel)
     end = tail.torn_offset if tail.torn else None
     info: ScanInfo | None = None
-    if seen is None or seen.fp != fingerprint(state.wal_path) or not _ends_as_seen(seen, tail):
-        if chain is not None:
-            info = chain(end)
-        else:
-            info = ScanInfo.of(seen)  # changed outside rehydrate: the whole chain, once
-            wal.check_chain(state.wal_path, state.wal_rel, end, info.add)
+    if seen is None or seen.fp != log_fp or not _ends_as_seen(seen, tail):
+        seen, info = _whole_chain(state, seen, end, chain)
     tail = _repair_tail(state, tail, repair, problems, repaired)
     snap = _recovery_point(state, tail, problems, repaired)
+    if len(tail.records) == 1 and tail.records[0][0] > 0:
+        snap.prev_at = (state.wal_path, state.wal_rel)
+    snap.trust_cache = trust_cache
     if info is not None and end is not None:
         for off, rec in tail.records:  # a record whose newline was put back lay past the pass's end
             if off >= end:
@@ -109,11 +129,109 @@ def reconcile(state: State, repair: bool, chain: Callable[[int | None], ScanInfo
             snap.prev = None
         else:
             problems.append(Problem("interrupted-rotate", state.wal_rel, None, "a rotate was interrupted", True))
-    _follow(state, snap, seen, info, repair)
+    _follow(state, snap, seen, info, repair, log_fp)
+    if not repaired and snap.cache.at != last_offset:  # where the next command reads the last record
+        snap.cache.at, snap.cache.dirty = last_offset, True
     if snap.lost is not None:
         problems.append(Problem("rolled-back", state.wal_rel, None, lost_message(snap.lost)))
     _reconcile_views(state, snap, repair)
     return snap
+
+
+def _whole_chain(
+    state: State, seen: Seen | None, end: int | None, chain: Callable[[int | None], ScanInfo] | None
+) -> tuple[Seen | None, ScanInfo]:
+    """The log changed outside rehydrate: its whole chain checked once (by the caller's pass, when it has one), and
+    the cache kept only if its ring is one this version wrote."""
+    if seen is not None and not seen.check():
+        seen = None
+    if chain is not None:
+        return seen, chain(end)
+    info = ScanInfo.of(seen)
+    wal.check_chain(state.wal_path, state.wal_rel, end, info.add)
+    return seen, info
+
+
+def _start(
+    state: State, repair: bool, problems: list[Problem], repaired: list[str]
+) -> tuple[Seen | None, os.stat_result | None]:
+    """The folders checked, the cache loaded (None: absent or not ours), the log's fingerprint; temporary files left
+    by a crash cleared, unless the folders are as the cache saw them at the end of the last command (no file was
+    created or removed in them since)."""
+    root = _dir_stat(state.root)
+    if root is None:
+        raise StateMissing(f"no state folder at {state.root}")
+    folder = _dir_stat(state.wal_dir)
+    if folder is None:
+        raise StateMissing(f"no WAL folder at {state.rel(layout.WAL_DIR)}", "run `rehydrate init --goal TEXT`")
+    seen = Seen.load(state.seen_path)
+    log = _log_stat(state)
+    if seen is None or log is None or seen.fp != fingerprint(log) or seen.dirs != dirs_fingerprint(root, folder):
+        _clear_temps(state, repair, problems, repaired)
+    return seen, log
+
+
+def _known_tail(state: State, seen: Seen | None, log: os.stat_result | None) -> wal.Tail | None:
+    """The log's last record, read at the offset the cache gives, if it is there: a whole valid line, after a
+    newline, that is the cache's end. None (the tail is read as usual) for anything else."""
+    if seen is None or log is None or seen.end is None or not 0 <= seen.at < log.st_size:
+        return None
+    if log.st_size - seen.at > wal.MAX_LINE:
+        return None
+    fd = fsio.open_read(state.wal_path, WORDS)
+    if fd is None:
+        return None
+    try:
+        start = max(seen.at - 1, 0)
+        data = os.pread(fd, log.st_size - start, start)
+    finally:
+        os.close(fd)
+    if seen.at > 0:
+        if data[:1] != b"\n":
+            return None
+        data = data[1:]
+    if not data.endswith(b"\n") or data.count(b"\n") != 1:
+        return None
+    try:
+        rec = wal.decode(data[:-1])
+    except wal.BadRecord:
+        return None
+    if (rec["seq"], str(rec["h"])[:16]) != seen.end:
+        return None
+    return wal.Tail([(seen.at, rec)], b"", log.st_size, "")
+
+
+def flush(state: State) -> None:
+    """Write the cache as the command left it (once, at its end, under the lock), with the folders' fingerprints as
+    they are now: no temporary file can be in them, since every write of the command is done. Never raises: a cache
+    that cannot be written costs a full check later, nothing else."""
+    cache, state.pending = state.pending, None
+    if cache is not None and cache.dirty:
+        try:
+            dirs = dirs_fingerprint(fsio.lstat(state.root), fsio.lstat(state.wal_dir))
+        except OSError:
+            return
+        cache.save(state.seen_path, dirs)
+
+
+def dirs_fingerprint(root: os.stat_result | None, folder: os.stat_result | None) -> str:
+    """The state folder's and wal/'s fingerprints: a file created or removed in either changes them."""
+    return f"{fingerprint(root) if root else ''}|{fingerprint(folder) if folder else ''}"
+
+
+def _log_stat(state: State) -> os.stat_result | None:
+    try:
+        return os.stat(state.wal_path)
+    except OSError:
+        return None  # the tail read says what is wrong
+
+
+def _dir_stat(path: str) -> os.stat_result | None:
+    """A real folder's lstat (None if absent); UnsafeFile if it is anything else (fsio.check_dir's check)."""
+    st = fsio.lstat(path)
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise fsio.not_a_folder(path, st.st_mode)
+    return st
 
 
 def _clear_temps(state: State, repair: bool, problems: list[Problem], repaired: list[str]) -> None:
@@ -170,7 +288,7 @@ def _recovery_point(state: State, tail: wal.Tail, problems: list[Problem], repai
     return Snapshot(last, prev, problems, repaired)
 
 
-def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | None, repair: bool) -> None:
+def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | None, repair: bool, log_fp: str) -> None:
     """Compare the log with what this clone saw of it (the cache), and keep the cache up to date.
 
     A log that no longer holds records this clone saw was rolled back: `git checkout` or `git stash` of
@@ -194,10 +312,14 @@ def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | No
             found["next"] = found["next"] or pending["next"]
         snap.cache = info.seen
         snap.lost = snap.cache.lost = found or pending
-    fp = fingerprint(state.wal_path)
-    if repair and (info is not None or snap.cache.fp != fp):
-        snap.cache.fp = fp
-        snap.cache.save(state.seen_path, state.wal_path)
+    if snap.repaired:  # the tail was repaired or a rotate finished: the log changed since it was looked at
+        log = _log_stat(state)
+        log_fp = fingerprint(log) if log is not None else ""
+    if info is not None or snap.cache.fp != log_fp:
+        snap.cache.fp = log_fp
+        snap.cache.dirty = True
+    if repair:
+        state.pending = snap.cache  # written when the command is done (State.flush)
 
 
 def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
@@ -210,9 +332,17 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
 
         latches.goal_differs(state, snap, goal, repair)
     layout.reconcile_views(state, snap, repair)
+    bound = snap.last["views"].get(INVARIANTS)
+    lines = binding.Lines.parse(bound)
+    if lines is not None and snap.trust_cache and snap.cache.fresh(INVARIANTS, state.path(INVARIANTS), bound):
+        snap.set_invariants(lines)  # as the last record binds it, and this clone found it so: not read
+        return
+    st = fsio.lstat(state.path(INVARIANTS))  # before the read: a change during it shows at the next command
     matches, invariants = binding.read_invariants(state, snap)  # one pass; its bytes only when not as bound
     if matches:  # as the last record binds it, line for line
+        snap.cache.verified(INVARIANTS, st, bound)
         return
+    snap.cache.forget(INVARIANTS)
     from rehydrate.store import latches
 
     latches.check_invariants(state, snap, invariants, repair)

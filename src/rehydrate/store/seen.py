@@ -6,6 +6,7 @@ the records' hashes still chain, so nothing else would notice. See `State._follo
 from __future__ import annotations
 
 import os
+import stat
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
@@ -21,82 +22,145 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 _SEEN_MAX = 16 << 10  # the cache is small; a bigger file is not ours
 _RING = 64  # how many of the last records the cache remembers (seq and hash prefix)
 _NEXT_CAP = 300  # the most characters of a checkpoint's next action the cache keeps
+_FP_MAX = 120  # the longest fingerprint a cache may hold
+_VERSION = b"2"  # the cache's format: "<16 hex digits of the sha256 of the JSON> <JSON>"; any other is absent
 
 
 class Seen:
     """wal/.<actor>.seen: what this clone last saw of its actor's log. A cache, not state: it is git-ignored, never
     synced, and untrusted (missing, garbage, huge, a link or a FIFO all read as "nothing known").
 
-    - fp: the log's identity (inode, size, mtime) after this clone last wrote or checked it: while it holds, nothing
+    - fp: the log's identity (fingerprint) after this clone last wrote or checked it: while it holds, nothing
       outside rehydrate touched the log and its tail is enough; otherwise the whole chain is checked once;
-    - ring: (seq, first 16 hex digits of h) of the last records seen, oldest first; the last is the log's end;
+    - ring: (seq, first 16 hex digits of h) of the last records seen, oldest first; the last is the log's end
+      (kept as text, "seq:h seq:h ...", and parsed only when the whole chain is checked);
     - cp: the last checkpoint seen: its seq and its next action;
-    - lost: a rollback found and not yet acknowledged (see `State._follow` in state.py).
+    - lost: a rollback found and not yet acknowledged (see `State._follow` in state.py);
+    - views: for each view, (its file's fingerprint, the binding the WAL's record gave it) when this clone wrote it
+      or last found it as bound: while both still hold, the view is as the WAL's last record binds it and is
+      neither read nor hashed (a `git pull`, `git checkout`, an editor or a `touch` changes the fingerprint);
+    - at: the byte offset of the log's last record while fp holds: the only line a command then reads of the log;
+    - dirs: the fingerprints of the state folder and wal/ when the cache was written: while they hold, no file
+      was created or removed there since, so no temporary file left by a crash can be there.
+
+    The file holds the sha256 of its JSON before it, so that a write torn by a crash reads as absent.
     """
 
     def __init__(self) -> None:
         self.fp = ""
-        self.ring: list[tuple[int, str]] = []
+        self._ring: list[tuple[int, str]] | None = []
+        self._text = ""  # the ring as loaded, parsed on first use
         self.cp: tuple[int, str] | None = None
         self.lost: dict[str, Any] | None = None
+        self.views: dict[str, tuple[str, str]] = {}
+        self.dirs = ""
+        self.at = -1  # the byte offset of the log's last record (the ring's end), when fp holds; -1: unknown
+        self.dirty = False  # changed since loaded: to be written back
 
     @classmethod
     def load(cls, path: str) -> Seen | None:
         try:
             data = fsio.read_bytes(path, _SEEN_MAX, WORDS)
-            obj: Any = safejson.loads(data) if data else None
+            if not data or data[:17] != wal.sha256(data[17:]).encode()[:16] + b" ":
+                return None
+            obj: Any = safejson.loads(data[17:])
         except (RehydrateError, ValueError):
-            return None
-        if not isinstance(obj, dict):
             return None
         seen = cls()
         try:
-            _need(isinstance(obj, dict) and obj.get("v") == 1)
-            seen.fp = obj["fp"]
-            seen.ring = [(int(x[0]), x[1]) for x in obj["ring"]]
+            _need(isinstance(obj, dict) and obj.get("v") == 2)
+            seen.fp, seen.dirs, seen._text, seen.at = obj["fp"], obj["dirs"], obj["ring"], obj["at"]
+            _need(type(seen.at) is int)
+            _need(isinstance(seen.fp, str) and isinstance(seen.dirs, str) and isinstance(seen._text, str))
+            _need(len(seen.fp) <= _FP_MAX and len(seen.dirs) <= 2 * _FP_MAX + 1)
+            _need(len(seen._text) > 0 and seen._text.count(" ") < _RING)
+            seen._ring = None
+            _token(seen._text.rpartition(" ")[2])  # the end is used on every command; the rest when needed
             cp = obj.get("cp")
             seen.cp = (int(cp[0]), cp[1]) if cp is not None else None
+            _need(seen.cp is None or (isinstance(seen.cp[1], str) and len(seen.cp[1]) <= _NEXT_CAP))
             lost = obj.get("lost")
-            _need(isinstance(seen.fp, str) and len(seen.fp) <= 100 and 0 < len(seen.ring) <= _RING)
-            for _, h in [*seen.ring, *([seen.cp] if seen.cp else [])]:
-                _need(isinstance(h, str) and len(h) <= _NEXT_CAP)
-            _need(all(a[0] < b[0] for a, b in zip(seen.ring, seen.ring[1:], strict=False)))
             if lost is not None:
                 _need(isinstance(lost, dict) and _lost_ok(lost))
                 seen.lost = lost
+            views = obj["views"]
+            _need(isinstance(views, dict) and len(views) <= 8)
+            for name, pair in views.items():
+                fp, bound = pair
+                _need(isinstance(fp, str) and isinstance(bound, str) and len(fp) <= _FP_MAX and len(bound) <= 200)
+                seen.views[name] = (fp, bound)
         except (KeyError, TypeError, ValueError, IndexError, OverflowError):
             return None
         return seen
 
+    def check(self) -> bool:
+        """Whether the whole ring is one this version wrote (parsed now; on the cheap path only its end is used)."""
+        try:
+            _ = self.ring
+        except (ValueError, IndexError, OverflowError):
+            return False
+        return True
+
+    @property
+    def ring(self) -> list[tuple[int, str]]:
+        if self._ring is None:
+            ring = [_token(tok) for tok in self._text.split(" ")]
+            seqs = [seq for seq, _ in ring]
+            _need(seqs == sorted(set(seqs)))  # strictly increasing
+            self._ring = ring
+        return self._ring
+
+    @ring.setter
+    def ring(self, ring: list[tuple[int, str]]) -> None:
+        self._ring = ring
+
     def dump(self) -> bytes:
-        return wal.canonical(
+        if self._ring is None:
+            ring = " ".join(self._text.split(" ")[-_RING:])
+        else:
+            ring = " ".join(f"{seq}:{h}" for seq, h in self._ring[-_RING:])
+        body = wal.canonical(
             {
-                "v": 1,
+                "v": 2,
                 "fp": self.fp,
-                "ring": [list(x) for x in self.ring[-_RING:]],
+                "at": self.at,
+                "ring": ring,
                 "cp": [self.cp[0], clean(self.cp[1], one_line=True)[:_NEXT_CAP]] if self.cp else None,
                 "lost": self.lost,
+                "views": {name: list(pair) for name, pair in self.views.items()},
+                "dirs": self.dirs,
             }
         )
+        return wal.sha256(body).encode()[:16] + b" " + body
 
-    def save(self, path: str, log: str) -> None:
-        """Write the cache to path (a hint: never synced), with the log's identity if it has none yet."""
-        if not self.fp:
-            self.fp = fingerprint(log)
+    def save(self, path: str, dirs: str = "") -> None:
+        """Write the cache to path (a hint: never synced), with the folders' fingerprints as they are now."""
+        self.dirs = dirs
         fsio.write_hint(path, self.dump())
+        self.dirty = False
 
     @property
     def end(self) -> tuple[int, str] | None:
-        return self.ring[-1] if self.ring else None
+        if self._ring is None:
+            return _token(self._text.rpartition(" ")[2])
+        return self._ring[-1] if self._ring else None
 
     def saw(self, rec: Record) -> None:
         """A record of the log, in order."""
         seq = rec["seq"]
-        while self.ring and self.ring[-1][0] >= seq:
-            self.ring.pop()
-        self.ring.append((seq, str(rec["h"])[:16]))
-        if len(self.ring) > 4 * _RING:
-            del self.ring[:-_RING]
+        self.dirty = True
+        end = self.end
+        if self._ring is None and end is not None and end[0] < seq:  # the usual case: the ring is not parsed
+            self._text += f" {seq}:{str(rec['h'])[:16]}"
+            if self._text.count(" ") >= 4 * _RING:
+                self._text = " ".join(self._text.split(" ")[-_RING:])
+        else:
+            ring = self.ring
+            while ring and ring[-1][0] >= seq:
+                ring.pop()
+            ring.append((seq, str(rec["h"])[:16]))
+            if len(ring) > 4 * _RING:
+                del ring[:-_RING]
         data = rec["data"]
         if rec["op"] == "rotate" and isinstance(data.get("checkpoint"), dict):
             data, seq = data["checkpoint"].get("data"), data["checkpoint"].get("seq")
@@ -105,11 +169,51 @@ class Seen:
         if isinstance(data, dict) and isinstance(seq, int) and isinstance(data.get("next"), str):
             self.cp = (seq, data["next"][: 4 * _NEXT_CAP])  # cleaned once, when written (a full pass sees many)
 
+    def fresh(self, name: str, path: str, bound: str | None) -> bool:
+        """Whether a view is still as this clone wrote or last found it, bound as the WAL's last record binds it:
+        its file's fingerprint and the binding both match (one lstat, no read)."""
+        known = self.views.get(name)
+        if bound is None or known is None or known[1] != bound:
+            return False
+        st = fsio.lstat(path)
+        return st is not None and stat.S_ISREG(st.st_mode) and fingerprint(st) == known[0]
 
-def fingerprint(log: str) -> str:
-    """The log's identity (inode, size, mtime): while it matches the cache's, nothing outside rehydrate touched it."""
-    st = os.stat(log)
-    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+    def verified(self, name: str, st: os.stat_result | None, bound: str | None) -> None:
+        """A view found (or written) as `bound`, its file as `st` was before it was read (or after it was written)."""
+        if st is None or bound is None or not stat.S_ISREG(st.st_mode):
+            self.forget(name)
+            return
+        pair = (fingerprint(st), bound)
+        if self.views.get(name) != pair:
+            self.views[name] = pair
+            self.dirty = True
+
+    def wrote(self, rec: Record, stats: dict[str, os.stat_result | None]) -> None:
+        """Views just written for rec, each file's fstat after the write (None: not known as bound)."""
+        for name, st in stats.items():
+            self.verified(name, st, rec["views"].get(name))
+
+    def forget(self, name: str) -> None:
+        if self.views.pop(name, None) is not None:
+            self.dirty = True
+
+
+def fingerprint(st: os.stat_result) -> str:
+    """A file's identity and last change (device, inode, size, mtime, ctime): while it holds, nothing changed the
+    file. The ctime cannot be set back (os.utime sets it to now), so a change with its mtime restored still shows."""
+    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
+def file_fingerprint(path: str) -> str:
+    """fingerprint of the file at path (OSError if it cannot be stat'ed)."""
+    return fingerprint(os.stat(path))
+
+
+def _token(tok: str) -> tuple[int, str]:
+    """One "seq:h" of the ring."""
+    seq, sep, h = tok.partition(":")
+    _need(sep == ":" and seq.isascii() and seq.isdigit() and len(seq) < 20 and 0 < len(h) <= 16)
+    return int(seq), h
 
 
 def _need(condition: bool) -> None:

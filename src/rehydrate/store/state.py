@@ -15,7 +15,7 @@ from rehydrate.errors import RehydrateError, StateMissing, UsageError
 from rehydrate.store import WORDS, Problem, binding, fsio, wal
 from rehydrate.store import views as layout
 from rehydrate.store.locate import init_location, locate, resolve_actor
-from rehydrate.store.reconcile import Snapshot, check_archive, reconcile
+from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile
 from rehydrate.store.seen import Seen, fingerprint
 from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
 
@@ -69,6 +69,7 @@ class _Reading:
             raise
 
     def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: object) -> None:
+        flush(self.state)  # never raises
         self.lock.__exit__(kind, e, tb)
 
 
@@ -84,6 +85,8 @@ class State:
         # What this clone saw of the log (seen.py): if the log's identity still matches, nothing outside rehydrate
         # touched it, and reading its tail is enough; if not, the whole chain is checked once.
         self.seen_path = os.path.join(self.wal_dir, f".{actor}.seen")
+        self.pending: Seen | None = None  # the cache as this command left it, written by flush() under the lock
+        self.wrote: dict[str, os.stat_result | None] = {}  # the views _apply wrote: each file's fstat after it
 
     # ----------------------------------------------------------------------------------------------- opening
 
@@ -140,6 +143,7 @@ class State:
             }
             rec = state._append(None, "init", data, views=bound, git=gitinfo.snapshot(root))
             state._apply(rec)
+            flush(state)
             out.record = rec
         return state, out
 
@@ -188,8 +192,12 @@ class State:
 
     def _apply(self, rec: Record) -> list[str]:
         """Bring the views up to a record. Idempotent: used both to write and to redo after a crash."""
+        self.wrote = {}
         try:
-            return self._apply_record(rec)
+            done = self._apply_record(rec)
+            if self.pending is not None:  # the command's cache: each view written, from the descriptor written
+                self.pending.wrote(rec, self.wrote)
+            return done
         except (KeyError, TypeError, AttributeError) as e:  # a record with a valid hash but not our shape
             raise RehydrateError(
                 f"record {rec.get('seq')} ({rec.get('op')}) of {self.rel(layout.WAL_DIR)}/ "
@@ -210,7 +218,7 @@ class State:
                 (layout.GITATTRIBUTES, layout.GITATTRIBUTES_TEXT),
             ):
                 if not fsio.check_regular(self.path(name), WORDS):
-                    fsio.replace(self.path(name), text.encode(), "view.replace", words=WORDS)
+                    self.wrote[name] = fsio.replace(self.path(name), text.encode(), "view.replace", words=WORDS)
                     done.append(name)
             return done
         if op in ("invariant", "reject"):
@@ -220,14 +228,16 @@ class State:
         if op in ("checkpoint", "handoff"):
             name = NEXT if op == "checkpoint" else HANDOFF
             text = layout.render_next_record(rec) if op == "checkpoint" else layout.render_handoff(data["text"])
-            fsio.replace(self.path(name), text.encode(), "view.replace", words=WORDS)
+            self.wrote[name] = fsio.replace(self.path(name), text.encode(), "view.replace", words=WORDS)
             return [name]
         if op == "rotate":
             check_archive(self, rec, None)
             fsio.ensure_dir(self.path(layout.ARCHIVE_DIR), "mkdir.archive", WORDS)
             check_archive(self, rec, None)  # the folder as it is now that it exists
             fsio.link(self.wal_path, self.path(data["archive"]), "rotate.link", WORDS)
-            fsio.replace(self.wal_path, wal.encode(rec), "rotate.replace", words=WORDS)
+            log = fsio.replace(self.wal_path, wal.encode(rec), "rotate.replace", words=WORDS)
+            if self.pending is not None:  # the log was replaced by one holding the rotate record
+                self.pending.fp, self.pending.at = fingerprint(log), 0
             return [data["archive"]]
         return []
 
@@ -281,7 +291,7 @@ class State:
         size = max(map(len, lines))
         if size > wal.MAX_LINE:
             raise UsageError(f"the record would be {size:,} bytes, more than the {wal.MAX_LINE:,} allowed")
-        fsio.append(self.wal_path, b"".join(lines), "wal.append", create=last is None, words=WORDS)
+        log = fsio.append(self.wal_path, b"".join(lines), "wal.append", create=last is None, words=WORDS)
         cache = snap.cache if snap is not None else Seen()
         for rec in recs:
             cache.saw(rec)
@@ -291,8 +301,8 @@ class State:
                 f"recorded in checkpoint {recs[-1]['seq']} that {self.wal_rel} "
                 f"was rolled back ({acknowledged['count']} record(s) this clone had seen); no longer reported"
             )
-        cache.fp = fingerprint(self.wal_path)
-        cache.save(self.seen_path, self.wal_path)
+        cache.fp, cache.at = fingerprint(log), log.st_size - len(lines[-1])
+        self.pending = cache  # written once the command is done (flush)
         if snap is not None:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
         return recs
@@ -338,10 +348,14 @@ class State:
                 layout.keep_edit(self, NEXT, snap, out)
                 if data.get("goal") is None:
                     data["goal"] = self._current_goal(snap)
+            bound = snap.inv_ok and snap.inv is not None  # the binding extends what reconciliation found on disk
             rec = self._append(snap, op, data, views=views, git=git)
             self._apply(rec)
+            if op in ("invariant", "reject"):  # appended by latches: known only if bound from the bytes it now holds
+                snap.cache.wrote(rec, {INVARIANTS: fsio.lstat(self.path(INVARIANTS)) if bound else None})
             out.record = rec
             out.problems = snap.problems
+            flush(self)
             return out
 
     def _refuse_unsafe(self, snap: Snapshot, touches: tuple[str, ...] = ()) -> None:
@@ -447,14 +461,15 @@ class State:
             check_archive(self, {"seq": snap.last["seq"] + 1, "data": data}, None)  # before anything is written
             rec = self._append(snap, "rotate", data)
             self._apply(rec)
-            snap.cache.fp = fingerprint(self.wal_path)  # the log was replaced by one holding the rotate record
-            snap.cache.save(self.seen_path, self.wal_path)
+            flush(self)
             return Outcome(record=rec, repaired=snap.repaired, problems=snap.problems)
 
     def reconcile(self, repair: bool = True) -> Outcome:
         """The cheap recognize step every command starts with: WAL tail against views, safe repairs applied."""
         with fsio.locked(self.root, shared=not repair, words=WORDS):
-            return self._begin(repair).outcome()
+            out = self._begin(repair).outcome()
+            flush(self)
+            return out
 
     def reading(self) -> _Reading:
         """`with state.reading() as snapshot:` the state locked (exclusively) and reconciled, safe repairs applied;
@@ -470,7 +485,9 @@ class State:
         from rehydrate.store.verify import verify
 
         with fsio.locked(self.root, shared=not repair, words=WORDS):
-            return verify(self, repair)
+            out = verify(self, repair)
+            flush(self)
+            return out
 
     def status(self) -> Outcome:
         """One screen: the goal, the last checkpoint, the next action, and what is wrong (safe repairs applied)."""

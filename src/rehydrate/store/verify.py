@@ -8,7 +8,7 @@ import os
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.store import Problem, latches, wal
 from rehydrate.store.reconcile import reconcile
-from rehydrate.store.seen import ScanInfo, Seen, fingerprint
+from rehydrate.store.seen import ScanInfo, Seen, file_fingerprint
 from rehydrate.store.views import INVARIANTS, WAL_DIR
 
 TYPE_CHECKING = False
@@ -27,7 +27,7 @@ def verify(state: State, repair: bool) -> Outcome:
     logs = Logs(state)  # every log read once: reconcile, the latches and the report use what it found
     try:
         try:
-            snap = reconcile(state, repair, logs.chain)
+            snap = reconcile(state, repair, logs.chain, trust_cache=False)
         except StateMissing:
             raise
         except RehydrateError as e:  # the log cannot be trusted: name what is wrong with it, nothing built on it
@@ -105,7 +105,7 @@ class Logs:
                 self.info.add(rec)
 
         try:
-            fp = fingerprint(path)
+            fp = file_fingerprint(path)
         except OSError:
             return
         self.found[actor] = (fp, _scan(self.state, actor, visit))
@@ -119,7 +119,7 @@ class Logs:
         """The problems the pass found in the actor's log, if the log is as the pass read it."""
         found = self.found.get(actor)
         try:
-            return found[1] if found is not None and found[0] == fingerprint(_path(self.state, actor)) else None
+            return found[1] if found is not None and found[0] == file_fingerprint(_path(self.state, actor)) else None
         except OSError:
             return None
 

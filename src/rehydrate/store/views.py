@@ -256,24 +256,41 @@ def read_view(
     limit: int = MAX_VIEW,
 ) -> bytes | None:
     """A view's bytes (None if absent); b"" and a problem if it cannot be read (compared as empty, it never matches)."""
+    return read_view_stat(state, name, problems, seen, limit)[0]
+
+
+def read_view_stat(
+    state: State,
+    name: str,
+    problems: list[Problem],
+    seen: dict[str, bytes | None] | None = None,
+    limit: int = MAX_VIEW,
+) -> tuple[bytes | None, os.stat_result | None]:
+    """read_view's bytes, with the file's fstat as it was before they were read (None if absent or unreadable)."""
     try:
-        data = fsio.read_bytes(state.path(name), limit, WORDS)
+        data, st = fsio.read_stat_bytes(state.path(name), limit, WORDS)
         if seen is not None:
             seen[name] = data
-        return data
+        return data, st
     except UnsafeFile as e:
         problems.append(Problem("not-regular-file", state.rel(name), None, e.message))
     except RehydrateError as e:
         problems.append(Problem("unreadable", state.rel(name), None, e.message))
-    return b""
+    return b"", None
 
 
 def differs(state: State, snap: Snapshot, name: str) -> tuple[bool, bytes | None]:
     """(whether the view differs from what the WAL's last record binds, its bytes). A view holding a merge's
-    conflict markers, or one already named as unsafe or unreadable, is reported here and does not differ further."""
-    data = read_view(state, name, snap.problems, snap.seen)
-    if sha(data) == snap.last["views"].get(name):
+    conflict markers, or one already named as unsafe or unreadable, is reported here and does not differ further.
+    A view the cache (seen.py) says is unchanged since it was found or written as bound is not read: (False, None)."""
+    bound = snap.last["views"].get(name)
+    if snap.trust_cache and snap.cache.fresh(name, state.path(name), bound):
+        return False, None
+    data, st = read_view_stat(state, name, snap.problems, snap.seen)
+    if sha(data) == bound:
+        snap.cache.verified(name, st, bound)
         return False, data
+    snap.cache.forget(name)
     marked = conflict_lines(data)
     if marked:  # an unfinished merge: named, never redone nor replaced
         snap.problems.append(
@@ -288,12 +305,13 @@ def differs(state: State, snap: Snapshot, name: str) -> tuple[bool, bytes | None
 def reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
     """99 and 20 against the WAL's last record: a view that lags it (a crash) or is missing is redone from the WAL;
     one that differs otherwise was edited by hand and is reported, never overwritten."""
-    last, prev = snap.last, snap.prev
+    last = snap.last
     for name in (NEXT, HANDOFF):
         changed, data = differs(state, snap, name)
         if not changed:
             continue
         expected = last["views"].get(name)
+        prev = snap.prev if last["op"] in PRODUCERS[name] else None  # read only when needed (a tail read)
         lags = last["op"] in PRODUCERS[name] and (
             data is None or (prev is not None and sha(data) == prev["views"].get(name))
         )
