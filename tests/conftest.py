@@ -216,6 +216,29 @@ def state(repo: Path):  # type: ignore[no-untyped-def]
     return st
 
 
+def record_lines(st: Any, lines: list[str]) -> None:
+    """Entry lines appended to 10_invariants.md, each with the record `invariant` or `reject` writes for it, through
+    the library (wal.seal, binding.Lines.add) with buffered writes: a big recorded state in seconds."""
+    from rehydrate.store import binding, wal
+    from rehydrate.store.views import INVARIANTS
+
+    last = wal.read_tail(st.wal_path, 1).records[-1][1]
+    bound = binding.Lines.parse(last["views"][INVARIANTS])
+    assert bound is not None, "the last record does not bind 10 by its running hash"
+    prev, seq, ts = last["h"], last["seq"], last["ts"]
+    with open(st.path(INVARIANTS), "ab") as view, open(st.wal_path, "ab") as log:
+        for line in lines:
+            encoded = line.encode()
+            view.write(encoded + b"\n")
+            bound = bound.add(encoded)
+            seq += 1
+            op = "reject" if line.startswith("- R-") else "invariant"
+            rec = {"v": 1, "seq": seq, "ts": ts, "actor": st.actor, "op": op, "data": {"line": line}}
+            rec = wal.seal({**rec, "views": {**last["views"], INVARIANTS: bound.text()}, "prev": prev})
+            log.write(wal.encode(rec))
+            prev = rec["h"]
+
+
 def records(root: Path | str, actor: str = "agent") -> list[dict[str, Any]]:
     """Every line of an actor's log in a state folder, parsed (the test reads the file, not the store's readers)."""
     return [json.loads(x) for x in (Path(root) / "wal" / f"{actor}.jsonl").read_bytes().splitlines()]

@@ -103,8 +103,10 @@ def test_resume_reads_each_view_once(state: State, monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(fsio, "read_bytes", counting)
     assert brief.resume(state).confidence == "recovered"
-    for name in ("00_goal.md", "10_invariants.md", "99_next.md"):
+    for name in ("00_goal.md", "99_next.md"):
         assert reads.count(name) == 1, reads
+    # 10 is not read whole at all when the cache vouches for it (the brief reads it bounded: test_brief_size.py)
+    assert reads.count("10_invariants.md") <= 1, reads
 
 
 def test_a_budget_too_small_is_named_in_domain_words(state: State) -> None:

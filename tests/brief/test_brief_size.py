@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from test_brief_budget import TOKEN, assert_every_rejected_id_named_or_covered, parse
 
+from conftest import record_lines
 from rehydrate import brief
 from rehydrate.store import views
 from rehydrate.store.state import State
@@ -24,9 +25,10 @@ def _pinned_token(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(brief, "new_token", lambda: TOKEN, raising=False)
 
 
-def grow(state: State, decisions: int, rejected_every: int, handoff: int) -> tuple[str, str]:
-    """Lines appended to 10 by hand (a rejected approach every rejected_every lines) and a handoff written by hand
-    of about `handoff` bytes, starting and ending with a marker; returns the newest decision's and rejected's ids."""
+def grow(state: State, decisions: int, rejected_every: int, handoff: int, recorded: bool = False) -> tuple[str, str]:
+    """Lines appended to 10 (a rejected approach every rejected_every lines; by hand, or with their records) and a
+    handoff written by hand of about `handoff` bytes, starting and ending with a marker; returns the newest
+    decision's and rejected's ids."""
     lines = []
     for i in range(decisions):
         if i % rejected_every == rejected_every - 1:
@@ -34,8 +36,11 @@ def grow(state: State, decisions: int, rejected_every: int, handoff: int) -> tup
         else:
             text = f"decision {i}: keep the cache keyed by path and mtime"
             lines.append(views.entry_line("D", f"D-{i:06x}", "2026-11-30", text, "a rebuild is slow", None))
-    with open(state.path(views.INVARIANTS), "a") as f:
-        f.write("\n".join(lines) + "\n")
+    if recorded:
+        record_lines(state, lines)
+    else:
+        with open(state.path(views.INVARIANTS), "a") as f:
+            f.write("\n".join(lines) + "\n")
     step = "- step {:07d}: measured the cache, kept the keys by path, wrote down what to check next\n"
     body = "".join(step.format(i) for i in range(handoff // len(step.format(0))))
     Path(state.path(views.HANDOFF)).write_text("HANDOFF START\n" + body + "HANDOFF END\n")
@@ -45,7 +50,7 @@ def grow(state: State, decisions: int, rejected_every: int, handoff: int) -> tup
 
 
 def test_views_past_4_mib_are_briefed(state: State) -> None:
-    newest_d, newest_r = grow(state, 200_000, 5_000, 5_000_000)
+    newest_d, newest_r = grow(state, 200_000, 5_000, 5_000_000, recorded=True)
     inv, ho = Path(state.path(views.INVARIANTS)), Path(state.path(views.HANDOFF))
     assert inv.stat().st_size > 4 * views.MAX_VIEW and ho.stat().st_size > views.MAX_VIEW
     for max_bytes in (None, 6000):

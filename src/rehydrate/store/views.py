@@ -71,6 +71,7 @@ MAX_HANDOFF = 1024 * 1024
 
 PRODUCERS = {NEXT: ("checkpoint", "init"), HANDOFF: ("handoff",)}  # the ops that write each replaceable view
 MAX_VIEW = 4 << 20  # a view file larger than this is not read into a brief
+MAX_EDITED = 64 << 20  # a replaceable view (a hand edit: the WAL writes far less) is compared and kept up to this
 
 
 def cap(name: str, value: str, limit: int) -> None:
@@ -286,7 +287,7 @@ def differs(state: State, snap: Snapshot, name: str) -> tuple[bool, bytes | None
     bound = snap.last["views"].get(name)
     if snap.trust_cache and snap.cache.fresh(name, state.path(name), bound):
         return False, None
-    data, st = read_view_stat(state, name, snap.problems, snap.seen)
+    data, st = read_view_stat(state, name, snap.problems, snap.seen, MAX_EDITED)
     if sha(data) == bound:
         snap.cache.verified(name, st, bound)
         return False, data
@@ -378,7 +379,7 @@ def keep_edit(state: State, name: str, snap: Snapshot, out: Outcome) -> None:
         return p.code in ("view-edited", "view-unrecorded") and p.file == state.rel(name)
 
     if any(edited(p) for p in snap.problems):
-        data = fsio.read_bytes(state.path(name), MAX_VIEW, WORDS)
+        data = fsio.read_bytes(state.path(name), MAX_EDITED, WORDS)
         if data is not None:
             kept = fsio.free_name(state.path(name + ".edited"))
             fsio.replace(kept, data, "keep.edited", words=WORDS)
