@@ -269,6 +269,7 @@ def brief_inputs(draw: st.DrawFn) -> tuple[BriefInput, int]:
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+@pytest.mark.slow  # version-independent and long: on the main Python only (.ci/run)
 @given(brief_inputs())
 def test_every_promise_holds_for_any_input_and_budget(case: tuple[BriefInput, int]) -> None:
     inp, budget = case
@@ -297,6 +298,7 @@ def many_rejected(draw: st.DrawFn) -> tuple[BriefInput, int, int | None]:
     return inp, budget, max_bytes
 
 
+@pytest.mark.slow  # version-independent and long: on the main Python only (.ci/run)
 @settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(many_rejected())
 def test_every_rejected_id_is_named_or_covered_at_any_number(case: tuple[BriefInput, int, int | None]) -> None:

@@ -49,6 +49,7 @@ def grow(state: State, decisions: int, rejected_every: int, handoff: int, record
     return newest_d[2:10], newest_r[2:10]
 
 
+@pytest.mark.slow  # version-independent and long: on the main Python only (.ci/run)
 def test_views_past_4_mib_are_briefed(state: State) -> None:
     newest_d, newest_r = grow(state, 200_000, 5_000, 5_000_000, recorded=True)
     inv, ho = Path(state.path(views.INVARIANTS)), Path(state.path(views.HANDOFF))

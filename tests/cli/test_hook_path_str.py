@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,7 @@ piece = st.sampled_from(
 texts = st.lists(piece, max_size=14).map("".join)
 
 
+@pytest.mark.slow  # version-independent and long: on the main Python only (.ci/run)
 @settings(max_examples=3000, deadline=None)
 @given(texts, st.integers(min_value=0, max_value=60))
 @example("- R-0a1b2c x\n- R-0a1b2c\n- R-0A1b2c y\n- R-0a1b2c z", 0)
@@ -37,6 +39,7 @@ def test_rejected_lines_are_the_regex_s(raw: str, cut: int) -> None:
     assert read._starts(buf, end) == starts
 
 
+@pytest.mark.slow  # version-independent and long: on the main Python only (.ci/run)
 @settings(max_examples=3000, deadline=None)
 @given(texts)
 @example("2026-01-31 rejected: x")
@@ -47,6 +50,7 @@ def test_date_word_is_the_regex_s(rest: str) -> None:
     assert draft._date_word(rest) == (m.end() if m else 0)
 
 
+@pytest.mark.slow  # version-independent and long: on the main Python only (.ci/run)
 @settings(max_examples=3000, deadline=None)
 @given(texts)
 @example("- R-0a1b2c x")

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rehydrate.store import views, wal
 from rehydrate.store.state import State
 
@@ -82,6 +84,7 @@ class Lines:
         return line.decode()
 
 
+@pytest.mark.slow  # version-independent and long: on the main Python only (.ci/run)
 def test_eight_writers_five_hundred_checkpoints_each(tmp_path: Path) -> None:
     procs, per = 8, 500
     root = tmp_path / "state"

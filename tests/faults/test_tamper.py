@@ -274,6 +274,7 @@ def test_invariants_forged_record_and_view_together_break_the_chain(built: Built
 # ---------------------------------------------------------------------------------------------------- the WAL
 
 
+@pytest.mark.slow  # version-independent and long: on the main Python only (.ci/run)
 def test_wal_every_line_edit_deletion_swap_and_reseal_is_named(built: Built) -> None:
     original = split(built.files["wal/agent.jsonl"])
     last = len(original)
@@ -318,6 +319,7 @@ def test_wal_every_line_edit_deletion_swap_and_reseal_is_named(built: Built) -> 
     tally.check(minimum=2500)
 
 
+@pytest.mark.slow  # version-independent and long: on the main Python only (.ci/run)
 def test_wal_every_bit_flip_of_the_last_record_is_named(built: Built) -> None:
     original = split(built.files["wal/agent.jsonl"])
     n = len(original)
