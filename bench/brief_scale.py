@@ -110,12 +110,9 @@ def handoff_text(size: int) -> str:
 STATES = ("empty", "decisions", "handoff", "rejected", "200k", "50k-rej")
 
 
-def build(tmp: str, args: argparse.Namespace) -> tuple[dict[str, str], list[str]]:
-    """The six states; returns each one's state folder, and those whose views the store does not read yet. Each is
-    checked: reconcile(repair=False).ok, but one with a view past views.MAX_VIEW may say it is unreadable (`resume`
-    then exits 1 and is not timed: the store's part of issue 11 lifts the limit)."""
+def build(tmp: str, args: argparse.Namespace) -> dict[str, str]:
+    """The six states; returns each one's state folder. Each is checked: reconcile(repair=False).ok."""
     paths: dict[str, str] = {}
-    notes: list[str] = []
     for name in STATES:
         state = base(os.path.join(tmp, name))
         if name in ("decisions", "handoff"):
@@ -127,13 +124,10 @@ def build(tmp: str, args: argparse.Namespace) -> tuple[dict[str, str], list[str]
         if name == "200k":
             entries(state, "D", args.big)
         out = State.open(state.root).reconcile(repair=False)
-        big = os.path.getsize(state.path(views.INVARIANTS)) > views.MAX_VIEW
-        if not out.ok and big and {p.code for p in out.problems} == {"unreadable"}:
-            notes.append(name)
-        elif not out.ok:
+        if not out.ok:
             raise _common.BenchError(f"{name}: " + "; ".join(f"{p.file}: {p.message}" for p in out.problems))
         paths[name] = state.root
-    return paths, notes
+    return paths
 
 
 def render_input(path: str) -> brief.BriefInput:
@@ -192,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _bench(args: argparse.Namespace, tmp: str) -> int:
     t0 = time.perf_counter()
-    paths, notes = build(tmp, args)
+    paths = build(tmp, args)
     t_build = time.perf_counter() - t0
     sizes = {
         k: {
@@ -206,7 +200,6 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
     procs = {
         k: _common.timed([sys.executable, "-m", "rehydrate", "resume", "--dir", p], cwd=os.path.dirname(p), env=env)
         for k, p in paths.items()
-        if k not in notes
     }
     load_before = os.getloadavg()
     t0 = time.perf_counter()
@@ -222,7 +215,7 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
     load_after = os.getloadavg()
 
     print(f"the brief against the size of the views: rehydrate {__version__} ({_common.checkout()}) from {_common.SRC}")
-    print(f"states built in {t_build:.1f} s, each checked: reconcile(repair=False).ok (every view bound; see notes)")
+    print(f"states built in {t_build:.1f} s, each checked: reconcile(repair=False).ok (every view bound)")
     print(
         f"whole process: python -m rehydrate resume --dir D, {args.rounds} rounds + {args.warmup} warm-up, "
         f"{t_proc:.0f} s"
@@ -237,8 +230,6 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
         + ", after "
         + " ".join(f"{x:.2f}" for x in load_after)
     )
-    for note in notes:
-        print(f"note: {note}: the store does not read a view past views.MAX_VIEW yet (resume exits 1: not timed)")
     print()
     proc_ms = {k: statistics.median(v) * 1000 for k, v in proc_times.items()}
     render_ms = {k: statistics.median(v) * 1000 for k, v in render_times.items()}
@@ -250,8 +241,8 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
             (
                 k,
                 what,
-                f"{proc_ms[k]:.1f}" if k in proc_ms else "-",
-                f"{proc_ms[k] / proc_ms['empty']:.2f}" if k in proc_ms else "-",
+                f"{proc_ms[k]:.1f}",
+                f"{proc_ms[k] / proc_ms['empty']:.2f}",
                 f"{render_ms[k]:.2f}",
                 f"{render_ms[k] / render_ms['empty']:.1f}",
                 f"{read_ms[k]:.2f}",

@@ -43,7 +43,6 @@ class Snapshot:
         self.unrecorded: list[tuple[int, str]] = []
         self.cache = Seen()  # what this clone has seen of the log, kept up to date by every append
         self.trust_cache = True  # a view the cache says is unchanged since it was bound is not read (not verify)
-        self.inv_skipped = False  # 10_invariants.md is as the last record binds it, by the cache: not read
         self.lost: dict[str, Any] | None = None  # a rollback the next checkpoint acknowledges
 
     @property
