@@ -201,9 +201,18 @@ def test_ten_hooks_at_once_lose_nothing(repo: Path, state: State) -> None:
         )
         for _ in events
     ]
+    # Every event is written (a few KB: the pipe takes it whole) before any answer is waited for: a hook reads its
+    # stdin for at most 2 s, so feeding them one after another's exit would starve the last ones on a loaded machine.
     for p, e in zip(procs, events, strict=True):
-        _out, err = p.communicate(json.dumps(e).encode(), timeout=60)
-        assert p.returncode == 0, err
+        assert p.stdin is not None
+        p.stdin.write(json.dumps(e).encode())
+        p.stdin.close()
+    for p in procs:
+        assert p.stdout is not None and p.stderr is not None
+        with p.stdout, p.stderr:
+            p.stdout.read()  # an answer is at most a brief, well within a pipe's buffer: stderr cannot fill meanwhile
+            err = p.stderr.read()
+        assert p.wait(timeout=60) == 0, err
     recs = records(state.root)
     assert len(recs) == before + 10
     assert sorted(r["data"]["session_id"] for r in recs if r["op"] == "compaction") == [f"s{i}" for i in range(5)]
