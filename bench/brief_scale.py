@@ -16,7 +16,8 @@ the same inputs (read once, rendered each round). Target: handoff/empty <= 1.3 (
 
 A resume on an unchanged 10_invariants.md reads only what it shows, by the summary of its last scan kept in the
 clone's cache (wal/.<actor>.seen); the first resume after 10 changed other than by an append of this clone's (a `git
-pull`, an edit) scans it whole: the column "no summary" times that resume (the summary removed before each run).
+pull`, an edit) scans it whole: the column "no summary" times that resume (the summary removed before each run),
+its ratio against the empty state's resume run the same way (its cache rewritten just before it, too).
 
     python bench/brief_scale.py [--rounds 20] [--decisions 25000] [--rejected 3000] [--big 200000]
         [--many-rejected 50000] [--check]
@@ -263,7 +264,7 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
                 f"{proc_ms[k]:.1f}",
                 f"{proc_ms[k] / proc_ms['empty']:.2f}",
                 f"{proc_ms[k + ' cold']:.1f}",
-                f"{proc_ms[k + ' cold'] / proc_ms['empty']:.2f}",
+                f"{proc_ms[k + ' cold'] / proc_ms['empty cold']:.2f}",
                 f"{render_ms[k]:.2f}",
                 f"{render_ms[k] / render_ms['empty']:.1f}",
                 f"{read_ms[k]:.2f}",

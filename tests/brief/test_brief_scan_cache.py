@@ -237,3 +237,46 @@ def test_a_forged_or_stale_summary_shows_nothing_wrong(
     scans = _Scans(monkeypatch)
     assert _brief(state) == honest
     assert scans.calls == 1, "the forged summary was used"
+
+
+def _mutate(text: str, which: int, by: int) -> str:
+    """The summary with its which-th number (counting every number in it) moved by `by`."""
+    out, seen_numbers, digits = [], 0, ""
+    for ch in text + " ":
+        if ch.isdigit():
+            digits += ch
+            continue
+        if digits:
+            out.append(str(max(0, int(digits) + by)) if seen_numbers == which else digits)
+            seen_numbers += 1
+            digits = ""
+        out.append(ch)
+    return "".join(out)[:-1]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(PIECES), min_size=1, max_size=40), st.sampled_from([1, 3]), st.integers(0, 400),
+    st.sampled_from([-7, -2, -1, 1, 2, 5, 120]),
+)  # fmt: skip
+def test_a_summary_moved_anywhere_never_shows_a_line_that_is_not_a_rejected_approach(
+    pieces: list[str], keep: int, which: int, by: int
+) -> None:
+    """Any number of a summary moved (after its binding's hex digits: those make it stale): it is dropped, or every
+    rejected approach it has read is one, its id and start as in the file, the newest keep all there. (Line numbers
+    are checked where the lines between are read: see the forgeries above; elsewhere they are the summary's.)"""
+    data = _file(pieces, True)
+    lines = binding.lines_of(data)
+    full = read.scan_invariants(read.Source(data), keep, 256)
+    text = read.summary(full, lines.text(), keep) or ""
+    b, _, rest = text.partition(" ")
+    forged = b + " " + _mutate(rest, which % max(1, sum(c.isdigit() for c in rest)), by)
+    got = read.from_summary(read.Source(data), forged, lines.text(), lines.n, keep, 256)
+    if got is None:
+        return
+    for i, (ident, at) in enumerate(zip(got.ids, got.offsets, strict=True)):
+        if ident:  # (the placeholders of those named by the id range only are empty)
+            assert data[at : at + 11] == b"- " + ident + b" " and (at == 0 or data[at - 1] == 10), (i, forged)
+    assert got.ids[-keep:] == full.ids[-keep:] and got.heads == full.heads, forged
+    newest = got.lines[-keep - 1 :]
+    assert got.tail == full.tail and newest == sorted(set(newest)), forged

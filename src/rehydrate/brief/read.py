@@ -294,7 +294,7 @@ def from_summary(src: Source, text: str, bound: str, lines_n: int, keep: int, ta
     except ValueError:
         return None
     need = min(n, keep + 1)
-    if len(offsets) < need or len(first[0]) != (1 if n else 0) or not n <= dashes <= lines_n:
+    if len(offsets) < need or len(first[0]) != (1 if n else 0) or not 0 <= n <= dashes <= lines_n:
         return None
     at, numbers, gap = offsets[len(offsets) - need :], lines[len(lines) - need :], max(0, n - need - 1)
     if n > need:  # the first, then (after `gap` others) the newest: each line at least a byte

@@ -11,7 +11,7 @@ import stat
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
 from rehydrate.store import WORDS, fsio, wal
-from rehydrate.store.views import clean
+from rehydrate.store.views import INVARIANTS, clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -205,14 +205,15 @@ class Seen:
 
     def wrote_line(self, rec: Record, stats: dict[str, os.stat_result | None]) -> None:
         """The brief's scan summary of 10 extended by the line rec appended (else dropped: rescanned when needed)."""
-        from rehydrate.brief.read import extend_summary
-        from rehydrate.store.views import INVARIANTS
-
-        line, old, new = rec["data"].get("line"), self.scan.partition(" ")[0], rec["views"].get(INVARIANTS)
+        old, new = self.scan.partition(" ")[0], rec["views"].get(INVARIANTS)
         if new == old or INVARIANTS not in stats:  # 10 not written (or said later: State._write)
             return
+        from rehydrate.brief.read import extend_summary  # (not on a checkpoint's path: it does not write 10)
+
+        data = rec["data"]
+        line = data.get("line") if isinstance(data, dict) else None
         scan = None
-        if stats.get(INVARIANTS) is not None and isinstance(line, str) and isinstance(new, str):
+        if stats[INVARIANTS] is not None and isinstance(line, str) and isinstance(new, str):
             scan = extend_summary(self.scan, old, new, line.encode())
         self.scan = scan if scan is not None and len(scan) <= _SCAN_MAX else ""
         self.dirty = True
