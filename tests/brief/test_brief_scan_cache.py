@@ -156,6 +156,8 @@ def test_an_append_extends_the_summary_and_a_change_by_hand_is_scanned(
         after != before
         and after.split(" ")[0] == binding.lines_of(Path(state.path(views.INVARIANTS)).read_bytes()).text()
     )
+    State.open(state.root).checkpoint("rejected one more", "brief again")  # 10 not written: the summary kept
+    assert _summary(state) == after
     scans = _Scans(monkeypatch)
     text = _brief(state)
     newest = [ln for ln in Path(state.path(views.INVARIANTS)).read_text().split("\n") if ln.startswith("- R-")][-1]
@@ -280,3 +282,20 @@ def test_a_summary_moved_anywhere_never_shows_a_line_that_is_not_a_rejected_appr
     assert got.ids[-keep:] == full.ids[-keep:] and got.heads == full.heads, forged
     newest = got.lines[-keep - 1 :]
     assert got.tail == full.tail and newest == sorted(set(newest)), forged
+
+
+@pytest.mark.parametrize("scan", [7, ["x"], "x" * (41 << 10)])
+def test_a_cache_whose_summary_is_not_a_short_text_reads_as_absent(state: State, scan: object) -> None:
+    brief.resume(State.open(state.root))
+    cache = seen.Seen.load(state.seen_path)
+    assert cache is not None and cache.scan
+    cache.scan = scan  # type: ignore[assignment]
+    if isinstance(scan, str):
+        cache.save(state.seen_path, cache.dirs)  # (written as the cache writes itself: its checksum holds)
+    else:
+        from rehydrate.store import wal
+
+        body = cache.dump()[17:]
+        Path(state.seen_path).write_bytes(wal.sha256(body).encode()[:16] + b" " + body)
+    assert seen.Seen.load(state.seen_path) is None
+    assert "R-" in brief.resume(State.open(state.root)).text  # briefed all the same (the log's chain checked)
