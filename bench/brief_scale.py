@@ -14,6 +14,11 @@ view's running binding, as `State.invariant` writes them; `reconcile(repair=Fals
 Then `rehydrate resume` runs as a whole process on all six, interleaved, and `brief.render` alone in this process on
 the same inputs (read once, rendered each round). Target: handoff/empty <= 1.3 (whole process).
 
+A resume on an unchanged 10_invariants.md reads only what it shows, by the summary of its last scan kept in the
+clone's cache (wal/.<actor>.seen); the first resume after 10 changed other than by an append of this clone's (a `git
+pull`, an edit) scans it whole: the column "no summary" times that resume (the summary removed before each run),
+its ratio against the empty state's resume run the same way (its cache rewritten just before it, too).
+
     python bench/brief_scale.py [--rounds 20] [--decisions 25000] [--rejected 3000] [--big 200000]
         [--many-rejected 50000] [--check]
 """
@@ -31,7 +36,7 @@ from collections.abc import Callable, Sequence
 
 import _common
 from rehydrate import __version__, brief
-from rehydrate.store import binding, views, wal
+from rehydrate.store import binding, seen, views, wal
 from rehydrate.store.state import State
 
 TARGET = 1.3
@@ -175,6 +180,20 @@ def inproc_read_render(path: str) -> Callable[[], float]:
     return measure
 
 
+def without_summary(measure: Callable[[], float], path: str) -> Callable[[], float]:
+    """The resume that scans 10 whole: the cache's summary of its last scan removed first (the rest of it kept)."""
+    state = State.open(path)
+
+    def cold() -> float:
+        cache = seen.Seen.load(state.seen_path)
+        if cache is not None:
+            cache.scan = ""
+            cache.save(state.seen_path, cache.dirs)
+        return measure()
+
+    return cold
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="rehydrate-bench-brief-")
@@ -201,6 +220,7 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
         k: _common.timed([sys.executable, "-m", "rehydrate", "resume", "--dir", p], cwd=os.path.dirname(p), env=env)
         for k, p in paths.items()
     }
+    procs.update({k + " cold": without_summary(procs[k], p) for k, p in paths.items()})
     load_before = os.getloadavg()
     t0 = time.perf_counter()
     proc_times = _common.interleave(procs, args.rounds, args.warmup)
@@ -243,12 +263,15 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
                 what,
                 f"{proc_ms[k]:.1f}",
                 f"{proc_ms[k] / proc_ms['empty']:.2f}",
+                f"{proc_ms[k + ' cold']:.1f}",
+                f"{proc_ms[k + ' cold'] / proc_ms['empty cold']:.2f}",
                 f"{render_ms[k]:.2f}",
                 f"{render_ms[k] / render_ms['empty']:.1f}",
                 f"{read_ms[k]:.2f}",
             )
         )
-    heads = ["state", "views", "resume ms", "/ empty", "render ms", "/ empty", "read+render ms"]
+    heads = ["state", "views", "resume ms", "/ empty", "no summary", "/ empty", "render ms", "/ empty"]
+    heads.append("read+render ms")
     print(_common.table(heads, rows))
     print()
     line, ok = _common.bound("handoff/empty (whole process)", proc_ms["handoff"] / proc_ms["empty"], TARGET)

@@ -235,7 +235,7 @@ def _views(
     for name in (views.GOAL, views.INVARIANTS, views.HANDOFF, *state.extra_views(), views.NEXT):
         try:
             if name in (views.INVARIANTS, views.HANDOFF):
-                shown[name] = _bounded(state.path(name), seen, name, budget, sizes, parts)
+                shown[name] = _bounded(state.path(name), seen, name, budget, sizes, parts, snap)
                 continue
             if name in views.VIEWS:
                 data = state.view_bytes(name, snap)
@@ -259,8 +259,11 @@ def _bounded(
     budget: int,
     sizes: dict[str, int],
     parts: dict[str, object],
+    snap: Snapshot | None = None,
 ) -> str | None:
-    """10 or 20 read as far as a brief of this budget could show them (see _views); its text, or None if absent."""
+    """10 or 20 read as far as a brief of this budget could show them (see _views); its text, or None if absent.
+    10 as the cache's summary of its last scan says, checked (read.from_summary), when the summary is for 10's
+    binding as reconciliation found it; else scanned whole, and the summary kept for the next time."""
     from rehydrate.brief import read
 
     src = read.open_view(path, seen, name)
@@ -269,7 +272,19 @@ def _bounded(
     try:
         sizes[name] = src.size
         if name == views.INVARIANTS:
-            inv = read.scan_invariants(src, budget // 12, 4 * budget)
+            keep, room = budget // 12, 4 * budget
+            known = snap is not None and not snap.repaired and snap.inv_ok and snap.inv is not None
+            lines = snap.inv if known and snap is not None else None
+            inv = None
+            if snap is not None and lines is not None and lines.size == src.size:
+                bound = lines.text()
+                if snap.cache.scan:
+                    inv = read.from_summary(src, snap.cache.scan, bound, lines.n, keep, room)
+                if inv is None:
+                    inv = read.scan_invariants(src, keep, room)
+                    snap.cache.remember_scan(read.summary(inv, bound, keep))
+            else:
+                inv = read.scan_invariants(src, keep, room)
             parts[name] = inv
             return inv.tail.decode("utf-8", "replace")
         head, tail = read.head_tail(src, 4 * budget)

@@ -11,7 +11,7 @@ import stat
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
 from rehydrate.store import WORDS, fsio, wal
-from rehydrate.store.views import clean
+from rehydrate.store.views import INVARIANTS, clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
     from rehydrate.store.wal import Record
 
-_SEEN_MAX = 16 << 10  # the cache is small; a bigger file is not ours
+_SEEN_MAX = 64 << 10  # the cache is small; a bigger file is not ours
+_SCAN_MAX = 40 << 10  # the longest scan summary a cache may hold (brief/read.py: at most 1,024 rejected approaches)
 _RING = 64  # how many of the last records the cache remembers (seq and hash prefix)
 _NEXT_CAP = 300  # the most characters of a checkpoint's next action the cache keeps
 _FP_MAX = 120  # the longest fingerprint a cache may hold
@@ -41,7 +42,9 @@ class Seen:
       neither read nor hashed (a `git pull`, `git checkout`, an editor or a `touch` changes the fingerprint);
     - at: the byte offset of the log's last record while fp holds: the only line a command then reads of the log;
     - dirs: the fingerprints of the state folder and wal/ when the cache was written: while they hold, no file
-      was created or removed there since, so no temporary file left by a crash can be there.
+      was created or removed there since, so no temporary file left by a crash can be there;
+    - scan: what the brief's scan of 10_invariants.md found, for the binding it names (brief/read.py: summary), so
+      that a resume on an unchanged 10 reads only what it shows; extended by an append (`wrote`), checked when used.
 
     The file holds the sha256 of its JSON before it, so that a write torn by a crash reads as absent.
     """
@@ -54,6 +57,7 @@ class Seen:
         self.lost: dict[str, Any] | None = None
         self.views: dict[str, tuple[str, str]] = {}
         self.dirs = ""
+        self.scan = ""  # brief/read.py's summary of 10_invariants.md (untrusted: checked against the file when used)
         self.at = -1  # the byte offset of the log's last record (the ring's end), when fp holds; -1: unknown
         self.dirty = False  # changed since loaded: to be written back
 
@@ -83,6 +87,8 @@ class Seen:
             if lost is not None:
                 _need(isinstance(lost, dict) and _lost_ok(lost))
                 seen.lost = lost
+            seen.scan = obj.get("scan", "")
+            _need(isinstance(seen.scan, str) and len(seen.scan) <= _SCAN_MAX)
             views = obj["views"]
             _need(isinstance(views, dict) and len(views) <= 8)
             for name, pair in views.items():
@@ -119,8 +125,10 @@ class Seen:
             ring = " ".join(self._text.split(" ")[-_RING:])
         else:
             ring = " ".join(f"{seq}:{h}" for seq, h in self._ring[-_RING:])
+        more = {"scan": self.scan} if self.scan else {}
         body = wal.canonical(
             {
+                **more,
                 "v": 2,
                 "fp": self.fp,
                 "at": self.at,
@@ -192,6 +200,30 @@ class Seen:
         """Views just written for rec, each file's fstat after the write (None: not known as bound)."""
         for name, st in stats.items():
             self.verified(name, st, rec["views"].get(name))
+        if self.scan:
+            self.wrote_line(rec, stats)
+
+    def wrote_line(self, rec: Record, stats: dict[str, os.stat_result | None]) -> None:
+        """The brief's scan summary of 10 extended by the line rec appended (else dropped: rescanned when needed)."""
+        old, new = self.scan.partition(" ")[0], rec["views"].get(INVARIANTS)
+        if new == old or INVARIANTS not in stats:  # 10 not written (or said later: State._write)
+            return
+        from rehydrate.brief.read import extend_summary  # (not on a checkpoint's path: it does not write 10)
+
+        data = rec["data"]
+        line = data.get("line") if isinstance(data, dict) else None
+        scan = None
+        if stats[INVARIANTS] is not None and isinstance(line, str) and isinstance(new, str):
+            scan = extend_summary(self.scan, old, new, line.encode())
+        self.scan = scan if scan is not None and len(scan) <= _SCAN_MAX else ""
+        self.dirty = True
+
+    def remember_scan(self, scan: str | None) -> None:
+        """The brief's scan summary of 10 (brief/read.py), if it fits."""
+        scan = scan if scan is not None and len(scan) <= _SCAN_MAX else ""
+        if scan != self.scan:
+            self.scan = scan
+            self.dirty = True
 
     def forget(self, name: str) -> None:
         if self.views.pop(name, None) is not None:
