@@ -54,12 +54,15 @@ def test_each_floor_writes_its_pipelines_bytes_and_syncs_as_often(
         variants.clear()  # the bench's pipelines, dropped: their descriptors and locks are released
 
     data = {name: (tmp_path / name / "out.jsonl").read_bytes() for name in names}
+    progress = {name: (tmp_path / name / "progress.json").read_bytes() for name in ("durable", "cursor", "batch")}
+    assert progress == dict.fromkeys(progress, b'{"cursor": 450}'.ljust(39) + b"\n")
     assert data["durable"].count(b"\n") == n * blocks and b'"index":449}\n' in data["durable"]
     assert all(d == data["durable"] for d in data.values()), [k for k, d in data.items() if d != data["durable"]]
     per_block = -(-n // bench.BATCH)  # every 64 records and the rest at the end of the block
     assert synced == {
         "durable": n * blocks,
         "raw": n * blocks,
+        "cursor": n * blocks,
         "batch": per_block * blocks,
         "buffered": per_block * blocks,
         "dumps": per_block * blocks,
