@@ -16,7 +16,9 @@ The floors are fair: each writes the very bytes its pipeline writes (the same re
 before its clock starts), syncs as often (one fsync per record; every 64 records and once at the end of a block), in
 a folder of its own, appending to one file open for the whole block. The pipeline also rewrites its progress file
 (no sync), which the design asks for and the floors do not do.
-Variants run in interleaved blocks (the order rotating each round); medians of per-block rates.
+Variants run in interleaved blocks (the order rotating each round); medians of per-block rates. Then, for
+information, each variant again with os.fsync stubbed: the microseconds of CPU work per record that the disk's noise
+hides (the pipeline's Python and encoding against the floors' loops).
 
     python bench/cursor.py [--rounds 15] [--block 300]
 """
@@ -195,12 +197,28 @@ def _calls_per_record(root: str) -> Counter[str]:
         fsio.calls = real
 
 
+def _cpu_costs(root: str, n: int, rounds: int) -> dict[str, float]:
+    """Microseconds per record of each variant with os.fsync stubbed (the least of its blocks): the work the disk's
+    noise hides, the pipeline's own Python and encoding against the floors'."""
+    where = os.path.join(root, "cpu")
+    os.mkdir(where)
+    variants = _variants(where, n)
+    real = os.fsync
+    os.fsync = lambda fd: None
+    try:
+        rates = _common.interleave(variants, rounds, warmup=2)
+    finally:
+        os.fsync = real
+    return {k: 1e6 / max(v) for k, v in rates.items()}
+
+
 def _bench(args: argparse.Namespace, root: str) -> int:
     n = args.block
     rates = _common.interleave(_variants(root, n), args.rounds, warmup=2)
     med = {k: _common.median(v) for k, v in rates.items()}
     spread = {k: (min(v), max(v)) for k, v in rates.items()}
     calls = _calls_per_record(root)
+    cpu = _cpu_costs(root, n, args.rounds)
     size = len(_lines(0, 1)[0])
 
     print(f"cursor: rehydrate ({_common.checkout()}), Python {sys.version.split()[0]}; {size}-byte records and more")
@@ -229,6 +247,9 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     print(f"        batch/(json.dumps + buffered) = {med['batch'] / med['dumps']:.2f}  (for information)")
     ceiling = med["encoder"] / med["buffered"]
     print(f"        (C encoder + buffered)/buffered = {ceiling:.2f}  (the ceiling of batch/buffered, for information)")
+    print()
+    print("with os.fsync stubbed, microseconds per record (the least of the blocks): the CPU's share, for information")
+    print("  " + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items()))
     print()
     print("reproduce: " + _common.reproduce("cursor.py", [f"--rounds={args.rounds}", f"--block={args.block}"]))
     return 0

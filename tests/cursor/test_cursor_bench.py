@@ -68,3 +68,11 @@ def test_each_floor_writes_its_pipelines_bytes_and_syncs_as_often(
         "dumps": per_block * blocks,
         "encoder": per_block * blocks,
     }
+
+
+def test_the_cpu_pass_stubs_fsync_only_while_it_runs(bench: ModuleType, tmp_path: Path) -> None:
+    real = os.fsync
+    costs = bench._cpu_costs(str(tmp_path), 70, 1)
+    assert os.fsync is real
+    assert set(costs) == {"durable", "raw", "cursor", "batch", "buffered", "dumps", "encoder"}
+    assert all(0 < v < 1e6 for v in costs.values())
