@@ -2,16 +2,23 @@
 
 1. Durable mode (a sync per record): records/s of Pipeline.commit against a raw loop of os.write + os.fsync of the
    same lines on one file. Target (issue 11): ratio >= 0.85. Also the system calls each record costs through
-   fsio.calls (the output's write and fsync, the cursor's write) and the syncs among them.
+   fsio.calls (the output's write and fsync, the cursor's write) and the syncs among them; and, for information,
+   the raw loop with the two calls the design adds to each sync (the lock file's lstat, the cursor's pwrite): the
+   ceiling of durable/raw.
 2. Batch mode (batch=64): against a raw buffered append (a Python file object) that fsyncs as often. Target >= 0.6.
    Beside it, for information: the same buffered loop encoding each record with json.dumps (what a pipeline written
-   by hand would do), since the floors write bytes encoded before the clock starts.
+   by hand would do), since the floors write bytes encoded before the clock starts; and the same loop calling the
+   json module's C encoder once per record, built once (no json.dumps set-up): the ceiling of any pipeline that
+   encodes each record when it is committed, as a commit must (its errors are the commit's; a record changed after
+   its commit is written as it was).
 
 The floors are fair: each writes the very bytes its pipeline writes (the same records with the same indexes, encoded
 before its clock starts), syncs as often (one fsync per record; every 64 records and once at the end of a block), in
 a folder of its own, appending to one file open for the whole block. The pipeline also rewrites its progress file
 (no sync), which the design asks for and the floors do not do.
-Variants run in interleaved blocks (the order rotating each round); medians of per-block rates.
+Variants run in interleaved blocks (the order rotating each round); medians of per-block rates. Then, for
+information, each variant again with os.fsync stubbed: the microseconds of CPU work per record that the disk's noise
+hides (the pipeline's Python and encoding against the floors' loops).
 
     python bench/cursor.py [--rounds 15] [--block 300]
 """
@@ -35,6 +42,11 @@ from rehydrate.store import fsio
 
 RECORD = {"summary": "the document says the parser needs a second pass for unary minus", "words": 12}
 BATCH = 64
+# json.dumps(o, ensure_ascii=False, separators=(",", ":")) inside: its C encoder, made once (JSONEncoder.iterencode's
+# arguments), without the circular check
+_C_ENCODE = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+    None, json.JSONEncoder().default, json.encoder.encode_basestring, None, ":", ",", False, False, True
+)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -90,26 +102,40 @@ def _variants(root: str, n: int) -> dict[str, Callable[[], float]]:
 
         return measure
 
-    def raw_durable(path: str, start: int) -> float:
+    def raw_durable(path: str, start: int, cursor: bool = False) -> float:
+        """write + fsync per line; with cursor, also the calls the design adds: the lock file's lstat before the
+        write, the progress file's pwrite after the fsync (the ceiling of durable/raw)."""
         lines = _lines(start, n)
+        where = os.path.dirname(path)
+        lock, progress = os.path.join(where, "progress.json.lock"), os.path.join(where, "progress.json")
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        pfd = os.open(progress, os.O_WRONLY | os.O_CREAT)
         try:
+            open(lock, "ab").close()
             t0 = time.perf_counter()
-            for line in lines:
+            for i, line in enumerate(lines, start + 1):
+                if cursor:
+                    os.lstat(lock)
                 os.write(fd, line)
                 os.fsync(fd)
+                if cursor:
+                    os.pwrite(pfd, (b'{"cursor": %d}' % i).ljust(39) + b"\n", 0)
             return n / (time.perf_counter() - t0)
         finally:
             os.close(fd)
+            os.close(pfd)
 
-    def buffered(path: str, start: int, encode: bool = False) -> float:
+    def buffered(path: str, start: int, encode: str = "") -> float:
         lines: list[Any] = [{**RECORD, "index": i} for i in range(start, start + n)] if encode else _lines(start, n)
         with open(path, "ab") as f:
             t0 = time.perf_counter()
             for i, item in enumerate(lines, 1):
-                f.write(
-                    json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" if encode else item
-                )
+                if encode == "dumps":
+                    f.write(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+                elif encode == "c":
+                    f.write("".join(_C_ENCODE(item, 0)).encode() + b"\n")
+                else:
+                    f.write(item)
                 if i % BATCH == 0:
                     f.flush()
                     os.fsync(f.fileno())
@@ -120,9 +146,11 @@ def _variants(root: str, n: int) -> dict[str, Callable[[], float]]:
     return {
         "durable": pipeline("durable", 1),
         "raw": floor("raw", raw_durable),
+        "cursor": floor("cursor", lambda path, start: raw_durable(path, start, cursor=True)),
         "batch": pipeline("batch", BATCH),
         "buffered": floor("buffered", buffered),
-        "dumps": floor("dumps", lambda path, start: buffered(path, start, encode=True)),
+        "dumps": floor("dumps", lambda path, start: buffered(path, start, encode="dumps")),
+        "encoder": floor("encoder", lambda path, start: buffered(path, start, encode="c")),
     }
 
 
@@ -169,12 +197,28 @@ def _calls_per_record(root: str) -> Counter[str]:
         fsio.calls = real
 
 
+def _cpu_costs(root: str, n: int, rounds: int) -> dict[str, float]:
+    """Microseconds per record of each variant with os.fsync stubbed (the least of its blocks): the work the disk's
+    noise hides, the pipeline's own Python and encoding against the floors'."""
+    where = os.path.join(root, "cpu")
+    os.mkdir(where)
+    variants = _variants(where, n)
+    real = os.fsync
+    os.fsync = lambda fd: None
+    try:
+        rates = _common.interleave(variants, rounds, warmup=2)
+    finally:
+        os.fsync = real
+    return {k: 1e6 / max(v) for k, v in rates.items()}
+
+
 def _bench(args: argparse.Namespace, root: str) -> int:
     n = args.block
     rates = _common.interleave(_variants(root, n), args.rounds, warmup=2)
     med = {k: _common.median(v) for k, v in rates.items()}
     spread = {k: (min(v), max(v)) for k, v in rates.items()}
     calls = _calls_per_record(root)
+    cpu = _cpu_costs(root, n, args.rounds)
     size = len(_lines(0, 1)[0])
 
     print(f"cursor: rehydrate ({_common.checkout()}), Python {sys.version.split()[0]}; {size}-byte records and more")
@@ -184,9 +228,11 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     names = {
         "durable": "durable: Pipeline.commit",
         "raw": "raw: os.write + os.fsync",
+        "cursor": "  (raw + lstat of the lock, pwrite of the cursor)",
         "batch": f"batch: Pipeline.commit, batch={BATCH}",
         "buffered": f"buffered: file.write, fsync every {BATCH}",
         "dumps": "  (json.dumps + buffered, for information)",
+        "encoder": "  (C encoder + buffered: the ceiling)",
     }
     rows = [(label, f"{med[k]:,.0f}", f"{spread[k][0]:,.0f} to {spread[k][1]:,.0f}") for k, label in names.items()]
     print(_common.table(["variant", "records/s (median)", "per-block range"], rows))
@@ -195,8 +241,15 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     per = ", ".join(f"{name} {count / 100:.2f}" for name, count in sorted(calls.items()))
     print(f"fsio.calls per durable record: {per} (the floor: write 1.00, fsync 1.00)")
     print(f"  {'PASS' if durable >= 0.85 else 'FAIL'}  durable/raw = {durable:.2f}  (target >= 0.85)")
+    ceiling = med["cursor"] / med["raw"]
+    print(f"        (raw + lstat + pwrite)/raw = {ceiling:.2f}  (the ceiling of durable/raw, for information)")
     print(f"  {'PASS' if batch >= 0.6 else 'FAIL'}  batch/buffered = {batch:.2f}  (target >= 0.60)")
     print(f"        batch/(json.dumps + buffered) = {med['batch'] / med['dumps']:.2f}  (for information)")
+    ceiling = med["encoder"] / med["buffered"]
+    print(f"        (C encoder + buffered)/buffered = {ceiling:.2f}  (the ceiling of batch/buffered, for information)")
+    print()
+    print("with os.fsync stubbed, microseconds per record (the least of the blocks): the CPU's share, for information")
+    print("  " + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items()))
     print()
     print("reproduce: " + _common.reproduce("cursor.py", [f"--rounds={args.rounds}", f"--block={args.block}"]))
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from rehydrate import safejson
 from rehydrate.cursor import Pipeline
 from rehydrate.store import fsio
 
@@ -82,15 +83,44 @@ RECORDS = [
 ]
 
 
-def test_records_are_written_as_json_dumps_writes_them(tmp_path: Path) -> None:
-    with Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json") as p:
-        for r in RECORDS:
+@pytest.mark.parametrize("batch", [1, 3, 64])
+@pytest.mark.parametrize("key", ["index", 'n° "%d%%"'])
+def test_records_are_written_as_json_dumps_writes_them(tmp_path: Path, batch: int, key: str) -> None:
+    """Each line is json.dumps({**record, key: index}): in batch mode the key and the index are added by the sync, to
+    a whole batch at once, and a record that holds the key is kept as its whole line, in any batch."""
+    records = [*RECORDS, {"k": key}, *RECORDS[::-1], *({"i": i} for i in range(7))]
+    with Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json", key=key, batch=batch) as p:
+        for r in records:
             p.commit(r)
+            assert p.cursor - len(p._buffer) == (p.cursor // batch) * batch  # a sync every batch records
     lines = (tmp_path / "out.jsonl").read_bytes().split(b"\n")[:-1]
     want = [
-        json.dumps({**r, "index": i}, ensure_ascii=False, separators=(",", ":")).encode() for i, r in enumerate(RECORDS)
+        json.dumps({**r, key: i}, ensure_ascii=False, separators=(",", ":")).encode() for i, r in enumerate(records)
     ]
     assert lines == want
+
+
+def test_a_record_that_cannot_be_written_is_refused_by_its_own_commit(tmp_path: Path) -> None:
+    """Not JSON, circular, nested too deeply, a lone surrogate: the commit of that record raises, whether the key
+    is in it or not; the cursor stays, the batch around it is written whole."""
+    deep: list[object] = []
+    for _ in range(100_000):
+        deep = [deep]
+    loop: dict[str, object] = {}
+    loop["self"] = loop
+    bad = [{"bad": {1, 2}}, {"loop": loop}, {"deep": deep}, {"text": "\ud800"}]
+    raised = (TypeError, ValueError, safejson.TooDeep, UnicodeEncodeError)
+    with Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json", batch=4) as p:
+        for i, record in enumerate(bad * 2):
+            p.commit({"v": i})
+            with pytest.raises(raised[i % 4]) as info:
+                p.commit({**record, "index": 0} if i >= 4 else record)
+            if i % 4 == 1:
+                assert "Circular reference" in str(info.value)
+            elif i % 4 == 2:
+                assert f"record {i + 1} is nested too deeply" in str(info.value)
+            assert p.cursor == i + 1
+    assert (tmp_path / "out.jsonl").read_text() == "".join(f'{{"v":{i},"index":{i}}}\n' for i in range(8))
 
 
 def test_a_record_that_failed_to_encode_leaves_no_trace_in_the_next(tmp_path: Path) -> None:

@@ -69,9 +69,10 @@ def _write_progress(progress: str, cursor: int) -> None:
     fsio.overwrite(progress, _progress_data(cursor), WORDS)
 
 
-def _c_encoder(markers: dict[int, Any]) -> Callable[[Any, int], Any] | None:
+def _c_encoder(markers: dict[int, Any] | None) -> Callable[[Any, int], Any] | None:
     """The standard json module's C encoder for _ENCODER, made once: json.dumps makes one per call for these options,
-    over a third of a batched commit's time. markers is its circular-reference check (cleared after it raises)."""
+    over a third of a batched commit's time. markers is its circular-reference check (cleared after it raises), None
+    for none: a circular record then runs out of stack, and is encoded again with the check, which names it."""
     make = getattr(_json_encoder, "c_make_encoder", None)
     if make is None:  # pragma: no cover - a Python without the C accelerator
         return None
@@ -108,10 +109,16 @@ class Pipeline:
         self._fd = None
         self._progress_fd = None  # kept open: the cursor is rewritten in place with one pwrite
         self._lock = None
-        self._buffer: list[bytes] = []  # lines committed but not yet written (batch mode)
+        # The records committed but not yet written (batch mode), as their text without the closing brace: the key
+        # and the index are added to all of them at once by the sync. A record that cannot be completed so (the key
+        # already in it, an empty dict, a mapping that is not a dict) is kept as its whole line, in a one-tuple.
+        self._buffer: list[str | tuple[str]] = []
+        self._whole = False  # the buffer holds a whole line
+        self._field = "," + _json_encoder.encode_basestring(key) + ":"  # how the encoder writes the key in a dict
         self._last_sync = time.monotonic()
         self._markers: dict[int, Any] = {}
-        self._iterencode = _c_encoder(self._markers) or (lambda o, _level: _ENCODER.iterencode(o))
+        self._checking = _c_encoder(self._markers) or (lambda o, _level: _ENCODER.iterencode(o))
+        self._fast = _c_encoder(None) or self._checking  # without the check: a tenth of a commit's time
 
     @classmethod
     def open(
@@ -159,48 +166,93 @@ class Pipeline:
 
     def commit(self, record: dict[str, Any]) -> int:
         """Write the record at the cursor's index: the output line first, then the cursor. Returns the index."""
-        if self._fd is None:
-            raise RehydrateError("the pipeline is closed")
         index = self.cursor
-        try:
-            text = "".join(self._iterencode({**record, self.key: index}, 0))  # what json.dumps would give
-        except RecursionError:
-            self._markers.clear()
-            raise safejson.TooDeep(f"record {index} is nested too deeply to write as JSON") from None
-        except BaseException:
-            self._markers.clear()
-            raise
-        self._buffer.append(text.encode() + b"\n")
+        if type(record) is dict and record and self.key not in record and self._fd is not None:
+            try:  # json.dumps({**record, key: index}) but its closing brace: the sync adds the key and the index
+                line = "".join(self._fast(record, 0))[:-1]
+            except RecursionError:
+                line = self._checked(record, index)[:-1]
+            text: str | tuple[str] = line
+        else:  # the key already in the record, an empty one, a mapping that is not a dict: kept as its whole line
+            if self._fd is None:
+                raise RehydrateError("the pipeline is closed")
+            line = self._checked({**record, self.key: index}, index)
+            text = (line,)
+            self._whole = True
+        if not line.isascii():
+            line.encode()  # a lone surrogate: refused here, as the commit of this record, not by the batch's sync
+        buffer = self._buffer
+        buffer.append(text)
         self.cursor = index + 1
-        if len(self._buffer) >= self.batch or (
+        if len(buffer) >= self.batch or (
             self.batch_ms is not None and (time.monotonic() - self._last_sync) * 1000 >= self.batch_ms
         ):
             self.sync()
         return index
+
+    def _checked(self, obj: Any, index: int) -> str:
+        """The encoding with json.dumps's check for circular references (ValueError), TooDeep for a record nested too
+        deeply; the markers are left empty for the next, whatever the encoder raised."""
+        try:
+            return "".join(self._checking(obj, 0))
+        except RecursionError:
+            raise safejson.TooDeep(f"record {index} is nested too deeply to write as JSON") from None
+        finally:
+            self._markers.clear()
+
+    def _lines(self) -> bytes:
+        """The buffer's records as the output's lines: each its text, the key and its index, with one format."""
+        buffer, n = self._buffer, len(self._buffer)
+        first, field = self.cursor - n, self._field
+        if n == 1 and not self._whole:  # durable mode
+            return f"{buffer[0]}{field}{first}}}\n".encode()
+        if self._whole:  # rare: a record with the key in it, an empty one, or a mapping that is not a dict
+            text = "".join(
+                f"{x[0]}\n" if type(x) is tuple else f"{x}{field}{i}}}\n" for i, x in enumerate(buffer, first)
+            )
+        else:
+            args: list[object] = [None] * (2 * n)
+            args[::2] = buffer
+            args[1::2] = range(first, first + n)
+            text = ("%s" + field.replace("%", "%%") + "%d}\n") * n % tuple(args)
+        return text.encode()
 
     def sync(self) -> None:
         """Make every written record durable, then advance the progress file to match.
 
         If the lock file was removed or replaced (another process may be writing the same output), or a write fails,
         nothing more is written: the pipeline closes itself and raises; the next open redoes what was lost."""
-        if self._fd is None or not self._buffer:
+        fd, buffer, lock = self._fd, self._buffer, self._lock
+        if fd is None or not buffer:
             return
-        if self._lock is not None and not self._lock.still_held():
+        if lock is not None and not lock.still_held():
             self._release()
             raise RehydrateError(
                 f"the lock file of the pipeline {self.output} was removed or replaced while this process held it; "
                 "it stopped before writing, since another process may be writing the same output",
                 f"make sure only one process runs it, then run `rehydrate cursor verify {self.output} {self.progress}`",
             )
-        try:
-            fsio.write_synced(self._fd, self.output, b"".join(self._buffer), "cursor.output", WORDS)
-            self._buffer.clear()
+        calls, path = fsio.calls, self.output
+        try:  # fsio.write_synced and overwrite_at, inline: in durable mode this runs once per record
+            data = self._lines()
+            done = calls.write(fd, data)
+            while done < len(data):  # one write in practice; a short one is finished, never left torn
+                done += calls.write(fd, data[done:])
+            calls.fsync(fd, "cursor.output")
+            buffer.clear()
+            self._whole = False
             if self.batch_ms is not None:
                 self._last_sync = time.monotonic()
-            if self._progress_fd is not None:
-                fsio.overwrite_at(self._progress_fd, self.progress, _progress_data(self.cursor), WORDS)
-        except BaseException:
+            progress_fd = self._progress_fd
+            if progress_fd is not None:
+                path, cursor = self.progress, _progress_data(self.cursor)
+                if calls.pwrite(progress_fd, cursor, 0) < len(cursor):  # a short one is written again in full
+                    fsio.overwrite_at(progress_fd, path, cursor, WORDS)
+        except OSError as e:
             self._release()  # a half-written batch is cut or redone by the next open, never appended to
+            raise fsio.error(path, "write", e, WORDS) from None
+        except BaseException:
+            self._release()
             raise
 
     def close(self) -> None:
