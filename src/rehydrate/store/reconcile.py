@@ -163,7 +163,7 @@ def _start(
     folder = _dir_stat(state.wal_dir)
     if folder is None:
         raise StateMissing(f"no WAL folder at {state.rel(layout.WAL_DIR)}", "run `rehydrate init --goal TEXT`")
-    seen = Seen.load(state.seen_path)
+    seen = state.memo.load_seen(state.seen_path)
     log = _log_stat(state)
     if seen is None or log is None or seen.fp != fingerprint(log) or seen.dirs != dirs_fingerprint(root, folder):
         _clear_temps(state, repair, problems, repaired)
@@ -177,6 +177,9 @@ def _known_tail(state: State, seen: Seen | None, log: os.stat_result | None) -> 
         return None
     if log.st_size - seen.at > wal.MAX_LINE:
         return None
+    known = state.memo.tail(fingerprint(log), log.st_size, seen)  # the record this process appended last
+    if known is not None:
+        return known
     fd = fsio.open_read(state.wal_path, WORDS)
     if fd is None:
         return None
@@ -210,7 +213,7 @@ def flush(state: State) -> None:
             dirs = dirs_fingerprint(fsio.lstat(state.root), fsio.lstat(state.wal_dir))
         except OSError:
             return
-        cache.save(state.seen_path, dirs)
+        state.memo.saved_seen(cache.save(state.seen_path, dirs), cache)
 
 
 def dirs_fingerprint(root: os.stat_result | None, folder: os.stat_result | None) -> str:

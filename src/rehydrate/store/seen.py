@@ -116,9 +116,11 @@ class Seen:
 
     def dump(self) -> bytes:
         if self._ring is None:
-            ring = " ".join(self._text.split(" ")[-_RING:])
+            ring = self._text if self._text.count(" ") < _RING else " ".join(self._text.split(" ")[-_RING:])
         else:
             ring = " ".join(f"{seq}:{h}" for seq, h in self._ring[-_RING:])
+        if ring:  # as load() reads it back: kept as text, parsed only when needed
+            self._text, self._ring = ring, None
         body = wal.canonical(
             {
                 "v": 2,
@@ -133,11 +135,22 @@ class Seen:
         )
         return wal.sha256(body).encode()[:16] + b" " + body
 
-    def save(self, path: str, dirs: str = "") -> None:
-        """Write the cache to path (a hint: never synced), with the folders' fingerprints as they are now."""
+    def save(self, path: str, dirs: str = "") -> os.stat_result | None:
+        """Write the cache to path (a hint: never synced), with the folders' fingerprints as they are now. Returns
+        the file's fstat after the write (None if it was not written)."""
         self.dirs = dirs
-        fsio.write_hint(path, self.dump())
+        st = fsio.write_hint(path, self.dump())
         self.dirty = False
+        return st
+
+    def copy(self) -> Seen:
+        """A copy that changes apart from this one (store/memo.py keeps the cache as saved)."""
+        new = Seen.__new__(Seen)
+        new.__dict__.update(self.__dict__)
+        new.views = dict(self.views)
+        new._ring = list(self._ring) if self._ring is not None else None
+        new.lost = dict(self.lost) if self.lost is not None else None
+        return new
 
     @property
     def end(self) -> tuple[int, str] | None:
