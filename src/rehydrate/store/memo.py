@@ -49,9 +49,9 @@ class Memo:
         """The cache was written (st: the file's fstat after the write; None: not written)."""
         self.seen = (fingerprint(st), seen.copy()) if st is not None else None
 
-    def appended(self, log: os.stat_result, offset: int, rec: Record) -> None:
-        """rec was appended to the log as its last line, at offset; log: the log's fstat after the write."""
-        self.last = (fingerprint(log), offset, rec)
+    def appended(self, log_fp: str, offset: int, rec: Record) -> None:
+        """rec was appended to the log as its last line, at offset; log_fp: the log's fingerprint after the write."""
+        self.last = (log_fp, offset, rec)
 
     def tail(self, log_fp: str, size: int, seen: Seen) -> wal.Tail | None:
         """The log's last record without reading it: the log is as this process left it after an append (its
@@ -71,12 +71,14 @@ class Memo:
         else:
             self.views.pop(name, None)
 
-    def view(self, name: str, path: str) -> bytes | None:
-        """A view's bytes as this process wrote them, while the file at path is still that one; else None."""
+    def view(self, name: str, path: str, found: str | None = None) -> bytes | None:
+        """A view's bytes as this process wrote them, while the file at path is still that one; else None. found:
+        the fingerprint this command found the file with (under its lock), if it looked: then it is not looked at
+        again."""
         known = self.views.get(name)
         if known is None:
             return None
-        if _same(path, known[0]):
+        if found == known[0] or _same(path, known[0]):
             return known[1]
         del self.views[name]
         return None

@@ -56,6 +56,8 @@ class Seen:
         self.dirs = ""
         self.at = -1  # the byte offset of the log's last record (the ring's end), when fp holds; -1: unknown
         self.dirty = False  # changed since loaded: to be written back
+        self._end: tuple[str, tuple[int, str]] | None = None  # the ring's last token, parsed (end, on every command)
+        self._cp_clean: tuple[str, str] | None = None  # the last checkpoint's next action, and as dump() writes it
 
     @classmethod
     def load(cls, path: str) -> Seen | None:
@@ -127,13 +129,19 @@ class Seen:
                 "fp": self.fp,
                 "at": self.at,
                 "ring": ring,
-                "cp": [self.cp[0], clean(self.cp[1], one_line=True)[:_NEXT_CAP]] if self.cp else None,
+                "cp": [self.cp[0], self._cleaned(self.cp[1])] if self.cp else None,
                 "lost": self.lost,
                 "views": {name: list(pair) for name, pair in self.views.items()},
                 "dirs": self.dirs,
             }
         )
         return wal.sha256(body).encode()[:16] + b" " + body
+
+    def _cleaned(self, nxt: str) -> str:
+        """The next action as the cache keeps it (cleaned again: it may come from any record of the log)."""
+        if self._cp_clean is None or self._cp_clean[0] != nxt:
+            self._cp_clean = (nxt, clean(nxt, one_line=True)[:_NEXT_CAP])
+        return self._cp_clean[1]
 
     def save(self, path: str, dirs: str = "") -> os.stat_result | None:
         """Write the cache to path (a hint: never synced), with the folders' fingerprints as they are now. Returns
@@ -155,7 +163,10 @@ class Seen:
     @property
     def end(self) -> tuple[int, str] | None:
         if self._ring is None:
-            return _token(self._text.rpartition(" ")[2])
+            tok = self._text.rpartition(" ")[2]
+            if self._end is None or self._end[0] != tok:
+                self._end = (tok, _token(tok))
+            return self._end[1]
         return self._ring[-1] if self._ring else None
 
     def saw(self, rec: Record) -> None:

@@ -89,6 +89,7 @@ class State:
         self.pending: Seen | None = None  # the cache as this command left it, written by flush() under the lock
         self.wrote: dict[str, os.stat_result | None] = {}  # the views _apply wrote: each file's fstat after it
         self.memo = Memo()  # what this object last wrote, used while each file is still as written (memo.py)
+        self.paths: dict[str, str] = {}  # path(name), joined once
         self.rendered: tuple[Record, bytes] | None = None  # the record _seal last rendered 99_next.md for, its bytes
 
     # ----------------------------------------------------------------------------------------------- opening
@@ -128,7 +129,10 @@ class State:
         return os.path.join(os.path.basename(self.root), *parts)
 
     def path(self, name: str) -> str:
-        return os.path.join(self.root, name)
+        found = self.paths.get(name)
+        if found is None:
+            found = self.paths[name] = os.path.join(self.root, name)
+        return found
 
     def _actors(self) -> list[str]:
         try:
@@ -259,7 +263,7 @@ class State:
                 f"was rolled back ({acknowledged['count']} record(s) this clone had seen); no longer reported"
             )
         cache.fp, cache.at = fingerprint(log), log.st_size - len(lines[-1])
-        self.memo.appended(log, cache.at, recs[-1])
+        self.memo.appended(cache.fp, cache.at, recs[-1])
         self.pending = cache  # written once the command is done (flush)
         if snap is not None:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
@@ -338,9 +342,13 @@ class State:
 
     def view_bytes(self, name: str, snap: Snapshot | None = None) -> bytes | None:
         """A view's bytes: as reconciliation read them into snap when it repaired nothing since, else from disk."""
-        if snap is not None and not snap.repaired and name in snap.seen:
-            return snap.seen[name]
-        known = self.memo.view(name, self.path(name))  # as this object wrote it, if the file is still that one
+        found = None
+        if snap is not None and not snap.repaired:
+            if name in snap.seen:
+                return snap.seen[name]
+            found = snap.fresh.get(name)
+        # as this object wrote it, while the file is still that one (found: as this command found it, under the lock)
+        known = self.memo.view(name, self.path(name), found)
         return known if known is not None else fsio.read_bytes(self.path(name), layout.MAX_VIEW, WORDS)
 
     def _current_goal(self, snap: Snapshot) -> str:
