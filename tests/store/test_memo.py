@@ -197,3 +197,38 @@ def test_a_cache_that_vouches_for_the_remembered_record_does_not_make_it_trusted
     recs = records(state.root)
     assert recs[-1]["prev"] == theirs["h"], "chained to the remembered record, not to the log's"
     assert all(b["prev"] == a["h"] for a, b in itertools.pairwise(recs))
+
+
+def test_the_cache_is_written_as_the_canonical_json_of_its_fields(state: State) -> None:
+    """Seen.dump joins the cache's JSON from its values' (it is written at every command): byte for byte what
+    wal.canonical gives for the same fields, with or without a checkpoint, a rollback, views, odd characters."""
+
+    def canonical(c: seen.Seen) -> bytes:
+        ring = c._text if c._ring is None else " ".join(f"{s}:{h}" for s, h in c.ring)
+        fields = {
+            "v": 2,
+            "fp": c.fp,
+            "at": c.at,
+            "ring": ring,
+            "cp": [c.cp[0], c._cleaned(c.cp[1])] if c.cp else None,
+            "lost": c.lost,
+            "views": {name: list(pair) for name, pair in c.views.items()},
+            "dirs": c.dirs,
+        }
+        body = wal.canonical(fields)
+        return wal.sha256(body).encode()[:16] + b" " + body
+
+    cache = seen.Seen.load(state.seen_path)
+    assert cache is not None and cache.cp is not None and cache.views
+    empty = seen.Seen()
+    empty.saw({"seq": 1, "h": "ab", "op": "init", "data": {}})
+    odd = seen.Seen.load(state.seen_path)
+    assert odd is not None
+    odd.cp = (7, 'quote " backslash \\ tab \t é \u2028 🙂')
+    odd.lost = {"count": 2, "exact": False, "to": 9, "h": "f" * 16, "end": 7, "next": "é\n"}
+    odd.views = {"z": ("1:2", 'b"'), "a": ("3", "c\\")}
+    odd.dirs, odd.fp = "\u00e9|x", 'q"'
+    for c in (cache, empty, odd):
+        assert c.dump() == canonical(c)
+        loaded = seen.Seen.load(state.seen_path) if c is cache else None
+        assert loaded is None or loaded.dump() == c.dump()

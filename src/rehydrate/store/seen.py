@@ -123,18 +123,17 @@ class Seen:
             ring = " ".join(f"{seq}:{h}" for seq, h in self._ring[-_RING:])
         if ring:  # as load() reads it back: kept as text, parsed only when needed
             self._text, self._ring = ring, None
-        body = wal.canonical(
-            {
-                "v": 2,
-                "fp": self.fp,
-                "at": self.at,
-                "ring": ring,
-                "cp": [self.cp[0], self._cleaned(self.cp[1])] if self.cp else None,
-                "lost": self.lost,
-                "views": {name: list(pair) for name, pair in self.views.items()},
-                "dirs": self.dirs,
-            }
-        )
+        # wal.canonical of {"v": 2, "fp", "at", "ring", "cp": [seq, next] or None, "lost", "views": {name: [fp,
+        # binding]}, "dirs"}, joined here from each value's canonical JSON (every string by json's C encoder): the
+        # cache is written at every command (tests/store/test_memo.py compares the two)
+        enc = safejson.canonical_text
+        cp = f"[{int(self.cp[0])},{enc(self._cleaned(self.cp[1]))}]" if self.cp else "null"
+        lost = enc(self.lost) if self.lost is not None else "null"
+        views = ",".join(f"{enc(name)}:[{enc(fp)},{enc(bound)}]" for name, (fp, bound) in sorted(self.views.items()))
+        body = (
+            f'{{"at":{int(self.at)},"cp":{cp},"dirs":{enc(self.dirs)},"fp":{enc(self.fp)},"lost":{lost},'
+            f'"ring":{enc(ring)},"v":2,"views":{{{views}}}}}'
+        ).encode()
         return wal.sha256(body).encode()[:16] + b" " + body
 
     def _cleaned(self, nxt: str) -> str:
