@@ -46,8 +46,9 @@ class Memo:
         return Seen.load(path)
 
     def saved_seen(self, st: os.stat_result | None, seen: Seen) -> None:
-        """The cache was written (st: the file's fstat after the write; None: not written)."""
-        self.seen = (fingerprint(st), seen.copy()) if st is not None else None
+        """The cache was written (st: the file's fstat after the write; None: not written). Kept as it is, not
+        copied: flush, which saves it, is a command's last step; load_seen hands out copies."""
+        self.seen = (fingerprint(st), seen) if st is not None else None
 
     def appended(self, log_fp: str, offset: int, rec: Record) -> None:
         """rec was appended to the log as its last line, at offset; log_fp: the log's fingerprint after the write."""

@@ -118,7 +118,8 @@ class Seen:
 
     def dump(self) -> bytes:
         if self._ring is None:
-            ring = self._text if self._text.count(" ") < _RING else " ".join(self._text.split(" ")[-_RING:])
+            extra = self._text.count(" ") - (_RING - 1)  # tokens beyond the last _RING: one after each append
+            ring = self._text if extra <= 0 else self._text.split(" ", extra)[-1]
         else:
             ring = " ".join(f"{seq}:{h}" for seq, h in self._ring[-_RING:])
         if ring:  # as load() reads it back: kept as text, parsed only when needed
