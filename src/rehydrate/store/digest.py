@@ -1,4 +1,4 @@
-"""The WAL's sha256, at a scan's pace, and the part of a record its hash covers.
+"""The WAL's sha256, at a scan's pace, the part of a record its hash covers, and a record sealed and encoded at once.
 
 (The canonical JSON is safejson's: json's C encoder, built once for its settings, not once per record.)
 
@@ -14,6 +14,12 @@ call fast_hashing), or hashlib is loaded anyway; from then on, OpenSSL. A hook's
 from __future__ import annotations
 
 import sys
+
+from rehydrate.safejson import dumps_canonical
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from typing import Any
 
 try:
     from _sha2 import sha256 as builtin_sha256  # type: ignore[import-not-found, unused-ignore]  # 3.12+
@@ -60,3 +66,17 @@ def without_hash(line: bytes, h: str) -> bytes | None:
     member = b'"h":"' + h.encode() + b'",'
     i = line.rfind(b"," + member + b'"op":')
     return line[: i + 1] + line[i + 1 + len(member) :] if i >= 0 else None
+
+
+def seal_line(record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    """(wal.seal(record), its line as wal.encode gives it), the record encoded once: its members before `h` and after
+    it (canonical JSON sorts the keys) are encoded apart, and the hash's body and the line are both joined from them."""
+    body = {k: v for k, v in record.items() if k != "h"}
+    head = {k: v for k, v in body.items() if k < "h"}
+    rest = {k: v for k, v in body.items() if k > "h"}
+    if not head or not rest:  # not a record's shape (a test's): the long way
+        body["h"] = sha256(dumps_canonical(body))
+        return body, dumps_canonical(body) + b"\n"
+    first, last = dumps_canonical(head)[:-1], dumps_canonical(rest)[1:]
+    body["h"] = h = sha256(first + b"," + last)
+    return body, first + b',"h":"' + h.encode() + b'",' + last + b"\n"

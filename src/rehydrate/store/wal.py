@@ -44,7 +44,7 @@ MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
 
 
 canonical = safejson.dumps_canonical
-sha256, fast_hashing = digest.sha256, digest.fast_hashing  # see digest.py
+sha256, fast_hashing, seal_line = digest.sha256, digest.fast_hashing, digest.seal_line  # see digest.py
 
 
 def is_conflict_marker(line: bytes) -> bool:
@@ -66,20 +66,6 @@ def seal(record: Record) -> Record:
 
 def encode(record: Record) -> bytes:
     return canonical(record) + b"\n"
-
-
-def seal_line(record: Record) -> tuple[Record, bytes]:
-    """(seal(record), its line as encode gives it), the record encoded once: its members before `h` and after it
-    (canonical JSON sorts the keys) are encoded apart, and the hash's body and the line are both joined from them."""
-    body = {k: v for k, v in record.items() if k != "h"}
-    head = {k: v for k, v in body.items() if k < "h"}
-    rest = {k: v for k, v in body.items() if k > "h"}
-    if not head or not rest:  # not a record's shape (a test's): the long way
-        sealed = seal(record)
-        return sealed, encode(sealed)
-    first, last = canonical(head)[:-1], canonical(rest)[1:]
-    body["h"] = h = sha256(first + b"," + last)
-    return body, first + b',"h":"' + h.encode() + b'",' + last + b"\n"
 
 
 def decode(line: bytes) -> Record:
