@@ -61,6 +61,40 @@ class CountingCalls(fsio.Calls):
         super().replace(src, dst)
 
 
+# What a checkpoint can ask of the kernel, counted at the os module (fsio.calls sees the writes only)
+SYSCALLS = (
+    *("open", "close", "lstat", "stat", "fstat", "pread", "read", "listdir", "scandir"),
+    *("write", "fsync", "replace", "ftruncate", "getpid", "urandom"),
+)
+
+
+@contextlib.contextmanager
+def os_calls() -> Iterator[Counter[str]]:
+    """Every call of the os functions in SYSCALLS (and fcntl.flock) in the block, counted by name."""
+    import fcntl
+
+    found: Counter[str] = Counter()
+    saved = {name: getattr(os, name) for name in SYSCALLS}
+    saved_flock = fcntl.flock
+
+    def spy(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            found[name] += 1
+            return real(*args, **kwargs)
+
+        return call
+
+    for name, real in saved.items():
+        setattr(os, name, spy(name, real))
+    fcntl.flock = spy("flock", saved_flock)
+    try:
+        yield found
+    finally:
+        for name, real in saved.items():
+            setattr(os, name, real)
+        fcntl.flock = saved_flock
+
+
 @contextlib.contextmanager
 def counting() -> Iterator[CountingCalls]:
     saved = fsio.calls
@@ -71,6 +105,7 @@ def counting() -> Iterator[CountingCalls]:
         fsio.calls = saved
 
 
+TARGET = 2.0  # issue 11, goal 5: an in-process checkpoint, git left out, at most this many times the floor
 STUB_GIT: dict[str, Any] = {"head": "0" * 40, "branch": "main", "dirty": []}
 
 
@@ -184,6 +219,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _count(states: dict[str, State]) -> tuple[CountingCalls, CountingCalls, Counter[str]]:
+    """The system calls of one checkpoint and one resume in the git repository (through fsio.calls), and every one
+    of the git-stubbed object's next checkpoint (as the stub variant runs it)."""
+    with counting() as one_checkpoint:
+        states["repo"].checkpoint("counted", "count again")
+    with counting() as one_resume:
+        brief.resume(states["repo"])
+    with git_stubbed(), os_calls() as stubbed:
+        states["stub"].checkpoint("counted", "count again")
+    return one_checkpoint, one_resume, stubbed
+
+
+def _verdict(times: dict[str, list[float]]) -> str:
+    """Goal 5's line: git stubbed over the floor, as the ratio of the medians and as the median of each round's."""
+    ratio = statistics.median(times["stub"]) / statistics.median(times["floor"])
+    per_round = statistics.median(s / f for s, f in zip(times["stub"], times["floor"], strict=True))
+    verdict = "PASS" if max(ratio, per_round) <= TARGET else "FAIL"
+    return (
+        f"git stubbed / floor: {ratio:.2f} (median of the rounds' own ratios {per_round:.2f}; "
+        f"target <= {TARGET}: {verdict}, issue 11 goal 5)"
+    )
+
+
 def _bench(args: argparse.Namespace, root: str) -> int:
     repo = os.path.join(root, "repo")
     _common.git_repo(repo)
@@ -206,11 +264,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     floor = os.path.join(root, "floor")
     os.mkdir(floor)
 
-    # the system calls of one checkpoint, and of one resume, in the git repository
-    with counting() as one_checkpoint:
-        states["repo"].checkpoint("counted", "count again")
-    with counting() as one_resume:
-        brief.resume(states["repo"])
+    one_checkpoint, one_resume, stubbed_calls = _count(states)
 
     variants = {
         "repo": checkpoint_block(states["repo"], args.block, stub=False),
@@ -271,6 +325,10 @@ def _bench(args: argparse.Namespace, root: str) -> int:
         f"({', '.join(f'{p} x{n}' for p, n in sorted(one_resume.fsyncs.items()))}); "
         f"through fsio.calls: {dict(sorted(one_resume.calls.items()))}"
     )
+    print(
+        f"one checkpoint (git stubbed), its system calls (os.{', os.'.join(SYSCALLS)} and fcntl.flock): "
+        f"{sum(stubbed_calls.values())} {dict(sorted(stubbed_calls.items()))}"
+    )
     n = one_checkpoint.calls["fsync"]
     if n:
         print(
@@ -283,6 +341,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:
             f"{(per_op['repo'] - per_op['stub']) * 1000:.2f} ms per checkpoint in a repo, "
             f"{(per_op['nogit'] - per_op['stub']) * 1000:.2f} ms outside one"
         )
+    print(_verdict(times))
     print()
     options = [f"--rounds={args.rounds}", f"--block={args.block}", f"--warmup={args.warmup}"]
     print("reproduce: " + _common.reproduce("throughput.py", options))

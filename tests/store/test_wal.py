@@ -125,3 +125,22 @@ def test_a_boolean_seq_is_not_a_record() -> None:
     with pytest.raises(wal.BadRecord, match="wrong type"):
         wal.decode(wal.encode(rec)[:-1])
     assert wal.decode(wal.encode({**rec, "seq": 1} | {"h": wal.seal({**rec, "seq": 1})["h"]})[:-1])["seq"] == 1
+
+
+def test_seal_line_is_seal_then_encode() -> None:
+    """A write encodes its record once (wal.seal_line joins the members before and after `h`): the same record and
+    the same bytes as seal and encode, whatever the members hold."""
+    base = {"v": 1, "seq": 7, "ts": "2026-01-01T00:00:00.000Z", "actor": "agent", "op": "resume", "prev": "ab"}
+    for extra in (
+        {"data": {}, "views": {}},
+        {"data": {"h": "0" * 64, "op": "x", "nested": [{"h": "a", "op": 1}]}, "views": {"op": "checkpoint"}},
+        {"data": {"text": 'é\u2028\x00"\\ \ud7ff 🙂'}, "views": {"99_next.md": "f" * 64}, "git": {"head": None}},
+        {"data": {}, "views": {}, "hz": "a key between h and op", "g": [1.5, -0.0, 10**30, True, None]},
+        {"data": {}, "views": {}, "h": "an old hash, replaced"},
+    ):
+        rec = {**base, **extra}
+        sealed, line = wal.seal_line(rec)
+        assert sealed == wal.seal(rec)
+        assert line == wal.encode(wal.seal(rec))
+        assert wal.decode(line[:-1]) == sealed
+    assert wal.seal_line({"op": "x"}) == (wal.seal({"op": "x"}), wal.encode(wal.seal({"op": "x"})))  # no head

@@ -114,6 +114,7 @@ def test_sha256_gives_hashlibs_digests_on_each_path(monkeypatch: pytest.MonkeyPa
     chosen = digest.builtin_sha256 if hasher == "built-in" else hashlib.sha256
     monkeypatch.setattr(digest, "HASHER", [chosen])
     for size in SIZES:
+        monkeypatch.setattr(digest, "HASHED", [0])  # each size as a process's first input
         data = os.urandom(size)
         assert wal.sha256(data) == hashlib.sha256(data).hexdigest(), size
         assert digest.HASHER[0] is (hashlib.sha256 if size >= digest.BIG else chosen), size  # large: OpenSSL
@@ -122,9 +123,23 @@ def test_sha256_gives_hashlibs_digests_on_each_path(monkeypatch: pytest.MonkeyPa
 def test_the_built_in_sha256_is_what_a_start_uses(monkeypatch: pytest.MonkeyPatch) -> None:
     """Small inputs keep the built-in (no OpenSSL to load at a hook's start) until a long pass asks for speed."""
     monkeypatch.setattr(digest, "HASHER", [digest.builtin_sha256])
+    monkeypatch.setattr(digest, "HASHED", [0])
     wal.sha256(b"x" * 4096)
     assert digest.HASHER[0] is digest.builtin_sha256
     wal.fast_hashing()
+    assert digest.HASHER[0] is hashlib.sha256
+
+
+def test_small_inputs_that_add_up_to_a_large_one_switch_to_openssl(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long-lived process (an MCP server, a loop of checkpoints) hashes a few kilobytes a write: once they add up to
+    BIG, the import of OpenSSL has paid for itself as for one large input."""
+    monkeypatch.setattr(digest, "HASHER", [digest.builtin_sha256])
+    monkeypatch.setattr(digest, "HASHED", [0])
+    record = b"r" * 700
+    for _ in range(digest.BIG // len(record)):
+        assert wal.sha256(record) == hashlib.sha256(record).hexdigest()
+    assert digest.HASHER[0] is digest.builtin_sha256  # just under BIG in all
+    wal.sha256(record)
     assert digest.HASHER[0] is hashlib.sha256
 
 

@@ -28,23 +28,37 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
 LINES = "lines-sha256"
 _ZERO = bytes(32)
+_PARSED: tuple[object, Lines | None] = (None, None)  # the binding Lines.parse parsed last, and its Lines (or None)
 
 
 class Lines:
     """The running binding of 10_invariants.md: its line count, size, h_n, and whether it ends with a newline."""
 
-    __slots__ = ("ends", "h", "n", "size")
+    __slots__ = ("_text", "ends", "h", "n", "size")
 
     def __init__(self, n: int = 0, size: int = 0, h: bytes = _ZERO, ends: bool = True) -> None:
         self.n, self.size, self.h, self.ends = n, size, h, ends or not size
+        self._text = ""
 
     def text(self) -> str:
         """The binding as a record's views map holds it."""
-        return f"{LINES}:{self.n}:{self.size}:{self.h.hex()}" + ("" if self.ends else ":open")
+        if not self._text:
+            self._text = f"{LINES}:{self.n}:{self.size}:{self.h.hex()}" + ("" if self.ends else ":open")
+        return self._text
 
     @classmethod
     def parse(cls, binding: object) -> Lines | None:
-        """A running binding read from a record (untrusted), or None (a plain sha256, or not a binding)."""
+        """A running binding read from a record (untrusted), or None (a plain sha256, or not a binding). The last
+        one parsed is kept (a Lines is never changed: add makes a new one): each command parses its last record's."""
+        global _PARSED  # one module-wide entry
+        if isinstance(binding, str) and binding == _PARSED[0]:
+            return _PARSED[1]
+        lines = cls._parse(binding)
+        _PARSED = (binding, lines)
+        return lines
+
+    @classmethod
+    def _parse(cls, binding: object) -> Lines | None:
         parts = binding.split(":") if isinstance(binding, str) and len(binding) < 200 else []
         if len(parts) not in (4, 5) or parts[0] != LINES or parts[4:] not in ([], ["open"]):
             return None

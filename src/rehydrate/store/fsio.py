@@ -359,8 +359,9 @@ def truncate(path: str, size: int, point: str, words: Words = ANY) -> None:
             calls.close(fd)
 
 
-def write_hint(path: str, data: bytes) -> None:
+def write_hint(path: str, data: bytes) -> os.stat_result | None:
     """Write a cache file that is not state: no sync (losing it only costs a re-check); never through a symlink.
+    Returns the file's fstat after the write (None if it was not written).
 
     Written in place, without O_TRUNC (which empties the file first, and makes ext4 flush it at close): the new
     bytes over the old, then the rest cut. A crash in between leaves a mix of the two, so a cache must carry its
@@ -368,15 +369,17 @@ def write_hint(path: str, data: bytes) -> None:
     try:
         fd = calls.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
     except OSError:
-        return
+        return None
     try:
         st = os.fstat(fd)
-        if stat.S_ISREG(st.st_mode):
-            _write_all(fd, data)
-            if st.st_size > len(data):
-                calls.ftruncate(fd, len(data))
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        _write_all(fd, data)
+        if st.st_size > len(data):
+            calls.ftruncate(fd, len(data))
+        return os.fstat(fd)
     except OSError:
-        pass  # a hint that cannot be written is only a re-check later
+        return None  # a hint that cannot be written is only a re-check later
     finally:
         calls.close(fd)
 

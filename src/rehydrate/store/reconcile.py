@@ -36,6 +36,7 @@ class Snapshot:
         self._prev = prev
         self.prev_at: tuple[str, str] | None = None  # (log, name): the record before last is read from it when asked
         self.seen: dict[str, bytes | None] = {}  # view bytes as reconciliation read them (valid while nothing repaired)
+        self.fresh: dict[str, str] = {}  # the views the cache vouched for, unread: each file's fingerprint as found
         self.problems = problems
         self.repaired = repaired
         self.inv: Lines | None = None  # 10_invariants.md's running binding as it is now (set_invariants)
@@ -99,13 +100,12 @@ def reconcile(
     problems: list[Problem] = []
     repaired: list[str] = []
     state.pending = None
-    seen, log = _start(state, repair, problems, repaired)
-    log_fp = fingerprint(log) if log is not None else ""
+    seen, log, log_fp = _start(state, repair, problems, repaired)
     # When the log is as this clone left it, its last record is read where the cache says it is, and the one before
     # it only if a view needs it (Snapshot.prev): it may be a record of megabytes (a handoff's). Otherwise the tail
     # (a conflicted log or damage before the tail raises here).
     cheap = seen is not None and log is not None and seen.fp == log_fp
-    tail = (_known_tail(state, seen, log) if cheap else None) or wal.tail(state.wal_path, state.wal_rel)
+    tail = (_known_tail(state, seen, log, log_fp) if cheap else None) or wal.tail(state.wal_path, state.wal_rel)
     end = tail.torn_offset if tail.torn else None
     info: ScanInfo | None = None
     if seen is None or seen.fp != log_fp or not _ends_as_seen(seen, tail):
@@ -153,8 +153,9 @@ def _whole_chain(
 
 def _start(
     state: State, repair: bool, problems: list[Problem], repaired: list[str]
-) -> tuple[Seen | None, os.stat_result | None]:
-    """The folders checked, the cache loaded (None: absent or not ours), the log's fingerprint; temporary files left
+) -> tuple[Seen | None, os.stat_result | None, str]:
+    """The folders checked, the cache loaded (None: absent or not ours), the log's stat and fingerprint ("" if it
+    cannot be stat'ed); temporary files left
     by a crash cleared, unless the folders are as the cache saw them at the end of the last command (no file was
     created or removed in them since)."""
     root = _dir_stat(state.root)
@@ -163,20 +164,24 @@ def _start(
     folder = _dir_stat(state.wal_dir)
     if folder is None:
         raise StateMissing(f"no WAL folder at {state.rel(layout.WAL_DIR)}", "run `rehydrate init --goal TEXT`")
-    seen = Seen.load(state.seen_path)
+    seen = state.memo.load_seen(state.seen_path)
     log = _log_stat(state)
-    if seen is None or log is None or seen.fp != fingerprint(log) or seen.dirs != dirs_fingerprint(root, folder):
+    log_fp = fingerprint(log) if log is not None else ""
+    if seen is None or log is None or seen.fp != log_fp or seen.dirs != dirs_fingerprint(root, folder):
         _clear_temps(state, repair, problems, repaired)
-    return seen, log
+    return seen, log, log_fp
 
 
-def _known_tail(state: State, seen: Seen | None, log: os.stat_result | None) -> wal.Tail | None:
+def _known_tail(state: State, seen: Seen | None, log: os.stat_result | None, log_fp: str) -> wal.Tail | None:
     """The log's last record, read at the offset the cache gives, if it is there: a whole valid line, after a
     newline, that is the cache's end. None (the tail is read as usual) for anything else."""
     if seen is None or log is None or seen.end is None or not 0 <= seen.at < log.st_size:
         return None
     if log.st_size - seen.at > wal.MAX_LINE:
         return None
+    known = state.memo.tail(log_fp, log.st_size, seen)  # the record this process appended last
+    if known is not None:
+        return known
     fd = fsio.open_read(state.wal_path, WORDS)
     if fd is None:
         return None
@@ -210,7 +215,7 @@ def flush(state: State) -> None:
             dirs = dirs_fingerprint(fsio.lstat(state.root), fsio.lstat(state.wal_dir))
         except OSError:
             return
-        cache.save(state.seen_path, dirs)
+        state.memo.saved_seen(cache.save(state.seen_path, dirs), cache)
 
 
 def dirs_fingerprint(root: os.stat_result | None, folder: os.stat_result | None) -> str:

@@ -60,6 +60,8 @@ class Seen:
         self.scan = ""  # brief/read.py's summary of 10_invariants.md (untrusted: checked against the file when used)
         self.at = -1  # the byte offset of the log's last record (the ring's end), when fp holds; -1: unknown
         self.dirty = False  # changed since loaded: to be written back
+        self._end: tuple[str, tuple[int, str]] | None = None  # the ring's last token, parsed (end, on every command)
+        self._cp_clean: tuple[str, str] | None = None  # the last checkpoint's next action, and as dump() writes it
 
     @classmethod
     def load(cls, path: str) -> Seen | None:
@@ -122,35 +124,56 @@ class Seen:
 
     def dump(self) -> bytes:
         if self._ring is None:
-            ring = " ".join(self._text.split(" ")[-_RING:])
+            extra = self._text.count(" ") - (_RING - 1)  # tokens beyond the last _RING: one after each append
+            ring = self._text if extra <= 0 else self._text.split(" ", extra)[-1]
         else:
             ring = " ".join(f"{seq}:{h}" for seq, h in self._ring[-_RING:])
-        more = {"scan": self.scan} if self.scan else {}
-        body = wal.canonical(
-            {
-                **more,
-                "v": 2,
-                "fp": self.fp,
-                "at": self.at,
-                "ring": ring,
-                "cp": [self.cp[0], clean(self.cp[1], one_line=True)[:_NEXT_CAP]] if self.cp else None,
-                "lost": self.lost,
-                "views": {name: list(pair) for name, pair in self.views.items()},
-                "dirs": self.dirs,
-            }
-        )
+        if ring:  # as load() reads it back: kept as text, parsed only when needed
+            self._text, self._ring = ring, None
+        # wal.canonical of {"v": 2, "fp", "at", "ring", "cp": [seq, next] or None, "lost", "views": {name: [fp,
+        # binding]}, "dirs", "scan" if any}, joined here from each value's canonical JSON (every string by json's C
+        # encoder): the cache is written at every command (tests/store/test_memo.py compares the two)
+        enc = safejson.canonical_text
+        cp = f"[{int(self.cp[0])},{enc(self._cleaned(self.cp[1]))}]" if self.cp else "null"
+        lost = enc(self.lost) if self.lost is not None else "null"
+        views = ",".join(f"{enc(name)}:[{enc(fp)},{enc(bound)}]" for name, (fp, bound) in sorted(self.views.items()))
+        scan = f'"scan":{enc(self.scan)},' if self.scan else ""
+        body = (
+            f'{{"at":{int(self.at)},"cp":{cp},"dirs":{enc(self.dirs)},"fp":{enc(self.fp)},"lost":{lost},'
+            f'"ring":{enc(ring)},{scan}"v":2,"views":{{{views}}}}}'
+        ).encode()
         return wal.sha256(body).encode()[:16] + b" " + body
 
-    def save(self, path: str, dirs: str = "") -> None:
-        """Write the cache to path (a hint: never synced), with the folders' fingerprints as they are now."""
+    def _cleaned(self, nxt: str) -> str:
+        """The next action as the cache keeps it (cleaned again: it may come from any record of the log)."""
+        if self._cp_clean is None or self._cp_clean[0] != nxt:
+            self._cp_clean = (nxt, clean(nxt, one_line=True)[:_NEXT_CAP])
+        return self._cp_clean[1]
+
+    def save(self, path: str, dirs: str = "") -> os.stat_result | None:
+        """Write the cache to path (a hint: never synced), with the folders' fingerprints as they are now. Returns
+        the file's fstat after the write (None if it was not written)."""
         self.dirs = dirs
-        fsio.write_hint(path, self.dump())
+        st = fsio.write_hint(path, self.dump())
         self.dirty = False
+        return st
+
+    def copy(self) -> Seen:
+        """A copy that changes apart from this one (store/memo.py keeps the cache as saved)."""
+        new = Seen.__new__(Seen)
+        new.__dict__.update(self.__dict__)
+        new.views = dict(self.views)
+        new._ring = list(self._ring) if self._ring is not None else None
+        new.lost = dict(self.lost) if self.lost is not None else None
+        return new
 
     @property
     def end(self) -> tuple[int, str] | None:
         if self._ring is None:
-            return _token(self._text.rpartition(" ")[2])
+            tok = self._text.rpartition(" ")[2]
+            if self._end is None or self._end[0] != tok:
+                self._end = (tok, _token(tok))
+            return self._end[1]
         return self._ring[-1] if self._ring else None
 
     def saw(self, rec: Record) -> None:

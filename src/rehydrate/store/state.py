@@ -14,7 +14,8 @@ import os
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
 from rehydrate.store import WORDS, Problem, binding, fsio, wal
 from rehydrate.store import views as layout
-from rehydrate.store.locate import init_location, locate, resolve_actor
+from rehydrate.store.locate import locate, resolve_actor
+from rehydrate.store.memo import Memo
 from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile
 from rehydrate.store.seen import Seen, fingerprint
 from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
@@ -87,6 +88,9 @@ class State:
         self.seen_path = os.path.join(self.wal_dir, f".{actor}.seen")
         self.pending: Seen | None = None  # the cache as this command left it, written by flush() under the lock
         self.wrote: dict[str, os.stat_result | None] = {}  # the views _apply wrote: each file's fstat after it
+        self.memo = Memo()  # what this object last wrote, used while each file is still as written (memo.py)
+        self.paths: dict[str, str] = {}  # path(name), joined once
+        self.rendered: tuple[Record, bytes] | None = None  # the record _seal last rendered 99_next.md for, its bytes
 
     # ----------------------------------------------------------------------------------------------- opening
 
@@ -116,70 +120,19 @@ class State:
         actor: str | None = None,
     ) -> tuple[State, Outcome]:
         """Create the state folder, its WAL and views. The goal is write-once: an existing one is never replaced."""
-        goal = layout.clean(goal)
-        done_when = layout.clean(done_when) if done_when else None
-        if not goal:
-            raise UsageError("the goal is empty", "say what the task is: rehydrate init --goal 'Ship X'")
-        layout.cap("goal", goal, layout.MAX_GOAL)
-        layout.cap("done-when", done_when or "", layout.MAX_GOAL)
-        root = init_location(path)
-        state = cls(root, resolve_actor(actor))
-        parent = os.path.dirname(root)
-        if not os.path.isdir(parent):
-            raise RehydrateError(f"cannot create {root}: {parent} is not a folder")
-        fsio.ensure_dir(root, "mkdir.state", WORDS)
-        # No sync here: init syncs the state folder when it writes its first view, before it returns
-        # (tests/faults/test_crash_points.py shows a sync here would be redundant).
-        fsio.ensure_dir(state.wal_dir, None, WORDS)
-        out = Outcome()
-        with fsio.locked(root, words=WORDS):
-            state._refuse_init(out)
-            from rehydrate.store import gitinfo
+        from rehydrate.store.create import create
 
-            data = {"goal": goal, "done_when": done_when, "header": layout.INVARIANTS_HEADER}
-            bound = {
-                GOAL: wal.sha256(layout.render_goal(goal, done_when).encode()),
-                INVARIANTS: binding.lines_of(layout.INVARIANTS_HEADER.encode()).text(),
-            }
-            rec = state._append(None, "init", data, views=bound, git=gitinfo.snapshot(root))
-            state._apply(rec)
-            flush(state)
-            out.record = rec
-        return state, out
-
-    def _refuse_init(self, out: Outcome) -> None:
-        """Init writes nothing over a state: a goal, a log holding records, or views without a log."""
-        if fsio.check_regular(self.path(GOAL), WORDS):
-            raise RehydrateError(
-                f"{self.rel(GOAL)} exists: the goal is write-once",
-                "keep working on it (`rehydrate resume`), or archive the folder and init a new one",
-            )
-        if fsio.check_regular(self.wal_path, WORDS) and os.path.getsize(self.wal_path) > 0:
-            try:
-                tail = wal.read_tail(self.wal_path, 1)
-            except wal.Conflicted:
-                raise wal.conflicted(self.wal_path, self.wal_rel) from None
-            except wal.BadRecord as e:
-                raise RehydrateError(
-                    f"{self.wal_rel} already holds records, damaged ({e})", "`rehydrate verify` lists every problem"
-                ) from None
-            if tail.records:
-                raise RehydrateError(
-                    f"{self.wal_rel} already holds a state", "run `rehydrate verify --repair` to finish a crashed init"
-                )
-            out.repaired.append(wal.cut_torn(self.wal_path, self.wal_rel, tail))
-        for name in (INVARIANTS, NEXT, HANDOFF):
-            if fsio.check_regular(self.path(name), WORDS):
-                raise RehydrateError(
-                    f"{self.rel(name)} exists but no WAL does", "move it out of the state folder, then init again"
-                )
+        return create(cls, path, goal, done_when, actor)
 
     def rel(self, *parts: str) -> str:
         """A path as shown to users: from the state folder's parent (state/wal/agent.jsonl)."""
         return os.path.join(os.path.basename(self.root), *parts)
 
     def path(self, name: str) -> str:
-        return os.path.join(self.root, name)
+        found = self.paths.get(name)
+        if found is None:
+            found = self.paths[name] = os.path.join(self.root, name)
+        return found
 
     def _actors(self) -> list[str]:
         try:
@@ -227,8 +180,14 @@ class State:
             return [INVARIANTS] if latches.append_line(self, data["line"], redo=False) else []
         if op in ("checkpoint", "handoff"):
             name = NEXT if op == "checkpoint" else HANDOFF
-            text = layout.render_next_record(rec) if op == "checkpoint" else layout.render_handoff(data["text"])
-            self.wrote[name] = fsio.replace(self.path(name), text.encode(), "view.replace", words=WORDS)
+            if self.rendered is not None and self.rendered[0] is rec:  # the record _seal just rendered
+                raw = self.rendered[1]
+            else:
+                text = layout.render_next_record(rec) if op == "checkpoint" else layout.render_handoff(data["text"])
+                raw = text.encode()
+            self.rendered = None
+            st = self.wrote[name] = fsio.replace(self.path(name), raw, "view.replace", words=WORDS)
+            self.memo.wrote_view(name, st, raw)
             return [name]
         if op == "rotate":
             check_archive(self, rec, None)
@@ -284,10 +243,12 @@ class State:
         if snap is not None and snap.inv_ok and snap.inv is not None:
             bound[INVARIANTS] = snap.inv.text()
         recs: list[Record] = []
+        lines: list[bytes] = []
         for data, views in items:
             carried = {**data, "rolled_back": acknowledged} if acknowledged is not None else data
-            recs.append(self._seal(recs[-1] if recs else last, op, carried, {**bound, **views}, git))
-        lines = [wal.encode(rec) for rec in recs]
+            rec, line = self._seal(recs[-1] if recs else last, op, carried, {**bound, **views}, git)
+            recs.append(rec)
+            lines.append(line)
         size = max(map(len, lines))
         if size > wal.MAX_LINE:
             raise UsageError(f"the record would be {size:,} bytes, more than the {wal.MAX_LINE:,} allowed")
@@ -302,13 +263,16 @@ class State:
                 f"was rolled back ({acknowledged['count']} record(s) this clone had seen); no longer reported"
             )
         cache.fp, cache.at = fingerprint(log), log.st_size - len(lines[-1])
+        self.memo.appended(cache.fp, cache.at, recs[-1])
         self.pending = cache  # written once the command is done (flush)
         if snap is not None:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
         return recs
 
-    def _seal(self, last: Record | None, op: str, data: dict[str, Any], views: dict[str, str], git: Any) -> Record:
-        """A new record following `last`, sealed."""
+    def _seal(
+        self, last: Record | None, op: str, data: dict[str, Any], views: dict[str, str], git: Any
+    ) -> tuple[Record, bytes]:
+        """A new record following `last`, sealed, and its line."""
         rec: Record = {
             "v": wal.VERSION,
             "seq": int(last["seq"]) + 1 if last is not None else 1,
@@ -322,8 +286,12 @@ class State:
         if git is not None:
             rec["git"] = git
         if op in layout.PRODUCERS[NEXT]:
-            rec["views"][NEXT] = wal.sha256(layout.render_next_record(rec).encode())
-        return wal.seal(rec)
+            text = layout.render_next_record(rec).encode()
+            rec["views"][NEXT] = wal.sha256(text)
+            sealed, line = wal.seal_line(rec)
+            self.rendered = (sealed, text)  # _apply writes these bytes, not rendered again
+            return sealed, line
+        return wal.seal_line(rec)
 
     def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
         from rehydrate.store import gitinfo
@@ -374,9 +342,14 @@ class State:
 
     def view_bytes(self, name: str, snap: Snapshot | None = None) -> bytes | None:
         """A view's bytes: as reconciliation read them into snap when it repaired nothing since, else from disk."""
-        if snap is not None and not snap.repaired and name in snap.seen:
-            return snap.seen[name]
-        return fsio.read_bytes(self.path(name), layout.MAX_VIEW, WORDS)
+        found = None
+        if snap is not None and not snap.repaired:
+            if name in snap.seen:
+                return snap.seen[name]
+            found = snap.fresh.get(name)
+        # as this object wrote it, while the file is still that one (found: as this command found it, under the lock)
+        known = self.memo.view(name, self.path(name), found)
+        return known if known is not None else fsio.read_bytes(self.path(name), layout.MAX_VIEW, WORDS)
 
     def _current_goal(self, snap: Snapshot) -> str:
         current = self.view_bytes(NEXT, snap)

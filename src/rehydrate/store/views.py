@@ -286,6 +286,7 @@ def differs(state: State, snap: Snapshot, name: str) -> tuple[bool, bytes | None
     A view the cache (seen.py) says is unchanged since it was found or written as bound is not read: (False, None)."""
     bound = snap.last["views"].get(name)
     if snap.trust_cache and snap.cache.fresh(name, state.path(name), bound):
+        snap.fresh[name] = snap.cache.views[name][0]  # the fingerprint the file was found with, under the lock
         return False, None
     data, st = read_view_stat(state, name, snap.problems, snap.seen, MAX_EDITED)
     if sha(data) == bound:

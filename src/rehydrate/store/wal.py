@@ -44,7 +44,7 @@ MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
 
 
 canonical = safejson.dumps_canonical
-sha256, fast_hashing = digest.sha256, digest.fast_hashing  # see digest.py
+sha256, fast_hashing, seal_line = digest.sha256, digest.fast_hashing, digest.seal_line  # see digest.py
 
 
 def is_conflict_marker(line: bytes) -> bool:
