@@ -300,11 +300,11 @@ def detect(path: str) -> str | None:
     return None
 
 
-def read(path: str, harness: str | None = None, audit: bool = False, prefilter: bool = False) -> Session:
+def read(path: str, harness: str | None = None, audit: bool = False, prefilter: bool = True) -> Session:
     """Read one transcript. harness: "claude" or "codex" (found from the file when None). audit: only what `rehydrate
     audit` reports (compactions, usage, turns, tool calls and their failures) is read, the rest of a Claude Code
-    session left at its type, and types are not counted; prefilter: its lines that cannot hold any of it are not
-    even parsed (claude.audited; bad_lines then counts only the lines parsed)."""
+    session left at its type, and types are not counted; prefilter (with audit): its lines whose bytes show they
+    cannot hold any of it are not even parsed (claude.audited; bad_lines then counts only the lines parsed)."""
     from rehydrate.transcripts import claude, codex
 
     harness = harness or detect(path) or "claude"
