@@ -6,11 +6,12 @@
    copy as a duplicate). Measured whole, interleaved: `rehydrate audit --json CORPUS`; ccusage 17.2.1 (installed
    from npm into a temporary folder) `daily --offline --json` with CLAUDE_CONFIG_DIR pointed at the same corpus; and
    a bare loop in Python that only parses every line with orjson (the parser audit uses; json without it). Each is
-   reported by its median wall time and its median CPU time (user + system of the process: steadier on a shared
-   machine); each ratio is taken per round (the two processes run one after the other, in a rotating order) and
-   reported as the median of the rounds with its spread (lowest to highest), and the load average is printed before
-   and after. Targets: audit >= 4x ccusage, >= 0.7x the bare loop (median over rounds). --unfiltered also times audit
-   with its bytes pre-filter off (transcripts.claude.audited: every line parsed), to show what the filter saves.
+   reported by its median wall time, its median CPU time (user + system of the process: steadier on a shared
+   machine) and its peak memory (flat: audit streams); each ratio is taken per round (the two processes run one
+   after the other, in a rotating order) and reported as the median of the rounds with its spread (lowest to
+   highest), and the load average is printed before and after. Targets: audit >= 4x ccusage, >= 0.7x the bare
+   loop (median over rounds). --unfiltered also times audit with its bytes pre-filter off (transcripts.claude.audited:
+   every line parsed), to show what the filter saves.
 2. Tail. The last 20 turns of a 200 MB transcript against a 1 MB one that ends with the same 20 turns, read with
    rehydrate.transcripts.tail in this process, interleaved. Target: median ratio <= 1.5.
 
@@ -154,7 +155,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     return 0
 
 
-def _timed(cmd: list[str], env: dict[str, str], cpu: list[float]) -> _common.Measure:
+def _timed(cmd: list[str], env: dict[str, str], cpu: list[float], rss: list[float]) -> _common.Measure:
     """The wall time of one whole process; its CPU time (user + system, from wait4) is appended to cpu: on a shared
     machine the CPU time is the steadier of the two."""
 
@@ -168,6 +169,7 @@ def _timed(cmd: list[str], env: dict[str, str], cpu: list[float]) -> _common.Mea
             _common.run(cmd, env=env)  # once more, to show its output in the error
             raise _common.BenchError(f"{cmd} exited {proc.returncode}")
         cpu.append(usage.ru_utime + usage.ru_stime)
+        rss.append(usage.ru_maxrss / 1024)  # KiB on Linux: MiB
         return elapsed
 
     return measure
@@ -191,7 +193,8 @@ def _throughput(args: argparse.Namespace, root: str) -> None:
         cc_env = _common.clean_env(CLAUDE_CONFIG_DIR=os.path.join(root, "claude"))
         commands["ccusage"] = ([ccusage, "daily", "--offline", "--json"], cc_env)
     cpus: dict[str, list[float]] = {k: [] for k in commands}
-    variants = {k: _timed(cmd, e, cpus[k]) for k, (cmd, e) in commands.items()}
+    rss: dict[str, list[float]] = {k: [] for k in commands}  # the peak memory of each run, to show it stays flat
+    variants = {k: _timed(cmd, e, cpus[k], rss[k]) for k, (cmd, e) in commands.items()}
     before = _common.load()
     times = _common.interleave(variants, args.rounds, warmup=1)
     cpus = {k: v[1:] for k, v in cpus.items()}  # the warm-up round left out
@@ -202,8 +205,8 @@ def _throughput(args: argparse.Namespace, root: str) -> None:
     print()
     med = {k: _common.median(v) for k, v in times.items()}
     cpu = {k: _common.median(v) for k, v in cpus.items()}
-    rows = [(k, f"{med[k]:.2f}", f"{cpu[k]:.2f}", f"{mb / med[k]:.0f}") for k in variants]
-    print(_common.table(["variant", "median s", "median CPU s", "MB/s"], rows))
+    rows = [(k, f"{med[k]:.2f}", f"{cpu[k]:.2f}", f"{mb / med[k]:.0f}", f"{max(rss[k]):.0f}") for k in variants]
+    print(_common.table(["variant", "median s", "median CPU s", "MB/s", "peak MiB"], rows))
     print()
     targets = [("bare", 0.7, "the bare parse loop"), ("ccusage", 4.0, "ccusage"), ("unfiltered", None, "unfiltered")]
     for other, target, name in targets:
