@@ -15,7 +15,6 @@ from rehydrate.transcripts import (
     newer_than,
     obj,
     records,
-    same_input,
 )
 
 TYPE_CHECKING = False
@@ -199,8 +198,8 @@ def _assistant(
             tool_input = obj(block.get("input"))
             files = [f for k in FILE_KEYS if isinstance(f := tool_input.get(k), str)] if tool_input else []
             block_id = block.get("id")
-            same = same_input(name, tool_input)  # the key itself is made only when asked for (a repeated call's)
-            call = ToolCall(block_id if isinstance(block_id, str) else None, name, files, None, number, time, same)
+            ident = block_id if isinstance(block_id, str) else None
+            call = ToolCall(ident, name, files, None, number, time, tool_input=tool_input)  # `same` made when asked
             session.tool_calls.append(call)
             if call.ident is not None:
                 calls[call.ident] = call
