@@ -6,14 +6,17 @@
    copy as a duplicate). Measured whole, interleaved: `rehydrate audit --json CORPUS`; ccusage 17.2.1 (installed
    from npm into a temporary folder) `daily --offline --json` with CLAUDE_CONFIG_DIR pointed at the same corpus; and
    a bare loop in Python that only parses every line with orjson (the parser audit uses; json without it). Each is
-   reported by its median wall time and its median CPU time (user + system of the process: steadier on a shared
-   machine). Targets: audit >= 4x ccusage, >= 0.7x the bare loop. --prefilter also times audit with its bytes
-   pre-filter on (transcripts.claude.audited, off by default: it costs more than the parsing it saves).
+   reported by its median wall time, its median CPU time (user + system of the process: steadier on a shared
+   machine) and its peak memory (flat: audit streams); each ratio is taken per round (the two processes run one
+   after the other, in a rotating order) and reported as the median of the rounds with its spread (lowest to
+   highest), and the load average is printed before and after. Targets: audit >= 4x ccusage, >= 0.7x the bare
+   loop (median over rounds). --unfiltered also times audit with its bytes pre-filter off (transcripts.claude.audited:
+   every line parsed), to show what the filter saves.
 2. Tail. The last 20 turns of a 200 MB transcript against a 1 MB one that ends with the same 20 turns, read with
    rehydrate.transcripts.tail in this process, interleaved. Target: median ratio <= 1.5.
 
-    python bench/transcripts.py [--rounds 5] [--tail-rounds 50] [--skip-ccusage] [--prefilter]
-    python bench/transcripts.py --big --megabytes 2000 --rounds 3 --skip-tail
+    python bench/transcripts.py [--rounds 9] [--tail-rounds 50] [--skip-ccusage] [--unfiltered]
+    python bench/transcripts.py --big --megabytes 2000 --rounds 5 --skip-tail
 """
 
 from __future__ import annotations
@@ -37,11 +40,11 @@ FIXTURE = os.path.join(FIXTURES, FIXTURE_NAME)
 NOTICE = os.path.join(FIXTURES, "NOTICE.md")
 RESULTS = os.path.join(_common.REPO, "bench", "results")  # gitignored: where a corpus too big for /tmp is built
 CCUSAGE = "ccusage@17.2.1"
-# audit with its pre-filter on (scan.report's prefilter, off by default), the same command line otherwise
-PREFILTER = """
+# audit with its pre-filter off (scan.report's prefilter, on by default), the same command line otherwise
+UNFILTERED = """
 import sys
 from rehydrate.audit import scan
-scan.report.__defaults__ = (None, True)
+scan.report.__defaults__ = (None, False)
 from rehydrate.cli import main
 sys.exit(main(["audit", "--json", sys.argv[1]]))
 """
@@ -65,7 +68,7 @@ for folder, _, files in os.walk(sys.argv[1]):
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rounds", type=int, default=5, help="interleaved rounds of the throughput runs (default 5)")
+    p.add_argument("--rounds", type=int, default=9, help="interleaved rounds of the throughput runs (default 9)")
     p.add_argument("--tail-rounds", type=int, default=50, help="interleaved rounds of the tail reads (default 50)")
     p.add_argument("--megabytes", type=int, default=200, help="the corpus's size, at least (default 200)")
     p.add_argument(
@@ -75,7 +78,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "hold (--megabytes 2000); it is deleted when the run ends",
     )
     p.add_argument("--fixtures", default=FIXTURES, help="the folder of the real transcripts (shared/fixtures)")
-    p.add_argument("--prefilter", action="store_true", help="also time audit with its bytes pre-filter on")
+    p.add_argument("--unfiltered", action="store_true", help="also time audit with its bytes pre-filter off")
     p.add_argument("--skip-tail", action="store_true", help="leave out the tail read (part 2)")
     p.add_argument("--skip-ccusage", action="store_true", help="leave ccusage out (no npm needed)")
     return p.parse_args(argv)
@@ -144,7 +147,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     if not args.skip_tail:
         _tail(args, root)
     options = [f"--rounds={args.rounds}", f"--tail-rounds={args.tail_rounds}", f"--megabytes={args.megabytes}"]
-    flags = ("big", "prefilter", "skip_tail", "skip_ccusage")
+    flags = ("big", "unfiltered", "skip_tail", "skip_ccusage")
     options += [f"--{f.replace('_', '-')}" for f in flags if getattr(args, f)]
     options += [] if args.fixtures == FIXTURES else ["--fixtures=FOLDER"]
     print("reproduce: " + _common.reproduce("transcripts.py", options))
@@ -152,7 +155,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     return 0
 
 
-def _timed(cmd: list[str], env: dict[str, str], cpu: list[float]) -> _common.Measure:
+def _timed(cmd: list[str], env: dict[str, str], cpu: list[float], rss: list[float]) -> _common.Measure:
     """The wall time of one whole process; its CPU time (user + system, from wait4) is appended to cpu: on a shared
     machine the CPU time is the steadier of the two."""
 
@@ -166,6 +169,7 @@ def _timed(cmd: list[str], env: dict[str, str], cpu: list[float]) -> _common.Mea
             _common.run(cmd, env=env)  # once more, to show its output in the error
             raise _common.BenchError(f"{cmd} exited {proc.returncode}")
         cpu.append(usage.ru_utime + usage.ru_stime)
+        rss.append(usage.ru_maxrss / 1024)  # KiB on Linux: MiB
         return elapsed
 
     return measure
@@ -179,8 +183,8 @@ def _throughput(args: argparse.Namespace, root: str) -> None:
         "audit": ([sys.executable, "-m", "rehydrate", "audit", "--json", folder], env),
         "bare": ([sys.executable, "-c", BARE, folder], env),
     }
-    if args.prefilter:
-        commands["prefilter"] = ([sys.executable, "-c", PREFILTER, folder], env)
+    if args.unfiltered:
+        commands["unfiltered"] = ([sys.executable, "-c", UNFILTERED, folder], env)
     if not args.skip_ccusage:
         npm = os.path.join(root, "npm")
         os.makedirs(npm)
@@ -189,29 +193,45 @@ def _throughput(args: argparse.Namespace, root: str) -> None:
         cc_env = _common.clean_env(CLAUDE_CONFIG_DIR=os.path.join(root, "claude"))
         commands["ccusage"] = ([ccusage, "daily", "--offline", "--json"], cc_env)
     cpus: dict[str, list[float]] = {k: [] for k in commands}
-    variants = {k: _timed(cmd, e, cpus[k]) for k, (cmd, e) in commands.items()}
+    rss: dict[str, list[float]] = {k: [] for k in commands}  # the peak memory of each run, to show it stays flat
+    variants = {k: _timed(cmd, e, cpus[k], rss[k]) for k, (cmd, e) in commands.items()}
+    before = _common.load()
     times = _common.interleave(variants, args.rounds, warmup=1)
-    med = {k: _common.median(v) for k, v in times.items()}
-    cpu = {k: _common.median(v[1:]) for k, v in cpus.items()}  # the warm-up round left out
+    cpus = {k: v[1:] for k, v in cpus.items()}  # the warm-up round left out
     print(f"transcripts: rehydrate ({_common.checkout()}), Python {sys.version.split()[0]}, parser {parser()}")
-    print(_common.load())
+    print(f"before: {before}")
+    print(f"after:  {_common.load()}")
     print(f"corpus: {size / 1e6:,.0f} MB in {len(os.listdir(folder)) - 1} Claude Code session files")
     print()
-    rows = [(k, f"{med[k]:.2f}", f"{cpu[k]:.2f}", f"{mb / med[k]:.0f}") for k in variants]
-    print(_common.table(["variant", "median s", "median CPU s", "MB/s"], rows))
+    med = {k: _common.median(v) for k, v in times.items()}
+    cpu = {k: _common.median(v) for k, v in cpus.items()}
+    rows = [(k, f"{med[k]:.2f}", f"{cpu[k]:.2f}", f"{mb / med[k]:.0f}", f"{max(rss[k]):.0f}") for k in variants]
+    print(_common.table(["variant", "median s", "median CPU s", "MB/s", "peak MiB"], rows))
     print()
-    targets = [("ccusage", 4.0, "ccusage"), ("bare", 0.7, "the bare parse loop")] if "ccusage" in med else []
-    for other, target, name in targets or [("bare", 0.7, "the bare parse loop")]:
-        for kind, values in (("wall", med), ("CPU", cpu)):
-            ratio = values[other] / values["audit"]
-            verdict = "PASS" if ratio >= target else "FAIL"
-            print(f"  {verdict}  audit vs {name} = {ratio:.2f}x ({kind} time; target >= {target:.2f}x)")
-    per_round = [b / a for a, b in zip(times["audit"], times["bare"], strict=True)]
+    targets = [("bare", 0.7, "the bare parse loop"), ("ccusage", 4.0, "ccusage"), ("unfiltered", None, "unfiltered")]
+    for other, target, name in targets:
+        if other in times:
+            for kind, values in (("wall", times), ("CPU", cpus)):
+                print("  " + _ratio(name, kind, ratios(values[other], values["audit"]), target))
+    per_round = ratios(times["bare"], times["audit"])
     print(f"        audit vs the bare loop, wall, per round: {', '.join(f'{r:.2f}' for r in per_round)}")
-    if "prefilter" in med:
-        ratios = med["bare"] / med["prefilter"], cpu["bare"] / cpu["prefilter"]
-        print(f"        audit with its bytes pre-filter: {ratios[0]:.2f}x the bare loop (wall), {ratios[1]:.2f}x (CPU)")
     print()
+
+
+def ratios(other: list[float], audit: list[float]) -> list[float]:
+    """other / audit, round by round (each round ran the two one after the other)."""
+    return [o / a for o, a in zip(other, audit, strict=True)]
+
+
+def _ratio(name: str, kind: str, values: list[float], target: float | None) -> str:
+    """One ratio's line: its median over the rounds, its spread, its target."""
+    median = _common.median(values)
+    spread = f"rounds {min(values):.2f} to {max(values):.2f}"
+    if target is None:
+        return f"      audit vs audit {name} = {median:.2f}x ({kind}, median of {len(values)}; {spread})"
+    verdict = "PASS" if median >= target else "FAIL"
+    rounds = f"median of {len(values)}; {spread}; target >= {target:.2f}x"
+    return f"{verdict}  audit vs {name} = {median:.2f}x ({kind}, {rounds})"
 
 
 def _tail(args: argparse.Namespace, root: str) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REAL_TRANSCRIPTS, needs_real_transcripts
 from rehydrate import audit, transcripts
-from rehydrate.transcripts.claude import audited
+from rehydrate.transcripts.claude import FILTERED, audited
 
 REAL = REAL_TRANSCRIPTS
 pytestmark = needs_real_transcripts()
@@ -122,7 +122,7 @@ def test_the_report_is_the_same_with_and_without_the_prefilter(tmp_path: Path, m
 
 def test_the_prefilter_skips_without_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the filter refuses is never parsed: the parser sees only the records audit uses (and a few others that
-    name such a type at some depth)."""
+    name such a type at some depth, or longer than the filter's FILTERED bytes: those are parsed untested)."""
     seen: list[bytes] = []
     parse = transcripts._parser()
 
@@ -135,4 +135,4 @@ def test_the_prefilter_skips_without_parsing(tmp_path: Path, monkeypatch: pytest
     s = transcripts.read(str(claude), "claude", audit=True, prefilter=True)
     assert s.lines == 2385 and len(s.tool_calls) == 242 and s.user_turns > 0
     assert 600 < len(seen) < 2385 / 2  # the lines parsed, of 2,385
-    assert all(json.loads(x).get("type") in (*USED, "progress") for x in seen)
+    assert all(json.loads(x).get("type") in (*USED, "progress") or len(x) > FILTERED for x in seen)

@@ -53,3 +53,32 @@ def test_the_cyclic_collector_rests_while_the_files_are_read(tmp_path: Path, mon
         assert not gc.isenabled()  # left off, as it was found
     finally:
         gc.enable()
+
+
+def test_a_calls_token_is_made_only_for_calls_that_may_repeat_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ToolCall.same (orjson's sorted text of the input) is made when symptoms asks for it: never in a session
+    without a compaction, and after one only for calls whose name and files some call on the other side shares."""
+    import json
+
+    from rehydrate import transcripts
+
+    made: list[str] = []
+    same_input = transcripts.same_input
+    monkeypatch.setattr(transcripts, "same_input", lambda name, value: made.append(name) or same_input(name, value))
+
+    def use(n: int, name: str, path: str) -> str:
+        block = {"type": "tool_use", "id": f"t{n}", "name": name, "input": {"file_path": path}}
+        return json.dumps({"type": "assistant", "message": {"id": f"m{n}", "content": [block]}})
+
+    boundary = json.dumps({"type": "system", "subtype": "compact_boundary", "compactMetadata": {"trigger": "auto"}})
+    calls = [use(1, "Read", "a"), use(2, "Edit", "b"), use(3, "Read", "c")]
+    again = [use(4, "Read", "a"), use(5, "Edit", "d"), use(6, "Grep", "a")]
+    plain, compacted = tmp_path / "plain.jsonl", tmp_path / "compacted.jsonl"
+    plain.write_text("\n".join(calls + again) + "\n")
+    compacted.write_text("\n".join([*calls, boundary, *again]) + "\n")
+    assert audit.report([str(plain)])["sessions"][0]["tool_calls"] == 6 and made == []
+    data = audit.report([str(compacted)])
+    assert data["sessions"][0]["compactions"][0]["repeated_calls"] == 1
+    assert made == ["Read", "Read"]  # Read a, before and after; Edit b, Read c, Edit d and Grep a repeat nothing

@@ -23,8 +23,10 @@ def symptoms(session: transcripts.Session) -> list[dict[str, Any]]:
         after = [t for t in session.tool_calls if c.line < t.line < marks[i + 1]]
         edited_before = {f for t in before if t.name in EDIT_TOOLS for f in t.files}
         edited_again = sorted({f for t in after if t.name in EDIT_TOOLS for f in t.files} & edited_before)
-        keys_before = {t.same for t in before}
-        repeated = [t for t in after if t.same in keys_before]
+        # identical calls have the same name and files: only those calls' tokens are made (ToolCall.same)
+        kinds_before, kinds_after = ({(t.name, *t.files) for t in calls} for calls in (before, after))
+        keys_before = {t.same for t in before if (t.name, *t.files) in kinds_after}
+        repeated = [t for t in after if (t.name, *t.files) in kinds_before and t.same in keys_before]
         first_edit = next((t.line for t in after if t.name in EDIT_TOOLS), None)
         turns = [t for t in session.turns if c.line < t.line < marks[i + 1]]
         out.append(

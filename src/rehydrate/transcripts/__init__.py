@@ -117,7 +117,8 @@ class ToolCall:
     """One tool call: its name, the files it touched, whether it failed, and where it is.
 
     key: its name and input as canonical JSON (identical calls have the same key). same: equal for identical calls
-    and only for them: the key itself, or a cheaper token from same_input (the key is made from it when asked)."""
+    and only for them: the key itself, or a cheaper token from same_input (the key is made from it when asked); made
+    from tool_input when first asked for (the audit asks only for calls that may repeat one: audit.symptoms)."""
 
     def __init__(
         self,
@@ -128,21 +129,33 @@ class ToolCall:
         line: int,
         time: str | None,
         same: tuple[str, bytes] | str | None = None,
+        tool_input: Any = None,
     ) -> None:
         self.ident = ident
         self.name = name
         self.files = files
-        self._key = key if key is not None or not isinstance(same, str) else same
-        self.same = same if key is None else key
+        self._key = key
+        self._same = same if key is None else key
+        self._input = tool_input if self._same is None else None
         self.failed = False
         self.line = line
         self.time = time
 
     @property
+    def same(self) -> tuple[str, bytes] | str | None:
+        if self._same is None and self._input is not None:
+            self._same, self._input = same_input(self.name, self._input), None
+        return self._same
+
+    @property
     def key(self) -> str:
-        if self._key is None:  # made from `same`: (name, the input as orjson wrote it, keys sorted)
-            assert isinstance(self.same, tuple)
-            self._key = self.same[0] + " " + canonical(_parser()(self.same[1]))
+        if self._key is None:  # made from `same`: the key itself, or (name, the input as orjson wrote it, sorted)
+            same = self.same
+            if isinstance(same, str):
+                self._key = same
+            else:
+                assert isinstance(same, tuple)
+                self._key = same[0] + " " + canonical(_parser()(same[1]))
         return self._key
 
 
@@ -300,11 +313,11 @@ def detect(path: str) -> str | None:
     return None
 
 
-def read(path: str, harness: str | None = None, audit: bool = False, prefilter: bool = False) -> Session:
+def read(path: str, harness: str | None = None, audit: bool = False, prefilter: bool = True) -> Session:
     """Read one transcript. harness: "claude" or "codex" (found from the file when None). audit: only what `rehydrate
     audit` reports (compactions, usage, turns, tool calls and their failures) is read, the rest of a Claude Code
-    session left at its type, and types are not counted; prefilter: its lines that cannot hold any of it are not
-    even parsed (claude.audited; bad_lines then counts only the lines parsed)."""
+    session left at its type, and types are not counted; prefilter (with audit): its lines whose bytes show they
+    cannot hold any of it are not even parsed (claude.audited; bad_lines then counts only the lines parsed)."""
     from rehydrate.transcripts import claude, codex
 
     harness = harness or detect(path) or "claude"
