@@ -67,6 +67,7 @@ def test_each_floor_writes_its_pipelines_bytes_and_syncs_as_often(
         "buffered": per_block * blocks,
         "dumps": per_block * blocks,
         "encoder": per_block * blocks,
+        "orjson": per_block * blocks,
     }
 
 
@@ -74,5 +75,5 @@ def test_the_cpu_pass_stubs_fsync_only_while_it_runs(bench: ModuleType, tmp_path
     real = os.fsync
     costs = bench._cpu_costs(str(tmp_path), 70, 1)
     assert os.fsync is real
-    assert set(costs) == {"durable", "raw", "cursor", "batch", "buffered", "dumps", "encoder"}
+    assert set(costs) == {"durable", "raw", "cursor", "batch", "buffered", "dumps", "encoder", "orjson"}
     assert all(0 < v < 1e6 for v in costs.values())

@@ -156,3 +156,28 @@ def test_a_progress_file_removed_while_open_is_written_again_on_close(tmp_path: 
         prog.unlink()
         p.commit({"v": 1})
     assert json.loads(prog.read_text()) == {"cursor": 2}
+
+
+# Records whose JSON orjson would write otherwise, or not at all: each goes to json, which writes its value as before.
+ODD = [
+    {"nan": float("nan"), "inf": float("inf"), "minus": float("-inf")},  # orjson: null
+    {"big": 2**64, "small": -(2**63) - 1},  # orjson: beyond 64 bits, refused
+    {1: "an int key", None: "a null key", 2.5: "a float key"},  # orjson: keys that are not strings, refused
+    {"nested": [{"deep": {"nan": float("nan")}}], "text": "null"},
+]
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_records_orjson_writes_otherwise_are_written_by_json(tmp_path: Path, batch: int) -> None:
+    """Records are encoded by orjson, 8 times as fast as json, but for what it refuses or writes otherwise (NaN and
+    the infinities as null, integers beyond 64 bits, keys that are not strings): those lines are json.dumps's own.
+    A float's text is orjson's, its value json's."""
+    floats = {"tiny": 1e-7, "big": 1e16, "pi": 3.141592653589793, "minus zero": -0.0}
+    with Pipeline.open(tmp_path / "out.jsonl", tmp_path / "progress.json", batch=batch) as p:
+        for r in [*ODD, floats]:
+            p.commit(r)
+    lines = (tmp_path / "out.jsonl").read_bytes().split(b"\n")[:-1]
+    for i, (line, r) in enumerate(zip(lines[: len(ODD)], ODD, strict=True)):
+        assert line == json.dumps({**r, "index": i}, ensure_ascii=False, separators=(",", ":")).encode()
+    assert lines[-1] == b'{"tiny":1e-7,"big":1e+16,"pi":3.141592653589793,"minus zero":-0.0,"index":4}'  # orjson's
+    assert json.loads(lines[-1]) == {**floats, "index": 4}

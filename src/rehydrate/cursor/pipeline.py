@@ -24,6 +24,24 @@ PROGRESS_WIDTH = 40  # the progress file is rewritten in place at one fixed widt
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # json.dumps's output, built once
 
 
+def _orjson() -> Callable[..., bytes] | None:
+    """orjson's dumps (a dependency; None where it cannot be imported), refusing datetimes and dataclasses as json
+    does. It writes what json.dumps(record, ensure_ascii=False, separators=(",", ":")) writes, in UTF-8, 8 times as
+    fast, but for three things the commit hands to json: an integer beyond 64 bits, a key that is not a string (it
+    raises), NaN and the infinities (it writes null: any null sends the record to json, which writes NaN). A float's
+    text may differ (1e-7 for json's 1e-07), never its value."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - a platform without orjson's wheels
+        return None
+    option = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
+    def dumps(obj: Any) -> bytes:
+        return orjson.dumps(obj, option=option)
+
+    return dumps
+
+
 def repair(output: str, progress: str, key: str = "index") -> tuple[CursorReport, list[str]]:
     """The safe repairs: cut a torn last line (kept in a .broken file), set the cursor from the output.
 
@@ -109,16 +127,17 @@ class Pipeline:
         self._fd = None
         self._progress_fd = None  # kept open: the cursor is rewritten in place with one pwrite
         self._lock = None
-        # The records committed but not yet written (batch mode), as their text without the closing brace: the key
+        # The records committed but not yet written (batch mode), as their UTF-8 without the closing brace: the key
         # and the index are added to all of them at once by the sync. A record that cannot be completed so (the key
         # already in it, an empty dict, a mapping that is not a dict) is kept as its whole line, in a one-tuple.
-        self._buffer: list[str | tuple[str]] = []
+        self._buffer: list[bytes | tuple[bytes]] = []
         self._whole = False  # the buffer holds a whole line
-        self._field = "," + _json_encoder.encode_basestring(key) + ":"  # how the encoder writes the key in a dict
+        self._field = ("," + _json_encoder.encode_basestring(key) + ":").encode()  # how a dict's key is written
         self._last_sync = time.monotonic()
         self._markers: dict[int, Any] = {}
         self._checking = _c_encoder(self._markers) or (lambda o, _level: _ENCODER.iterencode(o))
         self._fast = _c_encoder(None) or self._checking  # without the check: a tenth of a commit's time
+        self._dumps = _orjson()
 
     @classmethod
     def open(
@@ -167,20 +186,16 @@ class Pipeline:
     def commit(self, record: dict[str, Any]) -> int:
         """Write the record at the cursor's index: the output line first, then the cursor. Returns the index."""
         index = self.cursor
+        text: bytes | tuple[bytes]
         if type(record) is dict and record and self.key not in record and self._fd is not None:
-            try:  # json.dumps({**record, key: index}) but its closing brace: the sync adds the key and the index
-                line = "".join(self._fast(record, 0))[:-1]
-            except RecursionError:
-                line = self._checked(record, index)[:-1]
-            text: str | tuple[str] = line
+            # json.dumps({**record, key: index}) but its closing brace: the sync adds the key and the index
+            line = self._encoded(record, index)
+            text = line[:-1]
         else:  # the key already in the record, an empty one, a mapping that is not a dict: kept as its whole line
             if self._fd is None:
                 raise RehydrateError("the pipeline is closed")
-            line = self._checked({**record, self.key: index}, index)
-            text = (line,)
+            text = (self._checked({**record, self.key: index}, index).encode(),)
             self._whole = True
-        if not line.isascii():
-            line.encode()  # a lone surrogate: refused here, as the commit of this record, not by the batch's sync
         buffer = self._buffer
         buffer.append(text)
         self.cursor = index + 1
@@ -189,6 +204,25 @@ class Pipeline:
         ):
             self.sync()
         return index
+
+    def _encoded(self, record: dict[str, Any], index: int) -> bytes:
+        """The record's JSON in UTF-8: orjson's, or json's for what orjson refuses or writes otherwise (see _orjson).
+        Whatever cannot be written (a lone surrogate, a cycle, a record nested too deeply, an object json does not
+        write) raises here, as the commit of this record, never at the batch's sync."""
+        dumps = self._dumps
+        if dumps is not None:
+            try:
+                data = dumps(record)
+            except TypeError:  # orjson.JSONEncodeError: json says what it is, or writes it
+                pass
+            else:
+                if b"null" not in data:  # NaN or an infinity would be null here: json writes those
+                    return data
+        try:
+            line = "".join(self._fast(record, 0))
+        except RecursionError:
+            line = self._checked(record, index)
+        return line.encode()  # a lone surrogate: UnicodeEncodeError
 
     def _checked(self, obj: Any, index: int) -> str:
         """The encoding with json.dumps's check for circular references (ValueError), TooDeep for a record nested too
@@ -205,17 +239,15 @@ class Pipeline:
         buffer, n = self._buffer, len(self._buffer)
         first, field = self.cursor - n, self._field
         if n == 1 and not self._whole:  # durable mode
-            return f"{buffer[0]}{field}{first}}}\n".encode()
+            return b"%s%s%d}\n" % (buffer[0], field, first)
         if self._whole:  # rare: a record with the key in it, an empty one, or a mapping that is not a dict
-            text = "".join(
-                f"{x[0]}\n" if type(x) is tuple else f"{x}{field}{i}}}\n" for i, x in enumerate(buffer, first)
+            return b"".join(
+                x[0] + b"\n" if type(x) is tuple else b"%s%s%d}\n" % (x, field, i) for i, x in enumerate(buffer, first)
             )
-        else:
-            args: list[object] = [None] * (2 * n)
-            args[::2] = buffer
-            args[1::2] = range(first, first + n)
-            text = ("%s" + field.replace("%", "%%") + "%d}\n") * n % tuple(args)
-        return text.encode()
+        args: list[object] = [None] * (2 * n)
+        args[::2] = buffer
+        args[1::2] = range(first, first + n)
+        return (b"%s" + field.replace(b"%", b"%%") + b"%d}\n") * n % tuple(args)
 
     def sync(self) -> None:
         """Make every written record durable, then advance the progress file to match.
