@@ -32,6 +32,24 @@ def test_lines_are_whole_numbered_and_the_long_ones_skipped(
         assert list(transcripts.lines(str(path))) == _expected(data, limit), (limit, data)
 
 
+@pytest.mark.parametrize("block", [1, 3, 7, 64])
+@pytest.mark.parametrize("limit", [5, 100, 64 << 20])
+def test_lines_longer_than_a_block_come_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int, limit: int
+) -> None:
+    """A line spread over many blocks (gathered in pieces, joined once) comes back whole, or as None past MAX_LINE."""
+    monkeypatch.setattr(transcripts, "MAX_LINE", limit)
+    rng = random.Random(block * limit)
+    path = tmp_path / "t.jsonl"
+    for _ in range(40):
+        lines = [
+            bytes(rng.choices(b"ab{}", k=rng.choice([0, 1, 4, 5, 6, 63, 64, 65, 99, 100, 101, 700]))) for _ in range(6)
+        ]
+        data = b"\n".join(lines) + rng.choice([b"", b"\n"])
+        path.write_bytes(data)
+        assert list(transcripts.lines(str(path), block)) == _expected(data, limit), (block, limit, data)
+
+
 def test_records_counts_lines_bad_lines_and_keeps_the_kinds_asked_for(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_bytes(b'{"type":"a"}\n\n  \n[1]\n{"type":"b"}\n{"type":\n{"type":"a","n":2}')

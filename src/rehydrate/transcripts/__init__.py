@@ -219,37 +219,43 @@ class Session:
                     c.tokens_after = context
 
 
-def _blocks(path: str, size: int = 1 << 20) -> Iterator[list[bytes | None]]:
+BLOCK = 64 << 10  # what a block read takes: 64 KiB stays in the CPU's caches while split copies it (1 MiB: +40%)
+
+
+def _blocks(path: str, size: int = BLOCK) -> Iterator[list[bytes | None]]:
     """The lines of a file without their newlines, a list for each block read; None for a line longer than MAX_LINE
     (skipped, never held: a block is at most MAX_LINE bytes, and the part of a line carried over is dropped once it
-    passes MAX_LINE)."""
+    passes MAX_LINE). A line longer than a block is gathered in a list and joined once (never copied block by
+    block)."""
     size = min(size, MAX_LINE)
     with open_regular(path) as f:
-        carry = b""  # the start of a line whose newline is not read yet
+        carry: list[bytes] = []  # the start of a line whose newline is not read yet, in pieces
+        carried = 0  # their length
         skipping = False  # the line being read is longer than MAX_LINE
         while True:
             block = f.read(size)
             if not block:
                 break
             parts: list[bytes | None] = block.split(b"\n")  # type: ignore[assignment]
-            rest = parts.pop()
+            rest: bytes = parts.pop()  # type: ignore[assignment]
             if parts:
                 if skipping:
                     parts[0] = None
                 elif carry:
-                    joined = carry + parts[0]  # type: ignore[operator]
-                    parts[0] = joined if len(joined) <= MAX_LINE else None
-                carry, skipping = rest, False  # type: ignore[assignment]
+                    first: bytes = parts[0]  # type: ignore[assignment]
+                    parts[0] = b"".join((*carry, first)) if carried + len(first) <= MAX_LINE else None
+                carry, carried, skipping = [rest] if rest else [], len(rest), False
                 yield parts
             elif not skipping:
-                carry += rest  # type: ignore[operator]
-            if len(carry) > MAX_LINE:
-                carry, skipping = b"", True
+                carry.append(rest)
+                carried += len(rest)
+            if carried > MAX_LINE:
+                carry, carried, skipping = [], 0, True
         if skipping or carry:
-            yield [None if skipping else carry]
+            yield [None if skipping else b"".join(carry)]
 
 
-def lines(path: str, block: int = 1 << 20) -> Iterator[tuple[int, bytes | None]]:
+def lines(path: str, block: int = BLOCK) -> Iterator[tuple[int, bytes | None]]:
     """(line number, bytes without the newline) of each line, read `block` bytes at a time; None for a line longer
     than MAX_LINE (skipped, never held)."""
     number = 0
