@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib.util
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -24,6 +26,25 @@ def needs_real_transcripts() -> pytest.MarkDecorator:
     if not REAL_TRANSCRIPTS.is_dir() and os.environ.get("CI"):
         raise RuntimeError(f"CI must have shared/fixtures beside the checkout: {REAL_TRANSCRIPTS} is missing")
     return pytest.mark.skipif(not REAL_TRANSCRIPTS.is_dir(), reason="shared/fixtures is not beside this checkout")
+
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def bench_module(name: str) -> Iterator[ModuleType]:
+    """bench/NAME.py loaded as a module (`bench_NAME`: never mistaken for a package module of the same name), its
+    folder on sys.path while it is used, for its `import _common`; sys.path as it was afterwards. For a fixture:
+    `yield from bench_module("cursor")`."""
+    saved = list(sys.path)
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path[:] = saved
 
 
 _FD_DIR = "/proc/self/fd"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Iterator
@@ -13,21 +12,14 @@ from typing import Any
 import pytest
 
 import rehydrate  # noqa: F401 - imported before bench/_common puts the checkout's src/ on sys.path
+from conftest import bench_module
 from rehydrate.store import wal
 from rehydrate.store.state import State
-
-BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
 @pytest.fixture
 def throughput() -> Iterator[ModuleType]:
-    """bench/throughput.py as a module (sys.path as it was afterwards)."""
-    saved = list(sys.path)
-    sys.path.insert(0, str(BENCH))
-    try:
-        yield importlib.import_module("throughput")
-    finally:
-        sys.path[:] = saved
+    yield from bench_module("throughput")
 
 
 def spawns(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
@@ -67,23 +59,14 @@ def test_git_stubbed_starts_no_git_in_a_repository(
     assert [argv[0] for argv in started] == ["git"]
 
 
-def _bench_module(name: str) -> Iterator[ModuleType]:
-    saved = list(sys.path)
-    sys.path.insert(0, str(BENCH))
-    try:
-        yield importlib.import_module(name)
-    finally:
-        sys.path[:] = saved
-
-
 @pytest.fixture
 def verify_scale() -> Iterator[ModuleType]:
-    yield from _bench_module("verify_scale")
+    yield from bench_module("verify_scale")
 
 
 @pytest.fixture
 def hashing() -> Iterator[ModuleType]:
-    yield from _bench_module("hashing")
+    yield from bench_module("hashing")
 
 
 def test_verify_scale_runs_small_and_prints_its_ratios(

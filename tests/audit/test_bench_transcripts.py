@@ -3,28 +3,18 @@ and the load before and after (no timing is checked here)."""
 
 from __future__ import annotations
 
-import importlib
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 import rehydrate  # noqa: F401 - imported before bench/_common puts the checkout's src/ on sys.path
-from conftest import REAL_TRANSCRIPTS, needs_real_transcripts
-
-BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
+from conftest import REAL_TRANSCRIPTS, bench_module, needs_real_transcripts
 
 
 @pytest.fixture
 def bench() -> Iterator[ModuleType]:
-    saved = list(sys.path)
-    sys.path.insert(0, str(BENCH))
-    try:
-        yield importlib.import_module("transcripts")
-    finally:
-        sys.path[:] = saved
+    yield from bench_module("transcripts")
 
 
 def test_the_ratios_are_medians_of_rounds_with_their_spread(bench: ModuleType) -> None:

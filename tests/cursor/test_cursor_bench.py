@@ -3,9 +3,7 @@ often, so that a ratio measures the pipeline's own work and nothing else."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,23 +12,12 @@ from types import ModuleType
 import pytest
 
 import rehydrate  # noqa: F401 - imported before bench/_common puts the checkout's src/ on sys.path
-
-BENCH = Path(__file__).resolve().parent.parent.parent / "bench"
+from conftest import bench_module
 
 
 @pytest.fixture
 def bench() -> Iterator[ModuleType]:
-    """bench/cursor.py as a module (its folder on sys.path for _common, as it was afterwards)."""
-    saved = list(sys.path)
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_cursor", BENCH / "cursor.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.path[:] = saved
+    yield from bench_module("cursor")
 
 
 def test_each_floor_writes_its_pipelines_bytes_and_syncs_as_often(
