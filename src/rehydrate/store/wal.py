@@ -71,23 +71,20 @@ def encode(record: Record) -> bytes:
 def decode(line: bytes) -> Record:
     """Parse and check one line (without its newline). Raises BadRecord.
 
-    One parse and one canonical encode; the hash is over the line's own bytes less its `h` member."""
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise BadRecord(f"invalid UTF-8 at byte {e.start}") from None
-    if is_conflict_marker(line):
-        raise BadRecord("a git merge conflict marker (an unresolved merge)")
-    obj = _parse(text)
-    if not isinstance(obj, dict):
-        raise BadRecord("not a JSON object")
+    One parse and one canonical encode (in a long pass, orjson's when it can tell: digest.long_pass); the hash is over
+    the line's own bytes less its `h` member."""
+    fast = digest.CANONICAL[0]
+    obj = fast(line) if fast is not None else None
+    text = None  # obj: the line is canonical, as json's path would find
+    if obj is None:
+        text, obj = _parse(line)
     if not _REQUIRED.issubset(obj):
         raise BadRecord(f"missing field(s) {', '.join(k for k in REQUIRED if k not in obj)}")
     seq, h, bound = obj["seq"], obj["h"], obj["views"]
     if isinstance(seq, bool) or not (isinstance(seq, int) and isinstance(h, str) and isinstance(bound, dict)):
         raise BadRecord("a field has the wrong type")
     try:
-        same = safejson.canonical_text(obj) == text
+        same = text is None or safejson.canonical_text(obj) == text
     except ValueError:
         same = False
     if not same:  # the bytes compared the long way, for the message (a lone surrogate cannot be encoded, say)
@@ -106,14 +103,23 @@ def decode(line: bytes) -> Record:
     return obj
 
 
-def _parse(text: str) -> Any:
-    """json.loads(text), BadRecord if it is not JSON."""
+def _parse(line: bytes) -> tuple[str, Record]:
+    """(the line's text, json.loads(text)); BadRecord if it is not a JSON object."""
     try:
-        return safejson.loads(text)
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadRecord(f"invalid UTF-8 at byte {e.start}") from None
+    if is_conflict_marker(line):
+        raise BadRecord("a git merge conflict marker (an unresolved merge)")
+    try:
+        obj = safejson.loads(text)
     except safejson.JSONDecodeError as e:  # json is loaded when there is one
         raise BadRecord(f"not JSON ({e.msg} at column {e.colno})") from None
     except ValueError as e:  # nested too deeply for the parser (safejson.TooDeep), a number too long to convert
         raise BadRecord(f"not JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise BadRecord("not a JSON object")
+    return text, obj
 
 
 # What each known op's data must hold, so that a view can be redone from it. Unknown ops are kept as they are.
@@ -275,7 +281,7 @@ def scan(path: str, end: int | None = None) -> Iterator[tuple[Line, Record | Non
 
 def records(path: str) -> Iterator[Record]:
     """Every valid, complete record of a log, oldest first (full scan: verify and error paths only)."""
-    fast_hashing()  # a long pass
+    digest.long_pass()
     for line, rec, _ in scan(path):
         if rec is not None and line.newline:
             yield rec
@@ -477,7 +483,7 @@ def scan_log(
     """Every line of one log (up to byte `end`): parse, canonical form, hash, chain, sequence, archive paths.
     visit is called with each valid record, in order. A log holding git's conflict markers is named by them alone:
     its chain means nothing until the merge is finished."""
-    fast_hashing()  # a long pass
+    digest.long_pass()
     pass_ = _Scan(rel, visit)
     held: tuple[Line, Record | None, str | None] | None = None
     for item in scan(path, end):  # each line with whether it is the last, holding one line at a time
