@@ -13,7 +13,7 @@ import os
 import re
 
 from rehydrate.errors import RehydrateError, UsageError
-from rehydrate.store import fsio, views, wal
+from rehydrate.store import digest, fsio, views, wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def read(
         raise RehydrateError(f"no state folder at {root}", "run `rehydrate init --goal TEXT` to create one")
     base = os.path.basename(root)
     since = normalize_since(since) if since else None
-    wal.fast_hashing()  # every log read whole: a long pass
+    digest.long_pass()  # every log read whole: a long pass (OpenSSL, orjson)
     entries: dict[tuple[str, int, str], Entry] = {}
     damaged: list[Damaged] = []
     files: list[str] = []
