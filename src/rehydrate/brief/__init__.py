@@ -165,7 +165,7 @@ def resume(
         findings = checks.run_all(checks.Context(state, snap.outcome(), views=shown))
         conf = checks.confidence(findings)
         summed = _ledger(shown, findings)
-        inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts)
+        inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts, summed)
         out = render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)
         data = {
             "budget": budget,
@@ -323,8 +323,9 @@ def _input(
     preface: str | None,
     sizes: dict[str, int] | None = None,
     parts: dict[str, object] | None = None,
+    summed: Ledger | None = None,
 ) -> BriefInput:
-    summed = _ledger(shown, findings)
+    summed = summed if summed is not None else _ledger(shown, findings)
     action = summed.next if summed.next is not None else "stop and ask: " + (summed.ask or "")
     extras = [(n, v) for n, v in shown.items() if n not in views.VIEWS and v is not None]
     inp = BriefInput(

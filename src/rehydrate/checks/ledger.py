@@ -19,6 +19,9 @@ action (skipped included), else the checkpoint's next step, else GOAL_FIRST; ask
 `Ledger.as_json()` is the shape `rehydrate recover --json` prints besides "version", "command" and "ok" (pinned by
 tests/checks/test_interfaces.py): {"confidence": "recovered"|"degraded", "degraded": [names], "checks": [{"name",
 "status", "finding", "next"}], "next": str, "ask": str|null}; "next" is "stop and ask: " + ask when only ask is set.
+`rehydrate recover` (cli/recover.py, WP-E) adds "ok" (true iff recovered) and exits 0 when recovered, 1 when
+degraded, 3 when the state does not load (the ledger still printed: identity failed, and for an empty folder the
+ask), 2 on a usage error (the usual error shape). It writes nothing: no record, no repair written back.
 """
 
 from __future__ import annotations
