@@ -13,8 +13,6 @@ Contract of `summarize(findings, *, checkpoint_next, goal_present, deferred=()) 
   exactly one of next and ask is set.
 - deferred: what hook scope left to `recover` (e.g. ["PR and CI (gh)", "1 user check"]); the note is None when
   nothing was.
-Until WP-A lands, `next` follows the choice the brief made before issue 12: the first finding not ok with a next
-action (skipped included), else the checkpoint's next step, else GOAL_FIRST; ask stays None.
 
 `Ledger.as_json()` is the shape `rehydrate recover --json` prints besides "version", "command" and "ok" (pinned by
 tests/checks/test_interfaces.py): {"confidence": "recovered"|"degraded", "degraded": [names], "checks": [{"name",
@@ -26,7 +24,7 @@ ask), 2 on a usage error (the usual error shape). It writes nothing: no record, 
 
 from __future__ import annotations
 
-from rehydrate.checks import LOWERING, OK
+from rehydrate.checks import DEGRADED, FAILED, LOWERING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,6 +36,7 @@ if TYPE_CHECKING:
 GOAL_FIRST = "read the goal and write a first checkpoint"
 ASK_TASK = "What is the task? state/00_goal.md is missing or empty and no checkpoint names a next step"
 ASK_PREFIX = "stop and ask: "
+CONTRADICTING = (DEGRADED, FAILED)  # the statuses whose next action replaces the checkpoint's
 
 
 class Ledger:
@@ -87,9 +86,16 @@ def summarize(
         if f.status in LOWERING and f.check not in degraded:
             degraded.append(f.check)
     confidence = "recovered" if not degraded else f"degraded ({', '.join(degraded)})"
-    step = next((f.next_action for f in findings if f.status != OK and f.next_action), None)  # until WP-A
+    # only a finding that contradicts the checkpoint replaces its next step: a skipped one lowers the confidence
+    # (an unlooked place is not a clean one) but knows nothing that would say what to do instead
+    against = [f for f in findings if f.status in CONTRADICTING]
+    step = next((f.next_action for f in against if f.next_action), None)
     if step is None:
-        step = checkpoint_next or GOAL_FIRST
+        step = checkpoint_next or (GOAL_FIRST if goal_present else None)
+    ask = None
+    if step is None:
+        ask = next((f.ask for f in against if f.ask), None)
+        ask = ask or next((f.ask for f in findings if f.check == "identity" and f.ask), None) or ASK_TASK
     left = list(deferred)
     note = f"not run at session start: {', '.join(left)}: `rehydrate recover` runs them" if left else None
-    return Ledger(list(findings), confidence, degraded, step, None, note)
+    return Ledger(list(findings), confidence, degraded, step, ask, note)
