@@ -154,6 +154,7 @@ def resume(
     check can find the transcript, and the checks get them as Context.event (WP-B, WP-C). Accepted and not used yet."""
     from rehydrate import checks
     from rehydrate.errors import UsageError
+    from rehydrate.store import since
 
     budget = DEFAULT_BUDGET if budget is None else budget
     if budget < MIN_BUDGET:
@@ -162,7 +163,8 @@ def resume(
         sizes: dict[str, int] = {}
         parts: dict[str, object] = {}
         shown = _views(state, snap, budget, sizes, parts)
-        findings = checks.run_all(checks.Context(state, snap.outcome(), views=shown))
+        found = since.find(state, snap)  # the WAL since the last checkpoint, read back once for every check
+        findings = checks.run_all(checks.Context(state, snap.outcome(), views=shown, since=found))
         conf = checks.confidence(findings)
         summed = _ledger(shown, findings)
         inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts, summed)
