@@ -433,11 +433,11 @@ def test_a_preface_counts_against_the_budget_and_the_next_action_stays_whole(
 ) -> None:
     from rehydrate.harness.hook import COMPACTED
 
-    state.handoff("handoff line\n" * 2000)
     for i in range(40):
         state.invariant(f"decision {i} " + "d" * 200, because="r")
     action = "run the migration script, then re-run " + "the whole test suite " * 20
     state.checkpoint(done="x", next=action)
+    state.handoff("handoff line\n" * 2000)  # after the checkpoint: an older one degrades the ledger
     inp, _ = _input(state, brief.DEFAULT_BUDGET, monkeypatch)
     for preface in (COMPACTED, COMPACTED + "\n" + "p" * 20000):
         inp.preface = preface

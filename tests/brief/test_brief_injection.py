@@ -116,9 +116,9 @@ def test_every_text_the_brief_did_not_compute_is_quoted_with_its_source(state: S
     mark = "MARK"
     state.invariant(f"{mark} decision", because=mark)
     state.reject(f"{mark} approach", because=mark, guard="x")
-    state.handoff(f"{mark} handoff")
     Path(state.path("30_extra.md")).write_text(f"{mark} extra\n")
     state.checkpoint(done=f"{mark} done", next=f"{mark} next")
+    state.handoff(f"{mark} handoff")  # after the checkpoint: an older one degrades the ledger
     r = brief.resume(state)
     own, quotes = structure(r.text, token_of(r.text))
     ledger = ledger_of(r.text, token_of(r.text))

@@ -31,6 +31,7 @@ from rehydrate.store import views
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rehydrate.checks import Finding
+    from rehydrate.checks.ledger import Ledger
     from rehydrate.store import Problem
     from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import State
@@ -110,7 +111,9 @@ def render(inp: BriefInput, budget: int = DEFAULT_BUDGET, max_bytes: int | None 
 
 
 class ResumeResult:
-    """The brief, the ledger's verdict and findings, and the `resume` record that logged them."""
+    """The brief, the ledger's verdict and findings, and the `resume` record that logged them. ledger: the summed-up
+    ledger the brief shows (checks/ledger.summarize: the same for `recover` and the hooks); None only when a caller
+    builds a ResumeResult without one."""
 
     def __init__(
         self,
@@ -121,6 +124,7 @@ class ResumeResult:
         record: Record,
         repaired: list[str],
         problems: list[Problem],
+        ledger: Ledger | None = None,
     ) -> None:
         self.text = text
         self.confidence = confidence
@@ -129,6 +133,7 @@ class ResumeResult:
         self.record = record
         self.repaired = repaired
         self.problems = problems
+        self.ledger = ledger
 
 
 def resume(
@@ -137,13 +142,19 @@ def resume(
     preface: str | None = None,
     session_id: str | None = None,
     max_bytes: int | None = None,
+    transcript: str | None = None,
+    harness: str | None = None,
 ) -> ResumeResult:
     """The brief a fresh context reads first, logged as a `resume` record. Reads the WAL's tail, not the WAL.
 
     session_id: the harness session the brief is given to, logged in the record (cleaned, at most 200 chars).
-    max_bytes: a bound on the brief's UTF-8 bytes besides `budget` characters (see render)."""
+    max_bytes: a bound on the brief's UTF-8 bytes besides `budget` characters (see render).
+    transcript, harness: the hook event's transcript path and the harness answered (claude, codex, gemini), None
+    outside a hook. The `resume` record is to carry them (with the host and the file's size) so that a later recency
+    check can find the transcript, and the checks get them as Context.event (WP-B, WP-C). Accepted and not used yet."""
     from rehydrate import checks
     from rehydrate.errors import UsageError
+    from rehydrate.store import since
 
     budget = DEFAULT_BUDGET if budget is None else budget
     if budget < MIN_BUDGET:
@@ -152,9 +163,11 @@ def resume(
         sizes: dict[str, int] = {}
         parts: dict[str, object] = {}
         shown = _views(state, snap, budget, sizes, parts)
-        findings = checks.run_all(checks.Context(state, snap.outcome(), views=shown))
+        found = since.find(state, snap)  # the WAL since the last checkpoint, read back once for every check
+        findings = checks.run_all(checks.Context(state, snap.outcome(), views=shown, since=found))
         conf = checks.confidence(findings)
-        inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts)
+        summed = _ledger(shown, findings)
+        inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts, summed)
         out = render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)
         data = {
             "budget": budget,
@@ -167,7 +180,7 @@ def resume(
         if session_id:
             data["session_id"] = views.clean(session_id, one_line=True)[:200]
         rec = state.log_resume(snap, data)
-        return ResumeResult(out.text, conf, findings, out.omitted, rec, snap.repaired, snap.problems)
+        return ResumeResult(out.text, conf, findings, out.omitted, rec, snap.repaired, snap.problems, summed)
 
 
 def reduced(
@@ -295,6 +308,14 @@ def _bounded(
         src.close()
 
 
+def _ledger(shown: dict[str, str | None], findings: list[Finding]) -> Ledger:
+    """The ledger of these findings, with the checkpoint's next step as 99 shows it (one code path: checks/ledger)."""
+    from rehydrate.checks import ledger
+
+    nxt = views.parse_next(shown.get(views.NEXT) or "").get("next")
+    return ledger.summarize(findings, checkpoint_next=nxt, goal_present=bool((shown.get(views.GOAL) or "").strip()))
+
+
 def _input(
     state: State,
     shown: dict[str, str | None],
@@ -304,11 +325,10 @@ def _input(
     preface: str | None,
     sizes: dict[str, int] | None = None,
     parts: dict[str, object] | None = None,
+    summed: Ledger | None = None,
 ) -> BriefInput:
-    next_fields = views.parse_next(shown.get(views.NEXT) or "")
-    action = next((f.next_action for f in findings if f.status != "ok" and f.next_action), None)
-    if action is None:
-        action = next_fields.get("next") or "read the goal and write a first checkpoint"
+    summed = summed if summed is not None else _ledger(shown, findings)
+    action = summed.next if summed.next is not None else "stop and ask: " + (summed.ask or "")
     extras = [(n, v) for n, v in shown.items() if n not in views.VIEWS and v is not None]
     inp = BriefInput(
         folder=os.path.basename(state.root),

@@ -1,7 +1,10 @@
-"""Recovery checks: each answers one question and returns findings; the ledger sums them up.
+"""Recovery checks: each answers one question and returns findings; the ledger sums them up (checks/ledger.py).
 
-A check is any object with a ``name`` and ``run(context) -> list[Finding]``. Built-in checks sit in the static
-registry below; later issues add theirs to it.
+A check is any object with a ``name`` and ``run(context) -> list[Finding]``. Two optional attributes: ``start(context)
+-> None``, called for every check before any check's ``run`` (a check starts its processes there, so that git runs
+while the others read files), and ``scope = "recover"`` for a check that runs in `rehydrate recover` only, never on
+the hook path. Built-in checks sit in the static registry below, in ORDER; a user's own check is named in
+state/config.json as ``module:attr`` and runs in `recover` only, after the built-in ones (checks/user.py).
 """
 
 from __future__ import annotations
@@ -10,11 +13,15 @@ from rehydrate.store import views as layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
-    from typing import Protocol
+    from collections.abc import Mapping
+    from typing import Any, Protocol
 
+    from rehydrate.store.since import Since
     from rehydrate.store.state import Outcome, State
 
     class Check(Protocol):
+        """name and run; optionally `start(context) -> None` and `scope = "recover"` (see the module's docstring)."""
+
         name: str
 
         def run(self, context: Context) -> list[Finding]: ...
@@ -22,22 +29,61 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
 MAX_MESSAGE = 1000  # a finding's message is one line of the ledger: it says what was found and where, briefly
 
+# The statuses, a closed set. ok: looked, and what it found agrees with the checkpoint. degraded: looked, and found
+# what contradicts or outdates it (its next action says what to look at first). failed: could not run at all (the
+# state did not load, the check raised, a check gave an unknown status). skipped: should have looked and could not
+# (a recorded transcript gone, git or gh past its deadline): an unlooked place is not a clean one, so it degrades
+# too. n/a: nothing to look at (no pipeline registered, no upstream or main line, no transcript ever recorded, gh not
+# installed or not signed in): the check does not apply, which does not degrade. An ok or n/a finding says where it
+# looked: finding nothing never shows that something was never saved.
+OK, DEGRADED, FAILED, SKIPPED, NA = "ok", "degraded", "failed", "skipped", "n/a"
+STATUSES = (OK, DEGRADED, FAILED, SKIPPED, NA)
+LOWERING = (DEGRADED, FAILED, SKIPPED)  # the statuses that make the confidence `degraded (...)`
+
+# The ledger's checks in their fixed order. mailbox and outbox come with the git issue: their slots are kept and no
+# module answers them yet (registry() skips a name without a module).
+ORDER = ("identity", "state", "handoff", "mailbox", "outbox", "recency", "live-state", "direction", "cursors")
+_MODULES = {  # check name -> (module under rehydrate.checks, class): imported only when the registry is built
+    "identity": ("identity", "IdentityCheck"),
+    "state": ("state", "StateCheck"),
+    "handoff": ("handoff", "HandoffCheck"),
+    "recency": ("recency", "RecencyCheck"),
+    "live-state": ("livestate", "LiveStateCheck"),
+    "direction": ("direction", "DirectionCheck"),
+    "cursors": ("cursors", "CursorsCheck"),
+}
+SCOPES = ("hook", "recover")
+
 
 class Finding:
-    """One line of the ledger: a check's status (ok, degraded, skipped or failed), what it found, what to do next.
+    """One line of the ledger: a check's status (one of STATUSES), what it found, what to do next, and the single
+    fact to ask a human for when nothing else gives a safe step.
 
     A message can quote what the check read (a changed latch line, a file name): it is kept to one clean line (no
     control or invisible characters, no line breaks, at most MAX_MESSAGE characters), so that it can never start a
-    line of its own in the brief or on a terminal."""
+    line of its own in the brief or on a terminal; so are next_action and ask. A status outside STATUSES (a user's
+    check, a typo) is never taken as clean: the finding becomes `failed`, its message prefixed with "unknown status
+    'x': "."""
 
-    def __init__(self, check: str, status: str, message: str, next_action: str | None = None) -> None:
+    def __init__(
+        self, check: str, status: str, message: str, next_action: str | None = None, ask: str | None = None
+    ) -> None:
         self.check = _line(check, 64)
-        self.status = _line(status, 16)
+        if status not in STATUSES:
+            message = f"unknown status {_line(status, 16)!r}: {message}"
+            status = FAILED
+        self.status = status
         self.message = _line(message, MAX_MESSAGE)
         self.next_action = None if next_action is None else _line(next_action, MAX_MESSAGE)
+        self.ask = None if ask is None else _line(ask, MAX_MESSAGE)
 
     def as_dict(self) -> dict[str, str | None]:
+        """`resume --json`'s `findings` entry (its contract: these four keys, unchanged by issue 12)."""
         return {"check": self.check, "status": self.status, "message": self.message, "next_action": self.next_action}
+
+    def as_ledger(self) -> dict[str, str | None]:
+        """`recover --json`'s `checks` entry: {"name", "status", "finding", "next"} (next None when it has none)."""
+        return {"name": self.check, "status": self.status, "finding": self.message, "next": self.next_action}
 
 
 def _line(text: object, most: int) -> str:
@@ -61,9 +107,43 @@ class StateView:
         object.__setattr__(self, name, value)
 
 
+class HookEvent:
+    """The hook event a brief answers, as the checks may see it: which harness (claude, codex, gemini), its session
+    id, the transcript path the harness gave in the event, and the SessionStart source (startup, resume, clear,
+    compact; None for other events). Every field is None when unknown. The harness is the authority for its own
+    event, so `transcript_path` is the one path a check may read without the folder test that a path recorded in
+    the WAL must pass (checks/recency.py); it must still be a regular file, read within the scope's bound."""
+
+    __slots__ = ("harness", "session_id", "source", "transcript_path")
+
+    def __init__(
+        self,
+        harness: str | None = None,
+        session_id: str | None = None,
+        transcript_path: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        self.harness = harness
+        self.session_id = session_id
+        self.transcript_path = transcript_path
+        self.source = source
+
+
 class Context:
     """What the checks look at, read-only: the state folder and its actor (`state`, None when the state could not
-    load), what reconciliation found, the views' text as the brief read them, and the error that stopped the load."""
+    load), what reconciliation found, the views' text as the brief read them, and the error that stopped the load.
+
+    Keyword-only, each with a default that keeps the old four-argument call meaning what it meant:
+    - scope: "hook" (SessionStart, BeforeAgent, `rehydrate resume`: the start-up bound, git 2 s a call, no gh, no
+      user checks) or "recover" (`rehydrate recover`: git 10 s a call, gh, user checks). Anything else: ValueError.
+    - since: what the WAL holds since the last checkpoint (store.since.Since), built once by the caller; None when
+      the caller built none (then the checks that need it say they did not look: skipped, or n/a without a state).
+    - transcript: the path given with `recover --transcript` (trusted: the user named it); None otherwise.
+    - event: the HookEvent being answered; None outside a hook.
+    - config: state/config.json as read (untrusted: it arrived by git pull); {} when absent or unreadable.
+    - env: the environment for the processes a check starts (PATH finds git and gh); None means os.environ.
+    `shared` is the one mutable part: a dict the checks of one run share (the git probe live-state starts and
+    direction reads, under "gitnow"). Nothing else of a Context is changed by a check."""
 
     def __init__(
         self,
@@ -71,35 +151,78 @@ class Context:
         reconciled: Outcome | None,
         error: str | None = None,
         views: dict[str, str | None] | None = None,
+        *,
+        scope: str = "hook",
+        since: Since | None = None,
+        transcript: str | None = None,
+        event: HookEvent | None = None,
+        config: dict[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
+        if scope not in SCOPES:
+            raise ValueError(f"unknown scope {scope!r}: one of {', '.join(SCOPES)}")
         self.state = StateView(state.root, state.actor) if state is not None else None
         self.reconciled = reconciled
         self.error = error
         self.views: dict[str, str | None] = dict(views) if views is not None else {}
+        self.scope = scope
+        self.since = since
+        self.transcript = transcript
+        self.event = event
+        self.config: dict[str, Any] = dict(config) if config is not None else {}
+        self.env = env
+        self.shared: dict[str, Any] = {}
 
 
-def registry() -> list[Check]:
-    from rehydrate.checks.cursors import CursorsCheck
-    from rehydrate.checks.identity import IdentityCheck
-    from rehydrate.checks.state import StateCheck
-
-    return [IdentityCheck(), StateCheck(), CursorsCheck()]
+def registry(scope: str = "hook") -> list[Check]:
+    """The built-in checks in ORDER, one instance each; names without a module yet (mailbox, outbox) are left out,
+    and so, in hook scope, are checks whose `scope` is "recover". Each module is imported here, never at the top: a
+    check's imports are paid only when the registry is built. A user's checks are not in it: `recover` appends them
+    (checks/user.py), after cursors."""
+    found: list[Check] = []
+    for name in ORDER:
+        where = _MODULES.get(name)
+        if where is None:
+            continue
+        check = getattr(__import__(f"rehydrate.checks.{where[0]}", fromlist=[where[1]]), where[1])()
+        if scope == "hook" and getattr(check, "scope", "hook") == "recover":
+            continue
+        found.append(check)
+    return found
 
 
 def run_all(context: Context, checks: list[Check] | None = None) -> list[Finding]:
+    """Every check's findings, in the checks' order. First each check's optional `start(context)`, then each
+    `run(context)`; a check whose start or run raises gives one `failed` finding instead (and is not run after a
+    failed start)."""
     findings: list[Finding] = []
-    for check in checks if checks is not None else registry():
+    chosen = checks if checks is not None else registry(context.scope)
+    broken: dict[int, Finding] = {}
+    for i, check in enumerate(chosen):
+        start = getattr(check, "start", None)
+        if start is None:
+            continue
+        try:
+            start(context)
+        except Exception as e:
+            broken[i] = Finding(check.name, FAILED, f"the check raised {type(e).__name__}: {e}")
+    for i, check in enumerate(chosen):
+        if i in broken:
+            findings.append(broken[i])
+            continue
         try:
             findings += check.run(context)
         except Exception as e:
-            findings.append(Finding(check.name, "failed", f"the check raised {type(e).__name__}: {e}"))
+            findings.append(Finding(check.name, FAILED, f"the check raised {type(e).__name__}: {e}"))
     return findings
 
 
 def confidence(findings: list[Finding]) -> str:
+    """`recovered`, or `degraded (a, b)` naming each check with a degraded, failed or skipped finding, in order of
+    first appearance (the ledger's order). ok and n/a never degrade. checks/ledger.summarize gives the same."""
     bad = []
     for f in findings:
         # skipped: the check should have looked and could not; an unlooked place is not a clean one
-        if f.status in ("degraded", "failed", "skipped") and f.check not in bad:
+        if f.status in LOWERING and f.check not in bad:
             bad.append(f.check)
     return "recovered" if not bad else f"degraded ({', '.join(bad)})"

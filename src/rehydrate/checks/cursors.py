@@ -22,8 +22,11 @@ class CursorsCheck:
     def run(self, context: Context) -> list[Finding]:
         from rehydrate.store.views import PIPELINES
 
-        if context.state is None or not os.path.lexists(os.path.join(context.state.root, PIPELINES)):
-            return []  # no pipeline registered: nothing of the pipelines to load or read
+        if context.state is None:
+            return []  # the state did not load: identity says so, and there is no registry to look for
+        if not os.path.lexists(os.path.join(context.state.root, PIPELINES)):
+            # nothing to look at, which does not degrade; the finding says where it looked
+            return [Finding(self.name, "n/a", f"no pipeline registered (state/{PIPELINES} absent)")]
         from rehydrate.cursor import registered as cursor  # not the pipeline: the hook path stays light
 
         try:

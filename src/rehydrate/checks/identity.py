@@ -1,8 +1,12 @@
-"""identity: who am I (actor, goal), and did the state load at all."""
+"""identity: who am I (actor, goal), and did the state load at all.
+
+A missing or empty goal with no checkpoint naming a next step leaves nothing to act on: the finding then carries the
+ledger's one question (`ask`, checks/ledger.ASK_TASK), so that the ledger stops and asks rather than guess."""
 
 from __future__ import annotations
 
 from rehydrate.checks import Context, Finding
+from rehydrate.checks.ledger import ASK_TASK
 from rehydrate.store import views
 
 
@@ -16,6 +20,14 @@ class IdentityCheck:
         title = next((ln for ln in goal if ln.strip() and not ln.startswith("#")), "")
         title = views.clean(title[:400], one_line=True)
         if not title:
-            return [Finding(self.name, "degraded", f"actor {context.state.actor}; the goal file is missing or empty")]
+            text = f"actor {context.state.actor}; the goal file is missing or empty"
+            return [Finding(self.name, "degraded", text, ask=None if _checkpoint_next(context) else ASK_TASK)]
         short = title if len(title) <= 100 else title[:99] + "…"
         return [Finding(self.name, "ok", f"actor {context.state.actor}; goal: {short}")]
+
+
+def _checkpoint_next(context: Context) -> str | None:
+    """The last checkpoint's next step: from the WAL's back-scan when the caller built one, else as 99 shows it."""
+    if context.since is not None and context.since.next:
+        return context.since.next
+    return views.parse_next(context.views.get(views.NEXT) or "").get("next") or None

@@ -248,14 +248,7 @@ def context(event_name: str, text: str) -> str:
 
 
 def config(root: str) -> dict[str, Any]:
-    """state/config.json, or {} (the defaults) if it is absent, unreadable, not a regular file or too large: read
-    through fsio, which never follows a symlink nor blocks on a FIFO."""
-    from rehydrate import safejson
-    from rehydrate.store import WORDS, fsio
+    """state/config.json, or {} (the defaults): store/config.read."""
+    from rehydrate.store import config as project
 
-    try:
-        data = fsio.read_bytes(os.path.join(root, CONFIG), MAX_CONFIG, WORDS)
-        value = safejson.loads(data) if data else {}
-    except (RehydrateError, OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
+    return project.read(root)

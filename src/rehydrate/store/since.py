@@ -1,0 +1,189 @@
+"""What the WAL holds since the last checkpoint: the records a recovery reads back to, newest first.
+
+Contract of `find(state, snap, max_bytes=HOOK_BYTES) -> Since`, built on `wal.read_back(path, max_bytes)` (records
+decoded strictly, newest first; store/walback.py):
+- Reads back from the WAL's end to the last `checkpoint` record (or `init`, or a `rotate` record's
+  `data.checkpoint`), at most max_bytes: the cost follows what was written since the checkpoint, not the history.
+- Built once per command by its face (brief.resume, cli/recover.py, harness/capture.py) and handed to the checks in
+  `Context.since`; checks never read the WAL or import the harness themselves.
+- When max_bytes is reached first, or a record read back does not decode, the checkpoint's fields come from
+  state/99_next.md's header (seq, minute; its next and done fields), as reconciliation verified it: `complete` is
+  False, `checkpoint` and `git` stay None, and the checks that need the exact record say so. `problem` says why.
+- Every field is untrusted (the WAL arrived by git pull): strings are used as data, paths as candidates that must
+  pass their reader's tests (checks/recency.py), never trusted as this host's.
+"""
+
+from __future__ import annotations
+
+from rehydrate.errors import RehydrateError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.state import State
+    from rehydrate.store.wal import Record
+
+HOOK_BYTES = 4 << 20  # the most the back-scan reads on the hook path (and in recover)
+MAX_TRANSCRIPTS = 3  # the most transcript references kept, newest first
+
+
+class TranscriptRef:
+    """A transcript a hook recorded after the checkpoint: its path (untrusted), harness (claude, codex, gemini),
+    session id, size in bytes when recorded (None: the file did not exist yet), host (os.uname().nodename, cleaned),
+    and the record's seq, ts and op (compaction, precompress or resume)."""
+
+    __slots__ = ("harness", "host", "op", "path", "seq", "session_id", "size", "ts")
+
+    def __init__(
+        self,
+        path: str,
+        harness: str | None,
+        session_id: str | None,
+        size: int | None,
+        host: str | None,
+        seq: int,
+        ts: str,
+        op: str,
+    ) -> None:
+        self.path = path
+        self.harness = harness
+        self.session_id = session_id
+        self.size = size
+        self.host = host
+        self.seq = seq
+        self.ts = ts
+        self.op = op
+
+
+class Since:
+    """The WAL since the last checkpoint. checkpoint: that record (None: none found, or only 99's header known).
+    seq, ts: its seq and timestamp (None: no checkpoint). next, done: its next step and what it finished. git: its
+    `{"head", "branch", "dirty"[, "dirty_count"]}` (None: not recorded, not a repository then). handoff: the last
+    `handoff` record after it, else None. compactions: the `compaction` records after it, newest first. capture: the
+    newest one's `data.capture` (schema v1, harness/capture.py), else None. transcripts: the TranscriptRefs from
+    compaction, precompress and resume records after it, deduplicated by path, newest first, at most
+    MAX_TRANSCRIPTS. records: how many records were read after it. complete: whether the back-scan reached it."""
+
+    def __init__(self) -> None:
+        self.checkpoint: dict[str, Any] | None = None
+        self.seq: int | None = None
+        self.ts: str | None = None
+        self.next: str | None = None
+        self.done: str | None = None
+        self.git: dict[str, Any] | None = None
+        self.handoff: dict[str, Any] | None = None
+        self.compactions: list[dict[str, Any]] = []
+        self.capture: dict[str, Any] | None = None
+        self.transcripts: list[TranscriptRef] = []
+        self.records = 0
+        self.complete = False
+        self.problem: str | None = None  # why the back-scan did not reach the checkpoint (None when it did)
+
+
+def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Since:
+    """The WAL since the last checkpoint (see the module's docstring). snap: the reading snapshot the caller holds
+    (None when the state did not load: an empty Since, nothing read)."""
+    from rehydrate.store import walback
+    from rehydrate.store.wal import BadRecord
+
+    since = Since()
+    if snap is None:
+        return since
+    after: list[Record] = []  # the records after the checkpoint, newest first
+    back = walback.Back(state.wal_path, max_bytes)
+    try:
+        for _, rec in back:
+            anchor = _anchor(rec)
+            if anchor is not None:
+                _set_checkpoint(since, anchor, rec)
+                since.complete = True
+                break
+            after.append(rec)
+    except (BadRecord, RehydrateError) as e:
+        since.problem = str(e)
+    if not since.complete:
+        since.problem = since.problem or (
+            f"the last {back.read:,} bytes of the WAL hold no checkpoint" if back.cut else "the WAL holds no checkpoint"
+        )
+        _from_next(since, state)
+    since.records = len(after)
+    _collect(since, after)
+    return since
+
+
+def _anchor(rec: Record) -> Record | None:
+    """The checkpoint a record is or carries: a checkpoint, the init (the first next step), or a rotate record's
+    data.checkpoint (the archived log's last checkpoint); else None."""
+    if rec["op"] in ("checkpoint", "init"):
+        return rec
+    carried = rec["data"].get("checkpoint") if rec["op"] == "rotate" else None
+    return carried if isinstance(carried, dict) else None
+
+
+def _set_checkpoint(since: Since, anchor: Record, found: Record) -> None:
+    since.checkpoint = anchor
+    seq, ts, data, git = anchor.get("seq"), anchor.get("ts"), anchor.get("data"), anchor.get("git")
+    since.seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+    since.ts = ts if isinstance(ts, str) else None
+    data = data if isinstance(data, dict) else {}
+    since.next = _text(data.get("next"))
+    since.done = _text(data.get("done"))
+    since.git = git if isinstance(git, dict) else None
+    if found["op"] == "rotate":  # the archived log's last handoff, if it came after the carried checkpoint
+        carried = found["data"].get("handoff")
+        if isinstance(carried, dict) and isinstance(carried.get("seq"), int) and since.seq is not None:
+            since.handoff = carried if carried["seq"] > since.seq else None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _from_next(since: Since, state: State) -> None:
+    """The checkpoint as state/99_next.md's header and fields show it (reconciliation verified the file)."""
+    from rehydrate.store import fsio, views
+
+    try:
+        raw = fsio.read_bytes(state.path(views.NEXT), 1 << 20)
+    except RehydrateError:
+        return
+    text = (raw or b"").decode("utf-8", "replace")
+    fields = views.parse_next(text)
+    since.next, since.done = _text(fields.get("next")), _text(fields.get("done"))
+    head = text.split("\n", 1)[0]
+    if head.startswith("# Next (checkpoint "):
+        seq, _, rest = head[len("# Next (checkpoint ") :].partition(", ")
+        since.seq = int(seq) if seq.isdigit() and len(seq) < 19 else None
+        since.ts = (rest.partition(", ")[0] or None) if since.seq is not None else None
+
+
+def _collect(since: Since, after: list[Record]) -> None:
+    """The handoff, compactions, capture and transcript references among the records after the checkpoint."""
+    seen: set[str] = set()
+    for rec in after:  # newest first
+        op, data = rec["op"], rec["data"]
+        if op == "handoff" and since.handoff is None:
+            since.handoff = rec
+        elif op == "compaction":
+            since.compactions.append(rec)
+            capture = data.get("capture")
+            if since.capture is None and isinstance(capture, dict):
+                since.capture = capture
+        if op in ("compaction", "precompress", "resume"):
+            ref = _ref(rec)
+            if ref is not None and ref.path not in seen and len(since.transcripts) < MAX_TRANSCRIPTS:
+                seen.add(ref.path)
+                since.transcripts.append(ref)
+
+
+def _ref(rec: Record) -> TranscriptRef | None:
+    data = rec["data"]
+    path = data.get("transcript_path")
+    if not isinstance(path, str) or not path or "\0" in path:
+        return None
+    size = data.get("transcript_size")
+    size = size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
+    words = [data.get(k) if isinstance(data.get(k), str) else None for k in ("harness", "session_id", "host")]
+    return TranscriptRef(path, words[0], words[1], size, words[2], rec["seq"], str(rec["ts"]), rec["op"])

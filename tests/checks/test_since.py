@@ -1,0 +1,130 @@
+"""What the WAL holds since the last checkpoint (store/since.py), read backwards and bounded (store/walback.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rehydrate.store import since, wal, walback
+from rehydrate.store.state import State
+
+
+def _since(state: State, max_bytes: int = since.HOOK_BYTES) -> since.Since:
+    with state.reading() as snap:
+        return since.find(state, snap, max_bytes)
+
+
+def _ref(**changes: object) -> dict[str, Any]:
+    data: dict[str, Any] = {"harness": "claude", "session_id": "s1", "host": "box", "transcript_size": 10}
+    data["transcript_path"] = "/t/one.jsonl"
+    data.update(changes)
+    return data
+
+
+def test_read_back_gives_every_record_newest_first_with_its_offset(
+    state: State, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(30):
+        state.record("note", {"text": f"note {i} " + "x" * (i * 37)})
+    monkeypatch.setattr(walback, "FIRST_CHUNK", 100)  # many chunks, lines split across them
+    monkeypatch.setattr(walback, "MAX_CHUNK", 700)
+    back = list(wal.read_back(state.wal_path, 1 << 30))
+    forward = list(wal.records(state.wal_path))
+    assert [rec for _, rec in back] == forward[::-1]
+    raw = Path(state.wal_path).read_bytes()
+    for off, rec in back:
+        assert raw[off:].split(b"\n", 1)[0] == wal.encode(rec)[:-1]
+
+
+def test_read_back_leaves_out_a_torn_last_line_and_stops_at_a_damaged_one(state: State) -> None:
+    count = len(list(wal.records(state.wal_path)))
+    with open(state.wal_path, "ab") as f:
+        f.write(b'{"actor":"agent","da')  # a write in progress
+    assert len(list(wal.read_back(state.wal_path, 1 << 20))) == count
+    lines = Path(state.wal_path).read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"seq":2', b'"seq":7')  # an edited record, not the last
+    Path(state.wal_path).write_bytes(b"\n".join(lines))
+    with pytest.raises(wal.BadRecord, match="damaged record at byte"):
+        list(wal.read_back(state.wal_path, 1 << 20))
+
+
+def test_read_back_reads_at_most_max_bytes(state: State) -> None:
+    for i in range(50):
+        state.record("note", {"text": f"note {i} " + "y" * 500})
+    back = walback.Back(state.wal_path, 4000)
+    got = list(back)
+    assert back.cut and back.read == 4000
+    assert 0 < len(got) < 10
+    whole = walback.Back(state.wal_path, 1 << 30)
+    assert len(list(whole)) > 50 and not whole.cut
+
+
+def test_since_holds_the_last_checkpoint_and_what_the_hooks_recorded_after_it(state: State) -> None:
+    state.handoff("old note, before the checkpoint")
+    state.checkpoint(done="the tokenizer", next="binding powers")
+    state.handoff("a first note after the checkpoint")
+    state.record("resume", _ref(transcript_path="/t/one.jsonl"))
+    state.record("compaction", _ref(phase="pre", transcript_path="/t/two.jsonl", capture={"v": 1, "n": 1}))
+    state.handoff("new note, after the checkpoint")
+    state.record("compaction", _ref(phase="pre", transcript_path="/t/two.jsonl", capture={"v": 1, "n": 2}))
+    state.record("precompress", _ref(transcript_path="/t/three.jsonl", transcript_size=None, harness="gemini"))
+    found = _since(state)
+    assert found.complete and found.problem is None
+    assert found.checkpoint is not None and found.checkpoint["op"] == "checkpoint"
+    assert (found.next, found.done, found.seq) == ("binding powers", "the tokenizer", found.checkpoint["seq"])
+    assert found.ts == found.checkpoint["ts"] and found.git == found.checkpoint["git"]
+    assert found.handoff is not None and found.handoff["data"]["text"] == "new note, after the checkpoint"
+    assert [c["data"]["capture"]["n"] for c in found.compactions] == [2, 1]
+    assert found.capture == {"v": 1, "n": 2}  # the newest compaction's
+    refs = [(r.path, r.op, r.harness, r.size) for r in found.transcripts]
+    assert refs == [
+        ("/t/three.jsonl", "precompress", "gemini", None),
+        ("/t/two.jsonl", "compaction", "claude", 10),
+        ("/t/one.jsonl", "resume", "claude", 10),
+    ]
+    assert found.records == 6
+
+
+def test_a_handoff_before_the_checkpoint_is_not_one_since_it(state: State) -> None:
+    state.handoff("written first")
+    state.checkpoint(done="a", next="b")
+    found = _since(state)
+    assert found.complete and found.handoff is None and found.records == 0
+
+
+def test_untrusted_references_are_kept_as_data_and_bounded(state: State) -> None:
+    for i in range(6):
+        state.record("resume", _ref(transcript_path=f"/t/{i}.jsonl", transcript_size=-5, host=7))
+    state.record("resume", {"transcript_path": 12})
+    found = _since(state)
+    assert [r.path for r in found.transcripts] == ["/t/5.jsonl", "/t/4.jsonl", "/t/3.jsonl"]
+    assert {(r.size, r.host) for r in found.transcripts} == {(None, None)}
+
+
+def test_past_the_cap_the_checkpoint_comes_from_99s_header(state: State) -> None:
+    state.checkpoint(done="the tokenizer", next="binding powers")
+    seq = _since(state).seq
+    for i in range(40):
+        state.record("note", {"text": f"note {i} " + "z" * 1000})
+    found = _since(state, max_bytes=8000)
+    assert not found.complete and found.checkpoint is None and found.git is None
+    assert found.problem == "the last 8,000 bytes of the WAL hold no checkpoint"
+    assert (found.seq, found.next, found.done) == (seq, "binding powers", "the tokenizer")
+    assert found.ts is not None and found.ts.startswith("20")
+
+
+def test_a_rotated_log_reads_back_to_the_checkpoint_its_rotate_record_carries(state: State) -> None:
+    state.checkpoint(done="the tokenizer", next="binding powers")
+    seq = _since(state).seq
+    state.rotate()
+    state.record("note", {"text": "after the rotation"})
+    found = _since(state)
+    assert found.complete and (found.seq, found.next) == (seq, "binding powers")
+    assert found.records == 1
+
+
+def test_no_snapshot_no_read(state: State) -> None:
+    found = since.find(state, None)
+    assert (found.complete, found.checkpoint, found.records) == (False, None, 0)
