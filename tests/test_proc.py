@@ -100,3 +100,19 @@ def test_a_batch_is_waited_for_once() -> None:
     batch.wait(60.0)
     with pytest.raises(RuntimeError):
         batch.wait(60.0)
+
+
+def test_the_program_is_found_on_the_childs_path_not_the_callers(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "rehydrate-fake-tool"
+    fake.write_text(f"#!{PY}\nprint('fake')\n")
+    fake.chmod(0o755)
+    (bin_dir / "not-executable").write_text("x")
+    found, absent, plain = proc.start(
+        [["rehydrate-fake-tool"], ["python3"], ["not-executable"]], env={"PATH": str(bin_dir)}
+    ).wait(60.0)
+    assert found.code == 0 and found.out == b"fake\n"
+    assert absent.missing and plain.missing  # python3 is on the caller's PATH only
+    (r,) = proc.start([["rehydrate-fake-tool"]]).wait(60.0)
+    assert r.missing

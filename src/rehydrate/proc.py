@@ -2,10 +2,11 @@
 behind.
 
 Contract:
-- `start(cmds, *, env=None, cwd=None) -> Batch` starts every argv at once with os.posix_spawnp, each in a process
+- `start(cmds, *, env=None, cwd=None) -> Batch` starts every argv at once with os.posix_spawn, each in a process
   group of its own (setpgroup=0), stdin /dev/null, stdout and stderr on pipes. Never a shell, never subprocess,
   threading, signal or selectors: this module is on the hook path (tests/cli/test_imports.py). env None: os.environ.
-  A program not found on PATH does not raise: its Result has `missing` True.
+  The program is looked for on env's PATH (posix_spawnp would use this process's own). A program not found there
+  does not raise: its Result has `missing` True.
 - `Batch.wait(deadline) -> list[Result]`, in the order of cmds: waits with poll() (never select(): descriptors above
   1,023) until every process has ended or `deadline` seconds have passed since start(); stdout kept up to MAX_OUT
   bytes and stderr up to MAX_ERR (the rest read and dropped, so a child never blocks on a full pipe). At the
@@ -179,9 +180,14 @@ def _spawn(argv: list[str], env: dict[str, str]) -> _Child | Result:
         for fd in opened:
             os.close(fd)
         return Result(None, b"", f"could not start: {e.strerror}".encode())
+    program = _which(argv[0], env.get("PATH", os.defpath))
+    if program is None:
+        for fd in opened:
+            os.close(fd)
+        return Result(None, b"", f"{argv[0]} not found on PATH".encode(), missing=True)
     try:
-        pid = os.posix_spawnp(
-            argv[0],
+        pid = os.posix_spawn(
+            program,
             argv,
             env,
             file_actions=[
@@ -200,3 +206,14 @@ def _spawn(argv: list[str], env: dict[str, str]) -> _Child | Result:
         for fd in (devnull, out_w, err_w):
             os.close(fd)
     return _Child(pid, out_r, err_r)
+
+
+def _which(name: str, path: str) -> str | None:
+    """The program `name` on the child's PATH (posix_spawnp would search the caller's own PATH instead)."""
+    if "/" in name:
+        return name
+    for folder in path.split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
