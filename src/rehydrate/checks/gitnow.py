@@ -90,7 +90,7 @@ class Probe:
         self._root = root
         self._env = env
         self._deadline = deadline
-        self._ckpt_head = _sha(ckpt.get("head")) if ckpt else None
+        self._ckpt_head = recorded_head(ckpt.get("head")) if ckpt else None
         self._ckpt_branch = ckpt.get("branch") if ckpt else None
         self._names: list[str] = []
         self._batch: proc.Batch | None = None
@@ -247,7 +247,7 @@ def _fetched(now: GitNow, result: proc.Result, why: str | None) -> None:
     now.fetched = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
 
 
-def _sha(value: object) -> str | None:
+def recorded_head(value: object) -> str | None:
     """A recorded HEAD, if it is a hash (the WAL is untrusted: never an option or a revision expression)."""
     if isinstance(value, str) and 4 <= len(value) <= 64 and all(c in "0123456789abcdef" for c in value):
         return value
