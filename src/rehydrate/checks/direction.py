@@ -1,6 +1,6 @@
 """direction: what moved on the main line, by others, since the checkpoint.
 
-Contract (WP-D builds it; until then run() returns no finding):
+Contract:
 - The main line: origin/HEAD's target, else origin/main or origin/master, else the local main or master when HEAD is
   on another branch (the refs come from the git probe live-state started, `context.shared["gitnow"]`). None: n/a "no
   main line to compare (looked for origin/HEAD, origin/main, origin/master, main, master)".
@@ -18,13 +18,123 @@ Contract (WP-D builds it; until then run() returns no finding):
 
 from __future__ import annotations
 
+from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rehydrate.checks import Context, Finding
+    from rehydrate.checks import Context
+    from rehydrate.checks.gitnow import GitNow
+
+NAME = "direction"
+MAX_LISTED = 20  # commits asked for (one more, to know there are more)
+NAMED = 3  # others' commits named in the finding
+FORMAT = "--format=%H%x1f%an%x1f%ae%x1f%s"
+LOOKED = "looked for origin/HEAD, origin/main, origin/master, main, master"
 
 
 class DirectionCheck:
-    name = "direction"
+    name = NAME
 
     def run(self, context: Context) -> list[Finding]:
-        return []
+        if context.state is None:
+            return []  # the state did not load: identity and state say so
+        if context.since is None or context.since.seq is None:
+            return []  # no checkpoint known to compare with: as live-state (checks/livestate.py)
+        from rehydrate.checks import gitnow
+
+        probe = context.shared.get("gitnow")
+        if probe is None:  # live-state was not run: start the probe here
+            probe = context.shared["gitnow"] = gitnow.probe(context)
+        now: GitNow = probe.result()
+        if now.repo is None:
+            why = now.unanswered.get("status", "gave no answer")
+            return [Finding(NAME, SKIPPED, f"git status {why}: the main line not looked at")]
+        if now.repo is False:
+            return [Finding(NAME, NA, f"not a git repository (git status in {context.state.root}): no main line")]
+        main = main_line(now)
+        if main is None:
+            return [Finding(NAME, NA, f"no main line to compare ({LOOKED})")]
+        since = context.since
+        head = gitnow.recorded_head(since.git.get("head")) if since.git else None
+        label = f"checkpoint {since.seq}"
+        if head is None:
+            return [Finding(NAME, NA, f"{label} recorded no git HEAD: {_short(main)} not compared with it")]
+        calls = {
+            "log": [
+                "log",
+                "-z",
+                FORMAT,
+                f"--max-count={MAX_LISTED + 1}",
+                *_since(since.ts),
+                main,
+                "^HEAD",
+                f"^{head}",
+                "--",
+            ],
+            "config": ["config", "user.email"],
+        }
+        answers = probe.run(calls)
+        failed = probe.why(answers["log"])
+        if failed is not None:
+            text = f"git log HEAD..{_short(main)} {failed}: the main line since {label} not looked at"
+            return [Finding(NAME, SKIPPED, text, f"run `git log HEAD..{_short(main)}` yourself before going on")]
+        me = answers["config"].out.decode("utf-8", "replace").strip() if answers["config"].code == 0 else None
+        return [_finding(answers["log"].out, me, _short(main), label, now.fetched)]
+
+
+def main_line(now: GitNow) -> str | None:
+    """origin/HEAD's target, else origin/main or origin/master, else the local main or master when HEAD is on
+    another branch: a full ref name, or None."""
+    target = now.refs.get("refs/remotes/origin/HEAD", "")
+    if target.startswith("ref: refs/"):
+        return target[len("ref: ") :]
+    for ref in ("refs/remotes/origin/main", "refs/remotes/origin/master"):
+        if ref in now.refs:
+            return ref
+    for ref in ("refs/heads/main", "refs/heads/master"):
+        if ref in now.refs and now.branch != ref[len("refs/heads/") :]:
+            return ref
+    return None
+
+
+def _short(ref: str) -> str:
+    for prefix in ("refs/remotes/", "refs/heads/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix) :]
+    return ref
+
+
+def _since(ts: str | None) -> list[str]:
+    """--since=<the checkpoint's time>, when it looks like a time (the WAL is untrusted): bounds the walk."""
+    if isinstance(ts, str) and 0 < len(ts) <= 40 and all(c in "0123456789-:.TZ+" for c in ts):
+        return [f"--since={ts}"]
+    return []
+
+
+def _finding(out: bytes, me: str | None, main: str, label: str, fetched: str | None) -> Finding:
+    others: list[list[str]] = []
+    own = 0
+    more = False
+    for entry in out.decode("utf-8", "replace").split("\0"):
+        fields = entry.strip("\n").split("\x1f")
+        if len(fields) != 4:
+            continue
+        if own + len(others) >= MAX_LISTED:
+            more = True
+        elif me and fields[2] == me:
+            own += 1
+        else:
+            others.append(fields)
+    when = f"as of the last fetch, {fetched}" if fetched else "as of the clone: never fetched"
+    if main.startswith("origin/") is False:
+        when = "a local branch"
+    mine = f"; {own} of your own" if own else ""
+    if not others:
+        return Finding(NAME, OK, f"{main}: no commit by others since {label} that HEAD lacks{mine} ({when}; git log)")
+    count = f"{'more than ' if more else ''}{len(others)}"
+    named = ", ".join(f'{c[0][:7]} "{c[3][:120]}" ({c[1][:60]})' for c in others[:NAMED])
+    if len(others) > NAMED:
+        named += f" and {len(others) - NAMED} more"
+    text = f"{main} moved: {count} commit(s) by others since {label} that HEAD lacks: {named}{mine} ({when})"
+    nxt = f"read them (git log HEAD..{main}) before going on: one may be what {label} was waiting for"
+    return Finding(NAME, DEGRADED, text, nxt)

@@ -1,6 +1,6 @@
 """The git probe live-state and direction share: git now, asked once per run, with bounded calls.
 
-Contract (WP-D builds it; until then probe() raises NotImplementedError and nothing calls it):
+Contract:
 - `probe(context) -> Probe` starts round 1 at once, in parallel, through `rehydrate.proc.start` (never subprocess,
   never a shell): `git status --porcelain=v2 --branch -z` (the argv of store/gitinfo.py; upstream and ahead/behind
   read by `gitinfo.parse_upstream`), `git log -z --boundary --format=%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s
@@ -16,11 +16,27 @@ Contract (WP-D builds it; until then probe() raises NotImplementedError and noth
 
 from __future__ import annotations
 
+import os
+import time
+
+from rehydrate import proc
+from rehydrate.store import gitinfo
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rehydrate.checks import Context
 
 MAX_COMMITS = 50  # commits since the checkpoint counted (one more asked, to know there are more)
+LOG_FORMAT = "--format=%m%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s"  # %m: "-" marks a boundary commit
+MAIN_REFS = (
+    "refs/remotes/origin/HEAD",
+    "refs/remotes/origin/main",
+    "refs/remotes/origin/master",
+    "refs/heads/main",
+    "refs/heads/master",
+)
 
 
 class Commit:
@@ -70,10 +86,186 @@ class GitNow:
 class Probe:
     """The running git calls of one probe; `result()` waits for them (see the module's docstring)."""
 
+    def __init__(self, root: str | None, env: dict[str, str], deadline: float, ckpt: dict[str, Any] | None) -> None:
+        self._root = root
+        self._env = env
+        self._deadline = deadline
+        self._ckpt_head = recorded_head(ckpt.get("head")) if ckpt else None
+        self._ckpt_branch = ckpt.get("branch") if ckpt else None
+        self._names: list[str] = []
+        self._batch: proc.Batch | None = None
+        self._now: GitNow | None = None
+        if root is None:
+            return
+        calls = {
+            "status": ["status", "--porcelain=v2", "--branch", "-z", "--", ":/", ":(exclude)."],
+            "for-each-ref": ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)", *MAIN_REFS],
+            "rev-parse": ["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        }
+        if self._ckpt_head is not None:
+            calls["log"] = [
+                "log",
+                "-z",
+                "--boundary",
+                LOG_FORMAT,
+                f"--max-count={MAX_COMMITS + 1}",
+                f"{self._ckpt_head}..HEAD",
+                "--",
+            ]
+        self._names = list(calls)
+        self._batch = proc.start([self.argv(*args) for args in calls.values()], env=env)
+
+    def argv(self, *args: str) -> list[str]:
+        """A git command line in the state's repository (git -C <state folder> ...)."""
+        return ["git", "-C", self._root or ".", *args]
+
+    def run(self, calls: dict[str, list[str]]) -> dict[str, proc.Result]:
+        """Runs more git calls at once (round 2, direction's log), under the probe's deadline; name -> Result."""
+        results = proc.start([self.argv(*args) for args in calls.values()], env=self._env).wait(self._deadline)
+        return dict(zip(calls, results, strict=True))
+
+    def why(self, result: proc.Result) -> str | None:
+        """Why a call gave no answer ("did not answer within 2 s", "git is not installed", "exit 128: ..."), or
+        None when it answered (exit 0)."""
+        if result.timed_out:
+            return f"did not answer within {self._deadline:g} s"
+        if result.missing:
+            return "git is not installed"
+        if result.code != 0:
+            first = result.err.decode("utf-8", "replace").strip().split("\n")[0]
+            return f"exit {result.code}: {first}" if first else f"exit {result.code}"
+        return None
+
     def result(self) -> GitNow:
-        raise NotImplementedError("the git probe comes with WP-D")
+        """What git said (see the module's docstring); waits for round 1, runs round 2 when needed, once."""
+        if self._now is None:
+            self._now = GitNow()
+            if self._batch is not None:
+                results = dict(zip(self._names, self._batch.wait(self._deadline), strict=True))
+                self._read(self._now, results)
+        return self._now
+
+    def _read(self, now: GitNow, results: dict[str, proc.Result]) -> None:
+        status = results["status"]
+        why = self.why(status)
+        if why is not None:
+            if status.code is not None and not status.missing:
+                now.repo = False  # git answered: not a work tree
+            else:
+                now.unanswered["status"] = why
+            return
+        now.repo = True
+        found = gitinfo.parse(status.out)
+        now.head, now.branch = found["head"], found["branch"]
+        now.dirty, now.dirty_count = found["dirty"], found.get("dirty_count", len(found["dirty"]))
+        up = gitinfo.parse_upstream(status.out)
+        now.upstream, now.ahead, now.behind = up["upstream"], up["ahead"], up["behind"]
+        _refs(now, results["for-each-ref"], self.why(results["for-each-ref"]))
+        _fetched(now, results["rev-parse"], self.why(results["rev-parse"]))
+        if "log" in results:
+            self._history(now, results["log"])
+
+    def _history(self, now: GitNow, log: proc.Result) -> None:
+        """commits, more, known, descendant; round 2 (is-ancestor, reflog) only when round 1 did not settle it."""
+        head = self._ckpt_head or "?"  # set: the log runs only when the checkpoint recorded a HEAD
+        why = self.why(log)
+        if why is not None:
+            if log.code is not None and not log.missing and now.head is not None:
+                now.known = False  # the checkpoint's commit is not in this repository (or HEAD is unborn)
+                now.descendant = False
+            else:
+                now.unanswered["log"] = why
+            return
+        now.known = True
+        boundary = _commits(now, log.out)
+        if (now.head or "").startswith(head) or any(b.startswith(head) for b in boundary):
+            now.descendant = True
+        elif not now.more:
+            now.descendant = False  # every commit since it was listed, and none has it as a parent
+        round2: dict[str, list[str]] = {}
+        if now.descendant is None:
+            round2["merge-base"] = ["merge-base", "--is-ancestor", head, "HEAD"]
+        if now.descendant is False or (self._ckpt_branch is not None and now.branch != self._ckpt_branch):
+            round2["reflog"] = ["reflog", "-n", "20", "-z", "--format=%gs", "HEAD", "--"]
+        if round2:
+            self._round2(now, round2)
+
+    def _round2(self, now: GitNow, round2: dict[str, list[str]]) -> None:
+        answers = self.run(round2)
+        if "merge-base" in answers:
+            base = answers["merge-base"]
+            if base.code in (0, 1) and not base.timed_out:
+                now.descendant = base.code == 0
+            else:
+                now.unanswered["merge-base"] = self.why(base) or "no answer"
+        if "reflog" in answers:
+            reflog, why = answers["reflog"], self.why(answers["reflog"])
+            if why is None:
+                now.reflog = [s for s in reflog.out.decode("utf-8", "replace").split("\0") if s.strip()][:20]
+            else:
+                now.unanswered["reflog"] = why
+
+
+def _commits(now: GitNow, out: bytes) -> set[str]:
+    """Fills now.commits (newest first, at most MAX_COMMITS) and now.more from `git log -z --boundary`; returns the
+    boundary commits' hashes (the parents of the listed commits that are not listed)."""
+    boundary: set[str] = set()
+    for entry in out.decode("utf-8", "replace").split("\0"):
+        fields = entry.strip("\n").split("\x1f")
+        if len(fields) != 6 or len(fields[0]) < 2:
+            continue
+        mark, sha = fields[0][0], fields[0][1:]
+        if mark == "-":
+            boundary.add(sha)
+        elif len(now.commits) < MAX_COMMITS:
+            now.commits.append(Commit(sha, fields[1].split(), fields[2], fields[3], fields[4], fields[5]))
+        else:
+            now.more = True
+    return boundary
+
+
+def _refs(now: GitNow, result: proc.Result, why: str | None) -> None:
+    if why is not None:
+        now.unanswered["for-each-ref"] = why
+        return
+    for line in result.out.decode("utf-8", "replace").split("\n"):
+        parts = line.split("\0")
+        if len(parts) == 3 and parts[0] in MAIN_REFS:
+            now.refs[parts[0]] = f"ref: {parts[2]}" if parts[2] else parts[1]
+
+
+def _fetched(now: GitNow, result: proc.Result, why: str | None) -> None:
+    """FETCH_HEAD's time, in the common git folder (shared by worktrees); None when never fetched."""
+    if why is not None:
+        now.unanswered["rev-parse"] = why
+        return
+    folder = result.out.decode("utf-8", "replace").strip()
+    try:
+        stamp = os.stat(os.path.join(folder, "FETCH_HEAD")).st_mtime
+    except (OSError, ValueError):
+        return
+    now.fetched = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
+
+
+def recorded_head(value: object) -> str | None:
+    """A recorded HEAD, if it is a hash (the WAL is untrusted: never an option or a revision expression)."""
+    if isinstance(value, str) and 4 <= len(value) <= 64 and all(c in "0123456789abcdef" for c in value):
+        return value
+    return None
+
+
+def deadline(scope: str) -> float:
+    """Seconds each git call may take: 2 in hook scope, 10 in recover."""
+    from rehydrate.checks.livestate import HOOK_DEADLINE, RECOVER_DEADLINE
+
+    return RECOVER_DEADLINE if scope == "recover" else HOOK_DEADLINE
 
 
 def probe(context: Context) -> Probe:
     """Starts git for this run (see the module's docstring); kept by live-state in context.shared["gitnow"]."""
-    raise NotImplementedError("the git probe comes with WP-D")
+    env = dict(os.environ if context.env is None else context.env, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    env.pop("GIT_DIR", None)
+    env.pop("GIT_WORK_TREE", None)
+    root = context.state.root if context.state is not None else None
+    ckpt = context.since.git if context.since is not None else None
+    return Probe(root, env, deadline(context.scope), ckpt)

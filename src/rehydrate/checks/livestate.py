@@ -1,7 +1,7 @@
 """live-state: git now against the checkpoint (HEAD, commits since, branch, dirty files, upstream ahead or behind);
 PR and CI through `gh` in `rehydrate recover` only (checks/gh.py).
 
-Contract (WP-D builds it; until then start() does nothing and run() returns no finding):
+Contract (git built; gh, checks/gh.py, still to come: WP-D's next step):
 - start(context): starts the git probe (`checks.gitnow.probe(context)`) and keeps it in `context.shared["gitnow"]`,
   before any check reads a file; run() collects it (`.result()`), so does direction. Inputs: `context.since.git`
   (the checkpoint's `{"head", "branch", "dirty"}`), `context.env` (PATH).
@@ -23,21 +23,149 @@ Contract (WP-D builds it; until then start() does nothing and run() returns no f
 
 from __future__ import annotations
 
+from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rehydrate.checks import Context, Finding
+    from typing import Any
+
+    from rehydrate.checks import Context
+    from rehydrate.checks.gitnow import GitNow
 
 HOOK_DEADLINE = 2.0  # seconds for each git call in hook scope
 RECOVER_DEADLINE = 10.0  # in recover scope
 GH_TIMEOUT = 8.0  # gh's default deadline (config gh_timeout, clamped to GH_TIMEOUT_RANGE)
 GH_TIMEOUT_RANGE = (1.0, 60.0)
+NAMED_COMMITS = 5  # commits since the checkpoint named in a finding
+NAMED_FILES = 10  # dirty files named
+NAME = "live-state"
 
 
 class LiveStateCheck:
-    name = "live-state"
+    name = NAME
 
     def start(self, context: Context) -> None:
-        return None
+        """Starts the git probe before any check reads a file; run() and direction collect it."""
+        if (
+            context.state is not None
+            and context.since is not None
+            and context.since.seq is not None
+            and "gitnow" not in context.shared
+        ):
+            from rehydrate.checks import gitnow
+
+            context.shared["gitnow"] = gitnow.probe(context)
 
     def run(self, context: Context) -> list[Finding]:
+        if context.state is None:
+            return []  # the state did not load: identity and state say so
+        if context.since is None or context.since.seq is None:
+            # no checkpoint known to compare with (no Since built, or its back-scan found none): no finding yet.
+            # Until store.since.find is built (WP-A) this is every run; then the next step decides skipped or n/a.
+            return []
+        self.start(context)
+        now: GitNow = context.shared["gitnow"].result()
+        ckpt = context.since.git if context.since is not None else None
+        label = _label(context)
+        if now.repo is None:
+            why = now.unanswered.get("status", "gave no answer")
+            text = f"git status {why}: HEAD, branch and changed files since {label} not looked at"
+            return [Finding(NAME, SKIPPED, text, "run `git status` and `git log` yourself before going on")]
+        if now.repo is False:
+            return [_no_repository(context.state.root, ckpt, label)]
+        return [*_head(now, ckpt, label), *_dirty(now, ckpt, label), _upstream(now)]
+
+
+def _label(context: Context) -> str:
+    since = context.since
+    return f"checkpoint {since.seq}" if since is not None and since.seq is not None else "the last checkpoint"
+
+
+def _short(sha: str | None) -> str:
+    return (sha or "(none)")[:7]
+
+
+def _no_repository(root: str, ckpt: dict[str, Any] | None, label: str) -> Finding:
+    recorded = ckpt.get("head") if ckpt else None
+    if recorded:
+        text = f"{label} recorded HEAD {_short(str(recorded))}, but git status finds no repository now (in {root})"
+        return Finding(NAME, SKIPPED, text, "find where the repository went before going on")
+    return Finding(NAME, NA, f"not a git repository, at {label} or now (git status in {root})")
+
+
+def _head(now: GitNow, ckpt: dict[str, Any] | None, label: str) -> list[Finding]:
+    """HEAD and branch against the checkpoint's: one finding."""
+    from rehydrate.checks.gitnow import recorded_head
+
+    where = f"{_short(now.head)} on {now.branch or 'a detached HEAD'}"
+    head = recorded_head(ckpt.get("head")) if ckpt else None
+    if head is None:
+        return [Finding(NAME, NA, f"{label} recorded no git HEAD: HEAD {where} not compared (git status)")]
+    was = ckpt.get("branch") if ckpt else None
+    if isinstance(was, str) and was and now.branch != was:
+        reflog = _quote(now.reflog, ("checkout:",))
+        text = f"on {now.branch or 'a detached HEAD'} at {_short(now.head)}; {label} was on {was}{reflog}"
+        return [Finding(NAME, DEGRADED, text, f"git switch {was}, or confirm the switch was meant")]
+    if "log" in now.unanswered or "merge-base" in now.unanswered:
+        why = now.unanswered.get("log") or now.unanswered["merge-base"]
+        text = f"git log {_short(head)}..HEAD {why}: commits since {label} not looked at"
+        return [Finding(NAME, SKIPPED, text, f"run `git log {_short(head)}..HEAD` yourself before going on")]
+    if now.known is False:
+        text = f"{label}'s commit {_short(head)} is not in this repository (HEAD {where}; git log)"
+        return [Finding(NAME, DEGRADED, text, f"find {label}'s work (git reflog, git log --all) before its next step")]
+    if now.descendant is False:
+        text = f"HEAD {where} is not a descendant of {label}'s {_short(head)}{_quote(now.reflog, ())}"
+        nxt = f"check that {label}'s work survived: git diff {_short(head)} HEAD"
+        return [Finding(NAME, DEGRADED, text, nxt)]
+    if now.commits:
+        return [_commits(now, head, label)]
+    return [Finding(NAME, OK, f"HEAD {where} is {label}'s (git status, git log {_short(head)}..HEAD)")]
+
+
+def _quote(reflog: list[str], prefixes: tuple[str, ...]) -> str:
+    """The newest reflog entry that explains the move (any, when no prefix is given), as " (reflog: ...)"."""
+    for entry in reflog:
+        if not prefixes or entry.startswith(prefixes):
+            return f" (reflog: {entry[:200]})"
+    return ""
+
+
+def _commits(now: GitNow, head: str, label: str) -> Finding:
+    named = ", ".join(f'{_short(c.sha)} "{c.subject[:120]}"' for c in now.commits[:NAMED_COMMITS])
+    count = f"more than {len(now.commits)}" if now.more else str(len(now.commits))
+    rest = len(now.commits) - NAMED_COMMITS
+    if rest > 0:
+        named += f" and {'more than ' if now.more else ''}{rest} more"
+    text = f"{count} commit(s) on {now.branch or 'a detached HEAD'} since {label}: {named}"
+    nxt = f"read the {count} commit(s) since {label} (git log {_short(head)}..HEAD) before its next step"
+    return Finding(NAME, DEGRADED, text, nxt)
+
+
+def _dirty(now: GitNow, ckpt: dict[str, Any] | None, label: str) -> list[Finding]:
+    """Files changed now that the checkpoint did not record as changed (state/ is left out by git's pathspec)."""
+    recorded = ckpt.get("dirty") if ckpt else None
+    before = {p for p in recorded if isinstance(p, str)} if isinstance(recorded, list) else set()
+    new = [p for p in now.dirty if p not in before]
+    if not new:
         return []
+    named = ", ".join(new[:NAMED_FILES])
+    extra = now.dirty_count - len(now.dirty)
+    more = len(new) - NAMED_FILES + max(extra, 0)
+    if more > 0:
+        named += f" and {more} more"
+    text = f"{len(new) + max(extra, 0)} file(s) changed now that {label} did not record: {named} (git status)"
+    files = " ".join(new[:NAMED_FILES])
+    return [Finding(NAME, DEGRADED, text, f"look at git status and git diff -- {files}: no checkpoint recorded them")]
+
+
+def _upstream(now: GitNow) -> Finding:
+    branch = now.branch or "HEAD"
+    if now.upstream is None:
+        return Finding(NAME, NA, f"{branch} has no upstream (git status --branch): ahead or behind not looked at")
+    if now.ahead is None or now.behind is None:
+        return Finding(NAME, NA, f"{branch}'s upstream {now.upstream} is gone (git status --branch)")
+    fetched = f"as of the last fetch, {now.fetched}" if now.fetched else "as of the clone: never fetched"
+    text = f"{branch} is {now.ahead} ahead of {now.upstream} and {now.behind} behind ({fetched})"
+    if now.behind:
+        return Finding(NAME, DEGRADED, text, f"git pull: {now.upstream} has {now.behind} commit(s) HEAD lacks")
+    return Finding(NAME, OK, text)

@@ -128,3 +128,22 @@ def parse(output: bytes) -> dict[str, Any]:
     if len(dirty) > MAX_DIRTY:
         out["dirty_count"] = len(dirty)
     return out
+
+
+def parse_upstream(output: bytes) -> dict[str, Any]:
+    """The upstream of `git status --porcelain=v2 --branch -z` (which parse() leaves out, so that a checkpoint's
+    `git` does not change): {"upstream": its name or None, "ahead": commits HEAD has that it lacks, "behind": the
+    reverse}; ahead and behind are None without an upstream, or when git did not count them (the upstream gone)."""
+    upstream: str | None = None
+    ahead: int | None = None
+    behind: int | None = None
+    for entry in output.decode("utf-8", "replace").split("\0"):
+        if entry.startswith("# branch.upstream "):
+            upstream = entry[len("# branch.upstream ") :]
+        elif entry.startswith("# branch.ab "):
+            counts = entry[len("# branch.ab ") :].split(" ")
+            if len(counts) == 2 and counts[0][1:].isdigit() and counts[1][1:].isdigit():
+                ahead, behind = int(counts[0][1:]), int(counts[1][1:])
+        elif not entry.startswith("#"):
+            break  # the headers come first
+    return {"upstream": upstream, "ahead": ahead, "behind": behind}

@@ -1,0 +1,181 @@
+"""checks.gitnow: the git probe live-state and direction share, against real repositories in temporary folders
+(tests/fakes/gitrepos.py); every git call bounded, the recorded HEAD never trusted as a revision expression."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from tests.fakes import gitrepos
+from tests.fakes.gitrepos import commit, git
+
+from rehydrate.checks import Context, gitnow, livestate
+from rehydrate.store import gitinfo
+from rehydrate.store.since import Since
+
+
+def _state(repo: Path) -> Path:
+    folder = repo / "state"
+    folder.mkdir(exist_ok=True)
+    (folder / "00_goal.md").write_text("goal\n")
+    return folder
+
+
+def _context(folder: Path, ckpt: dict[str, Any] | None, scope: str = "hook", **env: str) -> Context:
+    since = Since()
+    since.git = ckpt
+    view: Any = SimpleNamespace(root=str(folder), actor="agent")
+    return Context(view, None, scope=scope, since=since, env={**os.environ, **env} if env else None)
+
+
+def _probe(folder: Path, ckpt: dict[str, Any] | None, **kw: Any) -> gitnow.GitNow:
+    return gitnow.probe(_context(folder, ckpt, **kw)).result()
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path, Path]:
+    return gitrepos.remote_pair(tmp_path)
+
+
+def _checkpoint(folder: Path) -> dict[str, Any]:
+    """The `git` a checkpoint records (store/gitinfo.py, as `rehydrate checkpoint` takes it)."""
+    return gitinfo.snapshot(str(folder))
+
+
+def test_nothing_since_the_checkpoint(pair: tuple[Path, Path, Path]) -> None:
+    _, agent, _ = pair
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    now = _probe(folder, ckpt)
+    assert (now.repo, now.head, now.branch, now.known, now.descendant) == (True, ckpt["head"], "feat", True, True)
+    assert (now.commits, now.more, now.dirty, now.unanswered) == ([], False, [], {})
+    assert (now.upstream, now.ahead, now.behind) == ("origin/feat", 0, 0)
+    assert now.refs["refs/remotes/origin/HEAD"] == "ref: refs/remotes/origin/main"
+    assert now.refs["refs/remotes/origin/main"] == git(agent, "rev-parse", "origin/main")
+    assert "refs/heads/main" in now.refs and "refs/heads/master" not in now.refs
+    assert now.reflog == []  # asked only when HEAD was rewritten or the branch changed
+
+
+def test_own_commits_dirty_files_and_upstream_counts(pair: tuple[Path, Path, Path]) -> None:
+    _, agent, _ = pair
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    commit(agent, "calc/lexer.py", "x\n", "Lexer")
+    commit(agent, "calc/eval.py", "y\n", "Evaluator")
+    (agent / "notes.md").write_text("dirty\n")
+    (folder / "20_handoff.md").write_text("state files are left out\n")
+    now = _probe(folder, ckpt)
+    assert [c.subject for c in now.commits] == ["Evaluator", "Lexer"]
+    assert now.commits[1].parents == [ckpt["head"]] and now.commits[0].author == "Agent"
+    assert (now.descendant, now.ahead, now.behind, now.dirty) == (True, 2, 0, ["notes.md"])
+
+
+def test_behind_the_upstream_as_of_the_last_fetch(pair: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    _, agent, _ = pair
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", "-b", "feat", str(pair[0]), str(other))
+    commit(other, "x.py", "x\n", "Pushed by another clone")
+    git(other, "push", "-q", "origin", "feat")
+    assert _probe(folder, ckpt).fetched is None  # never fetched: the clone wrote no FETCH_HEAD
+    git(agent, "fetch", "-q")
+    now = _probe(folder, ckpt)
+    assert (now.ahead, now.behind) == (0, 1) and now.fetched is not None and now.fetched.endswith("Z")
+
+
+def test_a_rebase_is_not_a_descendant_and_the_reflog_says_so(pair: tuple[Path, Path, Path]) -> None:
+    _, agent, _ = pair
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    gitrepos.rebase_head(agent)
+    now = _probe(folder, ckpt)
+    assert now.known is True and now.descendant is False
+    assert any(s.startswith("rebase") for s in now.reflog)
+
+
+def test_a_branch_switch_brings_the_reflog(pair: tuple[Path, Path, Path]) -> None:
+    _, agent, _ = pair
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    gitrepos.switch(agent, "main")
+    now = _probe(folder, ckpt)
+    assert now.branch == "main" and now.descendant is False
+    assert "checkout: moving from feat to main" in now.reflog
+
+
+def test_more_commits_than_counted_are_settled_by_is_ancestor(pair: tuple[Path, Path, Path]) -> None:
+    _, agent, _ = pair
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    for i in range(gitnow.MAX_COMMITS + 2):
+        git(agent, "commit", "-q", "--allow-empty", "-m", f"step {i}")
+    now = _probe(folder, ckpt)
+    assert len(now.commits) == gitnow.MAX_COMMITS and now.more
+    assert now.commits[0].subject == f"step {gitnow.MAX_COMMITS + 1}"
+    assert now.descendant is True and now.unanswered == {}
+
+
+def test_an_unknown_checkpoint_commit(pair: tuple[Path, Path, Path]) -> None:
+    _, agent, _ = pair
+    folder = _state(agent)
+    now = _probe(folder, {"head": "ab" * 20, "branch": "feat", "dirty": []})
+    assert (now.known, now.descendant, now.commits, now.unanswered) == (False, False, [], {})
+
+
+@pytest.mark.parametrize("recorded", ["HEAD~1", "--output=x", "a1b2c3d..HEAD", "", None, 7])
+def test_a_recorded_head_that_is_not_a_hash_is_never_given_to_git(pair: tuple[Path, Path, Path], recorded: Any) -> None:
+    _, agent, _ = pair
+    folder = _state(agent)
+    now = _probe(folder, {"head": recorded, "branch": "feat", "dirty": []})
+    assert now.repo is True and now.known is None and now.descendant is None
+    assert sorted(p.name for p in folder.iterdir()) == ["00_goal.md"]
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    folder = _state(tmp_path)
+    now = _probe(folder, None, GIT_CEILING_DIRECTORIES=str(tmp_path.parent))
+    assert (now.repo, now.head, now.unanswered) == (False, None, {})
+
+
+def test_git_not_installed(tmp_path: Path) -> None:
+    folder = _state(tmp_path)
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    now = _probe(folder, None, PATH=str(empty))
+    assert now.repo is None and now.unanswered == {"status": "git is not installed"}
+
+
+def test_a_hanging_git_is_unanswered_at_its_deadline(
+    pair: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, agent, _ = pair
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(3600)\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(livestate, "HOOK_DEADLINE", 0.5)
+    now = _probe(folder, ckpt, PATH=str(bin_dir))
+    assert now.repo is None and now.unanswered == {"status": "did not answer within 0.5 s"}
+
+
+def test_recover_scope_gives_git_longer(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert gitnow.deadline("hook") == livestate.HOOK_DEADLINE == 2.0
+    assert gitnow.deadline("recover") == livestate.RECOVER_DEADLINE == 10.0
+
+
+def test_parse_upstream_reads_the_headers_parse_leaves_out() -> None:
+    out = b"# branch.oid " + b"a" * 40 + b"\0# branch.head feat\0# branch.upstream origin/feat\0# branch.ab +2 -1\0"
+    assert gitinfo.parse_upstream(out) == {"upstream": "origin/feat", "ahead": 2, "behind": 1}
+    gone = b"# branch.head feat\0# branch.upstream origin/gone\0? x.py\0"
+    assert gitinfo.parse_upstream(gone) == {"upstream": "origin/gone", "ahead": None, "behind": None}
+    assert gitinfo.parse_upstream(b"# branch.head feat\0")["upstream"] is None
+    assert "upstream" not in gitinfo.parse(out)  # a checkpoint's `git` does not change
