@@ -30,7 +30,7 @@ def test_read_back_gives_every_record_newest_first_with_its_offset(
         state.record("note", {"text": f"note {i} " + "x" * (i * 37)})
     monkeypatch.setattr(walback, "FIRST_CHUNK", 100)  # many chunks, lines split across them
     monkeypatch.setattr(walback, "MAX_CHUNK", 700)
-    back = list(wal.read_back(state.wal_path, 1 << 30))
+    back = list(walback.Back(state.wal_path, 1 << 30))
     forward = list(wal.records(state.wal_path))
     assert [rec for _, rec in back] == forward[::-1]
     raw = Path(state.wal_path).read_bytes()
@@ -42,12 +42,12 @@ def test_read_back_leaves_out_a_torn_last_line_and_stops_at_a_damaged_one(state:
     count = len(list(wal.records(state.wal_path)))
     with open(state.wal_path, "ab") as f:
         f.write(b'{"actor":"agent","da')  # a write in progress
-    assert len(list(wal.read_back(state.wal_path, 1 << 20))) == count
+    assert len(list(walback.Back(state.wal_path, 1 << 20))) == count
     lines = Path(state.wal_path).read_bytes().split(b"\n")
     lines[1] = lines[1].replace(b'"seq":2', b'"seq":7')  # an edited record, not the last
     Path(state.wal_path).write_bytes(b"\n".join(lines))
     with pytest.raises(wal.BadRecord, match="damaged record at byte"):
-        list(wal.read_back(state.wal_path, 1 << 20))
+        list(walback.Back(state.wal_path, 1 << 20))
 
 
 def test_read_back_reads_at_most_max_bytes(state: State) -> None:

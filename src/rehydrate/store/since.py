@@ -1,6 +1,6 @@
 """What the WAL holds since the last checkpoint: the records a recovery reads back to, newest first.
 
-Contract of `find(state, snap, max_bytes=HOOK_BYTES) -> Since`, built on `wal.read_back(path, max_bytes)` (records
+Contract of `find(state, snap, max_bytes=HOOK_BYTES) -> Since`, built on `walback.Back(path, max_bytes)` (records
 decoded strictly, newest first; store/walback.py):
 - Reads back from the WAL's end to the last `checkpoint` record (or `init`, or a `rotate` record's
   `data.checkpoint`), at most max_bytes: the cost follows what was written since the checkpoint, not the history.

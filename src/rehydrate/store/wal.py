@@ -497,10 +497,3 @@ def scan_log(
     if not pass_.count:
         pass_.add("empty-wal", None, "the WAL is empty")
     return pass_.problems
-
-
-def read_back(path: str, max_bytes: int) -> Iterator[tuple[int, Record]]:
-    """(offset, record) newest first, each decoded strictly, reading at most max_bytes back (store/walback.py)."""
-    from rehydrate.store import walback
-
-    return iter(walback.Back(path, max_bytes))
