@@ -128,3 +128,17 @@ def test_a_rotated_log_reads_back_to_the_checkpoint_its_rotate_record_carries(st
 def test_no_snapshot_no_read(state: State) -> None:
     found = since.find(state, None)
     assert (found.complete, found.checkpoint, found.records) == (False, None, 0)
+
+
+def test_ref_fields_give_what_a_recovery_needs_to_find_the_transcript_again(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"a": 1}\n' * 3)
+    fields = since.ref_fields("claude", str(path))
+    assert fields["harness"] == "claude"
+    assert fields["host"] and fields["host"].isprintable()
+    assert (fields["transcript_path"], fields["transcript_size"]) == (str(path), 27)
+    # not yet written, a folder, or no path at all: the size is unknown, the path kept only when it is one
+    assert since.ref_fields("codex", str(tmp_path / "missing"))["transcript_size"] is None
+    assert since.ref_fields("codex", str(tmp_path))["transcript_size"] is None
+    assert "transcript_path" not in since.ref_fields("gemini", None)
+    assert "transcript_path" not in since.ref_fields("gemini", "a\0b")

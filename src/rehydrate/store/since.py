@@ -187,3 +187,32 @@ def _ref(rec: Record) -> TranscriptRef | None:
     size = size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
     words = [data.get(k) if isinstance(data.get(k), str) else None for k in ("harness", "session_id", "host")]
     return TranscriptRef(path, words[0], words[1], size, words[2], rec["seq"], str(rec["ts"]), rec["op"])
+
+
+def host() -> str:
+    """This host's name as the hooks record it (os.uname().nodename, one printable line, at most 200 chars)."""
+    import os
+
+    name = "".join(c for c in os.uname().nodename if c.isprintable())
+    return name[:200]
+
+
+def ref_fields(harness: str | None, transcript_path: object) -> dict[str, Any]:
+    """The fields a hook's record carries so that a later recovery can find its transcript (TranscriptRef):
+    harness, host, transcript_path and transcript_size (bytes now; None when it is not a regular file yet). Used by
+    the compaction, precompress and resume records alike. transcript_path is the harness's event field: kept only
+    when it is a string (cut to 1,000 chars, no NUL)."""
+    import os
+    import stat
+
+    fields: dict[str, Any] = {"harness": harness, "host": host()}
+    if not isinstance(transcript_path, str) or not transcript_path or "\0" in transcript_path:
+        return fields
+    path = transcript_path[:1000]
+    try:
+        st = os.stat(path)
+        size: int | None = st.st_size if stat.S_ISREG(st.st_mode) else None
+    except (OSError, ValueError):
+        size = None
+    fields.update(transcript_path=path, transcript_size=size)
+    return fields
