@@ -107,6 +107,13 @@ def test_resume_is_logged_and_reads_only_the_tail(state: State, monkeypatch: pyt
     reads = Reads(monkeypatch)  # every byte read through os.read, os.pread and the WAL's line reader
     r = brief.resume(state)
     assert r.confidence == "recovered" and r.record["op"] == "resume"
-    assert r.record["data"]["checks"] == {"identity": "ok", "state": "ok", "handoff": "n/a", "cursors": "n/a"}
+    assert r.record["data"]["checks"] == {
+        "identity": "ok",
+        "state": "ok",
+        "handoff": "n/a",
+        "live-state": "n/a",
+        "direction": "n/a",
+        "cursors": "n/a",
+    }
     assert "next safe action: write the parser" in r.text
     assert reads.total < size // 8, f"resume read {reads.total:,} bytes of a {size:,}-byte WAL"

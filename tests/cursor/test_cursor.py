@@ -130,9 +130,17 @@ def test_cli_contract_and_custom_key(tmp_path: Path) -> None:
     assert rehydrate("cursor", "verify", out).code == 2
 
 
+def _untracked_ignored(repo: Path) -> None:
+    """The pipeline's files are git-ignored here (without a commit: HEAD stays the checkpoint's), so that the
+    live-state check does not report them as work no checkpoint recorded: these tests are about cursors."""
+    with (repo / ".git" / "info" / "exclude").open("a") as f:
+        f.write("data/\n")
+
+
 def test_registered_pipelines_show_in_the_brief(repo: Path, state: State) -> None:
     data = repo / "data"
     data.mkdir()
+    _untracked_ignored(repo)
     run(data, 379)
     (data / "progress.json").write_text('{"cursor": 381}')
     r = rehydrate("cursor", "register", "pass B", "data/out.jsonl", "data/progress.json", "--total", "1200")
@@ -315,6 +323,7 @@ def test_batch_mode_syncs_every_n(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_the_brief_reads_only_the_outputs_tail(repo: Path, state: State, monkeypatch: pytest.MonkeyPatch) -> None:
     data = repo / "data"
     data.mkdir()
+    _untracked_ignored(repo)
     run(data, 50)
     cursor.register(state.root, "pass A", str(data / "out.jsonl"), str(data / "progress.json"), total=60)
 
