@@ -142,3 +142,41 @@ def test_ref_fields_give_what_a_recovery_needs_to_find_the_transcript_again(tmp_
     assert since.ref_fields("codex", str(tmp_path))["transcript_size"] is None
     assert "transcript_path" not in since.ref_fields("gemini", None)
     assert "transcript_path" not in since.ref_fields("gemini", "a\0b")
+
+
+
+def _forge(state: State, op: str, data: object, **fields: object) -> None:
+    """Append a record written by hand and sealed (its own hash and shape right, its chain not checked by the
+    back-scan): what a git pull can bring. Fields the shape leaves open may have any type."""
+    last = list(wal.records(state.wal_path))[-1]
+    rec: dict[str, Any] = {"actor": last["actor"], "data": data, "op": op, "prev": last["h"], "seq": last["seq"] + 1}
+    rec.update(ts=last["ts"], v=1, views={})
+    rec.update(fields)
+    with open(state.wal_path, "ab") as f:
+        f.write(wal.encode(wal.seal(rec)))
+
+
+def test_a_forged_checkpoint_of_wrong_types_is_held_as_nothing_rather_than_trusted(state: State) -> None:
+    state.checkpoint(done="the tokenizer", next="binding powers")
+    _forge(state, "checkpoint", {"goal": "g", "next": "  ", "done": ""}, git=["not", "a", "dict"])
+    _forge(state, "compaction", {"capture": ["a list"], "transcript_path": "/t/x.jsonl", "transcript_size": True})
+    with state.reading() as snap:
+        found = since.find(state, snap)
+    assert found.complete and found.checkpoint is not None and found.checkpoint["git"] == ["not", "a", "dict"]
+    assert (found.next, found.done, found.git) == (None, None, None)
+    assert found.capture is None and [r.size for r in found.transcripts] == [None]
+
+
+def test_a_record_damaged_under_the_reader_ends_the_back_scan_and_says_why(state: State) -> None:
+    state.checkpoint(done="the tokenizer", next="binding powers")
+    seq = _since(state).seq
+    state.record("note", {"text": "one"})
+    state.record("note", {"text": "two"})
+    with state.reading() as snap:  # verified; then changed before the back-scan (another writer, a git pull)
+        lines = Path(state.wal_path).read_bytes().split(b"\n")
+        lines[-3] = lines[-3].replace(b'"one"', b'"ONE"')  # its hash no longer matches
+        Path(state.wal_path).write_bytes(b"\n".join(lines))
+        found = since.find(state, snap)
+    assert not found.complete and found.checkpoint is None
+    assert found.problem is not None and "damaged record at byte" in found.problem
+    assert (found.seq, found.next) == (seq, "binding powers")  # from 99, as reconciliation verified it

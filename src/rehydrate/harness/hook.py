@@ -22,8 +22,6 @@ MAX_STDIN = 64 << 20  # the hook's input kept whole; beyond it, stdin is read to
 STDIN_TAIL = 1 << 20  # what is kept of the end of an input larger than MAX_STDIN
 STDIN_SECONDS = 2.0  # stdin that never closes: answer with what came by then (the shortest harness timeout is 10 s)
 STDIN_PAUSE = 0.05  # a pause this long after a whole JSON object ends the read, even if stdin stays open
-MAX_CONFIG = 64 << 10  # state/config.json is a few keys; a larger one is ignored (defaults apply)
-CONFIG = "config.json"
 # Worded for wherever the harness puts it: Claude Code puts the brief before the summary, in the same message.
 COMPACTED = (
     "A context compaction just happened; the summary of the conversation is lossy. The brief below was read from disk "
