@@ -144,7 +144,6 @@ def test_ref_fields_give_what_a_recovery_needs_to_find_the_transcript_again(tmp_
     assert "transcript_path" not in since.ref_fields("gemini", "a\0b")
 
 
-
 def _forge(state: State, op: str, data: object, **fields: object) -> None:
     """Append a record written by hand and sealed (its own hash and shape right, its chain not checked by the
     back-scan): what a git pull can bring. Fields the shape leaves open may have any type."""
