@@ -19,16 +19,19 @@ from rehydrate.transcripts import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 FILE_KEYS = ("file_path", "notebook_path", "path")
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # a tool input's file_path or notebook_path
 
 
-def home() -> str:
-    """Claude Code's user folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
-    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+def home(env: Mapping[str, str] | None = None) -> str:
+    """Claude Code's user folder: $CLAUDE_CONFIG_DIR, else ~/.claude. env: the environment to read it
+    from (None: this process's; a given one without HOME gives a relative path, which its caller refuses)."""
+    if env is None:
+        return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or "", ".claude")
 
 
 def starts_turn(rec: dict[str, Any]) -> bool:

@@ -10,6 +10,7 @@ from rehydrate.transcripts import Compaction, Session, ToolCall, canonical, labe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.MULTILINE)
@@ -17,9 +18,12 @@ EXIT_CODE = re.compile(r"(?:Process exited with code|exit code:?) (-?\d+)", re.I
 EDIT_TOOLS = ("apply_patch",)
 
 
-def home() -> str:
-    """Codex CLI's user folder: $CODEX_HOME, else ~/.codex."""
-    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+def home(env: Mapping[str, str] | None = None) -> str:
+    """Codex CLI's user folder: $CODEX_HOME, else ~/.codex. env: the environment to read it from
+    (None: this process's; a given one without HOME gives a relative path, which its caller refuses)."""
+    if env is None:
+        return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+    return env.get("CODEX_HOME") or os.path.join(env.get("HOME") or "", ".codex")
 
 
 def starts_turn(rec: dict[str, Any]) -> bool:
