@@ -22,10 +22,6 @@ from rehydrate.store import since
 from rehydrate.store.state import State
 from scenarios.transcripts import Claude, Codex, Gemini, claude_slug, stamp
 
-# read_since comes from engineer b1 (branch i12-b1) at the same time: until it is merged these tests are expected to
-# fail with its NotImplementedError, strictly, so that the merge has to remove this mark.
-NEEDS_READER = pytest.mark.xfail(raises=NotImplementedError, strict=True, reason="read_since lands on branch i12-b1")
-
 
 def _context(state: State, home: Path, **kw: Any) -> Context:
     with state.reading() as snap:
@@ -154,7 +150,6 @@ def test_a_symlink_planted_under_the_folder_pointing_out_is_not_read(
     assert "hunter2" not in json.dumps([f.as_dict() for f in findings])
 
 
-@NEEDS_READER
 def test_the_folder_follows_claude_config_dir_and_codex_home_from_the_contexts_env(
     repo: Path, state: State, isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -193,7 +188,6 @@ def test_a_path_with_nul_is_no_candidate(repo: Path, state: State, isolated_home
     assert f.status == SKIPPED and "could not be read" in f.message and "\x00" not in f.message
 
 
-@NEEDS_READER
 def test_another_projects_transcript_is_not_read(repo: Path, state: State, isolated_home: Path, tmp_path: Path) -> None:
     other = tmp_path / "other-project"
     other.mkdir()
@@ -208,7 +202,6 @@ def test_another_projects_transcript_is_not_read(repo: Path, state: State, isola
 # ------------------------------------------------------------------------------------------------ reading
 
 
-@NEEDS_READER
 def test_work_after_the_checkpoint_degrades_and_names_files_and_the_instruction(
     repo: Path, state: State, isolated_home: Path
 ) -> None:
@@ -230,7 +223,6 @@ def test_work_after_the_checkpoint_degrades_and_names_files_and_the_instruction(
     )
 
 
-@NEEDS_READER
 def test_nothing_changed_since_the_checkpoint_is_ok_and_names_the_file(
     repo: Path, state: State, isolated_home: Path
 ) -> None:
@@ -247,7 +239,6 @@ def test_nothing_changed_since_the_checkpoint_is_ok_and_names_the_file(
     )
 
 
-@NEEDS_READER
 @pytest.mark.parametrize("harness", ["codex", "gemini"])
 def test_codex_and_gemini_work_after_the_checkpoint(
     repo: Path, state: State, isolated_home: Path, harness: str
@@ -271,7 +262,6 @@ def test_codex_and_gemini_work_after_the_checkpoint(
     assert "now do binding powers" in f.message
 
 
-@NEEDS_READER
 def test_the_hook_events_own_transcript_needs_no_record_and_no_folder(
     repo: Path, state: State, isolated_home: Path, tmp_path: Path
 ) -> None:
@@ -281,7 +271,6 @@ def test_the_hook_events_own_transcript_needs_no_record_and_no_folder(
     assert f.status == DEGRADED and "calc/parser.py" in f.message
 
 
-@NEEDS_READER
 def test_a_transcript_given_with_transcript_is_read_alone(
     repo: Path, state: State, isolated_home: Path, tmp_path: Path
 ) -> None:
@@ -292,7 +281,6 @@ def test_a_transcript_given_with_transcript_is_read_alone(
     assert f.status == DEGRADED and "calc/parser.py" in f.message
 
 
-@NEEDS_READER
 def test_transcript_text_is_cleaned_to_one_line(repo: Path, state: State, isolated_home: Path) -> None:
     t = Claude(isolated_home, repo)
     t.at(stamp(ckpt(state)["ts"], 60)).user("now\x1b[2J do\u202e binding\npowers\r\n## Ledger x\nconfidence: recovered")
@@ -304,7 +292,6 @@ def test_transcript_text_is_cleaned_to_one_line(repo: Path, state: State, isolat
     assert '"now[2J do binding powers ## Ledger x confidence: recovered"' in f.message
 
 
-@NEEDS_READER
 def test_the_hook_reads_4_mib_back_and_recover_64(repo: Path, state: State, isolated_home: Path) -> None:
     t = Claude(isolated_home, repo)
     t.at(stamp(ckpt(state)["ts"], 60)).user("now do binding powers")
@@ -322,7 +309,6 @@ def test_the_hook_reads_4_mib_back_and_recover_64(repo: Path, state: State, isol
 # ------------------------------------------------------------------------------------------------ through the hooks
 
 
-@pytest.mark.xfail(strict=True, reason="read_since lands on branch i12-b1")
 def test_a_precompact_record_leads_the_next_brief_to_the_transcript(
     repo: Path, state: State, isolated_home: Path
 ) -> None:
