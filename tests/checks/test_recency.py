@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -306,6 +308,37 @@ def test_the_hook_reads_4_mib_back_and_recover_64(repo: Path, state: State, isol
     assert deep.status == DEGRADED and "read the last" not in deep.message and "calc/parser.py" in deep.message
 
 
+def test_a_cut_read_that_found_no_work_did_not_look_at_everything(
+    repo: Path, state: State, isolated_home: Path
+) -> None:
+    """Nothing changing in the last 4 MiB is no evidence that nothing changed since the checkpoint: skipped, not ok."""
+    t = Claude(isolated_home, repo)
+    t.at(stamp(ckpt(state)["ts"], 60)).write(str(repo / "calc" / "parser.py"))  # past the hook's bound
+    for _ in range(5 << 10):
+        t.assistant_text("thinking " + "x" * 1024)
+    t.user("what now?")
+    record_ref(state, t.path)
+    hook = only(state, isolated_home)
+    assert hook.status == SKIPPED and "1 user message, no file edited, no command run in what was read" in hook.message
+    assert hook.message.endswith(": older work not looked at")
+    deep = only(state, isolated_home, scope="recover")
+    assert deep.status == DEGRADED and "calc/parser.py" in deep.message
+
+
+def test_quoted_text_is_bounded_so_the_rest_of_the_finding_survives(
+    repo: Path, state: State, isolated_home: Path
+) -> None:
+    t = Claude(isolated_home, repo)
+    t.at(stamp(ckpt(state)["ts"], 60)).user("binding powers " * 300)
+    t.write(str(repo / "calc" / "parser.py"))
+    t.compact_boundary()
+    record_ref(state, t.path)
+    f = only(state, isolated_home)
+    assert f.status == DEGRADED and "compacted at " in f.message and len(f.message) < 1000
+    quoted = f.message.split("last instruction at ")[1].split('"')[1]
+    assert len(quoted) == 200 and quoted.endswith("…")
+
+
 # ------------------------------------------------------------------------------------------------ through the hooks
 
 
@@ -321,3 +354,53 @@ def test_a_precompact_record_leads_the_next_brief_to_the_transcript(
     result = rehydrate("resume", "--json", cwd=repo)
     found = [f for f in json.loads(result.out)["findings"] if f["check"] == "recency"]
     assert [f["status"] for f in found] == [DEGRADED] and "calc/parser.py" in found[0]["message"]
+
+
+PROBE = r"""
+import sys
+from rehydrate.cli import main
+code = main(sys.argv[1:])
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "gemini"])
+def test_the_hook_reads_a_recorded_transcript_on_the_standard_library_alone(
+    repo: Path, state: State, isolated_home: Path, harness: str
+) -> None:
+    """SessionStart with a transcript to read (as tests/cli/test_imports.py, python -S): recency's reading loads
+    neither json nor re (safejson and str methods), and what it found is in the brief."""
+    import orjson
+
+    import rehydrate as package
+
+    ts = stamp(ckpt(state)["ts"], 60)
+    if harness == "claude":
+        c = Claude(isolated_home, repo, start=ts)
+        c.user("now do binding powers")
+        c.write(str(repo / "calc" / "parser.py"))
+        path = c.path
+    elif harness == "codex":
+        x = Codex(isolated_home, repo, start=ts)
+        x.apply_patch([str(repo / "calc" / "parser.py")])
+        path = x.path
+    else:
+        g = Gemini(isolated_home, repo, start=ts)
+        g.write_file(str(repo / "calc" / "parser.py"))
+        path = g.path
+    record_ref(state, path, harness)
+    event = json.dumps({"hook_event_name": "SessionStart", "source": "compact", "cwd": str(repo)})
+    paths = (str(Path(package.__file__).resolve().parent.parent), str(Path(orjson.__file__).resolve().parent.parent))
+    r = subprocess.run(
+        [sys.executable, "-S", "-c", PROBE, "hook", "claude"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+        input=event,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+    )
+    mods = set(r.stderr.strip().splitlines()[-1].split())
+    assert "rehydrate.transcripts.recent" in mods  # it did read
+    assert not {"json", "json.decoder", "re", "enum", "subprocess", "typing"} & mods
+    assert "- recency: degraded: " in r.stdout and "calc/parser.py" in r.stdout

@@ -152,7 +152,8 @@ class _Look:
             return Finding(NAME, SKIPPED, f"the transcript {shown} recorded at record {c.seq} {refused}: not read")
         if not os.path.lexists(c.path):
             return self.gone(c)
-        return self.read(c, f"recorded at record {c.seq}")
+        # the resolved path, as the folder test saw it: a link swapped in after the test is not followed out
+        return self.read(c, f"recorded at record {c.seq}", os.path.realpath(c.path))
 
     def refuse(self, c: _Candidate) -> str | None:
         """Why a WAL-recorded path must not be read (None: it may): not under its harness's own transcripts folder
@@ -174,7 +175,8 @@ class _Look:
         message = f"the transcript the hooks recorded at record {c.seq} is gone ({self.show(c.path)}): {what}{facts}"
         return Finding(NAME, SKIPPED, message, "look at git status and git diff for the work since the checkpoint")
 
-    def read(self, c: _Candidate, how: str) -> Finding | None:
+    def read(self, c: _Candidate, how: str, path: str | None = None) -> Finding | None:
+        """Read the candidate (at path, its resolved form, when given) within the scope's bound."""
         import stat
 
         from rehydrate import safejson
@@ -182,10 +184,11 @@ class _Look:
 
         shown = self.show(c.path)
         try:
-            if not stat.S_ISREG(os.stat(c.path).st_mode):
+            path = path or c.path
+            if not stat.S_ISREG(os.stat(path).st_mode):
                 return Finding(NAME, SKIPPED, f"the transcript {shown} ({how}) is not a regular file: not read")
             recent = read_since(
-                c.path,
+                path,
                 self.since.ts,
                 loads=safejson.loads,
                 max_bytes=self.cap,
