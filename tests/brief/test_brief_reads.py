@@ -111,6 +111,7 @@ def test_resume_is_logged_and_reads_only_the_tail(state: State, monkeypatch: pyt
         "identity": "ok",
         "state": "ok",
         "handoff": "n/a",
+        "recency": "n/a",
         "live-state": "n/a",
         "direction": "n/a",
         "cursors": "n/a",

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import claude_event, records, run_hook
 from rehydrate import brief
-from rehydrate.store import wal
+from rehydrate.store import since, wal
 from rehydrate.store.state import State
 
 SESSION = "9f1c7d2e-0000-4000-8000-000000000001"  # claude_event's
@@ -65,6 +65,9 @@ def test_pre_compact_and_post_compact_are_recorded(repo: Path, state: State) -> 
         "trigger": "auto",
         "session_id": "9f1c7d2e-0000-4000-8000-000000000001",
         "transcript_path": "/home/user/.claude/projects/-home-user-project/9f1c7d2e.jsonl",
+        "harness": "claude",
+        "host": since.host(),
+        "transcript_size": None,  # never written yet: a recovery ignores it, where a file gone since is skipped
     }
     summary = "The user asked for a parser. We decided on Pratt."
     code, out, _ = hook(claude_event(repo, "PostCompact", trigger="manual", compact_summary=summary), repo)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import hook_answer, hook_event, records, says_nothing
+from rehydrate.store import since
 from rehydrate.store.state import State
 
 SESSION = "8e4f2a1c-6b9d-4c3e-a7f0-5d2b8c1e9a46"  # the fixtures' session
@@ -37,7 +38,14 @@ def test_pre_compress_is_a_note_not_a_compaction(repo: Path, state: State, trigg
     after = ops(state)
     assert after[: len(before)] == before and after[len(before) :] == ["precompress"]
     note = json.loads(Path(state.wal_path).read_text().splitlines()[-1])["data"]
-    assert note == {"trigger": trigger, "session_id": SESSION, "transcript_path": note["transcript_path"]}
+    assert note == {
+        "trigger": trigger,
+        "session_id": SESSION,
+        "transcript_path": note["transcript_path"],
+        "harness": "gemini",  # the transcript's reference, for recency at the next brief or in `recover`
+        "host": since.host(),
+        "transcript_size": None,
+    }
 
 
 def test_a_run_with_tool_calls_gets_no_compaction_and_no_notice(repo: Path, state: State) -> None:

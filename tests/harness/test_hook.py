@@ -25,7 +25,7 @@ import pytest
 from conftest import HOOK_FIXTURES, claude_event, hook_answer, hook_event, records, run_hook, tree
 from rehydrate import brief
 from rehydrate.harness import hook
-from rehydrate.store import wal
+from rehydrate.store import since, wal
 from rehydrate.store.state import State
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "hooks"
@@ -81,7 +81,10 @@ def test_guard_answers(repo: Path, pinned: State, harness: str, fixture: str, de
 
 
 @pytest.mark.parametrize(("harness", "fixture"), RECORDS, ids=str)
-def test_compaction_records(repo: Path, pinned: State, harness: str, fixture: str) -> None:
+def test_compaction_records(
+    repo: Path, pinned: State, harness: str, fixture: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(since, "host", lambda: "host-1")  # the record names this host: pinned
     answer = hook.run(harness, hook_event(repo, harness, fixture))
     assert (answer.code, answer.stdout) == (0, "")
     last = json.loads(Path(pinned.wal_path).read_text().splitlines()[-1])

@@ -1,6 +1,6 @@
 """recency: the actor's own last turns since the last checkpoint, from the transcript's tail.
 
-Contract (WP-B builds it; until then run() returns no finding):
+Contract:
 - Candidates: `context.transcript` (`recover --transcript`: trusted, read alone); otherwise `context.since.transcripts`
   (the hooks' own `compaction`, `precompress` and `resume` records after the checkpoint, newest first, at most 3) and
   `context.event.transcript_path` when that file exists. A path read from the WAL is untrusted: it is read only when
@@ -25,16 +25,310 @@ Contract (WP-B builds it; until then run() returns no finding):
 
 from __future__ import annotations
 
+import os
+
+from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
+from rehydrate.store import views as layout
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rehydrate.checks import Context, Finding
+    from collections.abc import Mapping
 
+    from rehydrate.checks import Context
+    from rehydrate.store.since import Since, TranscriptRef
+    from rehydrate.transcripts.recent import Recent
+
+NAME = "recency"
 HOOK_BYTES = 4 << 20  # the most a hook-scope read takes from a transcript's end
 RECOVER_BYTES = 64 << 20  # the most `rehydrate recover` reads
+MAX_FILES = 10  # files edited named in a finding
+MAX_QUOTE, MAX_COMMAND, MAX_PATH = 200, 120, 200  # characters of transcript text quoted in a finding
+
+# Each harness's own transcripts folder: (its name in a finding, the folder inside the harness's user folder). The
+# user folders and the variables that move them are the transcript formats' (transcripts.claude.home and
+# transcripts.codex.home, read from the context's env); Gemini CLI's is ~/.gemini. A path recorded in the WAL is read
+# only inside it.
+FOLDERS = {
+    "claude": ("Claude Code's transcripts folder", "projects"),
+    "codex": ("Codex's sessions folder", "sessions"),
+    "gemini": ("Gemini CLI's chats folder", "tmp"),
+}
+
+
+class _Candidate:
+    """A transcript to look at: its path, harness (None: detected), the size and host its record gave, the record's
+    seq, and whether it is trusted (given with --transcript, or the hook event's own: no folder, host or project
+    test)."""
+
+    __slots__ = ("harness", "host", "path", "seq", "size", "trusted")
+
+    def __init__(
+        self,
+        path: str,
+        harness: str | None,
+        *,
+        size: int | None = None,
+        host: str | None = None,
+        seq: int | None = None,
+        trusted: bool = False,
+    ) -> None:
+        self.path, self.harness, self.size, self.host, self.seq, self.trusted = path, harness, size, host, seq, trusted
 
 
 class RecencyCheck:
-    name = "recency"
+    name = NAME
 
     def run(self, context: Context) -> list[Finding]:
-        return []
+        if context.state is None:
+            return [Finding(NAME, NA, "the state did not load: no transcript looked at")]
+        since = context.since
+        if since is None:
+            return [Finding(NAME, SKIPPED, "the WAL since the last checkpoint was not read: no transcript looked at")]
+        env = context.env if context.env is not None else os.environ
+        look = _Look(context, since, env)
+        if context.transcript is not None:  # recover --transcript: the user named it, read alone
+            found = look.read(_Candidate(context.transcript, None, trusted=True), "given with --transcript")
+            return [found] if found is not None else []
+        findings = [f for f in (look.candidate(c) for c in _candidates(context, since)) if f is not None]
+        return findings or [look.nothing()]
+
+
+def _candidates(context: Context, since: Since) -> list[_Candidate]:
+    """The hook event's own transcript when it exists (the harness is the authority for its own event), then the
+    transcripts the hooks recorded since the checkpoint, newest first; each path once."""
+    found: list[_Candidate] = []
+    event = context.event
+    path = event.transcript_path if event is not None else None
+    if event is not None and isinstance(path, str) and path and os.path.isfile(path):
+        found.append(_Candidate(path, event.harness, trusted=True))
+    for ref in since.transcripts:
+        if all(c.path != ref.path for c in found):
+            found.append(_from_ref(ref))
+    return found
+
+
+def _from_ref(ref: TranscriptRef) -> _Candidate:
+    return _Candidate(ref.path, ref.harness, size=ref.size, host=ref.host, seq=ref.seq)
+
+
+class _Look:
+    """One run's look at its candidates: the scope's bound, the environment that places each harness's folder, the
+    project's root (a recorded transcript's records must name it)."""
+
+    def __init__(self, context: Context, since: Since, env: Mapping[str, str]) -> None:
+        assert context.state is not None
+        self.since = since
+        self.env = env
+        self.recover = context.scope == "recover"
+        self.cap = RECOVER_BYTES if self.recover else HOOK_BYTES
+        self.project = os.path.dirname(context.state.root)
+        self.where = _where(since)
+
+    def nothing(self) -> Finding:
+        read = f"the {self.since.records} WAL record{_s(self.since.records)}"
+        read += " since it" if self.since.complete else " read back (the checkpoint's record was not reached)"
+        return Finding(
+            NAME,
+            NA,
+            f"no transcript recorded by a hook {_where(self.since, stamp=False)} (looked at {read}) and none "
+            "given with --transcript",
+        )
+
+    def candidate(self, c: _Candidate) -> Finding | None:
+        """The finding for one candidate, or None for a transcript that was never written (recorded before its first
+        line, still missing): nothing to look at there."""
+        if c.trusted:
+            return self.read(c, "the hook event's own")
+        from rehydrate.store.since import host
+
+        shown = self.show(c.path)
+        if c.host != host():
+            who = f"host {_quote(c.host, 100)}" if c.host else "an unnamed host"
+            return Finding(NAME, NA, f"the transcript {shown} was recorded on {who}: not looked at here")
+        if c.size is None and not os.path.lexists(c.path):
+            return None
+        refused = self.refuse(c)
+        if refused is not None:
+            return Finding(NAME, SKIPPED, f"the transcript {shown} recorded at record {c.seq} {refused}: not read")
+        if not os.path.lexists(c.path):
+            return self.gone(c)
+        # the resolved path, as the folder test saw it: a link swapped in after the test is not followed out
+        return self.read(c, f"recorded at record {c.seq}", os.path.realpath(c.path))
+
+    def refuse(self, c: _Candidate) -> str | None:
+        """Why a WAL-recorded path must not be read (None: it may): not under its harness's own transcripts folder
+        after every symbolic link is resolved, or a harness this check does not know."""
+        if c.harness not in FOLDERS:
+            return f"names no harness rehydrate knows ({_quote(c.harness or 'none', 40)})"
+        label, sub = FOLDERS[c.harness]
+        base = _user_folder(c.harness, self.env)
+        if not os.path.isabs(base):
+            return f"cannot be placed: no absolute home folder to find {label} in"
+        folder = os.path.join(os.path.realpath(base), sub)
+        if not os.path.realpath(c.path).startswith(folder + os.sep):
+            return f"is not under {label} ({self.show(folder)})"
+        return None
+
+    def gone(self, c: _Candidate) -> Finding:
+        what = f"what happened {self.where} was not looked at"
+        facts = _capture_facts(self.since.capture)
+        message = f"the transcript the hooks recorded at record {c.seq} is gone ({self.show(c.path)}): {what}{facts}"
+        return Finding(NAME, SKIPPED, message, "look at git status and git diff for the work since the checkpoint")
+
+    def read(self, c: _Candidate, how: str, path: str | None = None) -> Finding | None:
+        """Read the candidate (at path, its resolved form, when given) within the scope's bound."""
+        import stat
+
+        from rehydrate import safejson
+        from rehydrate.transcripts.recent import read_since
+
+        shown = self.show(c.path)
+        try:
+            path = path or c.path
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return Finding(NAME, SKIPPED, f"the transcript {shown} ({how}) is not a regular file: not read")
+            recent = read_since(
+                path,
+                self.since.ts,
+                loads=safejson.loads,
+                max_bytes=self.cap,
+                harness=c.harness,
+                project=None if c.trusted else self.project,
+            )
+        except (OSError, ValueError) as e:
+            why = layout.clean(e.strerror or str(e) if isinstance(e, OSError) else str(e), one_line=True)[:200]
+            return Finding(NAME, SKIPPED, f"the transcript {shown} ({how}) could not be read ({why}): not looked at")
+        if recent.foreign:
+            return Finding(NAME, SKIPPED, f"the transcript {shown} ({how}) names another project: not read")
+        return self.report(recent, shown)
+
+    def report(self, r: Recent, shown: str) -> Finding:
+        """ok, degraded or skipped for what the transcript says happened since the checkpoint."""
+        what = f"{self.where}, {_quote(r.harness, 20)} transcript {shown}"
+        cut = self.cut_note(r)
+        if r.changing_calls:
+            return Finding(NAME, DEGRADED, f"{what}: {_work(r)}{cut}", self.next_action(r))
+        told = f"{_count(len(r.user), 'user message')}, no file edited, no command run"
+        if r.cut:
+            return Finding(NAME, SKIPPED, f"{what}: {told} in what was read{cut}: older work not looked at")
+        return Finding(NAME, OK, f"{what} (read {_size(r.size - r.read_from)} back to it): {told}")
+
+    def cut_note(self, r: Recent) -> str:
+        if not r.cut:
+            return ""
+        more = "" if self.recover else f"; `rehydrate recover` reads up to {_size(RECOVER_BYTES)}"
+        read = _size(r.size - r.read_from)
+        return f" (read the last {read} of {_size(r.size)} without reaching the checkpoint{more})"
+
+    def next_action(self, r: Recent) -> str:
+        step = _quote(self.since.next, MAX_QUOTE) if self.since.next else None
+        files = _files(r.edited, 3)
+        if step and files:
+            return (
+                f"the checkpoint's next step, {step}, was edited in {files} after the checkpoint: "
+                "check it before redoing it"
+            )
+        if step:
+            calls = _count(r.changing_calls, "changing tool call")
+            return (
+                f"the checkpoint's next step, {step}, was worked on after the checkpoint ({calls}, no file edited): "
+                "check git status and the last commands before redoing it"
+            )
+        return f"work happened after the checkpoint ({files or 'commands run'}): check it (git diff) before going on"
+
+    def show(self, path: str) -> str:
+        """A path as a finding names it: one clean line, the home folder as ~, its end kept when long."""
+        home = self.env.get("HOME") or ""
+        if home and os.path.isabs(home) and path.startswith(home.rstrip(os.sep) + os.sep):
+            path = "~" + path[len(home.rstrip(os.sep)) :]
+        line = layout.clean(path, one_line=True)
+        return line if len(line) <= MAX_PATH else "…" + line[-(MAX_PATH - 1) :]
+
+
+def _user_folder(harness: str, env: Mapping[str, str]) -> str:
+    """The harness's user folder as the context's environment places it (relative when it cannot)."""
+    if harness == "gemini":
+        return os.path.join(env.get("HOME") or "", ".gemini")
+    if harness == "codex":
+        from rehydrate.transcripts import codex
+
+        return codex.home(env)
+    from rehydrate.transcripts import claude
+
+    return claude.home(env)
+
+
+def _work(r: Recent) -> str:
+    """What a transcript shows was done since the checkpoint, each quoted part one clean line, bounded."""
+    parts = [_count(r.tool_calls, "tool call")]
+    parts.append(f"files edited: {_files(r.edited, MAX_FILES)}" if r.edited else "no file edited")
+    failed = [f for f in r.failed if not f.later_ok]
+    if failed:
+        last = failed[-1]
+        code = f", exit {last.exit}" if last.exit is not None else ""
+        parts.append(f"{_count(len(failed), 'command')} failed, the last `{_quote(last.command, MAX_COMMAND)}`{code}")
+    if r.user:
+        said = r.user[-1]
+        parts.append(f'last instruction{_at(said.ts)}: "{_quote(said.text, MAX_QUOTE)}"')
+    if r.compacted_at:
+        parts.append("compacted at " + ", ".join(_hhmm(ts) for ts in r.compacted_at[-3:]))
+    return "; ".join(parts)
+
+
+def _capture_facts(capture: object) -> str:
+    """What the newest compaction's capture recorded (it arrived with the WAL: shapes checked), as "; the capture
+    at the compaction recorded: files edited: a.py; 1 failed command", or "" when it holds nothing."""
+    if not isinstance(capture, dict):
+        return ""
+    edited = capture.get("edited")
+    files = edited.get("files") if isinstance(edited, dict) else None
+    names = [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+    failed = capture.get("failed")
+    parts = [f"files edited: {_files(names, MAX_FILES)}"] if names else []
+    if isinstance(failed, list) and failed:
+        parts.append(_count(len(failed), "failed command"))
+    return "; the compaction's capture recorded " + ", ".join(parts) if parts else ""
+
+
+def _files(paths: list[str], most: int) -> str:
+    shown = ", ".join(_quote(p, MAX_PATH) for p in paths[:most])
+    return shown + (f" (and {len(paths) - most} more)" if len(paths) > most else "")
+
+
+def _quote(text: object, most: int) -> str:
+    """Transcript or WAL text as one clean line of at most `most` characters."""
+    line = layout.clean(str(text)[: 4 * most], one_line=True)
+    return line if len(line) <= most else line[: most - 1] + "…"
+
+
+def _where(since: Since, *, stamp: bool = True) -> str:
+    """ "since checkpoint 42 (22:04Z)", its time left out when stamp is False."""
+    if since.seq is None:
+        return "with no checkpoint found"
+    return f"since checkpoint {since.seq}" + (f" ({_hhmm(since.ts)})" if since.ts and stamp else "")
+
+
+def _hhmm(ts: str) -> str:
+    """HH:MMZ of a stamp (YYYY-MM-DDTHH:MM...), cleaned; the stamp itself when it has no such shape."""
+    ts = _quote(ts, 40)
+    return ts[11:16] + "Z" if len(ts) >= 16 and ts[10] == "T" else ts
+
+
+def _at(ts: str | None) -> str:
+    return f" at {_hhmm(ts)}" if ts else ""
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{_s(n)}"
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1 << 20:
+        return f"{n / 1024:.0f} KiB"
+    return f"{n / (1 << 20):.0f} MiB"

@@ -165,31 +165,57 @@ def precompress(harness: ModuleType, event: dict[str, Any], whole: bool = True) 
     Gemini fires it inside its compression service before deciding whether to compress: on every model request
     (trigger auto), and for `/compress` (manual) also when there turns out to be nothing to compress or the summary
     fails. Nothing a hook sees confirms a compression afterwards (0.61: no post-compression event; the summary is not
-    written to the session file; PreCompress carries only its trigger)."""
-    data: dict[str, Any] = {}
-    for key in ("trigger", "session_id", "transcript_path"):
-        if isinstance(event.get(key), str):
-            data[key] = views.clean(event[key], one_line=True)[:1000]
+    written to the session file; PreCompress carries only its trigger). The note carries the transcript's reference
+    (store.since.ref_fields), so that recency can read the chat file at the next brief or in `recover`."""
+    data = _event_fields(event)
+    _add_ref(data, harness, event)
     open_state(event).record("precompress", data)
     return Answer()
 
 
+def _event_fields(event: dict[str, Any]) -> dict[str, Any]:
+    """The event's trigger, session id and transcript path, each one clean line of at most 1,000 characters."""
+    data: dict[str, Any] = {}
+    for key in ("trigger", "session_id", "transcript_path"):
+        if isinstance(event.get(key), str):
+            data[key] = views.clean(event[key], one_line=True)[:1000]
+    return data
+
+
+def _ref(harness: ModuleType, event: dict[str, Any]) -> dict[str, Any]:
+    """harness, host, transcript_path and transcript_size (store.since.ref_fields) for the event's own transcript.
+    The path is the harness's, as it sent it (a path cleaned for display would not open); None-valued fields are
+    kept, so that a recovery tells a file never written (size None) from one gone since."""
+    from rehydrate.store import since
+
+    return since.ref_fields(harness.__name__.rpartition(".")[2], event.get("transcript_path"))
+
+
+def _add_ref(data: dict[str, Any], harness: ModuleType, event: dict[str, Any]) -> None:
+    """data with the transcript's reference (_ref). A path ref_fields refuses (a NUL in it) is dropped altogether:
+    its cleaned form would name another file."""
+    ref = _ref(harness, event)
+    if "transcript_path" not in ref:
+        data.pop("transcript_path", None)
+    data.update(ref)
+
+
 def compaction_start(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
-    return _record_compaction(event, "pre")
+    return _record_compaction(event, "pre", harness)
 
 
 def compaction_end(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
     """The end of the compaction PreCompact recorded: one compaction, one `compaction` record."""
-    return _record_compaction(event, "post")
+    return _record_compaction(event, "post", harness)
 
 
-def _record_compaction(event: dict[str, Any], phase: str) -> Answer:
-    """PreCompact: a `compaction` record (phase pre). PostCompact: a `compacted` record, the end of that same
-    compaction with its summary's length and hash, so that one compaction appends exactly one `compaction`."""
+def _record_compaction(event: dict[str, Any], phase: str, harness: ModuleType) -> Answer:
+    """PreCompact: a `compaction` record (phase pre), with the capture of what the transcript says happened since the
+    last checkpoint (harness/capture.py). PostCompact: a `compacted` record, the end of that same compaction with its
+    summary's length and hash, so that one compaction appends exactly one `compaction`. Both carry the transcript's
+    reference (store.since.ref_fields)."""
     data: dict[str, Any] = {"phase": phase} if phase == "pre" else {}
-    for key in ("trigger", "session_id", "transcript_path"):
-        if isinstance(event.get(key), str):
-            data[key] = views.clean(event[key], one_line=True)[:1000]
+    data.update(_event_fields(event))
     summary = event.get("compact_summary")
     if isinstance(summary, str):  # its length and hash, never its text
         from rehydrate.store import wal
@@ -199,8 +225,34 @@ def _record_compaction(event: dict[str, Any], phase: str) -> Answer:
     instructions = event.get("custom_instructions")
     if isinstance(instructions, str) and instructions:
         data["custom_instructions_chars"] = len(instructions)
-    open_state(event).record("compaction" if phase == "pre" else "compacted", data)
+    _add_ref(data, harness, event)
+    state = open_state(event)
+    if phase == "pre":
+        captured = _capture(state, event, data["harness"])
+        if captured is not None:
+            data["capture"] = captured
+    state.record("compaction" if phase == "pre" else "compacted", data)
     return Answer()
+
+
+def _capture(state: Any, event: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """harness.capture.capture for this PreCompact, or None when it is off. It runs after the WAL was read back
+    (the lock released: the transcript read may take a while) and before the record is written. A capture that
+    raises never costs the compaction its record: the record then carries {"v": 1, ..., "error": why}."""
+    from rehydrate.store import since as since_mod
+
+    found: Any = None
+    try:
+        from rehydrate.harness import capture
+        from rehydrate.store import config
+
+        with state.reading() as snap:
+            found = since_mod.find(state, snap)
+        return capture.capture(os.path.dirname(state.root), event, found, config.read(state.root))
+    except Exception as e:
+        seq, ts = (found.seq, found.ts) if found is not None else (None, None)
+        why = views.clean(f"{type(e).__name__}: {e}", one_line=True)[:200]
+        return {"v": 1, "harness": name, "since": {"seq": seq, "ts": ts}, "error": "the capture failed: " + why}
 
 
 def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:

@@ -177,6 +177,11 @@ def _summary(op: str, data: dict[str, Any]) -> str:
         parts = [f"{k} {_text(get(k))}" for k in ("phase", "trigger") if get(k) not in (None, "")]
         if get("summary_chars") is not None:
             parts.append(f"summary of {_text(get('summary_chars'))} characters")
+        captured = get("capture")
+        if isinstance(captured, dict):  # counts, never the captured text (harness/capture.py)
+            from rehydrate.harness.capture import counts
+
+            parts.append(f"captured: {counts(captured)}")
         return ", ".join(parts) or _text(data)
     if op == "resume":
         return f"confidence {_text(get('confidence', '?'))}, {_text(get('chars', '?'))} characters"

@@ -12,7 +12,6 @@ RecursionError. Nothing here imports the rest of rehydrate.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 
@@ -71,6 +70,8 @@ def canonical(value: Any) -> str:
     The text of json.dumps(value, sort_keys=True), from one encoder made once (dumps makes one per call)."""
     global _encode
     if _encode is None:
+        import json  # here only: the package is on the hook path (transcripts.recent), where json is not
+
         _encode = json.JSONEncoder(sort_keys=True).encode
     try:
         return _encode(value)

@@ -16,19 +16,25 @@ from rehydrate.transcripts import (
     obj,
     records,
 )
+from rehydrate.transcripts.recent import Failed, Msg, Todos, add_edit, exit_error, later_ok, named, stamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
+
+    from rehydrate.transcripts.recent import Recent
 
 FILE_KEYS = ("file_path", "notebook_path", "path")
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # a tool input's file_path or notebook_path
 
 
-def home() -> str:
-    """Claude Code's user folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
-    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+def home(env: Mapping[str, str] | None = None) -> str:
+    """Claude Code's user folder: $CLAUDE_CONFIG_DIR, else ~/.claude. env: the environment to read it
+    from (None: this process's; a given one without HOME gives a relative path, which its caller refuses)."""
+    if env is None:
+        return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or "", ".claude")
 
 
 def starts_turn(rec: dict[str, Any]) -> bool:
@@ -229,3 +235,230 @@ def _error_text(content: Any) -> bool:
     if isinstance(content, list):
         text = "".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
     return text.lstrip().startswith("<tool_use_error>")
+
+
+# The transcript's tail since a checkpoint (transcripts.recent.read_since): what a Claude Code file holds of it.
+READ_ONLY = ("Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "NotebookRead", "BashOutput", "TodoWrite")
+TASK_TOOLS = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
+NOT_PROMPTS = ("<command-name>", "<local-command-", "<system-reminder>", "Caveat:", "<command-message>")
+_USED_TYPES = (b"user", b"assistant", b"system")
+
+
+class _Tail:
+    """The Claude Code side of read_since (used through TAIL)."""
+
+    @staticmethod
+    def refused(raw: bytes) -> bool:
+        """Whether a line cannot be a record read_since uses, from its bytes (no re): one object holding no \\u00
+        escape, every "type" in it followed by a string other than "user", "assistant" or "system" (progress and
+        file-history-snapshot lines). Anything spelled otherwise is parsed."""
+        if raw[:1] != b"{" or raw[-1:] != b"}" or b"\\u00" in raw:
+            return False
+        at = raw.find(b'"type"')
+        if at < 0:
+            return False
+        while at >= 0:
+            value = at + 6
+            if raw[value : value + 2] != b':"':
+                return False
+            close = raw.find(b'"', value + 2)
+            if close < 0 or raw[value + 2 : close] in _USED_TYPES:
+                return False
+            at = raw.find(b'"type"', close)
+        return True
+
+    @staticmethod
+    def stamp(rec: dict[str, Any]) -> Any:
+        return rec.get("timestamp")
+
+    @staticmethod
+    def names_other(head: list[dict[str, Any]], roots: tuple[str, ...]) -> bool:
+        """Whether the file's first record with a cwd names another project."""
+        for rec in head:
+            if isinstance(rec.get("cwd"), str):
+                return not named(rec["cwd"], roots)
+        return False
+
+    @staticmethod
+    def may_hold_todos(raw: bytes) -> bool:
+        return b'"TodoWrite"' in raw or b'"todos"' in raw
+
+    @staticmethod
+    def holds_todos_json(rec: dict[str, Any]) -> bool:
+        return _todo_write(rec) is not None or (rec.get("type") == "user" and isinstance(rec.get("todos"), list))
+
+    @staticmethod
+    def extract(
+        recent: Recent,
+        window: list[tuple[int, dict[str, Any]]],
+        before: list[tuple[int, dict[str, Any]]],
+        roots: tuple[str, ...],
+        loads: Callable[[str | bytes], Any],
+        since: str | None,
+    ) -> None:
+        cwds = {rec["cwd"] for _, rec in window if isinstance(rec.get("cwd"), str)}
+        if roots and cwds and not any(named(cwd, roots) for cwd in cwds):
+            recent.foreign = True
+            return
+        walk = _Walk(recent, roots)
+        for number, rec in before:
+            walk.todos(number, rec, True)
+        for number, rec in window:
+            walk.record(number, rec)
+        walk.done()
+
+
+TAIL = _Tail()
+
+
+def _todo_write(rec: dict[str, Any]) -> list[Any] | None:
+    """The todos of a TodoWrite call in an assistant record, the last one; None when it holds none."""
+    message = rec.get("message")
+    content = message.get("content") if rec.get("type") == "assistant" and isinstance(message, dict) else None
+    found = None
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "TodoWrite":
+                todos = obj(block.get("input")).get("todos")
+                if isinstance(todos, list):
+                    found = todos
+    return found
+
+
+def _items(todos: list[Any], text_key: str) -> list[tuple[str, str]]:
+    return [
+        (label(t.get(text_key)) if t.get(text_key) is not None else "", label(t.get("status")))
+        for t in todos
+        if isinstance(t, dict)
+    ]
+
+
+class _Walk:
+    """One pass over the window's records, oldest first."""
+
+    def __init__(self, recent: Recent, roots: tuple[str, ...]) -> None:
+        self.recent = recent
+        self.roots = roots
+        self.calls: dict[str, tuple[str, dict[str, Any], int, str | None]] = {}  # id: name, input, line, ts
+        self.tasks: dict[str, list[str]] = {}  # taskId: [subject, status], in order of creation
+        self.prompt_todos: Todos | None = None
+        self.edits: list[tuple[str, object]] = []  # (path, call id) of each edit call, in order
+        self.failed_ids: set[str] = set()  # the edit calls whose result is an error
+        self.tool_todos = False
+
+    def todos(self, number: int, rec: dict[str, Any], before: bool) -> None:
+        todos = _todo_write(rec)
+        if todos is not None:
+            self.recent.todos = Todos("TodoWrite", number, before, _items(todos, "content"))
+            self.tool_todos = True
+        elif rec.get("type") == "user" and isinstance(rec.get("todos"), list) and not self.tool_todos:
+            self.prompt_todos = Todos("prompt", number, before, _items(rec["todos"], "content"))
+
+    def record(self, number: int, rec: dict[str, Any]) -> None:
+        kind = rec.get("type")
+        ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+        if kind == "assistant":
+            self.todos(number, rec, False)
+            self._assistant(number, ts, obj(rec.get("message")))
+        elif kind == "user":
+            self.todos(number, rec, False)
+            self._user(number, ts, rec)
+        elif kind == "system" and rec.get("subtype") == "compact_boundary" and ts is not None:
+            self.recent.compacted_at.append(stamp(ts) or ts)
+
+    def _assistant(self, number: int, ts: str | None, message: dict[str, Any]) -> None:
+        content = message.get("content")
+        if not isinstance(content, list):
+            return
+        texts = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+                texts.append(block["text"])
+            elif block.get("type") == "tool_use":
+                name = label(block.get("name"))
+                tool_input = obj(block.get("input"))
+                self.recent.tool_calls += 1
+                if name not in READ_ONLY and name not in TASK_TOOLS:
+                    self.recent.changing_calls += 1
+                if isinstance(block.get("id"), str):
+                    self.calls[block["id"]] = (name, tool_input, number, ts)
+                path = next((tool_input[k] for k in ("file_path", "notebook_path") if _is_str(tool_input, k)), None)
+                if name in EDIT_TOOLS and path is not None:
+                    self.edits.append((path, block.get("id")))  # kept unless its result says it failed
+        if texts:
+            self.recent.assistant = Msg(ts, number, "\n\n".join(texts))
+
+    def _user(self, number: int, ts: str | None, rec: dict[str, Any]) -> None:
+        content = obj(rec.get("message")).get("content")
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    self._result(number, block, rec.get("toolUseResult"))
+            return
+        if rec.get("isMeta") or rec.get("isCompactSummary"):
+            return
+        if isinstance(content, list):
+            content = "\n".join(b["text"] for b in content if _is_str(b, "text") and b.get("type") == "text")
+        if isinstance(content, str) and content.strip() and not content.lstrip().startswith(NOT_PROMPTS):
+            self.recent.user.append(Msg(ts, number, content.strip()))
+
+    def _result(self, number: int, block: dict[str, Any], result: Any) -> None:
+        call = self.calls.get(label(block.get("tool_use_id")))
+        if call is None:
+            return
+        name, tool_input, _line, _ts = call
+        failed = block.get("is_error") is True or _error_text(block.get("content"))
+        if name in EDIT_TOOLS and failed:
+            self.failed_ids.add(label(block.get("tool_use_id")))
+        elif name == "Bash" and isinstance(tool_input.get("command"), str):
+            command = tool_input["command"]
+            if failed:
+                code, error = exit_error(_content_text(block.get("content")))
+                self.recent.failed.append(Failed("Bash", command, code, error, number))
+            else:
+                later_ok(self.recent.failed, command)
+        elif name in ("TaskCreate", "TaskUpdate") and not failed:
+            self._task(name, tool_input, result, number)
+
+    def _task(self, name: str, tool_input: dict[str, Any], result: Any, number: int) -> None:
+        task = obj(obj(result).get("task"))
+        ident = task.get("id") if isinstance(task.get("id"), (str, int)) else tool_input.get("taskId")
+        if name == "TaskCreate":
+            ident = str(ident) if ident is not None else str(len(self.tasks) + 1)
+            subject = tool_input.get("subject") or tool_input.get("content") or tool_input.get("description")
+            self.tasks[ident] = [label(subject) if subject is not None else "", "pending"]
+        elif ident is not None and str(ident) in self.tasks:
+            entry = self.tasks[str(ident)]
+            if tool_input.get("status") == "deleted":
+                del self.tasks[str(ident)]
+            else:
+                if isinstance(tool_input.get("status"), str):
+                    entry[1] = tool_input["status"]
+                if isinstance(tool_input.get("subject"), str):
+                    entry[0] = tool_input["subject"]
+        else:
+            return
+        items = [(subject, status) for subject, status in self.tasks.values()]
+        self.recent.todos = Todos("TaskCreate/TaskUpdate", number, False, items)
+        self.tool_todos = True
+
+    def done(self) -> None:
+        for path, ident in self.edits:
+            if ident not in self.failed_ids:
+                add_edit(self.recent, path, self.roots)
+        if self.recent.todos is None and self.prompt_todos is not None:
+            self.recent.todos = self.prompt_todos
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def _is_str(value: Any, key: str) -> bool:
+    return isinstance(value, dict) and isinstance(value.get(key), str)

@@ -4,22 +4,41 @@ edit files, named here once (the harness's module takes them from here)."""
 from __future__ import annotations
 
 import os
-import re
 
 from rehydrate.transcripts import Compaction, Session, ToolCall, canonical, label, loads, obj, records
+from rehydrate.transcripts.recent import Failed, Msg, Todos, add_edit, exit_error, later_ok, named, stamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from re import Pattern
     from typing import Any
 
-PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.MULTILINE)
-EXIT_CODE = re.compile(r"(?:Process exited with code|exit code:?) (-?\d+)", re.IGNORECASE)
+    from rehydrate.transcripts.recent import Recent
+
+PATCH_FILE = r"^\*\*\* (?:Update|Add|Delete) File: (.+)$|^\*\*\* Move to: (.+)$"  # compiled by _patterns()
+EXIT_CODE = r"(?:Process exited with code|exit code:?) (-?\d+)"
 EDIT_TOOLS = ("apply_patch",)
+_compiled: tuple[Pattern[str], Pattern[str]] | None = None
 
 
-def home() -> str:
-    """Codex CLI's user folder: $CODEX_HOME, else ~/.codex."""
-    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+def _patterns() -> tuple[Pattern[str], Pattern[str]]:
+    """PATCH_FILE and EXIT_CODE compiled, when the audit first needs them (re stays off the hook path, where
+    read_since reads the same things with str methods)."""
+    global _compiled
+    if _compiled is None:
+        import re
+
+        _compiled = re.compile(PATCH_FILE, re.MULTILINE), re.compile(EXIT_CODE, re.IGNORECASE)
+    return _compiled
+
+
+def home(env: Mapping[str, str] | None = None) -> str:
+    """Codex CLI's user folder: $CODEX_HOME, else ~/.codex. env: the environment to read it from
+    (None: this process's; a given one without HOME gives a relative path, which its caller refuses)."""
+    if env is None:
+        return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+    return env.get("CODEX_HOME") or os.path.join(env.get("HOME") or "", ".codex")
 
 
 def starts_turn(rec: dict[str, Any]) -> bool:
@@ -30,7 +49,7 @@ def starts_turn(rec: dict[str, Any]) -> bool:
 def _files(name: str, arguments: Any) -> list[str]:
     text = arguments if isinstance(arguments, str) else ""
     if name == "apply_patch" or "*** Begin Patch" in text:
-        return [a or b for a, b in PATCH_FILE.findall(text)]
+        return [a or b for a, b in _patterns()[0].findall(text)]
     try:
         args = loads(text) if text else {}
     except ValueError:  # not JSON, or nested too deeply
@@ -49,7 +68,7 @@ def _failed(output: Any) -> bool:
             return bool(meta["exit_code"] != 0)
     except ValueError:
         pass
-    m = EXIT_CODE.search(text)
+    m = _patterns()[1].search(text)
     return bool(m and int(m.group(1)) != 0)
 
 
@@ -98,3 +117,157 @@ def read(path: str) -> Session:
             if result_of is not None and _failed(payload.get("output")):
                 result_of.failed = True
     return session
+
+
+# The transcript's tail since a checkpoint (transcripts.recent.read_since): what a Codex rollout holds of it.
+READ_ONLY = ("update_plan", "view_image", "read_file", "list_dir", "grep_files", "web_search")
+SHELLS = ("exec_command", "shell", "local_shell_call", "container.exec", "shell_command")
+CALLS = ("function_call", "custom_tool_call", "local_shell_call")
+OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+def patch_files(text: str) -> list[str]:
+    """The files a patch names (its Update/Add/Delete File and Move to headers), with str methods."""
+    found = []
+    for line in text.split("\n"):
+        for prefix in ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: "):
+            if line.startswith(prefix) and line[len(prefix) :].strip():
+                found.append(line[len(prefix) :].strip())
+    return found
+
+
+def _arguments(payload: dict[str, Any], loads: Callable[[str | bytes], Any]) -> Any:
+    raw = payload.get("arguments", payload.get("input"))
+    if isinstance(raw, str) and raw[:1] == "{":
+        try:
+            return loads(raw)
+        except (ValueError, RecursionError):
+            return raw
+    return raw
+
+
+def _command(name: str, args: Any, payload: dict[str, Any]) -> str | None:
+    """A shell call's command: exec_command's cmd, shell's command list (a `bash -lc X` as X), local_shell_call's
+    action.command."""
+    value = obj(args).get("cmd", obj(args).get("command"))
+    if name == "local_shell_call":
+        value = obj(payload.get("action")).get("command")
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        if len(value) == 3 and value[1] in ("-lc", "-c"):
+            return str(value[2])
+        return " ".join(value)
+    return value if isinstance(value, str) else None
+
+
+def _outcome(output: Any, loads: Callable[[str | bytes], Any]) -> tuple[int | None, str]:
+    """A call output's exit code (metadata.exit_code, else "Process exited with code N") and first error line."""
+    text = output if isinstance(output, str) else ""
+    if text[:1] == "{":
+        try:
+            data = obj(loads(text))
+        except (ValueError, RecursionError):
+            data = {}
+        code = obj(data.get("metadata")).get("exit_code")
+        inner = data.get("output")
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code, exit_error(inner)[1] if isinstance(inner, str) else ""
+    return exit_error(text)
+
+
+class _Tail:
+    """The Codex side of read_since (used through TAIL)."""
+
+    @staticmethod
+    def refused(raw: bytes) -> bool:
+        return b'"token_count"' in raw and b'"event_msg"' in raw and raw.count(b'"type"') == 2
+
+    @staticmethod
+    def stamp(rec: dict[str, Any]) -> Any:
+        return rec.get("timestamp")
+
+    @staticmethod
+    def names_other(head: list[dict[str, Any]], roots: tuple[str, ...]) -> bool:
+        """Whether the rollout's session_meta names another project (none in its first records: another's too)."""
+        for rec in head:
+            if rec.get("type") == "session_meta":
+                cwd = obj(rec.get("payload")).get("cwd")
+                return not (isinstance(cwd, str) and named(cwd, roots))
+        return True
+
+    @staticmethod
+    def may_hold_todos(raw: bytes) -> bool:
+        return b'"update_plan"' in raw
+
+    @staticmethod
+    def holds_todos_json(rec: dict[str, Any]) -> bool:
+        payload = obj(rec.get("payload"))
+        return payload.get("type") == "function_call" and payload.get("name") == "update_plan"
+
+    @staticmethod
+    def extract(
+        recent: Recent,
+        window: list[tuple[int, dict[str, Any]]],
+        before: list[tuple[int, dict[str, Any]]],
+        roots: tuple[str, ...],
+        loads: Callable[[str | bytes], Any],
+        since: str | None,
+    ) -> None:
+        calls: dict[str, tuple[str, Any, str | None]] = {}  # call_id: name, arguments, command
+        for number, rec in before:
+            _plan(recent, number, _arguments(obj(rec.get("payload")), loads), True)
+        for number, rec in window:
+            kind, payload = rec.get("type"), obj(rec.get("payload"))
+            ptype = payload.get("type")
+            ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+            if kind == "event_msg" and ptype == "user_message" and isinstance(payload.get("message"), str):
+                if payload["message"].strip():
+                    recent.user.append(Msg(ts, number, payload["message"].strip()))
+            elif kind == "event_msg" and ptype == "agent_message" and isinstance(payload.get("message"), str):
+                recent.assistant = Msg(ts, number, payload["message"])
+            elif kind == "compacted" and ts is not None:
+                recent.compacted_at.append(stamp(ts) or ts)
+            elif kind == "response_item" and ptype in CALLS:
+                name = label(payload.get("name") or ptype)
+                args = _arguments(payload, loads)
+                recent.tool_calls += 1
+                recent.changing_calls += name not in READ_ONLY
+                if name == "update_plan":
+                    _plan(recent, number, args, False)
+                command = _command(name, args, payload) if name in SHELLS else None
+                if isinstance(payload.get("call_id"), str):
+                    calls[payload["call_id"]] = (name, args, command)
+            elif kind == "response_item" and ptype in OUTPUTS:
+                _output(recent, number, calls.get(label(payload.get("call_id"))), payload.get("output"), roots, loads)
+
+
+def _output(
+    recent: Recent,
+    number: int,
+    call: tuple[str, Any, str | None] | None,
+    output: Any,
+    roots: tuple[str, ...],
+    loads: Callable[[str | bytes], Any],
+) -> None:
+    if call is None:
+        return
+    name, args, command = call
+    code, error = _outcome(output, loads)
+    if name == "apply_patch" and code == 0:
+        text = args if isinstance(args, str) else obj(args).get("input")
+        for path in patch_files(text if isinstance(text, str) else ""):
+            add_edit(recent, path, roots)
+    elif command is not None and code is not None:
+        if code != 0:
+            recent.failed.append(Failed(name, command, code, error, number))
+        else:
+            later_ok(recent.failed, command)
+
+
+def _plan(recent: Recent, number: int, args: Any, before: bool) -> None:
+    plan = obj(args).get("plan")
+    if isinstance(plan, list):
+        items = [(label(p.get("step")), label(p.get("status"))) for p in plan if isinstance(p, dict)]
+        recent.todos = Todos("update_plan", number, before, items)
+
+
+TAIL = _Tail()
