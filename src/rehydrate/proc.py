@@ -180,7 +180,7 @@ def _spawn(argv: list[str], env: dict[str, str]) -> _Child | Result:
         for fd in opened:
             os.close(fd)
         return Result(None, b"", f"could not start: {e.strerror}".encode())
-    program = _which(argv[0], env.get("PATH", os.defpath))
+    program = which(argv[0], env.get("PATH", os.defpath))
     if program is None:
         for fd in opened:
             os.close(fd)
@@ -208,8 +208,9 @@ def _spawn(argv: list[str], env: dict[str, str]) -> _Child | Result:
     return _Child(pid, out_r, err_r)
 
 
-def _which(name: str, path: str) -> str | None:
-    """The program `name` on the child's PATH (posix_spawnp would search the caller's own PATH instead)."""
+def which(name: str, path: str) -> str | None:
+    """The program `name` on the child's PATH (posix_spawnp would search the caller's own PATH instead); a name
+    holding a slash is taken as it is. None: not found, or not executable."""
     if "/" in name:
         return name
     for folder in path.split(os.pathsep):

@@ -103,7 +103,7 @@ def test_no_main_line(tmp_path: Path) -> None:
     (found,) = _run(repo, _ckpt(repo))
     assert (found.status, found.message) == (
         "n/a",
-        "no main line to compare (looked for origin/HEAD, origin/main, origin/master, main, master)",
+        "no main line to compare (git for-each-ref: looked for origin/HEAD, origin/main, origin/master, main, master)",
     )
 
 
