@@ -4,6 +4,7 @@ local refs only, nothing fetches."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -130,4 +131,23 @@ def test_a_hanging_git_is_skipped(
     assert (found.status, found.message) == (
         "skipped",
         "git status did not answer within 0.5 s: the main line not looked at",
+    )
+
+
+def test_no_answer_from_for_each_ref_is_skipped_not_no_main_line(pair: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    ckpt = _ckpt(pair[1])
+    gitrepos.teammate_merge(pair, "Fix tokenizer (#12)")
+    bin_dir = tmp_path / "failing-refs"
+    bin_dir.mkdir()
+    real = os.path.realpath(shutil.which("git") or "git")
+    (bin_dir / "git").write_text(
+        f"#!{sys.executable}\nimport os, sys\n"
+        "if 'for-each-ref' in sys.argv:\n    sys.stderr.write('fatal: simulated\\n')\n    sys.exit(128)\n"
+        f"os.execv({real!r}, ['git', *sys.argv[1:]])\n"
+    )
+    (bin_dir / "git").chmod(0o755)
+    (found,) = _run(pair[1], ckpt, PATH=str(bin_dir))
+    assert (found.status, found.message) == (
+        "skipped",
+        "git for-each-ref exit 128: fatal: simulated: the main line not looked at",
     )
