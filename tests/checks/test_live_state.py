@@ -183,3 +183,12 @@ def test_the_probe_is_started_once_and_shared(agent: Path, ckpt: dict[str, Any])
     probe = context.shared["gitnow"]
     check.run(context)
     assert context.shared["gitnow"] is probe and probe.result() is probe.result()
+
+
+def test_a_dirty_path_is_one_shell_word_in_the_suggested_diff(agent: Path, ckpt: dict[str, Any]) -> None:
+    (agent / "a b.py").write_text("x\n")
+    (agent / "it's.py").write_text("x\n")
+    dirty = next(f for f in _run(agent / "state", ckpt) if "changed now" in f.message)
+    assert dirty.next_action == (
+        "look at git status and git diff -- 'a b.py' 'it'\\''s.py': no checkpoint recorded them"
+    )
