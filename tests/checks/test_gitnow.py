@@ -179,3 +179,45 @@ def test_parse_upstream_reads_the_headers_parse_leaves_out() -> None:
     assert gitinfo.parse_upstream(gone) == {"upstream": "origin/gone", "ahead": None, "behind": None}
     assert gitinfo.parse_upstream(b"# branch.head feat\0")["upstream"] is None
     assert "upstream" not in gitinfo.parse(out)  # a checkpoint's `git` does not change
+
+
+def test_the_last_fetch_is_found_without_git_in_a_worktree_and_a_submodule(
+    pair: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    _, agent, _ = pair
+    assert gitnow.fetched(str(agent / "calc")) is None  # cloned, never fetched
+    git(agent, "fetch", "-q")
+    stamp = os.stat(agent / ".git" / "FETCH_HEAD").st_mtime
+    os.utime(agent / ".git" / "FETCH_HEAD", (stamp, 1_000_000_000))
+    at = "2001-09-09T01:46:40Z"
+    assert gitnow.fetched(str(agent / "calc")) == at
+    git(agent, "worktree", "add", "-q", "-b", "other", "../linked")  # .git is a file: gitdir:, then commondir
+    assert (tmp_path / "linked" / ".git").is_file()
+    assert gitnow.fetched(str(tmp_path / "linked" / "calc")) == at
+    module = tmp_path / "super" / "sub"  # a submodule's .git file: a relative gitdir, no commondir
+    module.mkdir(parents=True)
+    (tmp_path / "super" / "modules").mkdir()
+    (tmp_path / "super" / "modules" / "FETCH_HEAD").write_text("")
+    os.utime(tmp_path / "super" / "modules" / "FETCH_HEAD", (stamp, 1_000_000_000))
+    (module / ".git").write_text("gitdir: ../modules\n")
+    assert gitnow.fetched(str(module)) == at
+    (module / ".git").write_text("not a gitdir line\n")
+    assert gitnow.fetched(str(module)) is None
+
+
+def test_the_probe_starts_three_git_processes_in_round_one(
+    pair: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rehydrate import proc
+
+    started: list[list[str]] = []
+    real = proc.start
+
+    def spy(cmds: Any, **kw: Any) -> proc.Batch:
+        started.extend(list(c) for c in cmds)
+        return real(cmds, **kw)
+
+    monkeypatch.setattr(proc, "start", spy)
+    folder = _state(pair[1])
+    _probe(folder, _checkpoint(folder))
+    assert [argv[3] for argv in started] == ["status", "for-each-ref", "log"]  # no rev-parse: fetched() reads files

@@ -5,7 +5,8 @@ Contract:
   never a shell): `git status --porcelain=v2 --branch -z` (the argv of store/gitinfo.py; upstream and ahead/behind
   read by `gitinfo.parse_upstream`), `git log -z --boundary --format=%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s
   --max-count=51 <checkpoint HEAD>..HEAD` (when the checkpoint recorded a HEAD), and `git for-each-ref` on
-  origin/HEAD, origin/main, origin/master, main, master. It returns without waiting. Each call has its deadline (2 s
+  origin/HEAD, origin/main, origin/master, main, master. It returns without waiting. FETCH_HEAD's time is read from
+  the common git folder, found without a process (fetched()). Each call has its deadline (2 s
   in hook scope, 10 s in recover: checks/livestate.py) and runs with `context.env`.
 - `Probe.result() -> GitNow` waits for round 1, then runs round 2 only when needed (`merge-base --is-ancestor`,
   `reflog -n 20 -z --format=%gs HEAD`), and returns the same GitNow on every later call. It never raises for git's
@@ -100,7 +101,6 @@ class Probe:
         calls = {
             "status": ["status", "--porcelain=v2", "--branch", "-z", "--", ":/", ":(exclude)."],
             "for-each-ref": ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)", *MAIN_REFS],
-            "rev-parse": ["rev-parse", "--path-format=absolute", "--git-common-dir"],
         }
         if self._ckpt_head is not None:
             calls["log"] = [
@@ -161,7 +161,7 @@ class Probe:
         up = gitinfo.parse_upstream(status.out)
         now.upstream, now.ahead, now.behind = up["upstream"], up["ahead"], up["behind"]
         _refs(now, results["for-each-ref"], self.why(results["for-each-ref"]))
-        _fetched(now, results["rev-parse"], self.why(results["rev-parse"]))
+        now.fetched = fetched(self._root or ".")
         if "log" in results:
             self._history(now, results["log"])
 
@@ -234,17 +234,43 @@ def _refs(now: GitNow, result: proc.Result, why: str | None) -> None:
             now.refs[parts[0]] = f"ref: {parts[2]}" if parts[2] else parts[1]
 
 
-def _fetched(now: GitNow, result: proc.Result, why: str | None) -> None:
-    """FETCH_HEAD's time, in the common git folder (shared by worktrees); None when never fetched."""
-    if why is not None:
-        now.unanswered["rev-parse"] = why
-        return
-    folder = result.out.decode("utf-8", "replace").strip()
+def fetched(root: str) -> str | None:
+    """FETCH_HEAD's time as UTC ISO, in the common git folder (shared by worktrees) of the repository holding root;
+    None when never fetched or not found. Found by looking for .git upwards as git does (a folder, or a file
+    `gitdir: X` whose X/commondir names the common folder), not by a `git rev-parse` process: one spawn less on the
+    hook path. GIT_DIR and GIT_WORK_TREE are removed from git's environment by probe(), so both find the same."""
+    folder = os.path.abspath(root)
+    while True:
+        dotgit = os.path.join(folder, ".git")
+        common = dotgit if os.path.isdir(dotgit) else _linked(dotgit) if os.path.isfile(dotgit) else None
+        if common is not None:
+            try:
+                stamp = os.stat(os.path.join(common, "FETCH_HEAD")).st_mtime
+            except (OSError, ValueError):
+                return None
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _linked(dotgit: str) -> str | None:
+    """The common git folder of a `.git` file (a linked worktree, a submodule): `gitdir: X`, then X/commondir."""
     try:
-        stamp = os.stat(os.path.join(folder, "FETCH_HEAD")).st_mtime
-    except (OSError, ValueError):
-        return
-    now.fetched = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
+        with open(dotgit, "rb") as f:
+            line = f.read(4096).decode("utf-8", "replace").split("\n", 1)[0].strip()
+        if not line.startswith("gitdir: "):
+            return None
+        gitdir = os.path.join(os.path.dirname(dotgit), line[len("gitdir: ") :])
+        commondir = os.path.join(gitdir, "commondir")
+        if not os.path.isfile(commondir):
+            return gitdir
+        with open(commondir, "rb") as f:
+            rel = f.read(4096).decode("utf-8", "replace").strip()
+        return os.path.normpath(os.path.join(gitdir, rel))
+    except OSError:
+        return None
 
 
 def recorded_head(value: object) -> str | None:
