@@ -146,6 +146,7 @@ def test_no_answer_from_for_each_ref_is_skipped_not_no_main_line(pair: tuple[Pat
         f"os.execv({real!r}, ['git', *sys.argv[1:]])\n"
     )
     (bin_dir / "git").chmod(0o755)
+    (pair[1] / ".git" / "reftable").mkdir()  # refs the probe cannot read from the files: for-each-ref is asked
     (found,) = _run(pair[1], ckpt, PATH=str(bin_dir))
     assert (found.status, found.message) == (
         "skipped",

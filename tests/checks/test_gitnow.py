@@ -205,19 +205,74 @@ def test_the_last_fetch_is_found_without_git_in_a_worktree_and_a_submodule(
     assert gitnow.fetched(str(module)) is None
 
 
-def test_the_probe_starts_three_git_processes_in_round_one(
-    pair: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _spied(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The git subcommands proc.start is asked to run, in order."""
     from rehydrate import proc
 
-    started: list[list[str]] = []
+    started: list[str] = []
     real = proc.start
 
     def spy(cmds: Any, **kw: Any) -> proc.Batch:
-        started.extend(list(c) for c in cmds)
+        started.extend(list(c)[3] for c in cmds)
         return real(cmds, **kw)
 
     monkeypatch.setattr(proc, "start", spy)
-    folder = _state(pair[1])
-    _probe(folder, _checkpoint(folder))
-    assert [argv[3] for argv in started] == ["status", "for-each-ref", "log"]  # no rev-parse: fetched() reads files
+    return started
+
+
+def test_the_files_spare_processes(pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = pair[1]
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    started = _spied(monkeypatch)
+    now = _probe(folder, ckpt)
+    assert started == ["status"]  # HEAD is the checkpoint's: no log; refs read from the files: no for-each-ref
+    assert (now.known, now.descendant, now.commits) == (True, True, [])
+    assert now.refs == {
+        "refs/remotes/origin/HEAD": "ref: refs/remotes/origin/main",
+        "refs/remotes/origin/main": git(agent, "rev-parse", "origin/main"),
+        "refs/heads/main": git(agent, "rev-parse", "main"),
+    }
+    commit(agent, "x.py", "x\n", "Since")
+    started.clear()
+    assert [c.subject for c in _probe(folder, ckpt).commits] == ["Since"] and started == ["status", "log"]
+    (agent / ".git" / "reftable").mkdir()  # refs this probe cannot read itself: git is asked
+    started.clear()
+    assert _probe(folder, ckpt).refs == now.refs and started == ["status", "for-each-ref", "log"]
+
+
+def test_files_read_packed_refs_a_detached_head_and_a_worktree(pair: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    agent = pair[1]
+    head = git(agent, "rev-parse", "HEAD")
+    loose = gitnow.files(str(agent / "calc"))
+    git(agent, "pack-refs", "--all")
+    packed = gitnow.files(str(agent / "calc"))
+    assert loose is not None and packed is not None
+    assert (packed.head, packed.refs) == (loose.head, loose.refs) == (head, packed.refs)
+    assert packed.refs is not None and packed.refs["refs/heads/main"] == git(agent, "rev-parse", "main")
+    git(agent, "switch", "-q", "--detach", "main")
+    detached = gitnow.files(str(agent))
+    assert detached is not None and detached.head == git(agent, "rev-parse", "main")
+    git(agent, "worktree", "add", "-q", "-b", "other", "../linked", "feat")
+    commit(tmp_path / "linked", "y.py", "y\n", "In the worktree")
+    linked = gitnow.files(str(tmp_path / "linked"))
+    assert linked is not None and linked.head == git(tmp_path / "linked", "rev-parse", "HEAD") != head
+    assert linked.common == str(agent / ".git") and linked.refs == detached.refs
+    (agent / ".git" / "HEAD").write_text("ref: refs/../../etc/passwd\n")  # not a plain branch: not followed
+    assert gitnow.files(str(agent)).head is None  # type: ignore[union-attr]
+    assert gitnow.files(str(tmp_path / "nowhere")) is None
+
+
+def test_a_head_that_moved_after_the_files_were_read_is_logged_after_all(
+    pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = pair[1]
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    stale = gitnow.files(str(folder))
+    commit(agent, "x.py", "x\n", "Between the read and git status")
+    monkeypatch.setattr(gitnow, "files", lambda root: stale)
+    started = _spied(monkeypatch)
+    now = _probe(folder, ckpt)
+    assert started == ["status", "log"]  # the files said "the checkpoint's HEAD"; git status did not
+    assert [c.subject for c in now.commits] == ["Between the read and git status"] and now.descendant is True
