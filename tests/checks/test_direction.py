@@ -4,6 +4,7 @@ local refs only, nothing fetches."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -103,7 +104,7 @@ def test_no_main_line(tmp_path: Path) -> None:
     (found,) = _run(repo, _ckpt(repo))
     assert (found.status, found.message) == (
         "n/a",
-        "no main line to compare (looked for origin/HEAD, origin/main, origin/master, main, master)",
+        "no main line to compare (git for-each-ref: looked for origin/HEAD, origin/main, origin/master, main, master)",
     )
 
 
@@ -130,4 +131,24 @@ def test_a_hanging_git_is_skipped(
     assert (found.status, found.message) == (
         "skipped",
         "git status did not answer within 0.5 s: the main line not looked at",
+    )
+
+
+def test_no_answer_from_for_each_ref_is_skipped_not_no_main_line(pair: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    ckpt = _ckpt(pair[1])
+    gitrepos.teammate_merge(pair, "Fix tokenizer (#12)")
+    bin_dir = tmp_path / "failing-refs"
+    bin_dir.mkdir()
+    real = os.path.realpath(shutil.which("git") or "git")
+    (bin_dir / "git").write_text(
+        f"#!{sys.executable}\nimport os, sys\n"
+        "if 'for-each-ref' in sys.argv:\n    sys.stderr.write('fatal: simulated\\n')\n    sys.exit(128)\n"
+        f"os.execv({real!r}, ['git', *sys.argv[1:]])\n"
+    )
+    (bin_dir / "git").chmod(0o755)
+    (pair[1] / ".git" / "reftable").mkdir()  # refs the probe cannot read from the files: for-each-ref is asked
+    (found,) = _run(pair[1], ckpt, PATH=str(bin_dir))
+    assert (found.status, found.message) == (
+        "skipped",
+        "git for-each-ref exit 128: fatal: simulated: the main line not looked at",
     )

@@ -179,3 +179,100 @@ def test_parse_upstream_reads_the_headers_parse_leaves_out() -> None:
     assert gitinfo.parse_upstream(gone) == {"upstream": "origin/gone", "ahead": None, "behind": None}
     assert gitinfo.parse_upstream(b"# branch.head feat\0")["upstream"] is None
     assert "upstream" not in gitinfo.parse(out)  # a checkpoint's `git` does not change
+
+
+def test_the_last_fetch_is_found_without_git_in_a_worktree_and_a_submodule(
+    pair: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    _, agent, _ = pair
+    assert gitnow.fetched(str(agent / "calc")) is None  # cloned, never fetched
+    git(agent, "fetch", "-q")
+    stamp = os.stat(agent / ".git" / "FETCH_HEAD").st_mtime
+    os.utime(agent / ".git" / "FETCH_HEAD", (stamp, 1_000_000_000))
+    at = "2001-09-09T01:46:40Z"
+    assert gitnow.fetched(str(agent / "calc")) == at
+    git(agent, "worktree", "add", "-q", "-b", "other", "../linked")  # .git is a file: gitdir:, then commondir
+    assert (tmp_path / "linked" / ".git").is_file()
+    assert gitnow.fetched(str(tmp_path / "linked" / "calc")) == at
+    module = tmp_path / "super" / "sub"  # a submodule's .git file: a relative gitdir, no commondir
+    module.mkdir(parents=True)
+    (tmp_path / "super" / "modules").mkdir()
+    (tmp_path / "super" / "modules" / "FETCH_HEAD").write_text("")
+    os.utime(tmp_path / "super" / "modules" / "FETCH_HEAD", (stamp, 1_000_000_000))
+    (module / ".git").write_text("gitdir: ../modules\n")
+    assert gitnow.fetched(str(module)) == at
+    (module / ".git").write_text("not a gitdir line\n")
+    assert gitnow.fetched(str(module)) is None
+
+
+def _spied(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The git subcommands proc.start is asked to run, in order."""
+    from rehydrate import proc
+
+    started: list[str] = []
+    real = proc.start
+
+    def spy(cmds: Any, **kw: Any) -> proc.Batch:
+        started.extend(list(c)[3] for c in cmds)
+        return real(cmds, **kw)
+
+    monkeypatch.setattr(proc, "start", spy)
+    return started
+
+
+def test_the_files_spare_processes(pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = pair[1]
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    started = _spied(monkeypatch)
+    now = _probe(folder, ckpt)
+    assert started == ["status"]  # HEAD is the checkpoint's: no log; refs read from the files: no for-each-ref
+    assert (now.known, now.descendant, now.commits) == (True, True, [])
+    assert now.refs == {
+        "refs/remotes/origin/HEAD": "ref: refs/remotes/origin/main",
+        "refs/remotes/origin/main": git(agent, "rev-parse", "origin/main"),
+        "refs/heads/main": git(agent, "rev-parse", "main"),
+    }
+    commit(agent, "x.py", "x\n", "Since")
+    started.clear()
+    assert [c.subject for c in _probe(folder, ckpt).commits] == ["Since"] and started == ["status", "log"]
+    (agent / ".git" / "reftable").mkdir()  # refs this probe cannot read itself: git is asked
+    started.clear()
+    assert _probe(folder, ckpt).refs == now.refs and started == ["status", "for-each-ref", "log"]
+
+
+def test_files_read_packed_refs_a_detached_head_and_a_worktree(pair: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    agent = pair[1]
+    head = git(agent, "rev-parse", "HEAD")
+    loose = gitnow.files(str(agent / "calc"))
+    git(agent, "pack-refs", "--all")
+    packed = gitnow.files(str(agent / "calc"))
+    assert loose is not None and packed is not None
+    assert (packed.head, packed.refs) == (loose.head, loose.refs) == (head, packed.refs)
+    assert packed.refs is not None and packed.refs["refs/heads/main"] == git(agent, "rev-parse", "main")
+    git(agent, "switch", "-q", "--detach", "main")
+    detached = gitnow.files(str(agent))
+    assert detached is not None and detached.head == git(agent, "rev-parse", "main")
+    git(agent, "worktree", "add", "-q", "-b", "other", "../linked", "feat")
+    commit(tmp_path / "linked", "y.py", "y\n", "In the worktree")
+    linked = gitnow.files(str(tmp_path / "linked"))
+    assert linked is not None and linked.head == git(tmp_path / "linked", "rev-parse", "HEAD") != head
+    assert linked.common == str(agent / ".git") and linked.refs == detached.refs
+    (agent / ".git" / "HEAD").write_text("ref: refs/../../etc/passwd\n")  # not a plain branch: not followed
+    assert gitnow.files(str(agent)).head is None  # type: ignore[union-attr]
+    assert gitnow.files(str(tmp_path / "nowhere")) is None
+
+
+def test_a_head_that_moved_after_the_files_were_read_is_logged_after_all(
+    pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = pair[1]
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    stale = gitnow.files(str(folder))
+    commit(agent, "x.py", "x\n", "Between the read and git status")
+    monkeypatch.setattr(gitnow, "files", lambda root: stale)
+    started = _spied(monkeypatch)
+    now = _probe(folder, ckpt)
+    assert started == ["status", "log"]  # the files said "the checkpoint's HEAD"; git status did not
+    assert [c.subject for c in now.commits] == ["Between the read and git status"] and now.descendant is True

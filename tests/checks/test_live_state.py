@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from tests.fakes import gh as fakes_gh
 from tests.fakes import gitrepos
 from tests.fakes.gitrepos import commit, git
 
@@ -26,11 +27,16 @@ def _state(repo: Path) -> Path:
     return folder
 
 
+NO_GH = "gh not installed (looked for gh on PATH): pull request and CI not looked at"
+
+
 def _run(folder: Path, ckpt: dict[str, Any] | None, seq: int | None = 42, **env: str) -> list[Finding]:
+    """live-state in hook scope, on a PATH of one folder holding git and no gh (unless env gives a PATH)."""
     since = Since()
     since.git, since.seq = ckpt, seq
     view: Any = SimpleNamespace(root=str(folder), actor="agent")
-    context = Context(view, None, since=since, env={**os.environ, **env} if env else None)
+    path = env.pop("PATH", None) or fakes_gh.bin_path(folder.parent.parent / "nogh")
+    context = Context(view, None, since=since, env={**os.environ, **env, "PATH": path})
     return run_all(context, [LiveStateCheck()])
 
 
@@ -52,7 +58,8 @@ def test_nothing_since_the_checkpoint_is_ok_and_says_where_it_looked(agent: Path
     found = _run(agent / "state", ckpt)
     assert _lines(found) == [
         ("ok", f"HEAD {ckpt['head'][:7]} on feat is checkpoint 42's (git status, git log {ckpt['head'][:7]}..HEAD)"),
-        ("ok", "feat is 0 ahead of origin/feat and 0 behind (as of the clone: never fetched)"),
+        ("ok", "feat is 0 ahead of origin/feat and 0 behind (git status --branch, as of the clone: never fetched)"),
+        ("n/a", NO_GH),
     ]
     assert confidence(found) == "recovered"
 
@@ -68,7 +75,7 @@ def test_own_commits_since_are_named_and_read_first(agent: Path, ckpt: dict[str,
         head.next_action
         == f"read the 7 commit(s) since checkpoint 42 (git log {ckpt['head'][:7]}..HEAD) before its next step"
     )
-    assert [f.status for f in rest] == ["ok"]  # 7 ahead of the upstream: not behind
+    assert [f.status for f in rest] == ["ok", "n/a"]  # 7 ahead of the upstream: not behind; no gh
 
 
 def test_a_rebase_quotes_the_reflog_and_asks_for_a_diff(agent: Path, ckpt: dict[str, Any]) -> None:
@@ -106,16 +113,16 @@ def test_behind_its_upstream_after_a_fetch(agent: Path, ckpt: dict[str, Any], tm
     commit(other, "y.py", "y\n", "From another clone")
     git(other, "push", "-q", "origin", "feat")
     git(agent, "fetch", "-q")
-    up = _run(agent / "state", ckpt)[-1]
+    up = _run(agent / "state", ckpt)[-2]
     assert up.status == "degraded" and up.message.startswith(
-        "feat is 0 ahead of origin/feat and 1 behind (as of the last fetch, "
+        "feat is 0 ahead of origin/feat and 1 behind (git status --branch, as of the last fetch, "
     )
     assert up.next_action == "git pull: origin/feat has 1 commit(s) HEAD lacks"
 
 
 def test_no_upstream_is_not_applicable(agent: Path, ckpt: dict[str, Any]) -> None:
     git(agent, "branch", "-q", "--unset-upstream")
-    up = _run(agent / "state", ckpt)[-1]
+    up = _run(agent / "state", ckpt)[-2]
     assert (up.status, up.message) == (
         "n/a",
         "feat has no upstream (git status --branch): ahead or behind not looked at",
@@ -176,3 +183,12 @@ def test_the_probe_is_started_once_and_shared(agent: Path, ckpt: dict[str, Any])
     probe = context.shared["gitnow"]
     check.run(context)
     assert context.shared["gitnow"] is probe and probe.result() is probe.result()
+
+
+def test_a_dirty_path_is_one_shell_word_in_the_suggested_diff(agent: Path, ckpt: dict[str, Any]) -> None:
+    (agent / "a b.py").write_text("x\n")
+    (agent / "it's.py").write_text("x\n")
+    dirty = next(f for f in _run(agent / "state", ckpt) if "changed now" in f.message)
+    assert dirty.next_action == (
+        "look at git status and git diff -- 'a b.py' 'it'\\''s.py': no checkpoint recorded them"
+    )

@@ -14,6 +14,10 @@ import json, os, sys, time
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, "gh.calls"), "a") as log:
     log.write(json.dumps(sys.argv[1:]) + "\\n")
+seen = {k: v for k, v in os.environ.items() if k.startswith(("GH_", "NO_COLOR"))}
+stdin_null = os.fstat(0).st_rdev == os.stat(os.devnull).st_rdev
+with open(os.path.join(here, "gh.env"), "a") as log:
+    log.write(json.dumps({"env": seen, "cwd": os.getcwd(), "stdin_null": stdin_null}) + "\\n")
 with open(os.path.join(here, "gh.json")) as f:
     canned = json.load(f)
 if canned["hang"]:
@@ -30,6 +34,9 @@ if args[:2] == ["auth", "status"]:
 if not canned["auth"]:
     sys.stderr.write("To get started with GitHub CLI, please run:  gh auth login\\n")
     sys.exit(4)
+if args[:2] == ["pr", "view"] and canned.get("raw") is not None:
+    sys.stdout.write(canned["raw"])
+    sys.exit(0)
 if args[:2] == ["pr", "view"]:
     rest = args[2:]
     number = rest[0] if rest and not rest[0].startswith("-") else None
@@ -53,10 +60,12 @@ def install_fake_gh(
     current: dict[str, Any] | None = None,
     prs: dict[str, dict[str, Any]] | None = None,
     hang: bool = False,
+    raw: str | None = None,
 ) -> Path:
-    """Writes bin_dir/gh and its canned answers bin_dir/gh.json (see tests/fakes/__init__.py); gives the script."""
+    """Writes bin_dir/gh and its canned answers bin_dir/gh.json (see tests/fakes/__init__.py); gives the script.
+    raw: printed as it is (exit 0) for every `pr view`, to feed the check hostile or broken output."""
     bin_dir.mkdir(parents=True, exist_ok=True)
-    canned = {"auth": auth, "current": current, "prs": prs or {}, "hang": hang}
+    canned = {"auth": auth, "current": current, "prs": prs or {}, "hang": hang, "raw": raw}
     (bin_dir / "gh.json").write_text(json.dumps(canned))
     script = bin_dir / "gh"
     script.write_text(f"#!{sys.executable}\n{_SCRIPT}")
@@ -67,6 +76,12 @@ def install_fake_gh(
 def calls(bin_dir: Path) -> list[list[str]]:
     """Every argv the fake gh was run with, in order."""
     log = bin_dir / "gh.calls"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def seen(bin_dir: Path) -> list[dict[str, Any]]:
+    """What each run of the fake gh saw: {"env": its GH_* and NO_COLOR variables, "cwd", "stdin_null"}."""
+    log = bin_dir / "gh.env"
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 

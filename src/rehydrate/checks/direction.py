@@ -11,7 +11,8 @@ Contract:
 - degraded: "origin/main moved: 2 commits by others since checkpoint 42 that HEAD lacks: d4e5f6a "Fix tokenizer
   (#12)" (Ann)..."; next: "read them (git log HEAD..origin/main) before going on: one may be what the checkpoint was
   waiting for".
-- skipped: git past its deadline (as live-state). Subjects and names are untrusted text, cleaned to one line.
+- skipped: git past its deadline (as live-state), for-each-ref included (no answer is not "no main line").
+  Subjects and names are untrusted text, cleaned to one line.
 - Runs in both scopes; if the hook's start-up bound (3.0x `python -c pass`) cannot hold with it, it gets
   `scope = "recover"` and the ledger's deferred note names it.
 """
@@ -51,14 +52,17 @@ class DirectionCheck:
             return [Finding(NAME, SKIPPED, f"git status {why}: the main line not looked at")]
         if now.repo is False:
             return [Finding(NAME, NA, f"not a git repository (git status in {context.state.root}): no main line")]
+        if "for-each-ref" in now.unanswered:
+            text = f"git for-each-ref {now.unanswered['for-each-ref']}: the main line not looked at"
+            return [Finding(NAME, SKIPPED, text, "run `git log HEAD..origin/main` yourself before going on")]
         main = main_line(now)
         if main is None:
-            return [Finding(NAME, NA, f"no main line to compare ({LOOKED})")]
+            return [Finding(NAME, NA, f"no main line to compare (git for-each-ref: {LOOKED})")]
         since = context.since
         head = gitnow.recorded_head(since.git.get("head")) if since.git else None
         label = f"checkpoint {since.seq}"
         if head is None:
-            return [Finding(NAME, NA, f"{label} recorded no git HEAD: {_short(main)} not compared with it")]
+            return [Finding(NAME, NA, f"{label} recorded no git HEAD: {_short(main)} not compared with it (git log)")]
         calls = {
             "log": [
                 "log",

@@ -1,12 +1,16 @@
 """The git probe live-state and direction share: git now, asked once per run, with bounded calls.
 
 Contract:
-- `probe(context) -> Probe` starts round 1 at once, in parallel, through `rehydrate.proc.start` (never subprocess,
-  never a shell): `git status --porcelain=v2 --branch -z` (the argv of store/gitinfo.py; upstream and ahead/behind
-  read by `gitinfo.parse_upstream`), `git log -z --boundary --format=%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s
-  --max-count=51 <checkpoint HEAD>..HEAD` (when the checkpoint recorded a HEAD), and `git for-each-ref` on
-  origin/HEAD, origin/main, origin/master, main, master. It returns without waiting. Each call has its deadline (2 s
-  in hook scope, 10 s in recover: checks/livestate.py) and runs with `context.env`.
+- `probe(context) -> Probe` first reads what the repository's own files say (files(): HEAD's hash, the main-line
+  refs, FETCH_HEAD's time; a few small reads, no process), then starts round 1 at once, in parallel, through
+  `rehydrate.proc.start` (never subprocess, never a shell): `git status --porcelain=v2 --branch -z` (the argv of
+  store/gitinfo.py; upstream and ahead/behind read by `gitinfo.parse_upstream`); `git log -z --boundary
+  --format=%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s --max-count=51 <checkpoint HEAD>..HEAD` when the checkpoint
+  recorded a HEAD that the files do not show as HEAD now (asked after all if git status then disagrees with the
+  files); `git for-each-ref` on origin/HEAD, origin/main, origin/master, main, master when the files could not be
+  read (reftable, a huge packed-refs). In the common case (nothing committed since) that is one process. It
+  returns without waiting. Each call has its deadline (2 s in hook scope, 10 s in recover: checks/livestate.py)
+  and runs with `context.env`.
 - `Probe.result() -> GitNow` waits for round 1, then runs round 2 only when needed (`merge-base --is-ancestor`,
   `reflog -n 20 -z --format=%gs HEAD`), and returns the same GitNow on every later call. It never raises for git's
   sake: a call that failed or timed out is named in `GitNow.unanswered`.
@@ -95,25 +99,32 @@ class Probe:
         self._names: list[str] = []
         self._batch: proc.Batch | None = None
         self._now: GitNow | None = None
+        self._files: Files | None = None
+        self._same: str | None = None  # HEAD as the files show it, when it is the checkpoint's: no log asked
         if root is None:
             return
-        calls = {
-            "status": ["status", "--porcelain=v2", "--branch", "-z", "--", ":/", ":(exclude)."],
-            "for-each-ref": ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)", *MAIN_REFS],
-            "rev-parse": ["rev-parse", "--path-format=absolute", "--git-common-dir"],
-        }
-        if self._ckpt_head is not None:
-            calls["log"] = [
-                "log",
-                "-z",
-                "--boundary",
-                LOG_FORMAT,
-                f"--max-count={MAX_COMMITS + 1}",
-                f"{self._ckpt_head}..HEAD",
-                "--",
-            ]
+        self._files = files(root)
+        calls = {"status": ["status", "--porcelain=v2", "--branch", "-z", "--", ":/", ":(exclude)."]}
+        if self._files is None or self._files.refs is None:
+            calls["for-each-ref"] = ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)", *MAIN_REFS]
+        head = self._files.head if self._files is not None else None
+        if self._ckpt_head is not None and head is not None and head.startswith(self._ckpt_head):
+            self._same = head
+        elif self._ckpt_head is not None:
+            calls["log"] = self._log()
         self._names = list(calls)
         self._batch = proc.start([self.argv(*args) for args in calls.values()], env=env)
+
+    def _log(self) -> list[str]:
+        return [
+            "log",
+            "-z",
+            "--boundary",
+            LOG_FORMAT,
+            f"--max-count={MAX_COMMITS + 1}",
+            f"{self._ckpt_head}..HEAD",
+            "--",
+        ]
 
     def argv(self, *args: str) -> list[str]:
         """A git command line in the state's repository (git -C <state folder> ...)."""
@@ -160,10 +171,17 @@ class Probe:
         now.dirty, now.dirty_count = found["dirty"], found.get("dirty_count", len(found["dirty"]))
         up = gitinfo.parse_upstream(status.out)
         now.upstream, now.ahead, now.behind = up["upstream"], up["ahead"], up["behind"]
-        _refs(now, results["for-each-ref"], self.why(results["for-each-ref"]))
-        _fetched(now, results["rev-parse"], self.why(results["rev-parse"]))
+        if "for-each-ref" in results:
+            _refs(now, results["for-each-ref"], self.why(results["for-each-ref"]))
+        elif self._files is not None and self._files.refs is not None:
+            now.refs = dict(self._files.refs)
+        now.fetched = self._files.fetched() if self._files is not None else None
         if "log" in results:
             self._history(now, results["log"])
+        elif self._same is not None and now.head == self._same:
+            now.known = now.descendant = True  # HEAD is the checkpoint's: nothing since, no log needed
+        elif self._same is not None:  # HEAD moved between the files' read and git status: ask git after all
+            self._history(now, self.run({"log": self._log()})["log"])
 
     def _history(self, now: GitNow, log: proc.Result) -> None:
         """commits, more, known, descendant; round 2 (is-ancestor, reflog) only when round 1 did not settle it."""
@@ -234,17 +252,129 @@ def _refs(now: GitNow, result: proc.Result, why: str | None) -> None:
             now.refs[parts[0]] = f"ref: {parts[2]}" if parts[2] else parts[1]
 
 
-def _fetched(now: GitNow, result: proc.Result, why: str | None) -> None:
-    """FETCH_HEAD's time, in the common git folder (shared by worktrees); None when never fetched."""
-    if why is not None:
-        now.unanswered["rev-parse"] = why
-        return
-    folder = result.out.decode("utf-8", "replace").strip()
+class Files:
+    """What the repository's own files say, read without a git process (one spawn costs the hook path ~1.7 ms):
+    gitdir (HEAD's folder) and common (the folder shared by worktrees); head, HEAD's hash (None: unborn, or not
+    readable this way); refs, the main-line candidates present (refname -> hash, or `ref: target` for a symbolic
+    ref), or None when the refs cannot be read this way (a reftable repository, a packed-refs over MAX_PACKED, an
+    unreadable file): then `git for-each-ref` is asked. git status stays the authority on HEAD: when it disagrees,
+    the log is asked after all."""
+
+    __slots__ = ("common", "gitdir", "head", "refs")
+
+    def __init__(self, gitdir: str, common: str) -> None:
+        self.gitdir = gitdir
+        self.common = common
+        self.head: str | None = None
+        self.refs: dict[str, str] | None = None
+
+    def fetched(self) -> str | None:
+        """FETCH_HEAD's time as UTC ISO (None: never fetched)."""
+        try:
+            stamp = os.stat(os.path.join(self.common, "FETCH_HEAD")).st_mtime
+        except (OSError, ValueError):
+            return None
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
+
+
+MAX_PACKED = 4 << 20
+
+
+def files(root: str) -> Files | None:
+    """The repository holding root, found by looking for .git upwards as git does (a folder; or a file `gitdir: X`
+    whose X/commondir names the common folder: a linked worktree, a submodule), and what its files say; None when
+    no .git is found. probe() removes GIT_DIR and GIT_WORK_TREE from git's environment, so both find the same."""
+    folder = os.path.abspath(root)
+    while True:
+        dotgit = os.path.join(folder, ".git")
+        found = (dotgit, dotgit) if os.path.isdir(dotgit) else _linked(dotgit) if os.path.isfile(dotgit) else None
+        if found is not None:
+            repo = Files(*found)
+            if not os.path.exists(os.path.join(repo.common, "reftable")):
+                packed = _packed(repo.common)
+                if packed is not None:
+                    repo.refs = {n: v for n in MAIN_REFS if (v := _ref(repo.common, n, packed)) is not None}
+                    repo.head = _head(repo, packed)
+            return repo
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def fetched(root: str) -> str | None:
+    """FETCH_HEAD's time as UTC ISO in the common git folder of the repository holding root (None: never fetched,
+    or no repository)."""
+    repo = files(root)
+    return repo.fetched() if repo is not None else None
+
+
+def _file_text(path: str, most: int = 4096) -> str | None:
     try:
-        stamp = os.stat(os.path.join(folder, "FETCH_HEAD")).st_mtime
+        with open(path, "rb") as f:
+            return f.read(most).decode("utf-8", "replace")
     except (OSError, ValueError):
-        return
-    now.fetched = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
+        return None
+
+
+def _linked(dotgit: str) -> tuple[str, str] | None:
+    """(gitdir, common) of a `.git` file: `gitdir: X`, then X/commondir (absent: X is the common folder too)."""
+    line = (_file_text(dotgit) or "").split("\n", 1)[0].strip()
+    if not line.startswith("gitdir: "):
+        return None
+    gitdir = os.path.normpath(os.path.join(os.path.dirname(dotgit), line[len("gitdir: ") :]))
+    rel = _file_text(os.path.join(gitdir, "commondir"))
+    return gitdir, os.path.normpath(os.path.join(gitdir, rel.strip())) if rel else gitdir
+
+
+def _packed(common: str) -> dict[str, str] | None:
+    """packed-refs as refname -> hash ({} when absent); None when it is too large or unreadable."""
+    path = os.path.join(common, "packed-refs")
+    try:
+        if os.stat(path).st_size > MAX_PACKED:
+            return None
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError):
+        return None
+    text = _file_text(path, MAX_PACKED)
+    if text is None:
+        return None
+    found: dict[str, str] = {}
+    for line in text.split("\n"):
+        sha, _, name = line.partition(" ")
+        if name and _is_hash(sha):
+            found[name] = sha
+    return found
+
+
+def _is_hash(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def _ref(common: str, name: str, packed: dict[str, str]) -> str | None:
+    """A shared ref's value: its hash, or `ref: target` for a symbolic ref; None when absent or not plain."""
+    parts = name.split("/")
+    if parts[0] != "refs" or any(p in ("", ".", "..") for p in parts) or "\0" in name:
+        return None
+    loose = _file_text(os.path.join(common, *parts), 1024)
+    value = loose.strip() if loose is not None else packed.get(name)
+    if value is None or _is_hash(value):
+        return value
+    return value if value.startswith("ref: refs/") else None
+
+
+def _head(repo: Files, packed: dict[str, str]) -> str | None:
+    """HEAD's hash, following at most 5 symbolic refs among the shared ones; None when unborn or not plain."""
+    value = (_file_text(os.path.join(repo.gitdir, "HEAD"), 1024) or "").strip()
+    for _ in range(5):
+        if _is_hash(value):
+            return value
+        target = value[len("ref: ") :] if value.startswith("ref: refs/heads/") else None
+        if target is None:
+            return None
+        value = _ref(repo.common, target, packed) or ""
+    return None
 
 
 def recorded_head(value: object) -> str | None:

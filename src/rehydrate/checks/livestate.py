@@ -1,24 +1,27 @@
 """live-state: git now against the checkpoint (HEAD, commits since, branch, dirty files, upstream ahead or behind);
 PR and CI through `gh` in `rehydrate recover` only (checks/gh.py).
 
-Contract (git built; gh, checks/gh.py, still to come: WP-D's next step):
+Contract:
 - start(context): starts the git probe (`checks.gitnow.probe(context)`) and keeps it in `context.shared["gitnow"]`,
-  before any check reads a file; run() collects it (`.result()`), so does direction. Inputs: `context.since.git`
-  (the checkpoint's `{"head", "branch", "dirty"}`), `context.env` (PATH).
+  before any check reads a file; in recover scope it also starts gh (`checks.gh.start`, `context.shared["gh"]`).
+  run() collects them (`.result()`); direction reads the same probe. Inputs: `context.since.git` (the checkpoint's
+  `{"head", "branch", "dirty"}`, untrusted: it came from the WAL), `context.env` (PATH), `context.config`
+  (gh_timeout). No checkpoint known (no Since, or no seq): no finding, nothing started.
 - One finding per aspect. ok: "HEAD a1b2c3d on feat is the checkpoint's (git status, git log a1b2c3d..HEAD)".
   degraded: commits since the checkpoint (at most 5 subjects named, counted to 50); HEAD not a descendant of the
-  checkpoint's (rewritten; the reflog's entry quoted); the checkpoint's commit unknown; branch switched; files dirty
-  now that the checkpoint did not record (state/ left out; at most 10 named); upstream behind ("as of the last
-  fetch"). Upstream ahead only: ok. No upstream: n/a. Not a git repository then and now: n/a "not a git repository
-  (git status in ...)". A HEAD recorded at the checkpoint but no answer now, or a git call past its deadline (2 s a
-  call in hook scope, 10 s in recover): skipped, naming what was not looked at.
-- gh (recover scope only): not installed, not signed in (exit 4), or no pull request for the branch: n/a; past its
-  deadline (config `gh_timeout`, default 8 s, clamped to 1-60; the process group killed) or another error: skipped;
-  failing CI, or a pull request merged or closed after the checkpoint, or one named in the checkpoint's next step
-  merged: degraded. In hook scope gh is never run: not on PATH gives the same n/a as in recover, otherwise no
-  finding and the ledger's deferred note. Nothing ever fetches or reaches a network but gh itself.
-- git's and gh's output is untrusted text: cleaned to one line; PR numbers digits only, at most 3, separate argv
-  entries, never a shell.
+  checkpoint's (rewritten; the reflog's entry quoted); the checkpoint's commit unknown to git now; branch switched;
+  files dirty now that the checkpoint did not record (state/ left out; at most 10 named); upstream behind ("as of
+  the last fetch"). Upstream ahead only: ok. No upstream: n/a. Not a git repository then and now: n/a "not a git
+  repository (git status in ...)". A HEAD recorded at the checkpoint but no answer now, or a git call past its
+  deadline (2 s a call in hook scope, 10 s in recover): skipped, naming what was not looked at. Every ok and n/a
+  names where it looked (git status, git log A..B, gh pr view).
+- gh (checks/gh.py), only when git found a work tree. Recover: n/a when gh is not installed, not signed in or the
+  branch has no pull request; skipped past its deadline or on another error; degraded on failing CI, a pull request
+  merged or closed after the checkpoint, or one the checkpoint named merged. Hook scope: gh never runs; not on PATH
+  gives the same n/a, otherwise no finding and "PR and CI (gh)" in `context.shared["deferred"]` (the ledger's note).
+- What the WAL recorded never becomes an argv option: a HEAD is used only when it is a hash (gitnow.recorded_head),
+  a branch only compared, and suggested as `git switch <branch>` only when plain_branch() holds. git's and gh's
+  output is untrusted text, cleaned to one line; a path in a suggested command is one shell word (quoted).
 """
 
 from __future__ import annotations
@@ -55,15 +58,27 @@ class LiveStateCheck:
             from rehydrate.checks import gitnow
 
             context.shared["gitnow"] = gitnow.probe(context)
+            if context.scope == "recover" and "gh" not in context.shared:
+                from rehydrate.checks import gh
+
+                context.shared["gh"] = gh.start(context)  # in parallel with git
 
     def run(self, context: Context) -> list[Finding]:
         if context.state is None:
             return []  # the state did not load: identity and state say so
         if context.since is None or context.since.seq is None:
-            # no checkpoint known to compare with (no Since built, or its back-scan found none): no finding yet.
-            # Until store.since.find is built (WP-A) this is every run; then the next step decides skipped or n/a.
-            return []
+            return []  # no checkpoint known to compare with (no Since built, or the WAL holds neither init nor one)
         self.start(context)
+        try:
+            return self._git(context)
+        finally:
+            started = context.shared.get("gh")
+            if started is not None:  # what gh left running (git found no work tree, or a finding raised) is killed
+                from rehydrate.checks import gh
+
+                gh.cancel(started)
+
+    def _git(self, context: Context) -> list[Finding]:
         now: GitNow = context.shared["gitnow"].result()
         ckpt = context.since.git if context.since is not None else None
         label = _label(context)
@@ -71,9 +86,17 @@ class LiveStateCheck:
             why = now.unanswered.get("status", "gave no answer")
             text = f"git status {why}: HEAD, branch and changed files since {label} not looked at"
             return [Finding(NAME, SKIPPED, text, "run `git status` and `git log` yourself before going on")]
-        if now.repo is False:
-            return [_no_repository(context.state.root, ckpt, label)]
-        return [*_head(now, ckpt, label), *_dirty(now, ckpt, label), _upstream(now)]
+        if now.repo is False or context.state is None:
+            return [_no_repository(context.state.root if context.state else "?", ckpt, label)]
+        return [*_head(now, ckpt, label), *_dirty(now, ckpt, label), _upstream(now), *_pr(context, now)]
+
+
+def _pr(context: Context, now: GitNow) -> list[Finding]:
+    """The pull request and CI (checks/gh.py): run in recover; in hook scope an n/a or the ledger's deferred note."""
+    from rehydrate.checks import gh
+
+    started = context.shared.get("gh")
+    return gh.findings(started, context, now.branch) if started is not None else gh.hook(context)
 
 
 def _label(context: Context) -> str:
@@ -105,14 +128,23 @@ def _head(now: GitNow, ckpt: dict[str, Any] | None, label: str) -> list[Finding]
     if isinstance(was, str) and was and now.branch != was:
         reflog = _quote(now.reflog, ("checkout:",))
         text = f"on {now.branch or 'a detached HEAD'} at {_short(now.head)}; {label} was on {was}{reflog}"
+        if not plain_branch(was):  # the WAL is untrusted: a recorded name never becomes a command to run
+            nxt = f"switch back to the branch {label} recorded (git reflog shows it), or confirm the switch was meant"
+            return [Finding(NAME, DEGRADED, text, nxt)]
         return [Finding(NAME, DEGRADED, text, f"git switch {was}, or confirm the switch was meant")]
     if "log" in now.unanswered or "merge-base" in now.unanswered:
         why = now.unanswered.get("log") or now.unanswered["merge-base"]
         text = f"git log {_short(head)}..HEAD {why}: commits since {label} not looked at"
         return [Finding(NAME, SKIPPED, text, f"run `git log {_short(head)}..HEAD` yourself before going on")]
     if now.known is False:
-        text = f"{label}'s commit {_short(head)} is not in this repository (HEAD {where}; git log)"
-        return [Finding(NAME, DEGRADED, text, f"find {label}'s work (git reflog, git log --all) before its next step")]
+        text = (
+            f"{label}'s commit {_short(head)} is not in this repository (HEAD {where}; git log): its work is not here"
+        )
+        nxt = (
+            f"find {label}'s commit {_short(head)} before its next step: git fetch, then git log --all and git reflog;"
+            " if it is gone, check its work by hand"
+        )
+        return [Finding(NAME, DEGRADED, text, nxt)]
     if now.descendant is False:
         text = f"HEAD {where} is not a descendant of {label}'s {_short(head)}{_quote(now.reflog, ())}"
         nxt = f"check that {label}'s work survived: git diff {_short(head)} HEAD"
@@ -154,7 +186,7 @@ def _dirty(now: GitNow, ckpt: dict[str, Any] | None, label: str) -> list[Finding
     if more > 0:
         named += f" and {more} more"
     text = f"{len(new) + max(extra, 0)} file(s) changed now that {label} did not record: {named} (git status)"
-    files = " ".join(new[:NAMED_FILES])
+    files = " ".join(_arg(p) for p in new[:NAMED_FILES])
     return [Finding(NAME, DEGRADED, text, f"look at git status and git diff -- {files}: no checkpoint recorded them")]
 
 
@@ -165,7 +197,22 @@ def _upstream(now: GitNow) -> Finding:
     if now.ahead is None or now.behind is None:
         return Finding(NAME, NA, f"{branch}'s upstream {now.upstream} is gone (git status --branch)")
     fetched = f"as of the last fetch, {now.fetched}" if now.fetched else "as of the clone: never fetched"
-    text = f"{branch} is {now.ahead} ahead of {now.upstream} and {now.behind} behind ({fetched})"
+    text = f"{branch} is {now.ahead} ahead of {now.upstream} and {now.behind} behind (git status --branch, {fetched})"
     if now.behind:
         return Finding(NAME, DEGRADED, text, f"git pull: {now.upstream} has {now.behind} commit(s) HEAD lacks")
     return Finding(NAME, OK, text)
+
+
+def plain_branch(name: object) -> bool:
+    """Whether a recorded branch name is plain enough to be shown as part of a command: letters, digits and ._/-,
+    not starting with "-" or ".", no "..", at most 100 characters (git allows more; the rest is never suggested)."""
+    if not isinstance(name, str) or not 0 < len(name) <= 100 or name[0] in "-./" or ".." in name:
+        return False
+    return all(c.isascii() and (c.isalnum() or c in "._/-") for c in name) and not name.endswith(("/", ".lock"))
+
+
+def _arg(path: str) -> str:
+    """A path as one shell word in a suggested command: as it is when plain, else single-quoted."""
+    if path and all(c.isascii() and (c.isalnum() or c in "._/-+@%,") for c in path) and path[0] != "-":
+        return path
+    return "'" + path.replace("'", "'\\''") + "'"
