@@ -561,7 +561,9 @@ def anything(most: int) -> st.SearchStrategy[object]:
 def captures(draw: st.DrawFn) -> object:
     """A capture of schema v1's shape with any field of any type and size, or no shape at all."""
     most = draw(st.sampled_from([200, 5000, 1 << 20]))
-    text, value = texts(most), anything(most)
+    forged = st.sampled_from(FORGED)
+    text = st.one_of(texts(most), forged, st.builds(lambda a, b, c: a + b + c, texts(most), forged, texts(50)))
+    value = anything(most)
     item = st.one_of(st.tuples(text, text).map(list), value)
 
     def shape(fields: dict[str, st.SearchStrategy[object]]) -> st.SearchStrategy[object]:
@@ -591,12 +593,15 @@ def captures(draw: st.DrawFn) -> object:
     return draw(st.one_of(shaped, value))
 
 
-@settings(max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=50, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(brief_inputs(), captures(), st.one_of(st.none(), st.integers(MIN_BUDGET, 12000)), st.data())
 def test_any_capture_keeps_the_brief_within_budget_and_every_fence_intact(
     case: tuple[BriefInput, int], capture: object, max_bytes: int | None, data: st.DataObject
 ) -> None:
     inp, budget = case
+    if data.draw(st.booleans()):  # room for the capture: the other parts small
+        inp.goal, inp.handoff, inp.extras, inp.invariants, inp.preface = "Ship it", None, [], None, None
+        inp.findings, inp.last_record, inp.path = [], None, ""
     inp.capture = capture
     inp.capture_meta = data.draw(st.one_of(st.none(), st.fixed_dictionaries({"seq": anything(50), "ts": anything(50)})))
     if data.draw(st.booleans()):  # the ledger's other ending: a question, and what was left to recover
@@ -605,6 +610,8 @@ def test_any_capture_keeps_the_brief_within_budget_and_every_fence_intact(
     assert len(text) <= budget and (max_bytes is None or _size_(text) <= max_bytes)
     b = parse(text)  # every fence intact: each quoted line marked, each quote closed, one ledger
     own: list[str] = b["own"]  # type: ignore[assignment]
+    quotes: dict[str, tuple[list[str], str]] = b["quotes"]  # type: ignore[assignment]
+    assert not any(TOKEN in (src + "\n".join(lines)).lower() for src, (lines, _) in quotes.items())  # taken out
     if "## Just before the compaction" in own:  # its own lines: the computed header, nothing else
         at = own.index("## Just before the compaction")
         assert own[at + 1].startswith("Captured by ") and own[at + 2] in ("", "## Last WAL record")

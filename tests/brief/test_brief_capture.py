@@ -250,10 +250,13 @@ def test_the_capture_gives_way_down_to_1500_characters_before_any_decision() -> 
 
 def test_under_more_pressure_the_task_list_and_the_last_user_message_stay() -> None:
     inp = big_input(40)
-    text = brief.render(inp, 4500).text
-    check_promises(inp, text, 4500)
+    inp.goal = "Ship the parser. " + "g" * 3000
+    text = brief.render(inp, 5000).text
+    check_promises(inp, text, 5000)
     got = quoted_capture(text)
-    assert "decision" in parse(text)["left"]  # type: ignore[operator]
+    left = parse(text)["left"]
+    assert "decision" in left and "goal" not in left  # type: ignore[operator]  # the capture went down to 400 first
+    assert sum(len("\n".join(q)) for q in got.values()) < 1500
     assert got["claude transcript line 2301: task list (TodoWrite)"][0] == "- [in_progress] Fix the root cause"
     assert got["claude transcript line 30: user message 3 of 3"][0].startswith("message 30 u")
     assert "claude transcript line 10: user message 1 of 3" not in got
