@@ -130,6 +130,44 @@ def test_brief_after_a_compaction(plain: Path, harness: str, fixtures: list[str]
     _check(f"{harness}-{fixtures[-1]}-brief.json", text)
 
 
+CAPTURE = {  # schema v1 (harness/capture.py), as the PreCompact hook records it
+    "v": 1,
+    "harness": "claude",
+    "since": {"seq": 4, "ts": "2026-11-29T22:04:26.123Z"},
+    "read": {"from": 0, "to": 52113, "cut": False, "lines": 61, "bad": 0},
+    "tool_calls": 9,
+    "user_turns": 1,
+    "todos": {
+        "tool": "TodoWrite",
+        "line": 40,
+        "before_checkpoint": False,
+        "items": [["Binding powers for + and *", "completed"], ["Right associativity of ^", "in_progress"]],
+        "more": 0,
+    },
+    "user": [{"line": 31, "ts": "2026-11-29T22:10:00.000Z", "text": "now do binding powers"}],
+    "edited": {"files": ["calc/parser.py"], "more": 0},
+    "failed": [{"line": 55, "tool": "Bash", "command": "pytest -q", "exit": 1, "error": "1 failed", "later_ok": False}],
+    "assistant": {"line": 60, "ts": "2026-11-29T22:11:00.000Z", "text": "The ^ case still fails."},
+    "error": None,
+}
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex"])
+def test_brief_after_a_compaction_with_a_capture(plain: Path, harness: str) -> None:
+    """The capture the PreCompact hook recorded is shown as "Just before the compaction" (issue 12)."""
+    event = json.loads(hook_event(plain, harness, "PreCompact-auto" if harness == "claude" else "PreCompact"))
+    data = {k: event[k] for k in ("trigger", "session_id", "transcript_path")}
+    State.open(plain / "state").record(
+        "compaction", {"phase": "pre", **data, "capture": {**CAPTURE, "harness": harness}}
+    )
+    answer = hook.run(harness, hook_event(plain, harness, "SessionStart-compact"))
+    assert answer.code == 0
+    text = json.dumps(json.loads(answer.stdout), indent=2) + "\n"
+    for where in (os.path.realpath(plain), str(plain)):
+        text = text.replace(where, "<project>")
+    _check(f"{harness}-SessionStart-compact-capture-brief.json", text)
+
+
 # ------------------------------------------------------------------------------------------------ input and salvage
 
 

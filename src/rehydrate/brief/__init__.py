@@ -30,10 +30,11 @@ from rehydrate.store import views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rehydrate.checks import Finding
+    from rehydrate.checks import Context, Finding
     from rehydrate.checks.ledger import Ledger
     from rehydrate.store import Problem
     from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.since import Since
     from rehydrate.store.state import State
     from rehydrate.store.wal import Record
 
@@ -150,11 +151,17 @@ def resume(
     session_id: the harness session the brief is given to, logged in the record (cleaned, at most 200 chars).
     max_bytes: a bound on the brief's UTF-8 bytes besides `budget` characters (see render).
     transcript, harness: the hook event's transcript path and the harness answered (claude, codex, gemini), None
-    outside a hook. The `resume` record is to carry them (with the host and the file's size) so that a later recency
-    check can find the transcript, and the checks get them as Context.event (WP-B, WP-C). Accepted and not used yet."""
+    outside a hook. The checks get them as Context.event (hook scope; its source stays None: no check reads it);
+    with a harness, the `resume` record carries store.since.ref_fields (harness, host,
+    transcript path and size) so that a later recency check can find the transcript.
+
+    The checks run in hook scope with state/config.json and this environment; the ledger (checks/ledger.summarize)
+    gives the next safe action or the question for a human, and the note of what was left to `rehydrate recover`
+    (what the checks put in context.shared["deferred"], and the user's checks config.json names). A compaction after
+    the last checkpoint whose record holds a capture is shown as "Just before the compaction" (brief/capture.py)."""
     from rehydrate import checks
     from rehydrate.errors import UsageError
-    from rehydrate.store import since
+    from rehydrate.store import config, since
 
     budget = DEFAULT_BUDGET if budget is None else budget
     if budget < MIN_BUDGET:
@@ -164,10 +171,16 @@ def resume(
         parts: dict[str, object] = {}
         shown = _views(state, snap, budget, sizes, parts)
         found = since.find(state, snap)  # the WAL since the last checkpoint, read back once for every check
-        findings = checks.run_all(checks.Context(state, snap.outcome(), views=shown, since=found))
+        cfg = config.read(state.root)
+        event = checks.HookEvent(harness, session_id, transcript)
+        context = checks.Context(
+            state, snap.outcome(), views=shown, since=found, scope="hook", event=event, config=cfg, env=os.environ
+        )
+        findings = checks.run_all(context)
         conf = checks.confidence(findings)
-        summed = _ledger(shown, findings)
+        summed = _ledger(shown, findings, _deferred(context, cfg))
         inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts, summed)
+        _capture(inp, found)
         out = render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)
         data = {
             "budget": budget,
@@ -179,6 +192,8 @@ def resume(
         }
         if session_id:
             data["session_id"] = views.clean(session_id, one_line=True)[:200]
+        if harness:
+            data.update(since.ref_fields(harness, transcript))
         rec = state.log_resume(snap, data)
         return ResumeResult(out.text, conf, findings, out.omitted, rec, snap.repaired, snap.problems, summed)
 
@@ -214,6 +229,7 @@ def reduced(
     findings = checks.run_all(checks.Context(None, None, error=error))
     inp = _input(state, shown, findings, checks.confidence(findings), None, preface, sizes, parts)
     inp.next_action = "fix the state first: " + error.split("\n", maxsplit=1)[0]
+    inp.ask = None
     return (render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)).text
 
 
@@ -308,12 +324,44 @@ def _bounded(
         src.close()
 
 
-def _ledger(shown: dict[str, str | None], findings: list[Finding]) -> Ledger:
+def _ledger(shown: dict[str, str | None], findings: list[Finding], deferred: list[str] | None = None) -> Ledger:
     """The ledger of these findings, with the checkpoint's next step as 99 shows it (one code path: checks/ledger)."""
     from rehydrate.checks import ledger
 
     nxt = views.parse_next(shown.get(views.NEXT) or "").get("next")
-    return ledger.summarize(findings, checkpoint_next=nxt, goal_present=bool((shown.get(views.GOAL) or "").strip()))
+    goal = bool((shown.get(views.GOAL) or "").strip())
+    return ledger.summarize(findings, checkpoint_next=nxt, goal_present=goal, deferred=deferred or ())
+
+
+def _deferred(context: Context, cfg: dict[str, object]) -> list[str]:
+    """What hook scope left to `rehydrate recover`: what the checks noted in context.shared["deferred"] (e.g. "PR and
+    CI (gh)" when gh is on PATH), then the user's checks state/config.json names (checks/user.py: recover only)."""
+    from rehydrate.store import config
+
+    noted = context.shared.get("deferred", [])
+    left = [x for x in noted if isinstance(x, str)][:8] if isinstance(noted, list) else []
+    if cfg.get("checks") is not None and os.environ.get("REHYDRATE_NO_USER_CHECKS") != "1":
+        names, refused = config.user_checks(cfg)
+        n = len(names) + len(refused)
+        if n:
+            left.append(f"{n} user check{'s' if n != 1 else ''}")
+    return left
+
+
+def _capture(inp: BriefInput, found: Since) -> None:
+    """The capture of the newest compaction after the last checkpoint, and what the section's header says of its
+    record (seq, time, phase, the checkpoint it read back to), when one holds a capture."""
+    if found.capture is None or not found.compactions:
+        return
+    rec = found.compactions[0]
+    data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+    inp.capture = found.capture
+    inp.capture_meta = {
+        "seq": rec.get("seq"),
+        "ts": rec.get("ts"),
+        "phase": data.get("phase") if isinstance(data, dict) else None,
+        "checkpoint": found.seq,
+    }
 
 
 def _input(
@@ -328,7 +376,6 @@ def _input(
     summed: Ledger | None = None,
 ) -> BriefInput:
     summed = summed if summed is not None else _ledger(shown, findings)
-    action = summed.next if summed.next is not None else "stop and ask: " + (summed.ask or "")
     extras = [(n, v) for n, v in shown.items() if n not in views.VIEWS and v is not None]
     inp = BriefInput(
         folder=os.path.basename(state.root),
@@ -341,8 +388,10 @@ def _input(
         last_record=views.summary(last) if last else None,
         findings=findings,
         confidence=conf,
-        next_action=action,
+        next_action=summed.next,
         preface=preface,
+        ask=summed.ask,
+        deferred=summed.deferred,
     )
     inp.path = os.path.realpath(state.root)  # the header names the real folder, not a link to it
     inp.sizes = sizes or {}  # bytes on disk of each view: a text may be empty or partial (see _views)

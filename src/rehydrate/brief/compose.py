@@ -1,12 +1,13 @@
 """Composing the brief from its material and a plan: the sections in boot order, and what each cut left out.
 
-Every cut is named under "Left out", ranked by the drop order (0: the last WAL record, given up first; 11: the
-oldest rejected approaches named by an id range and the file's line numbers instead of one by one, the last
-resort: never dropped).
+Every cut is named under "Left out", ranked by the drop order (0: the last WAL record, given up first; 3: the handoff
+and the capture before the compaction; 11: the oldest rejected approaches named by an id range and the file's line
+numbers instead of one by one, the last resort: never dropped).
 """
 
 from __future__ import annotations
 
+from rehydrate.brief.capture import section
 from rehydrate.brief.draft import FINDING_CAP
 from rehydrate.brief.fence import _chars, _cut, _cut_left, _cut_quoted, _fence, _plural
 from rehydrate.store import views
@@ -44,6 +45,7 @@ def compose(d: _Draft, p: _Plan) -> tuple[str, list[str], list[str]]:
     _handoff(o)
     _extras(o)
     _next(o)
+    section(o)  # "Just before the compaction" (brief/capture.py)
     _record(o)
     ledger = _ledger_lines(d, p, o.cuts)
     out = sorted(o.cuts, key=lambda x: x[0])
@@ -322,4 +324,12 @@ def _ledger_lines(d: _Draft, p: _Plan, out: Cuts) -> list[str]:
             action += "" if cut else "…"
             out.append((9, f"the end of the next safe action ({_chars(d.action_total)} in all)", "end of next action"))
         lines.append(f"next safe action: {action}")
+    elif d.ask:  # no safe step known: the one fact to ask for, fitted like the next safe action
+        ask, cut = _cut(d.ask, p.action)
+        if cut or d.ask_partial:
+            ask += "" if cut else "…"
+            out.append((9, f"the end of the question for a human ({_chars(d.ask_total)} in all)", "end of the ask"))
+        lines.append(f"ask a human: {ask}")
+    if d.deferred and not p.terse:
+        lines.append(d.deferred)
     return lines

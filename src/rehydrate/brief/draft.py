@@ -3,6 +3,7 @@ show it (_Draft), and the knobs that the fitting turns (_Plan)."""
 
 from __future__ import annotations
 
+from rehydrate.brief.capture import Material
 from rehydrate.brief.fence import _chars, _cut, _cut_quoted, _flat, _quoted_lines, _text, _untoken
 from rehydrate.store import views
 
@@ -20,6 +21,7 @@ REJECTED_CAP = 1200  # the longest a rejected approach is shown
 _DECISION_CAP = 500  # the longest a decision is shown
 FINDING_CAP = 400  # the longest a ledger line is shown
 _RECORD_CAP = 1200  # the longest the last WAL record is shown
+DEFERRED = "not run at session start: "  # how the ledger's note of what hook scope left to recover starts
 
 
 def _date_word(rest: str) -> int:
@@ -53,6 +55,10 @@ class BriefInput:
         sizes: dict[str, int] | None = None,
         invariants_read: Invariants | None = None,
         handoff_tail: str | None = None,
+        capture: object = None,
+        capture_meta: dict[str, object] | None = None,
+        ask: str | None = None,
+        deferred: str | None = None,
     ) -> None:
         self.folder = folder  # as shown in sources: state
         self.actor = actor
@@ -70,6 +76,12 @@ class BriefInput:
         self.sizes = sizes  # bytes on disk of each view file by name; a text may be only a prefix of its file
         self.invariants_read = invariants_read  # 10_invariants.md as read by read.scan_invariants (else: invariants)
         self.handoff_tail = handoff_tail  # the handoff's end, when `handoff` is only its start (read.head_tail)
+        # the capture of the compaction after the last checkpoint (schema v1, untrusted: brief/capture.py), and what
+        # the header says of its record: {"seq", "ts", "phase", "checkpoint"}
+        self.capture = capture
+        self.capture_meta = capture_meta
+        self.ask = ask  # the one fact to ask a human for, when no next safe action is known (checks/ledger)
+        self.deferred = deferred  # what hook scope left to `rehydrate recover` (checks/ledger), dropped under terse
 
 
 class Brief:
@@ -132,6 +144,7 @@ class _Plan:
         self.next: int | None = None
         self.preface: int | None = None
         self.action: int | None = None
+        self.capture: int | None = None  # the most characters of the capture's quoted text; 0: left out
         self.ledger = 0  # 0 every finding; 1 ok ones counted; 2 one per check and status; 3 counts; 4 one count
         self.head: int | None = 120  # the most characters of the path and of the checkpoint title
         self.terse = False  # "Left out" in short words
@@ -178,6 +191,9 @@ class _Draft:
         self._invariants(inp, budget, sizes.get(views.INVARIANTS))
         self._extras(inp.extras, budget, sizes)
         self._ledger(inp, budget)
+        self.capture: Material | None = None
+        if inp.capture is not None:
+            self.capture = Material(inp.capture, inp.capture_meta, token)
 
     def _invariants(self, inp: BriefInput, budget: int, size: int | None) -> None:
         """Rejected approaches: all found (one scan of the bytes, read.scan_invariants), the newest whose ids could fit
@@ -291,6 +307,14 @@ class _Draft:
         self.action = _untoken(_flat(act[: 2 * budget]), tk) if act else ""
         self.action_partial = bool(act) and len(act or "") > 2 * budget
         self.action_total = len(act or "")
+        ask = inp.ask if not act else None
+        self.ask = _untoken(_flat(ask[: 2 * budget]), tk) if ask else ""
+        self.ask_partial = bool(ask) and len(ask or "") > 2 * budget
+        self.ask_total = len(ask or "")
+        deferred = _untoken(_flat(inp.deferred[:400]), tk)[:300] if inp.deferred else ""
+        if deferred and not deferred.startswith(DEFERRED):  # a ledger line of its own, never one that imitates another
+            deferred = DEFERRED + deferred
+        self.deferred = deferred
 
 
 def _water_level(lengths: list[int], total: int, floor: int) -> int:

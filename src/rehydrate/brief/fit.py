@@ -51,6 +51,13 @@ class _Fit:
             or self.shrink("action", action, p.action or len(d.action))
         )
 
+    def capture(self, lo: int) -> bool:
+        """The capture's quoted text down to lo characters, only as far as needed; fits?"""
+        if self.d.capture is None:
+            return False
+        now = self.p.capture if self.p.capture is not None else self.d.capture.full
+        return now > lo and self.shrink("capture", lo, now)
+
     def steps(self) -> list[Callable[[], bool]]:
         """The drop order."""
         d, p = self.d, self.p
@@ -62,14 +69,17 @@ class _Fit:
             # a handoff too long to read whole (its start and end shown) gives its middle down to a quarter of the
             # budget before the newest decisions give way
             lambda: bool(d.handoff_tail) and self.shrink("handoff", quarter, len(d.handoff_body) + tails),
+            lambda: self.capture(1500),  # the capture before the compaction: down to 1,500 characters of its text
             lambda: self.shrink("decisions", 0, p.decisions),
             lambda: self.shrink("handoff", 200, p.handoff or len(d.handoff_body) + tails, drop=0),
             lambda: self.set("ledger", 1),
+            lambda: self.capture(400),  # the task list, then the last user message
             lambda: self.essentials(400, 400, 400, 600, 600),
             lambda: self.set("ledger", 2),
             lambda: self.essentials(160, 200, 200, 300, 300),
             lambda: self.set("ledger", 3),
-            lambda: self.set("terse", True),
+            lambda: self.set("terse", True),  # (the deferred note goes too)
+            lambda: d.capture is not None and self.set("capture", 0),  # named under "Left out"
             lambda: self.essentials(ENTRY_MIN, 80, 80, 120, 100),
             lambda: self.shrink("head", 40, p.head or 120),
             lambda: self.set("ledger", 4),
@@ -96,6 +106,13 @@ class _Fit:
             now = getattr(p, name)
             if now is not None and now < most and not self.set(name, most):
                 self.shrink(name, now, most)
+        cap, whole = p.capture, d.capture.full if d.capture is not None else 0
+        if cap is not None and cap < whole:  # the capture last, from 400 characters of its text up (or not at all)
+            lo = max(cap, min(400, whole))
+            if lo == cap or self.set("capture", lo):
+                self.shrink("capture", lo, whole + 1)
+            else:
+                p.capture = cap
 
 
 def fit(d: _Draft, p: _Plan, budget: int, max_bytes: int | None = None) -> None:

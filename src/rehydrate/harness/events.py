@@ -56,7 +56,11 @@ def session_start(harness: ModuleType, event: dict[str, Any], whole: bool = True
     from rehydrate import brief
 
     chars, size = _budget(harness)
-    result = brief.resume(state, chars, preface=preface, session_id=session, max_bytes=size)
+    path = event.get("transcript_path") if isinstance(event.get("transcript_path"), str) else None
+    name = harness.__name__.rsplit(".", 1)[-1]
+    result = brief.resume(
+        state, chars, preface=preface, session_id=session, max_bytes=size, transcript=path, harness=name
+    )
     return Answer(stdout=context("SessionStart", result.text))
 
 
@@ -130,7 +134,11 @@ def after_compression(harness: ModuleType, event: dict[str, Any], whole: bool = 
     from rehydrate import brief
 
     chars, size = _budget(harness)
-    result = brief.resume(state, chars, preface=COMPACTED, session_id=_session(event), max_bytes=size)
+    path = event.get("transcript_path") if isinstance(event.get("transcript_path"), str) else None
+    name = harness.__name__.rsplit(".", 1)[-1]
+    result = brief.resume(
+        state, chars, preface=COMPACTED, session_id=_session(event), max_bytes=size, transcript=path, harness=name
+    )
     return Answer(stdout=context("BeforeAgent", result.text))
 
 

@@ -209,13 +209,20 @@ def render_next_record(rec: Record) -> str:
 
 
 def summary(rec: Record) -> str:
-    """The WAL's last record as one readable line: what, when, where, and its data (hashes left out)."""
+    """The WAL's last record as one readable line: what, when, where, and its data (hashes left out). A capture of the
+    transcript (a compaction record's data.capture) is shown as its counts (harness/capture.counts), not its text."""
     git = rec.get("git") if isinstance(rec.get("git"), dict) else {}
     where = ""
     if git and git.get("head"):
         branch = git.get("branch") or "a detached HEAD"
         where = f" · HEAD {str(git['head'])[:7]} on {branch}, {len(git.get('dirty', []))} dirty"
-    data = wal.canonical(rec.get("data")).decode()
+    value = rec.get("data")
+    if isinstance(value, dict) and "capture" in value:
+        from rehydrate.harness.capture import counts
+
+        capture = value["capture"]
+        value = {**value, "capture": counts(capture) if isinstance(capture, dict) else "not a capture"}
+    data = wal.canonical(value).decode()
     return f"#{rec.get('seq')} {rec.get('op')} by {rec.get('actor')} at {rec.get('ts')}{where} · data {data}"
 
 
