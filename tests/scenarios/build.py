@@ -101,20 +101,28 @@ class Proj:
     def ckpt_ts(self) -> str:
         return str(next(r for r in reversed(self.records()) if r["op"] in ("checkpoint", "init"))["ts"])
 
-    def recover(self, *args: str) -> tuple[int, dict[str, Any]]:
-        done = self.cli("recover", "--json", *args, check=False)
-        assert "Traceback" not in done.stderr, done.stderr
-        return done.returncode, json.loads(done.stdout)
+    def after(self, seconds: float) -> str:
+        """A timestamp `seconds` after the last checkpoint's, in the WAL's format (for transcript records)."""
+        return _stamp(self.ckpt_ts(), seconds)
 
-    def session_start(self, harness: str, transcript: str | None = None) -> tuple[int, str, str]:
-        """The harness's SessionStart hook (claude and codex: source compact; gemini: startup), with a fresh session
-        id, as a subprocess in root: (exit code, the brief or "" when the hook said nothing, stderr)."""
-        name = f"SessionStart-{SOURCE[harness]}"
+    def before(self, seconds: float) -> str:
+        return _stamp(self.ckpt_ts(), -seconds)
+
+    def precompact(self, harness: str, transcript: str | None) -> tuple[int, str, str]:
+        """The harness's real compaction hook (claude and codex PreCompact auto, gemini PreCompress auto) with the
+        transcript path, so that the capture runs: (exit code, stdout, stderr)."""
+        name = {"claude": "PreCompact-auto", "codex": "PreCompact", "gemini": "PreCompress-auto"}[harness]
+        return self.hook(harness, name, transcript)
+
+    def hook(self, harness: str, name: str, transcript: str | None, **changes: Any) -> tuple[int, str, str]:
+        """`rehydrate hook harness` with the documented event `name` (tests/fixtures/hooks), in root, a fresh
+        session id and the transcript path (a path under HOME that does not exist when None): (code, out, err)."""
         event = json.loads((HOOKS / harness / f"{name}.json").read_text())
         event.update(
             cwd=str(self.root),
             session_id=str(uuid.uuid4()),
-            transcript_path=transcript or str(self.root.parent / "home" / "no-transcript.jsonl"),
+            transcript_path=transcript or str(Path(self.env["HOME"]) / "no-transcript.jsonl"),
+            **changes,
         )
         done = subprocess.run(
             [sys.executable, "-m", "rehydrate", "hook", harness],
@@ -125,8 +133,27 @@ class Proj:
             timeout=120,
             check=False,
         )
-        out = done.stdout.decode()
-        return done.returncode, (_context(json.loads(out)) if out.strip() else ""), done.stderr.decode()
+        return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+    def recover(self, *args: str) -> tuple[int, dict[str, Any]]:
+        done = self.cli("recover", "--json", *args, check=False)
+        assert "Traceback" not in done.stderr, done.stderr
+        return done.returncode, json.loads(done.stdout)
+
+    def session_start(
+        self, harness: str, transcript: str | None = None, source: str | None = None
+    ) -> tuple[int, str, str]:
+        """The harness's SessionStart hook (default source: claude and codex compact, gemini startup) with a fresh
+        session id, as a subprocess in root: (exit code, the brief or "" when the hook said nothing, stderr)."""
+        code, out, err = self.hook(harness, f"SessionStart-{source or SOURCE[harness]}", transcript)
+        return code, (_context(json.loads(out)) if out.strip() else ""), err
+
+
+def _stamp(ts: str, seconds: float) -> str:
+    from datetime import datetime, timedelta, timezone
+
+    when = datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc) + timedelta(seconds=seconds)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 def _context(answer: Any) -> str:

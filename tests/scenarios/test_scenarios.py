@@ -28,6 +28,7 @@ from scenarios.build import (
     project,
 )
 
+WAITING = "wait for #12, then binding powers"  # scenario 6's checkpoint: the fix it waits for is merged
 QUICK = {"all-clean", "teammate-merged", "empty-state"}  # the rest is marked slow: 4 subprocess runs each
 
 
@@ -47,7 +48,7 @@ def all_clean(tmp: Path) -> Proj:
 
 
 def teammate_merged(tmp: Path) -> Proj:
-    proj, pair = _remote(tmp, next="wait for #12, then binding powers")
+    proj, pair = _remote(tmp, next=WAITING)
     gitrepos.teammate_merge(pair, "Fix tokenizer (#12)")
     return proj
 
@@ -190,7 +191,7 @@ SCENARIOS = [
             {**CLEAN, "live-state": {"ok"}, "direction": {"degraded"}},
             {"direction": ["Fix tokenizer (#12)", "origin/main", "Ann"]},
             next_has=["git log HEAD..origin/main"],
-            next_not=["wait for #12"],
+            next_not=[WAITING],
         ),
     ),
     Scenario(
@@ -375,7 +376,7 @@ def check_recover(answer: dict[str, Any], code: int, e: Expect) -> None:
             assert _names_a_place(c["finding"]), c
 
 
-PLACES = ("state/", "git ", "WAL", "looked", "(", ".md", ".json", ".py", ".txt", "gh ")
+PLACES = ("state/", "git ", "WAL", "looked", "origin/", ".md", ".json", ".py", ".txt", "gh ", "transcript")
 
 
 def _names_a_place(finding: str) -> bool:
@@ -438,3 +439,18 @@ def test_a_scenario_that_breaks_its_expectation_fails(tmp_path: Path) -> None:
     clean = {**answer, "checks": [c for c in answer["checks"] if c["status"] != "degraded"]}
     with pytest.raises(AssertionError):
         assert_same_ledger(clean, brief)
+
+
+def test_the_helpers_stamp_around_the_checkpoint_and_run_the_compaction_hook(tmp_path: Path) -> None:
+    """Proj.after/before give stamps either side of the checkpoint's; precompact runs the real hook, which records
+    a compaction (with the transcript's path) after the checkpoint: what the second round's scenarios build on."""
+    proj = project(tmp_path)
+    ts = proj.ckpt_ts()
+    assert proj.before(60) < ts < proj.after(60) and proj.after(60).endswith("Z")
+    transcript = Path(proj.env["HOME"]) / ".claude" / "projects" / "p" / "t.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text("")
+    code, _, err = proj.precompact("claude", str(transcript))
+    assert code == 0, err
+    last = proj.records()[-1]
+    assert last["op"] == "compaction" and last["data"]["transcript_path"] == str(transcript), last
