@@ -29,7 +29,7 @@ from scenarios.build import (
 )
 
 WAITING = "wait for #12, then binding powers"  # scenario 6's checkpoint: the fix it waits for is merged
-QUICK = {"all-clean", "teammate-merged", "empty-state"}  # the rest is marked slow: 4 subprocess runs each
+QUICK = {"all-clean", "teammate-merged", "dirty-files", "empty-state", "user-checks"}  # the rest is marked slow: 4 subprocess runs each
 
 
 def _remote(tmp: Path, next: str = NEXT) -> tuple[Proj, tuple[Path, Path, Path]]:
