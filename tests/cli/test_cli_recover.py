@@ -188,3 +188,15 @@ def test_actor_names_whose_wal_is_read(repo: Path, state: State, actor: str) -> 
     else:  # no log for that actor: the state does not load for it, and the ledger says what to fix
         assert code == 3 and "has no log" in answer["checks"][0]["finding"], answer
         assert answer["next"].startswith("fix the state first:") and "--actor" in answer["next"]
+
+
+def test_a_torn_tail_is_named_and_left_for_verify_repair(repo: Path, state: State) -> None:
+    wal = repo / "state" / "wal" / "agent.jsonl"
+    with open(wal, "ab") as f:
+        f.write(b'{"v":1,"seq":5,"ts')  # a write torn by a crash: resume would cut it (keeping a .broken copy)
+    before = tree(repo / "state")
+    code, answer = recover()
+    assert code == 1 and answer["degraded"] == ["state"], answer
+    assert any("torn-tail" in c["finding"] for c in answer["checks"]), answer
+    assert answer["next"].startswith("run `rehydrate verify --repair`")
+    assert tree(repo / "state") == before  # the WAL's bytes as they were: nothing cut, no .broken copy
