@@ -200,3 +200,12 @@ def test_a_torn_tail_is_named_and_left_for_verify_repair(repo: Path, state: Stat
     assert any("torn-tail" in c["finding"] for c in answer["checks"]), answer
     assert answer["next"].startswith("run `rehydrate verify --repair`")
     assert tree(repo / "state") == before  # the WAL's bytes as they were: nothing cut, no .broken copy
+
+
+def test_dir_names_the_state_folder_from_anywhere(repo: Path, state: State, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code, answer = recover("--dir", str(repo / "state"), cwd=elsewhere)
+    assert code == 0 and answer["next"] == "write the parser", answer
+    code, answer = recover(cwd=elsewhere)  # no state folder found upward: nothing to act on, so ask for the task
+    assert code == 3 and answer["ask"] is not None and answer["ask"].startswith("What is the task?"), answer
