@@ -29,7 +29,8 @@ from scenarios.build import (
 )
 
 WAITING = "wait for #12, then binding powers"  # scenario 6's checkpoint: the fix it waits for is merged
-QUICK = {"all-clean", "teammate-merged", "dirty-files", "empty-state", "user-checks"}  # the rest is marked slow: 4 subprocess runs each
+# in the quick run; the rest is marked slow (each scenario is a build and 4 subprocess runs)
+QUICK = {"all-clean", "teammate-merged", "dirty-files", "empty-state", "user-checks"}
 
 
 def _remote(tmp: Path, next: str = NEXT) -> tuple[Proj, tuple[Path, Path, Path]]:
