@@ -92,3 +92,27 @@ def test_hashing_runs_on_this_interpreter(hashing: ModuleType, capsys: pytest.Ca
     assert hashing.main(["--python", sys.executable, "--rounds", "1", "--big", "1", "--imports", "1"]) == 0
     out = capsys.readouterr().out
     assert "import hashlib in a fresh process" in out and "700 B" in out and "reproduce: " in out
+
+
+@pytest.fixture
+def recover_scale() -> Iterator[ModuleType]:
+    yield from bench_module("recover_scale")
+
+
+def test_recover_scale_runs_small_and_prints_its_ratios(
+    recover_scale: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quick run (30 and 60 commits, no cache): both projects check out (recover finds the own commits, the dirty
+    file and the teammate's commits), and every figure is printed, each git command recover runs named."""
+    argv = ["--commits", "60", "--small-commits", "30", "--rounds", "1", "--inproc-rounds", "1", "--git-rounds", "1"]
+    assert recover_scale.main([*argv, "--warmup", "0", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "small: 30 commits before the checkpoint" in out and "big: 60 commits" in out
+    assert "load average" in out and "reproduce: " in out and "big/small (whole process) = " in out
+    assert "git status --porcelain=v2" in out and "--max-count=" in out  # each git call of recover, timed alone
+
+
+def test_recover_scale_history_is_a_chain_of_commits(recover_scale: ModuleType, tmp_path: Path) -> None:
+    agent = recover_scale.build(str(tmp_path / "p"), 25)
+    assert recover_scale.check(agent, 25) is None
+    assert recover_scale.check(agent, 26) == "HEAD holds 35 commits, not 36"

@@ -35,6 +35,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "checkpoint": ("write", "record the step just finished and the next allowed action"),
     "handoff": ("write", "replace 20_handoff.md, the note the next session reads in full"),
     "resume": ("read", "print the brief a fresh context reads first"),
+    "recover": (
+        "recover",
+        "the recovery ledger: what happened since the last checkpoint (read-only; exit 1 if degraded)",
+    ),
     "verify": ("read", "check the WAL chain, the latches and the views (exit 1 on any problem)"),
     "rotate": ("write", "archive the WAL at the end of a task and start a new one anchored to it"),
     "status": ("read", "one screen: goal, last checkpoint, next action, problems"),
