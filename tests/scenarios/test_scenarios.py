@@ -189,7 +189,7 @@ SCENARIOS = [
             1,
             "degraded",
             ["direction"],
-            {**CLEAN, "live-state": {"ok"}, "direction": {"degraded"}},
+            {**CLEAN, "live-state": {"ok", "n/a"}, "direction": {"degraded"}},
             {"direction": ["Fix tokenizer (#12)", "origin/main", "Ann"]},
             next_has=["git log HEAD..origin/main"],
             next_not=[WAITING],
