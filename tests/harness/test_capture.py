@@ -65,7 +65,13 @@ def test_a_capture_of_the_real_claude_transcript_before_its_compaction(tmp_path:
     out = _capture(_head(CLAUDE, 1480, tmp_path / "t.jsonl"), CLAUDE_ROOT)  # up to the compaction, from its start
     assert set(out) == KEYS and (out["v"], out["harness"], out["error"]) == (1, "claude", None)
     assert out["since"] == {"seq": 42, "ts": None}
-    assert out["read"] == {"from": 0, "to": (tmp_path / "t.jsonl").stat().st_size, "cut": False, "lines": 1480, "bad": 0}
+    assert out["read"] == {
+        "from": 0,
+        "to": (tmp_path / "t.jsonl").stat().st_size,
+        "cut": False,
+        "lines": 1480,
+        "bad": 0,
+    }
     assert [u["line"] for u in out["user"]] == [7] and out["user_turns"] == 1
     assert out["assistant"]["line"] == 1473 and out["assistant"]["text"].startswith("Perfect! I have successfully")
     assert len(out["assistant"]["text"]) <= cap.MAX_ASSISTANT
