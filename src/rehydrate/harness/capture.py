@@ -1,16 +1,19 @@
 """The capture at a compaction: what the transcript says happened since the last checkpoint, recorded by the
 PreCompact hook (Claude Code, Codex) in that compaction's own `compaction` record, as `data["capture"]`.
 
-Contract of `capture(root, event, since, config) -> dict | None` (WP-B builds it and calls it from
-`events._record_compaction` for phase "pre"; until then it returns None and nothing calls it):
+Contract of `capture(root, event, since, config) -> dict | None` (called from `events._record_compaction` for
+phase "pre"):
 - Reads the event's own `transcript_path` (the harness is the authority for its own event: no folder test, but a
   regular file only) with `transcripts.recent.read_since(path, since.ts, loads=safejson.loads, max_bytes=MAX_READ)`.
 - Returns the schema below, or None when the capture is off: state/config.json `{"capture": false}`. It is on by
   default; `{"capture_user": false}` keeps it but drops the user's words (`user` is then []). Both switches are
   documented in the README. Gemini CLI: no capture (its PreCompress confirms no compression) unless a compression
   signal is confirmed.
-- When the transcript cannot be read, `error` names why ("no such file", "not a regular file", "unknown format") and
-  only "v", "harness", "since" and "error" are kept.
+- When the transcript cannot be read, `error` names why ("no such file", "not a regular file", "unknown format",
+  "no transcript path") and only "v", "harness" (the event's `harness` if it names one, else null), "since" and
+  "error" are kept.
+- Lines: the transcript's own 1-based lines when the read reached its start (read.from 0); otherwise counted from
+  read.from (line 1 is the first line after it), since counting the lines before it would read the whole file.
 - state/ is committed: the capture reaches git. It copies commands and the user's words, never tool output (only a
   failed command's first error line), each through `redact`, then `views.clean` (controls and invisible characters
   out; newlines kept in user and assistant text only), then cut to its bound. Every string in it is transcript text:
@@ -28,17 +31,20 @@ Schema v1 (frozen; a change is a new "v"):
      "assistant": {"line": int, "ts": str|null, "text": str}|null,
      "error": str|null}
 Bounds: todos MAX_TODOS items x MAX_TODO chars; user the last MAX_USER x MAX_USER_TEXT; edited MAX_EDITED paths x
-MAX_PATH; failed the last MAX_FAILED (command MAX_COMMAND, error MAX_ERROR); assistant MAX_ASSISTANT: about 14 KiB in
-all, under views.MAX_FIELD and wal.MAX_LINE.
+MAX_PATH; failed the last MAX_FAILED (command MAX_COMMAND, error MAX_ERROR); assistant MAX_ASSISTANT; and the whole
+at most MAX_TOTAL (14 KiB) of JSON, under views.MAX_FIELD and wal.MAX_LINE: past it the oldest edited paths go first
+(into "more"), then the last todo items, then the oldest user messages.
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from re import Pattern
     from typing import Any
 
     from rehydrate.store.since import Since
+    from rehydrate.transcripts.recent import Msg, Recent
 
 VERSION = 1
 MAX_READ = 16 << 20  # the most the capture reads back from the transcript's end
@@ -47,21 +53,211 @@ MAX_USER, MAX_USER_TEXT = 3, 1000
 MAX_EDITED, MAX_PATH = 50, 300
 MAX_FAILED, MAX_COMMAND, MAX_ERROR = 3, 300, 200
 MAX_ASSISTANT = 1500
+MAX_TOTAL = 14 << 10  # the whole capture as JSON: under views.MAX_FIELD and wal.MAX_LINE
 REDACTED = "[redacted]"
 
 
 def capture(root: str, event: dict[str, Any], since: Since, config: dict[str, Any]) -> dict[str, Any] | None:
     """The capture of schema v1 for this PreCompact event (see the module's docstring). root: the project's root
-    (paths inside it are made relative); config: state/config.json as read. Until WP-B: None."""
-    return None
+    (paths inside it are made relative); config: state/config.json as read.
+
+    The event's harness is the authority for its own transcript: its records are not asked to name the project
+    (read_since's `project`), only its paths are made relative to root. A capture that cannot be made is the short
+    error form; nothing here raises for the file or its content."""
+    if not isinstance(config, dict) or config.get("capture") is False:
+        return None
+    seq = getattr(since, "seq", None)
+    ts = getattr(since, "ts", None)
+    head: dict[str, Any] = {
+        "v": VERSION,
+        "harness": event.get("harness") if event.get("harness") in HARNESSES else None,
+        "since": {"seq": seq if isinstance(seq, int) else None, "ts": ts if isinstance(ts, str) else None},
+    }
+    path = event.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        return {**head, "error": "no transcript path"}
+    try:
+        found = _read(path, head["harness"], head["since"]["ts"])
+    except OSError as e:
+        return {**head, "error": _why(e)}
+    except Exception as e:
+        return {**head, "error": f"could not read the transcript ({type(e).__name__})"}
+    if isinstance(found, str):
+        return {**head, "error": found}
+    from rehydrate.transcripts.recent import roots_of
+
+    return _fit(
+        {**head, "harness": found.harness, **_fields(found, roots_of(root), config.get("capture_user") is not False)}
+    )
+
+
+def _fit(out: dict[str, Any]) -> dict[str, Any]:
+    """out within MAX_TOTAL bytes of JSON (each part within its bound can still add up past it): the oldest edited
+    paths go first (counted in "more"), then the last todo items, then the oldest user messages."""
+    from rehydrate import safejson
+
+    def size() -> int:
+        return len(safejson.canonical_text(out).encode("utf-8"))
+
+    edited, todos = out["edited"], out["todos"]
+    while size() > MAX_TOTAL and edited["files"]:
+        drop = max(1, len(edited["files"]) // 4)
+        del edited["files"][:drop]
+        edited["more"] += drop
+    while size() > MAX_TOTAL and todos is not None and todos["items"]:
+        todos["items"].pop()
+        todos["more"] += 1
+    while size() > MAX_TOTAL and out["user"]:
+        out["user"].pop(0)
+    return out
+
+
+HARNESSES = ("claude", "codex", "gemini")
+
+
+def _read(path: str, harness: str | None, since_ts: str | None) -> Recent | str:
+    """The transcript's tail since since_ts, or why not ("unknown format")."""
+    from rehydrate import safejson
+    from rehydrate.transcripts import recent
+
+    if harness is None:
+        harness = recent.harness_of(path, safejson.loads)
+        if harness is None:
+            return "unknown format"
+    return recent.read_since(path, since_ts, loads=safejson.loads, max_bytes=MAX_READ, harness=harness)
+
+
+def _why(e: OSError) -> str:
+    import errno
+
+    if e.errno == errno.ENOENT:
+        return "no such file"
+    if e.strerror == "not a regular file" or e.errno in (errno.EISDIR, errno.ENXIO):
+        return "not a regular file"
+    from rehydrate.store.views import clean
+
+    return clean(e.strerror or type(e).__name__, one_line=True)[:200]
+
+
+def _fields(found: Recent, roots: tuple[str, ...], with_user: bool) -> dict[str, Any]:
+    """Recent mapped to schema v1, every string redacted, cleaned and cut to its bound."""
+    from rehydrate.transcripts.recent import inside
+
+    todos = None
+    if found.todos is not None:
+        items = found.todos.items
+        todos = {
+            "tool": _line(found.todos.tool, MAX_TODO),
+            "line": found.todos.line,
+            "before_checkpoint": found.todos.before_checkpoint,
+            "items": [[_line(text, MAX_TODO), _line(status, 40)] for text, status in items[:MAX_TODOS]],
+            "more": max(0, len(items) - MAX_TODOS),
+        }
+    files = [_line(inside(path, roots), MAX_PATH) for path in found.edited]
+    assistant = found.assistant
+    return {
+        "read": {
+            "from": found.read_from,
+            "to": found.size,
+            "cut": found.cut,
+            "lines": found.lines,
+            "bad": found.bad_lines,
+        },
+        "tool_calls": found.tool_calls,
+        "user_turns": len(found.user),
+        "todos": todos,
+        "user": [_msg(m, MAX_USER_TEXT) for m in found.user[-MAX_USER:]] if with_user else [],
+        "edited": {"files": files[-MAX_EDITED:], "more": max(0, len(files) - MAX_EDITED)},
+        "failed": [
+            {
+                "line": f.line,
+                "tool": _line(f.tool, 40),
+                "command": _line(f.command, MAX_COMMAND),
+                "exit": f.exit,
+                "error": _line(f.error, MAX_ERROR),
+                "later_ok": f.later_ok,
+            }
+            for f in found.failed[-MAX_FAILED:]
+        ],
+        "assistant": _msg(assistant, MAX_ASSISTANT) if assistant is not None else None,
+        "error": None,
+    }
+
+
+def _msg(msg: Msg, bound: int) -> dict[str, Any]:
+    ts = msg.ts if isinstance(msg.ts, str) else None
+    return {"line": msg.line, "ts": _line(ts, 40) if ts else None, "text": _text(msg.text, bound, one_line=False)}
+
+
+def _line(text: str, bound: int) -> str:
+    return _text(text, bound, one_line=True)
+
+
+def _text(text: str, bound: int, *, one_line: bool) -> str:
+    """Transcript text as stored: terminal escapes out, redacted, cleaned (one line unless told), cut to bound."""
+    from rehydrate.store.views import clean
+
+    text = clean(redact(_no_escapes(text[: bound * 4 + 4096])), one_line=one_line)  # a huge text: its start
+    return text if len(text) <= bound else text[: bound - 1].rstrip() + "…"
+
+
+_ESCAPES: Pattern[str] | None = None
+
+
+def _no_escapes(text: str) -> str:
+    """text without terminal escape sequences (CSI such as ESC[2m, OSC to its terminator), so that cleaning leaves
+    no "[2m" behind."""
+    global _ESCAPES
+    if "\x1b" not in text and "\x9b" not in text:
+        return text
+    if _ESCAPES is None:
+        import re
+
+        _ESCAPES = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+    return _ESCAPES.sub("", text)
+
+
+_SECRETS: list[tuple[Pattern[str], str]] | None = None
+
+
+def _secrets() -> list[tuple[Pattern[str], str]]:
+    global _SECRETS
+    if _SECRETS is None:
+        import re
+
+        r = REDACTED
+        _SECRETS = [
+            (
+                re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S),
+                r,
+            ),
+            (re.compile(r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"), r),
+            (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), r),
+            (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), r),
+            (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{8,}"), r),
+            (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}"), r"\1" + r),
+            (
+                re.compile(
+                    r"""(?i)([\w.-]{0,40}(?:password|passwd|passphrase|token|secret|api[_-]?key)["']?)"""
+                    r"""(\s*[:=]\s*|\s+(?=--?|["']))("[^"\n]*"?|'[^'\n]*'?|[^\s"'&;,)]+)"""
+                ),
+                r"\1\2" + r,
+            ),
+            (re.compile(r"(?i)(--?(?:password|passwd|token|secret|api-key)[= ])(\S+)"), r"\1" + r),
+            (re.compile(r"(?i)(\b\w{1,20}://[^\s:/@]+:)[^\s@/]+(@)"), r"\1" + r + r"\2"),
+        ]
+    return _SECRETS
 
 
 def redact(text: str) -> str:
     """text with what looks like a secret replaced by REDACTED: API keys (`sk-...`), GitHub tokens (`ghp_...`,
     `github_pat_...`), AWS key ids (`AKIA...`), Slack tokens (`xoxb-`, `xoxp-`), private key blocks (`-----BEGIN ...
-    PRIVATE KEY-----` to its END line), and the values of `password=`, `token=`, `secret=` (and `:` forms). May use
-    re (PreCompact already loads it; only SessionStart's imports are pinned). Until WP-B: NotImplementedError."""
-    raise NotImplementedError("redaction comes with WP-B")
+    PRIVATE KEY-----` to its END line), and the values of `password=`, `token=`, `secret=` (and `:` forms; also
+    `--password X`, a bearer token and a URL's password). May use re (PreCompact already loads it; only
+    SessionStart's imports are pinned)."""
+    for pattern, replacement in _secrets():
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def counts(capture: dict[str, Any]) -> str:

@@ -178,6 +178,13 @@ def _head(f: Any, loads: Callable[[str | bytes], Any]) -> list[dict[str, Any]]:
     return found
 
 
+def harness_of(path: str, loads: Callable[[str | bytes], Any]) -> str | None:
+    """The harness that wrote the transcript at path, from its first records; None when none of the three (OSError
+    when it cannot be opened, as read_since)."""
+    with _open(path) as f:
+        return detect(_head(f, loads))
+
+
 def detect(head: list[dict[str, Any]]) -> str | None:
     """The harness that wrote records like these (the file's first ones); None when none of the three."""
     for rec in head:
