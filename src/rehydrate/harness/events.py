@@ -256,7 +256,7 @@ def _capture(state: Any, event: dict[str, Any], name: str) -> dict[str, Any] | N
 
         with state.reading() as snap:
             found = since_mod.find(state, snap)
-        return capture.capture(os.path.dirname(state.root), event, found, config.read(state.root))
+        return capture.capture(os.path.dirname(state.root), {**event, "harness": name}, found, config.read(state.root))
     except Exception as e:
         seq, ts = (found.seq, found.ts) if found is not None else (None, None)
         why = views.clean(f"{type(e).__name__}: {e}", one_line=True)[:200]
