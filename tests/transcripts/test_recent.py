@@ -21,6 +21,7 @@ from rehydrate.transcripts.recent import Recent, read_since, stamp
 CLAUDE = REAL_TRANSCRIPTS / "claude-code-2.1.39-manual-compact.jsonl"
 CODEX = REAL_TRANSCRIPTS / "codex-0.89.0-exec.jsonl"
 GEMINI = Path(__file__).parent.parent / "fixtures" / "transcripts" / "gemini-0.61.0-chat.jsonl"
+CODEX_171 = Path(__file__).parent.parent / "fixtures" / "transcripts" / "codex-0.171.0-autocompact.jsonl"
 CLAUDE_ROOT = "/home/USER/projects/spotter-worktrees/spotter-4te"
 CODEX_ROOT = "/Users/philipp/dev/agentlogs/fixtures"
 GEMINI_ROOT = "/home/user/project"
@@ -213,6 +214,24 @@ def test_codex_prompt_patch_and_agent_message_at_the_plans_lines() -> None:
     assert r.edited == ["JOKE.md"]  # the apply_patch of l.24, its exit_code 0 at l.26; the shell write l.11 is not
     assert r.assistant is not None and r.assistant.line == 36 and r.assistant.text.startswith("Created `JOKE.md`")
     assert (r.tool_calls, r.changing_calls) == (4, 4)
+
+
+def test_codex_0_171_prompt_and_answer_come_from_item_completed() -> None:
+    """Codex 0.171 records no user_message: the prompt is a UserMessage item_completed (l.10), beside a role-user
+    message (l.9) that AGENTS.md's text shares (l.4); the answer after the compaction an AgentMessage (l.32)."""
+    r = _read(CODEX_171, project=GEMINI_ROOT)
+    assert (r.harness, r.foreign, r.todos) == ("codex", False, None)
+    assert [(m.line, m.text) for m in r.user] == [(10, "now do the binding powers in calc/parser.py PROMPT-5e1b")]
+    assert r.edited == ["calc/parser.py"]
+    assert [(f.command, f.exit, f.line) for f in r.failed] == [("exit 3", 3, 19)]
+    assert r.assistant is not None and (r.assistant.line, r.assistant.text) == (32, "The parser tests fail.")
+    assert len(r.compacted_at) == 1
+
+
+def test_codex_0_171_prompts_are_turns() -> None:
+    from rehydrate.transcripts import codex
+
+    assert codex.read(str(CODEX_171)).user_turns == 1
 
 
 EXEC_OUT = "Chunk ID: 1\nWall time: 1\nProcess exited with code 2\nOutput:\nE  boom\n"

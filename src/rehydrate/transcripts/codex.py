@@ -42,8 +42,27 @@ def home(env: Mapping[str, str] | None = None) -> str:
 
 
 def starts_turn(rec: dict[str, Any]) -> bool:
+    """A user's prompt: the event_msg user_message of Codex up to 0.16x; from 0.171 (no user_message any more), the
+    event_msg item_completed of a UserMessage item."""
     payload = obj(rec.get("payload"))
-    return rec.get("type") == "event_msg" and payload.get("type") == "user_message"
+    if rec.get("type") != "event_msg":
+        return False
+    return payload.get("type") == "user_message" or _item(payload, "UserMessage") is not None
+
+
+def _item(payload: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    """An item_completed event's item of that kind (Codex 0.171: UserMessage, AgentMessage, FileChange, ...)."""
+    if payload.get("type") != "item_completed":
+        return None
+    item = obj(payload.get("item"))
+    return item if item.get("type") == kind else None
+
+
+def _item_text(item: dict[str, Any]) -> str:
+    """The text of a UserMessage or AgentMessage item: its content's text parts, joined."""
+    content = item.get("content")
+    parts = [c.get("text") for c in content if isinstance(c, dict)] if isinstance(content, list) else []
+    return "\n".join(t for t in parts if isinstance(t, str))
 
 
 def _files(name: str, arguments: Any) -> list[str]:
@@ -101,7 +120,7 @@ def read(path: str) -> Session:
             last = obj(info.get("last_token_usage"))
             context = last.get("input_tokens") if isinstance(last.get("input_tokens"), int) else None  # cached included
             session.usage(number, time, context)
-        elif kind == "event_msg" and ptype == "user_message":
+        elif kind == "event_msg" and starts_turn(rec):
             session.user_turns += 1
         elif kind == "response_item" and ptype in ("function_call", "custom_tool_call", "local_shell_call"):
             name = label(payload.get("name") or ptype)
@@ -224,6 +243,8 @@ class _Tail:
                     recent.user.append(Msg(ts, number, payload["message"].strip()))
             elif kind == "event_msg" and ptype == "agent_message" and isinstance(payload.get("message"), str):
                 recent.assistant = Msg(ts, number, payload["message"])
+            elif kind == "event_msg" and ptype == "item_completed":  # Codex 0.171: the prompt and the answer
+                _completed(recent, number, ts, payload)
             elif kind == "compacted" and ts is not None:
                 recent.compacted_at.append(stamp(ts) or ts)
             elif kind == "response_item" and ptype in CALLS:
@@ -238,6 +259,19 @@ class _Tail:
                     calls[payload["call_id"]] = (name, args, command)
             elif kind == "response_item" and ptype in OUTPUTS:
                 _output(recent, number, calls.get(label(payload.get("call_id"))), payload.get("output"), roots, loads)
+
+
+def _completed(recent: Recent, number: int, ts: str | None, payload: dict[str, Any]) -> None:
+    """A UserMessage item (the user's prompt, which 0.171 no longer records as user_message) or an AgentMessage
+    item. The prompt's role-user response_item is not read: it shares that role with AGENTS.md's text."""
+    user, agent = _item(payload, "UserMessage"), _item(payload, "AgentMessage")
+    if user is not None and _item_text(user).strip():
+        text = _item_text(user).strip()
+        last = recent.user[-1] if recent.user else None
+        if last is None or last.text != text or number - last.line > 3:  # not the user_message just read again
+            recent.user.append(Msg(ts, number, text))
+    elif agent is not None and _item_text(agent).strip():
+        recent.assistant = Msg(ts, number, _item_text(agent))
 
 
 def _output(
