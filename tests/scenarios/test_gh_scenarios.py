@@ -96,9 +96,9 @@ def red_ci(tmp: Path) -> Proj:
 
 
 def gh_hangs(tmp: Path) -> Proj:
-    """gh never answers (the fake writes gh.pid and sleeps); state/config.json gives gh 1 s."""
+    """gh never answers (the fake writes gh.pid and sleeps); state/config.json gives gh 3 s (time for the fake to start and write gh.pid on a loaded machine)."""
     proj = project(tmp)
-    (proj.root / "state" / "config.json").write_text('{"gh_timeout": 1}')
+    (proj.root / "state" / "config.json").write_text('{"gh_timeout": 3}')
     _fake(proj, hang=True)
     return proj
 
@@ -162,8 +162,8 @@ SCENARIOS = [
             "degraded",
             ["live-state"],
             {**CLEAN, "recency": {"n/a"}, "live-state": {"ok", "n/a", "skipped"}, "direction": {"n/a"}},
-            # the plan's "gh did not answer": the finding names the call, "gh pr view did not answer within 1 s"
-            {"live-state": ["gh pr view did not answer within 1 s", "not looked at"]},
+            # the plan's "gh did not answer": the finding names the call, "gh pr view did not answer within 3 s"
+            {"live-state": ["gh pr view did not answer within 3 s", "not looked at"]},
             next_has=[NEXT],  # a skipped finding lowers the confidence but leaves the checkpoint's next step
         ),
         [CURRENT],
