@@ -96,7 +96,8 @@ def red_ci(tmp: Path) -> Proj:
 
 
 def gh_hangs(tmp: Path) -> Proj:
-    """gh never answers (the fake writes gh.pid and sleeps); state/config.json gives gh 3 s (time for the fake to start and write gh.pid on a loaded machine)."""
+    """gh never answers (the fake writes gh.pid and sleeps); state/config.json gives gh 3 s (time enough for the
+    fake to start and write gh.pid on a loaded machine)."""
     proj = project(tmp)
     (proj.root / "state" / "config.json").write_text('{"gh_timeout": 3}')
     _fake(proj, hang=True)
