@@ -73,11 +73,13 @@ def test_own_commits_on_the_main_line_are_counted_not_listed(pair: tuple[Path, P
     assert found.status == "ok" and "; 1 of your own (" in found.message
 
 
-def test_commits_before_the_checkpoint_time_are_not_walked(pair: tuple[Path, Path, Path]) -> None:
+def test_the_checkpoint_time_never_hides_a_commit_head_lacks(pair: tuple[Path, Path, Path]) -> None:
+    """Commit dates say when a commit was made, not when it reached origin/main: the walk is bounded by HEAD and
+    the checkpoint's commit only, so a checkpoint stamped after every commit (or a forged stamp) hides nothing."""
     ckpt = _ckpt(pair[1])
     gitrepos.teammate_merge(pair, "Old news")
-    (found,) = _run(pair[1], ckpt, ts="2099-01-01T00:00:00.000Z")  # --since: nothing is that new
-    assert found.status == "ok"
+    (found,) = _run(pair[1], ckpt, ts="2099-01-01T00:00:00.000Z")
+    assert found.status == "degraded" and '"Old news"' in found.message
 
 
 def test_a_local_main_line_when_there_is_no_origin(tmp_path: Path) -> None:

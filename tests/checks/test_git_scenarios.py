@@ -243,3 +243,61 @@ def test_a_recorded_branch_or_path_never_becomes_an_argv_option(tmp_path: Path, 
     assert head.next_action == (
         "switch back to the branch checkpoint 2 recorded (git reflog shows it), or confirm the switch was meant"
     )
+
+
+def test_a_wal_longer_than_the_hook_reads_back_is_skipped_not_clean(tmp_path: Path) -> None:
+    """More than since.HOOK_BYTES of records after the checkpoint (a pulled one, or a Gemini precompress on every
+    request): the hook does not reach the checkpoint's record, so its HEAD is unknown, not absent. live-state,
+    direction and recency are skipped (never n/a, never a clean `recovered`); recover reads further and finds the
+    commit made since."""
+    from rehydrate.checks.recency import RecencyCheck
+
+    p = Proj(tmp_path)
+    commit(p.agent, "calc/parser.py", "x = 1\n", "Parse prefix operators")
+    for _ in range(320):
+        p.state.record("compaction", {"phase": "pre", "note": "x" * 14_000})
+    path = gh.bin_path(tmp_path / "nogh")
+    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN")}
+    for scope, limit in (("hook", since_mod.HOOK_BYTES), ("recover", since_mod.RECOVER_BYTES)):
+        with p.state.reading() as snap:
+            since = since_mod.find(p.state, snap, limit)
+        assert since.complete is (scope == "recover") and since.seq == 2
+        context = Context(p.state, None, scope=scope, since=since, env={**env, "PATH": path})
+        found = run_all(context, [RecencyCheck(), LiveStateCheck(), DirectionCheck()])
+        ledger = summarize(found, checkpoint_next=since.next, goal_present=True)
+        if scope == "hook":
+            assert ledger.degraded == ["recency", "live-state", "direction"], _lines(ledger)
+            (head,) = _of(ledger, "live-state", "skipped")
+            assert "checkpoint 2's record was not reached" in head.message
+            assert "hold no checkpoint" in head.message
+        else:
+            assert ledger.degraded == ["live-state"], _lines(ledger)
+            assert "Parse prefix operators" in _of(ledger, "live-state", "degraded")[0].message
+
+
+def test_a_commit_made_before_the_checkpoint_but_pushed_after_it_is_news(tmp_path: Path) -> None:
+    """The teammate committed an hour before the checkpoint (its dates say so) and pushed after it: it is on
+    origin/main now and HEAD lacks it, so direction names it (no --since on the commit's dates)."""
+    p = Proj(tmp_path, WAIT)
+    _, _, teammate = p.pair
+    git(teammate, "pull", "-q", "--ff-only", who=gitrepos.TEAMMATE)
+    (teammate / "calc").mkdir(exist_ok=True)
+    (teammate / "calc" / "fix.py").write_text("x = 2\n")
+    git(teammate, "add", "calc/fix.py", who=gitrepos.TEAMMATE)
+    old = "2001-02-03T04:05:06Z"
+    git(teammate, "commit", "-q", "-m", "Second fix (#13)", who=gitrepos.TEAMMATE, GIT_COMMITTER_DATE=old)
+    git(teammate, "push", "-q", "origin", "main", who=gitrepos.TEAMMATE)
+    git(p.agent, "fetch", "-q", "origin")
+    ledger, _ = p.ledger(gh.bin_path(tmp_path / "nogh"))
+    (moved,) = _of(ledger, "direction", "degraded")
+    assert '"Second fix (#13)"' in moved.message
+
+
+def test_a_dangling_origin_head_falls_back_to_the_main_line_that_exists(tmp_path: Path) -> None:
+    """origin/HEAD still names origin/master after the remote renamed it to main (and a fetch --prune): direction
+    compares with origin/main rather than being skipped for a bad revision."""
+    p = Proj(tmp_path)
+    git(p.agent, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/master")
+    ledger, _ = p.ledger(gh.bin_path(tmp_path / "nogh"))
+    (line,) = [f for f in ledger.findings if f.check == "direction"]
+    assert (line.status, line.message.split(":")[0]) == ("ok", "origin/main"), _lines(ledger)

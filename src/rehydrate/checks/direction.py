@@ -4,8 +4,9 @@ Contract:
 - The main line: origin/HEAD's target, else origin/main or origin/master, else the local main or master when HEAD is
   on another branch (the refs come from the git probe live-state started, `context.shared["gitnow"]`). None: n/a "no
   main line to compare (looked for origin/HEAD, origin/main, origin/master, main, master)".
-- `git log -z --max-count=21 --since=<checkpoint ts> <main> ^HEAD ^<checkpoint HEAD>` and `git config user.email`:
-  others' commits listed, one's own counted. Local refs only: nothing fetches ("as of the last fetch", FETCH_HEAD's
+- `git log -z --max-count=21 <main> ^HEAD ^<checkpoint HEAD>` and `git config user.email`: others' commits
+  listed, one's own counted. No --since: a commit made before the checkpoint but pushed after it is news too (the
+  two negative refs bound the walk). Local refs only: nothing fetches ("as of the last fetch", FETCH_HEAD's
   time).
 - ok: "origin/main: no commit by others since checkpoint 42 that HEAD lacks (as of the last fetch, 10:02Z)".
 - degraded: "origin/main moved: 2 commits by others since checkpoint 42 that HEAD lacks: d4e5f6a "Fix tokenizer
@@ -61,6 +62,9 @@ class DirectionCheck:
         since = context.since
         head = gitnow.recorded_head(since.git.get("head")) if since.git else None
         label = f"checkpoint {since.seq}"
+        if head is None and not since.complete:  # the record was not read: what it holds is unknown, not absent
+            text = f"{label}'s record was not reached ({since.problem}): {_short(main)} not compared (git log)"
+            return [Finding(NAME, SKIPPED, text, f"run `git log HEAD..{_short(main)}` yourself before going on")]
         if head is None:
             return [Finding(NAME, NA, f"{label} recorded no git HEAD: {_short(main)} not compared with it (git log)")]
         calls = {
@@ -69,7 +73,6 @@ class DirectionCheck:
                 "-z",
                 FORMAT,
                 f"--max-count={MAX_LISTED + 1}",
-                *_since(since.ts),
                 main,
                 "^HEAD",
                 f"^{head}",
@@ -89,9 +92,12 @@ class DirectionCheck:
 def main_line(now: GitNow) -> str | None:
     """origin/HEAD's target, else origin/main or origin/master, else the local main or master when HEAD is on
     another branch: a full ref name, or None."""
+    from rehydrate.checks.gitnow import MAIN_REFS
+
     target = now.refs.get("refs/remotes/origin/HEAD", "")
-    if target.startswith("ref: refs/"):
-        return target[len("ref: ") :]
+    name = target[len("ref: ") :] if target.startswith("ref: refs/") else None
+    if name is not None and (name in now.refs or name not in MAIN_REFS):  # a dangling one (origin/master after a
+        return name  # rename to main and a fetch --prune) falls through to the refs that exist
     for ref in ("refs/remotes/origin/main", "refs/remotes/origin/master"):
         if ref in now.refs:
             return ref
@@ -106,13 +112,6 @@ def _short(ref: str) -> str:
         if ref.startswith(prefix):
             return ref[len(prefix) :]
     return ref
-
-
-def _since(ts: str | None) -> list[str]:
-    """--since=<the checkpoint's time>, when it looks like a time (the WAL is untrusted): bounds the walk."""
-    if isinstance(ts, str) and 0 < len(ts) <= 40 and all(c in "0123456789-:.TZ+" for c in ts):
-        return [f"--since={ts}"]
-    return []
 
 
 def _finding(out: bytes, me: str | None, main: str, label: str, fetched: str | None) -> Finding:

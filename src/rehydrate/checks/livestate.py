@@ -88,7 +88,10 @@ class LiveStateCheck:
             return [Finding(NAME, SKIPPED, text, "run `git status` and `git log` yourself before going on")]
         if now.repo is False or context.state is None:
             return [_no_repository(context.state.root if context.state else "?", ckpt, label)]
-        return [*_head(now, ckpt, label), *_dirty(now, ckpt, label), _upstream(now), *_pr(context, now)]
+        since = context.since
+        reached = since is None or since.complete
+        problem = since.problem if since is not None else None
+        return [*_head(now, ckpt, label, reached, problem), *_dirty(now, ckpt, label), _upstream(now), *_pr(context, now)]
 
 
 def _pr(context: Context, now: GitNow) -> list[Finding]:
@@ -116,12 +119,18 @@ def _no_repository(root: str, ckpt: dict[str, Any] | None, label: str) -> Findin
     return Finding(NAME, NA, f"not a git repository, at {label} or now (git status in {root})")
 
 
-def _head(now: GitNow, ckpt: dict[str, Any] | None, label: str) -> list[Finding]:
-    """HEAD and branch against the checkpoint's: one finding."""
+def _head(
+    now: GitNow, ckpt: dict[str, Any] | None, label: str, complete: bool = True, problem: str | None = None
+) -> list[Finding]:
+    """HEAD and branch against the checkpoint's: one finding. complete: whether the WAL's back-scan reached the
+    checkpoint's record (else its git fields are unknown, and HEAD was not compared: skipped)."""
     from rehydrate.checks.gitnow import recorded_head
 
     where = f"{_short(now.head)} on {now.branch or 'a detached HEAD'}"
     head = recorded_head(ckpt.get("head")) if ckpt else None
+    if head is None and not complete:  # the record was not read: what it holds is unknown, not absent
+        text = f"{label}'s record was not reached ({problem}): HEAD {where} not compared with it (git status)"
+        return [Finding(NAME, SKIPPED, text, f"compare HEAD with {label}'s yourself (git log) before its next step")]
     if head is None:
         return [Finding(NAME, NA, f"{label} recorded no git HEAD: HEAD {where} not compared (git status)")]
     was = ckpt.get("branch") if ckpt else None

@@ -126,7 +126,11 @@ class _Look:
 
     def nothing(self) -> Finding:
         read = f"the {self.since.records} WAL record{_s(self.since.records)}"
-        read += " since it" if self.since.complete else " read back (the checkpoint's record was not reached)"
+        if not self.since.complete:  # a transcript recorded in what was not read back is unknown, not absent
+            text = f"no transcript found in {read} read back ({self.since.problem}): the checkpoint's record and the "
+            nxt = "read the transcript yourself, or give it with `rehydrate recover --transcript PATH`, before going on"
+            return Finding(NAME, SKIPPED, text + "records just after it were not reached", nxt)
+        read += " since it"
         return Finding(
             NAME,
             NA,

@@ -134,7 +134,7 @@ def _read(args: argparse.Namespace) -> _Read:
             for name in (views.GOAL, views.NEXT):
                 raw = state.view_bytes(name, snap)
                 got.views[name] = None if raw is None else raw.decode("utf-8", "replace")
-            got.since = since.find(state, snap)
+            got.since = since.find(state, snap, since.RECOVER_BYTES)
             got.outcome = snap.outcome()
         got.config = config.read(state.root)
         got.state = state

@@ -8,7 +8,8 @@ decoded strictly, newest first; store/walback.py):
   `Context.since`; checks never read the WAL or import the harness themselves.
 - When max_bytes is reached first, or a record read back does not decode, the checkpoint's fields come from
   state/99_next.md's header (seq, minute; its next and done fields), as reconciliation verified it: `complete` is
-  False, `checkpoint` and `git` stay None, and the checks that need the exact record say so. `problem` says why.
+  False, `checkpoint` and `git` stay None, and the checks that need the exact record are skipped (they could not
+  look: an unknown HEAD is not an absent one). `problem` says why. `rehydrate recover` reads back RECOVER_BYTES.
 - Every field is untrusted (the WAL arrived by git pull): strings are used as data, paths as candidates that must
   pass their reader's tests (checks/recency.py), never trusted as this host's.
 """
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
     from rehydrate.store.state import State
     from rehydrate.store.wal import Record
 
-HOOK_BYTES = 4 << 20  # the most the back-scan reads on the hook path (and in recover)
+HOOK_BYTES = 4 << 20  # the most the back-scan reads on the hook path
+RECOVER_BYTES = 64 << 20  # the most `rehydrate recover` reads back
 MAX_TRANSCRIPTS = 3  # the most transcript references kept, newest first
 
 
