@@ -301,3 +301,24 @@ def test_a_dangling_origin_head_falls_back_to_the_main_line_that_exists(tmp_path
     ledger, _ = p.ledger(gh.bin_path(tmp_path / "nogh"))
     (line,) = [f for f in ledger.findings if f.check == "direction"]
     assert (line.status, line.message.split(":")[0]) == ("ok", "origin/main"), _lines(ledger)
+
+
+def test_committing_the_checkpoint_and_its_own_files_is_no_news(tmp_path: Path) -> None:
+    """The usual flow: edit, checkpoint (it records the changed file), then commit everything, state/ included.
+    That commit is the checkpoint's own work: live-state ok and the next step kept. A later commit of another file
+    is news, and only it is named."""
+    p = Proj(tmp_path)
+    (p.agent / "calc").mkdir(exist_ok=True)
+    (p.agent / "calc" / "lexer.py").write_text("x = 1\n")
+    p.state.checkpoint(done="the lexer", next="binding powers")
+    git(p.agent, "add", "-A")
+    git(p.agent, "commit", "-q", "-m", "the lexer, with its checkpoint")
+    ledger, _ = p.ledger(gh.bin_path(tmp_path / "nogh"))
+    assert ledger.confidence == "recovered" and ledger.next == "binding powers", _lines(ledger)
+    (own,) = [f for f in ledger.findings if "commit(s)" in f.message]
+    assert own.status == "ok" and '"the lexer, with its checkpoint"' in own.message
+    commit(p.agent, "calc/parser.py", "y = 1\n", "Parse prefix operators")
+    ledger, _ = p.ledger(gh.bin_path(tmp_path / "nogh"))
+    (news,) = _of(ledger, "live-state", "degraded")
+    assert news.message.startswith("1 commit(s) on feat since checkpoint 3: ") and "Parse prefix" in news.message
+    assert "with its checkpoint" not in news.message

@@ -235,10 +235,11 @@ def test_the_files_spare_processes(pair: tuple[Path, Path, Path], monkeypatch: p
     }
     commit(agent, "x.py", "x\n", "Since")
     started.clear()
-    assert [c.subject for c in _probe(folder, ckpt).commits] == ["Since"] and started == ["status", "log"]
+    assert [c.subject for c in _probe(folder, ckpt).commits] == ["Since"]
+    assert started == ["status", "log", "log"]  # round 2: the files each commit changed outside state/
     (agent / ".git" / "reftable").mkdir()  # refs this probe cannot read itself: git is asked
     started.clear()
-    assert _probe(folder, ckpt).refs == now.refs and started == ["status", "for-each-ref", "log"]
+    assert _probe(folder, ckpt).refs == now.refs and started == ["status", "for-each-ref", "log", "log"]
 
 
 def test_files_read_packed_refs_a_detached_head_and_a_worktree(pair: tuple[Path, Path, Path], tmp_path: Path) -> None:
@@ -274,5 +275,5 @@ def test_a_head_that_moved_after_the_files_were_read_is_logged_after_all(
     monkeypatch.setattr(gitnow, "files", lambda root: stale)
     started = _spied(monkeypatch)
     now = _probe(folder, ckpt)
-    assert started == ["status", "log"]  # the files said "the checkpoint's HEAD"; git status did not
+    assert started == ["status", "log", "log"]  # the files said "the checkpoint's HEAD"; git status did not
     assert [c.subject for c in now.commits] == ["Between the read and git status"] and now.descendant is True

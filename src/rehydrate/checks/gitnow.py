@@ -44,9 +44,10 @@ MAIN_REFS = (
 
 
 class Commit:
-    """One commit of a `git log`: full hash, parents' hashes, author name and email, ISO date, subject."""
+    """One commit of a `git log`: full hash, parents' hashes, author name and email, ISO date, subject; files: the
+    paths it changed outside the state folder (None: not asked, or no answer)."""
 
-    __slots__ = ("author", "date", "email", "parents", "sha", "subject")
+    __slots__ = ("author", "date", "email", "files", "parents", "sha", "subject")
 
     def __init__(self, sha: str, parents: list[str], author: str, email: str, date: str, subject: str) -> None:
         self.sha = sha
@@ -55,6 +56,7 @@ class Commit:
         self.email = email
         self.date = date
         self.subject = subject
+        self.files: list[str] | None = None
 
 
 class GitNow:
@@ -201,6 +203,9 @@ class Probe:
         elif not now.more:
             now.descendant = False  # every commit since it was listed, and none has it as a parent
         round2: dict[str, list[str]] = {}
+        if now.commits and not now.more:  # what each commit changed outside state/ (committing the state is no news)
+            since = f"{head}..HEAD"
+            round2["files"] = ["log", "-z", "--format=%x1e%H", "--name-only", since, "--", ":/", ":(exclude)."]
         if now.descendant is None:
             round2["merge-base"] = ["merge-base", "--is-ancestor", head, "HEAD"]
         if now.descendant is False or (self._ckpt_branch is not None and now.branch != self._ckpt_branch):
@@ -216,6 +221,8 @@ class Probe:
                 now.descendant = base.code == 0
             else:
                 now.unanswered["merge-base"] = self.why(base) or "no answer"
+        if "files" in answers and self.why(answers["files"]) is None:
+            _files_of(now, answers["files"].out)
         if "reflog" in answers:
             reflog, why = answers["reflog"], self.why(answers["reflog"])
             if why is None:
@@ -240,6 +247,17 @@ def _commits(now: GitNow, out: bytes) -> set[str]:
         else:
             now.more = True
     return boundary
+
+
+def _files_of(now: GitNow, out: bytes) -> None:
+    """Sets each listed commit's files from `git log -z --format=%x1e%H --name-only <ckpt>..HEAD -- :/
+    :(exclude).`: a commit that changed only state/ is not in that output, so its files are []."""
+    changed: dict[str, list[str]] = {}
+    for entry in out.decode("utf-8", "replace").split("\x1e")[1:]:  # "<sha>\0\n<path>\0<path>\0..."
+        sha, *names = (n.strip("\n") for n in entry.split("\0"))
+        changed[sha] = [n for n in names if n]  # a name split at a newline is unknown to the checkpoint: news
+    for c in now.commits:
+        c.files = changed.get(c.sha, [])
 
 
 def _refs(now: GitNow, result: proc.Result, why: str | None) -> None:

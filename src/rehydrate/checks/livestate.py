@@ -91,7 +91,12 @@ class LiveStateCheck:
         since = context.since
         reached = since is None or since.complete
         problem = since.problem if since is not None else None
-        return [*_head(now, ckpt, label, reached, problem), *_dirty(now, ckpt, label), _upstream(now), *_pr(context, now)]
+        return [
+            *_head(now, ckpt, label, reached, problem),
+            *_dirty(now, ckpt, label),
+            _upstream(now),
+            *_pr(context, now),
+        ]
 
 
 def _pr(context: Context, now: GitNow) -> list[Finding]:
@@ -159,7 +164,7 @@ def _head(
         nxt = f"check that {label}'s work survived: git diff {_short(head)} HEAD"
         return [Finding(NAME, DEGRADED, text, nxt)]
     if now.commits:
-        return [_commits(now, head, label)]
+        return [_commits(now, head, label, ckpt)]
     return [Finding(NAME, OK, f"HEAD {where} is {label}'s (git status, git log {_short(head)}..HEAD)")]
 
 
@@ -171,10 +176,22 @@ def _quote(reflog: list[str], prefixes: tuple[str, ...]) -> str:
     return ""
 
 
-def _commits(now: GitNow, head: str, label: str) -> Finding:
-    named = ", ".join(f'{_short(c.sha)} "{c.subject[:120]}"' for c in now.commits[:NAMED_COMMITS])
-    count = f"more than {len(now.commits)}" if now.more else str(len(now.commits))
-    rest = len(now.commits) - NAMED_COMMITS
+def _commits(now: GitNow, head: str, label: str, ckpt: dict[str, Any] | None) -> Finding:
+    """The commits since the checkpoint. Those that changed only state/ and the files the checkpoint recorded as
+    changed are its own work being committed (checkpoint, then commit): ok when every commit is such."""
+    recorded = ckpt.get("dirty") if ckpt else None
+    before = {p for p in recorded if isinstance(p, str)} if isinstance(recorded, list) else set()
+    news = [c for c in now.commits if c.files is None or not set(c.files) <= before]
+    if not news:
+        named = ", ".join(f'{_short(c.sha)} "{c.subject[:120]}"' for c in now.commits[:NAMED_COMMITS])
+        text = (
+            f"{len(now.commits)} commit(s) since {label}, each holding only state/ and the files {label} recorded "
+            f"as changed: {named} (git log --name-only {_short(head)}..HEAD)"
+        )
+        return Finding(NAME, OK, text)
+    named = ", ".join(f'{_short(c.sha)} "{c.subject[:120]}"' for c in news[:NAMED_COMMITS])
+    count = f"more than {len(news)}" if now.more else str(len(news))
+    rest = len(news) - NAMED_COMMITS
     if rest > 0:
         named += f" and {'more than ' if now.more else ''}{rest} more"
     text = f"{count} commit(s) on {now.branch or 'a detached HEAD'} since {label}: {named}"
