@@ -217,7 +217,7 @@ def test_work_after_the_checkpoint_degrades_and_names_files_and_the_instruction(
     assert f.status == DEGRADED
     assert f.message.startswith(f"since checkpoint {seq} (") and "claude transcript ~/.claude/projects/" in f.message
     assert "files edited: calc/parser.py;" in f.message and "lexer" not in f.message
-    assert "1 command failed, the last `pytest -q`, exit 1" in f.message
+    assert "1 command failed, the last by Bash, exit 1" in f.message and "pytest" not in f.message  # may hold a secret
     assert "last instruction at " in f.message and '"now do binding powers"' in f.message
     assert f.next_action == (
         "the checkpoint's next step, write the parser, was edited in calc/parser.py after the checkpoint: "
@@ -404,3 +404,19 @@ def test_the_hook_reads_a_recorded_transcript_on_the_standard_library_alone(
     assert "rehydrate.transcripts.recent" in mods  # it did read
     assert not {"json", "json.decoder", "re", "enum", "subprocess", "typing"} & mods
     assert "- recency: degraded: " in r.stdout and "calc/parser.py" in r.stdout
+
+
+def test_a_secret_in_the_last_instruction_or_a_failed_command_never_reaches_the_ledger(
+    repo: Path, state: State, isolated_home: Path
+) -> None:
+    """The ledger quotes the user's last instruction (its secrets redacted by str methods: the hook loads no re) and
+    never a failed command's text (the capture holds it, redacted)."""
+    key = "ghp_" + "Q" * 36
+    t = Claude(isolated_home, repo, start=stamp(ckpt(state)["ts"], 5))
+    t.bash(f"GITHUB_TOKEN={key} gh release create", "denied", exit_code=1)
+    t.user(f"use token {key} and password: hunter2hunter2 to push")
+    record_ref(state, t.path)
+    f = only(state, isolated_home)
+    assert f.status == DEGRADED and "the last by Bash, exit 1" in f.message, f.message
+    assert key not in f.message and "hunter2hunter2" not in f.message and "gh release" not in f.message
+    assert '"use token [redacted] and password: [redacted] to push"' in f.message

@@ -159,6 +159,16 @@ def test_secrets_never_reach_the_capture(tmp_path: Path) -> None:
         ("-----BEGIN PRIVATE KEY-----\nabc", REDACTED),  # no END line: to the end
         ("Authorization: Bearer abcdef1234567890xyz", f"Authorization: Bearer {REDACTED}"),
         ("postgres://me:pw123@host/db", f"postgres://me:{REDACTED}@host/db"),
+        ("export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", f"export AWS_SECRET_ACCESS_KEY={REDACTED}"),
+        ("DB_PASSWORD_PROD=abc123 SECRET_KEY_BASE=beef", f"DB_PASSWORD_PROD={REDACTED} SECRET_KEY_BASE={REDACTED}"),
+        ("mysql -pHunter2secret -u root db", f"mysql -p{REDACTED} -u root db"),  # the password, not the user
+        ("docker login -p S3cret -u me", f"docker login -p {REDACTED} -u me"),
+        ("sshpass -p 'pw0rd' ssh h", f"sshpass -p {REDACTED} ssh h"),
+        ("curl -u admin:pass https://x", f"curl -u admin:{REDACTED} https://x"),
+        ("Authorization: Basic YWRtaW46cGFzcw==", f"Authorization: Basic {REDACTED}"),
+        ("glpat-" + "a" * 20 + " npm_" + "A" * 36, f"{REDACTED} {REDACTED}"),
+        ("sk_live_" + "a" * 24 + " AIza" + "b" * 35, f"{REDACTED} {REDACTED}"),
+        ("mkdir -p build && cp -pr a b && git log -u", "mkdir -p build && cp -pr a b && git log -u"),
         ("the next token is a paren; sk-short", "the next token is a paren; sk-short"),
     ],
 )
@@ -235,3 +245,11 @@ def test_a_symlink_to_a_regular_file_is_read(tmp_path: Path) -> None:
     (tmp_path / "link.jsonl").symlink_to(real_file)
     assert _capture(tmp_path / "link.jsonl")["user"][0]["text"] == "hi"
     shutil.rmtree(tmp_path / "gone", ignore_errors=True)
+
+
+def test_a_zero_width_character_cannot_hide_a_key_from_redaction(tmp_path: Path) -> None:
+    """The text is cleaned (invisible characters out) before it is redacted: a key split by U+200B is whole again
+    when redact() looks at it, so it never reaches the WAL whole."""
+    recs = [_user("use AKIA\u200bIOSFODNN7EXAMPLE and ghp_\u200b" + "Z" * 36)]
+    out = _capture(_jsonl(tmp_path / "t.jsonl", recs))
+    assert out["user"][0]["text"] == f"use {REDACTED} and {REDACTED}"

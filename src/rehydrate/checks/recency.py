@@ -42,7 +42,7 @@ NAME = "recency"
 HOOK_BYTES = 4 << 20  # the most a hook-scope read takes from a transcript's end
 RECOVER_BYTES = 64 << 20  # the most `rehydrate recover` reads
 MAX_FILES = 10  # files edited named in a finding
-MAX_QUOTE, MAX_COMMAND, MAX_PATH = 200, 120, 200  # characters of transcript text quoted in a finding
+MAX_QUOTE, MAX_PATH = 200, 200  # characters of transcript text quoted in a finding
 
 # Each harness's own transcripts folder: (its name in a finding, the folder inside the harness's user folder). The
 # user folders and the variables that move them are the transcript formats' (transcripts.claude.home and
@@ -127,9 +127,8 @@ class _Look:
     def nothing(self) -> Finding:
         read = f"the {self.since.records} WAL record{_s(self.since.records)}"
         if not self.since.complete:  # a transcript recorded in what was not read back is unknown, not absent
-            text = f"no transcript found in {read} read back ({self.since.problem}): the checkpoint's record and the "
             nxt = "read the transcript yourself, or give it with `rehydrate recover --transcript PATH`, before going on"
-            return Finding(NAME, SKIPPED, text + "records just after it were not reached", nxt)
+            return Finding(NAME, SKIPPED, f"no transcript in {read} read back; {self.since.problem}", nxt)
         read += " since it"
         return Finding(
             NAME,
@@ -270,13 +269,46 @@ def _work(r: Recent) -> str:
     if failed:
         last = failed[-1]
         code = f", exit {last.exit}" if last.exit is not None else ""
-        parts.append(f"{_count(len(failed), 'command')} failed, the last `{_quote(last.command, MAX_COMMAND)}`{code}")
+        tool = _quote(last.tool, 40) or "a command"  # its command is not quoted here: it may hold a secret (the
+        parts.append(f"{_count(len(failed), 'command')} failed, the last by {tool}{code}")  # capture redacts it)
     if r.user:
         said = r.user[-1]
-        parts.append(f'last instruction{_at(said.ts)}: "{_quote(said.text, MAX_QUOTE)}"')
+        parts.append(f'last instruction{_at(said.ts)}: "{redact_words(_quote(said.text, MAX_QUOTE))}"')
     if r.compacted_at:
         parts.append("compacted at " + ", ".join(_hhmm(ts) for ts in r.compacted_at[-3:]))
     return "; ".join(parts)
+
+
+SECRET_PREFIXES = ("sk-", "sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_")
+SECRET_PREFIXES += ("glpat-", "npm_", "hf_", "xoxb-", "xoxp-", "xoxa-", "AKIA", "ASIA", "AIza", "eyJ")
+SECRET_NAMES = ("password", "passwd", "passphrase", "secret", "token", "api_key", "apikey", "api-key", "access_key")
+
+
+def redact_words(text: str) -> str:
+    """text with what looks like a secret replaced by [redacted], with str methods (the SessionStart hook loads no
+    re; harness/capture.py's redact() is the thorough one): a word of 16 characters or more starting like a known
+    key (sk-, ghp_, AKIA, ...), the value of NAME=value or NAME: value when NAME holds password, secret, token or an
+    api or access key, and the word after such a name ending in ":" or "=", after -p, --password, --token or
+    bearer."""
+    out: list[str] = []
+    hide_next = False
+    for word in text.split(" "):
+        bare = word.strip("\"'`,;()[]{}")
+        low = bare.lower()
+        name, sep, value = bare.partition("=") if "=" in bare else bare.partition(":")
+        if hide_next and bare:
+            out.append("[redacted]")
+            hide_next = False
+            continue
+        if len(bare) >= 16 and bare.startswith(SECRET_PREFIXES):
+            out.append("[redacted]")
+        elif sep and value and any(n in name.lower() for n in SECRET_NAMES):
+            out.append(word.replace(value, "[redacted]", 1))
+        else:
+            out.append(word)
+            named = bool(sep) and not value and any(n in name.lower() for n in SECRET_NAMES)  # "password: x"
+            hide_next = named or low in ("-p", "--password", "--token", "bearer")
+    return " ".join(out)
 
 
 def _capture_facts(capture: object) -> str:

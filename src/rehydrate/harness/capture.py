@@ -197,7 +197,8 @@ def _text(text: str, bound: int, *, one_line: bool) -> str:
     """Transcript text as stored: terminal escapes out, redacted, cleaned (one line unless told), cut to bound."""
     from rehydrate.store.views import clean
 
-    text = clean(redact(_no_escapes(text[: bound * 4 + 4096])), one_line=one_line)  # a huge text: its start
+    text = redact(clean(_no_escapes(text[: bound * 4 + 4096]), one_line=one_line))  # a huge text: its start; cleaned
+    # first, so that a zero-width character inside a key cannot hide it from redact() and be taken out after
     return text if len(text) <= bound else text[: bound - 1].rstrip() + "…"
 
 
@@ -232,29 +233,55 @@ def _secrets() -> list[tuple[Pattern[str], str]]:
                 r,
             ),
             (re.compile(r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"), r),
-            (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), r),
+            (re.compile(r"\b[srp]k_(?:live|test)_[A-Za-z0-9]{10,}"), r),
+            (
+                re.compile(
+                    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}"
+                    r"|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,})"
+                ),
+                r,
+            ),
+            (re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), r),
             (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), r),
             (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{8,}"), r),
+            (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), r),  # a JWT
+            (
+                re.compile(r"(?i)\b(authorization\s*[:=]\s*(?:basic|bearer|token|digest)?\s*)[A-Za-z0-9._~+/=-]{8,}"),
+                r"\1" + r,
+            ),
             (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}"), r"\1" + r),
             (
                 re.compile(
-                    r"""(?i)([\w.-]{0,40}(?:password|passwd|passphrase|token|secret|api[_-]?key)["']?)"""
-                    r"""(\s*[:=]\s*|\s+(?=--?|["']))("[^"\n]*"?|'[^'\n]*'?|[^\s"'&;,)]+)"""
+                    r"""(?i)([\w.-]{0,40}(?:password|passwd|passphrase|pwd|token|secret|api[_-]?key|access[_-]?key"""
+                    r"""|private[_-]?key|credentials?)[\w.-]{0,40}["']?)(\s*[:=]\s*|\s+(?=["']))"""
+                    r"""("[^"\n]*"?|'[^'\n]*'?|[^\s"'&;,)]+)"""
                 ),
                 r"\1\2" + r,
             ),
             (re.compile(r"(?i)(--?(?:password|passwd|token|secret|api-key)[= ])(\S+)"), r"\1" + r),
+            (
+                re.compile(r"(?i)(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)(\S+)"),
+                r"\1" + r,
+            ),
+            (
+                re.compile(r"(?i)(\b(?:sshpass|docker|podman|nerdctl|helm|oras|skopeo)\b[^\n|;&]*?\s-p\s+)(\S+)"),
+                r"\1" + r,
+            ),
+            (re.compile(r"""((?:^|\s)(?:-u|--user)(?:\s+|=)['"]?[^\s:'"@]+:)([^\s'"@]+)"""), r"\1" + r),
             (re.compile(r"(?i)(\b\w{1,20}://[^\s:/@]+:)[^\s@/]+(@)"), r"\1" + r + r"\2"),
         ]
     return _SECRETS
 
 
 def redact(text: str) -> str:
-    """text with what looks like a secret replaced by REDACTED: API keys (`sk-...`), GitHub tokens (`ghp_...`,
-    `github_pat_...`), AWS key ids (`AKIA...`), Slack tokens (`xoxb-`, `xoxp-`), private key blocks (`-----BEGIN ...
-    PRIVATE KEY-----` to its END line), and the values of `password=`, `token=`, `secret=` (and `:` forms; also
-    `--password X`, a bearer token and a URL's password). May use re (PreCompact already loads it; only
-    SessionStart's imports are pinned)."""
+    """text with what looks like a secret replaced by REDACTED: API keys (`sk-...`, `sk_live_...`, `AIza...`),
+    GitHub, GitLab, npm and Hugging Face tokens (`ghp_...`, `github_pat_...`, `glpat-...`, `npm_...`, `hf_...`), AWS
+    key ids (`AKIA...`), Slack tokens (`xoxb-`, `xoxp-`), JWTs, private key blocks (`-----BEGIN ... PRIVATE KEY-----`
+    to its END line), the value after a name holding password, secret, token, api key, access key or credentials
+    (`AWS_SECRET_ACCESS_KEY=...`, `"password": "..."`, `TOKEN: ...`), `--password X`, mysql's `-pX`, `-p X` of
+    docker, podman or sshpass, `-u user:pass`, an Authorization header or bearer token, and a URL's password. May
+    use re (PreCompact already loads it; only SessionStart's imports are pinned: recency uses views-free
+    checks.recency.redact_words there)."""
     for pattern, replacement in _secrets():
         text = pattern.sub(replacement, text)
     return text
