@@ -279,8 +279,9 @@ def _work(r: Recent) -> str:
     return "; ".join(parts)
 
 
-SECRET_PREFIXES = ("sk-", "sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_")
-SECRET_PREFIXES += ("glpat-", "npm_", "hf_", "xoxb-", "xoxp-", "xoxa-", "AKIA", "ASIA", "AIza", "eyJ")
+SECRET_PREFIXES: tuple[str, ...] = ("sk-", "sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "ghs_", "ghu_")
+SECRET_PREFIXES += ("ghr_", "github_pat_", "glpat-", "npm_", "hf_", "xoxb-", "xoxp-", "xoxa-", "AKIA", "ASIA", "AIza")
+SECRET_PREFIXES += ("eyJ",)
 SECRET_NAMES = ("password", "passwd", "passphrase", "secret", "token", "api_key", "apikey", "api-key", "access_key")
 
 
