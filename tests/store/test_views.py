@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -172,3 +173,12 @@ def test_names_are_told_apart_as_the_patterns_said_without_compiling_them(middle
     assert views.is_extra_view(name) == bool(re.fullmatch(r"[0-9]{2}_[A-Za-z0-9._-]+\.md", name)), name
     assert views.is_actor(name) == bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name)), name
     assert views.is_actor(middle) == bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", middle)), middle
+
+
+@pytest.mark.parametrize("dirty", [None, 3, "a.py", {"a": 1}])
+def test_the_last_record_line_takes_any_dirty_field(dirty: object) -> None:
+    """A pulled checkpoint's git.dirty of another type (null, a number) counts as none: it once raised a TypeError
+    that failed every brief."""
+    rec = {"seq": 2, "op": "checkpoint", "actor": "agent", "ts": "2026-01-01T00:00:00Z", "data": {"next": "x"}}
+    rec["git"] = {"head": "a" * 40, "branch": "main", "dirty": dirty}
+    assert "HEAD aaaaaaa on main, 0 dirty" in views.summary(rec)  # type: ignore[arg-type]

@@ -215,7 +215,8 @@ def summary(rec: Record) -> str:
     where = ""
     if git and git.get("head"):
         branch = git.get("branch") or "a detached HEAD"
-        where = f" · HEAD {str(git['head'])[:7]} on {branch}, {len(git.get('dirty', []))} dirty"
+        dirty = git.get("dirty")  # the WAL is untrusted: a dirty list of another type counts as none
+        where = f" · HEAD {str(git['head'])[:7]} on {branch}, {len(dirty) if isinstance(dirty, list) else 0} dirty"
     value = rec.get("data")
     if isinstance(value, dict) and "capture" in value:
         from rehydrate.harness.capture import counts
