@@ -277,3 +277,21 @@ def test_a_head_that_moved_after_the_files_were_read_is_logged_after_all(
     now = _probe(folder, ckpt)
     assert started == ["status", "log", "log"]  # the files said "the checkpoint's HEAD"; git status did not
     assert [c.subject for c in now.commits] == ["Between the read and git status"] and now.descendant is True
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_planted_in_the_git_folder_never_blocks_the_files_read(tmp_path: Path) -> None:
+    """A .git file pointing at a folder whose HEAD and packed-refs are FIFOs: the in-process read refuses them (not
+    regular files) instead of blocking on open; git is then asked, under its deadline. Run in a subprocess so that a
+    read that blocks fails the test by its timeout instead of hanging the suite."""
+    import subprocess
+
+    repo, gd = tmp_path / "repo", tmp_path / "fakegd"
+    repo.mkdir()
+    (gd / "refs" / "heads").mkdir(parents=True)
+    os.mkfifo(gd / "HEAD")
+    os.mkfifo(gd / "packed-refs")
+    (repo / ".git").write_text(f"gitdir: {gd}\n")
+    code = f"from rehydrate.checks import gitnow; r = gitnow.files({str(repo)!r}); print(r and (r.head, r.refs))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and done.stdout.strip() in ("None", "(None, None)"), done

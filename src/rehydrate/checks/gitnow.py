@@ -328,11 +328,26 @@ def fetched(root: str) -> str | None:
 
 
 def _file_text(path: str, most: int = 4096) -> str | None:
+    """A regular file's first `most` bytes as text, else None: never blocks (a FIFO planted as .git/HEAD would hang
+    the session start; opened non-blocking, and anything but a regular file refused)."""
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
             return f.read(most).decode("utf-8", "replace")
     except (OSError, ValueError):
         return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def _linked(dotgit: str) -> tuple[str, str] | None:
