@@ -166,3 +166,41 @@ def test_recover_scale_history_part_runs_small_and_prints_its_lines(
     out = capsys.readouterr().out
     assert "small: 3 resume records after the checkpoint" in out and "big: 30 resume records" in out
     assert "hook big/small (whole process) = " in out and "store.since.find" in out and "reproduce: " in out
+
+
+@pytest.fixture
+def startup() -> Iterator[ModuleType]:
+    yield from bench_module("startup")
+
+
+@needs_real_transcripts()
+def test_startup_full_repository_holds_a_transcript_the_hook_reads(
+    startup: ModuleType, tmp_path: Path, isolated_home: Path
+) -> None:
+    """(h)'s full repository, made with this checkout's rehydrate (no venv built: seconds): a PreCompact recorded its
+    transcript's capture after the checkpoint, and the SessionStart hook naming it reads its tail (recency degraded,
+    the fixture's edit named), beside the handoff and the git checks that have work."""
+    import json
+    import subprocess
+
+    script = str(Path(sys.executable).parent / "rehydrate")  # this checkout's, installed in the venv that runs
+    assert os.path.exists(script)
+    env = {**os.environ, "REHYDRATE_DIR": "", "REHYDRATE_ACTOR": ""}
+    env = {k: v for k, v in env.items() if v}
+    repo, transcript = startup.full_repo(script, str(tmp_path / "full"), env, str(REAL_TRANSCRIPTS), 0.5)
+    assert transcript is not None and 400_000 < os.path.getsize(transcript) < 600_000
+    wal_lines = Path(repo, "state", "wal", "agent.jsonl").read_bytes().splitlines()
+    compaction = json.loads(wal_lines[-1])
+    assert compaction["op"] == "compaction" and compaction["data"]["capture"]["edited"]["files"]
+    done = subprocess.run(
+        [script, "hook", "claude"],
+        cwd=repo,
+        env=env,
+        input=startup.session_start(repo, transcript),
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    brief = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "- recency: degraded" in brief and "otel_trace_helpers.ex" in brief
+    assert "- handoff: ok" in brief and "- direction: degraded" in brief and "- live-state: degraded" in brief
