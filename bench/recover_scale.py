@@ -733,7 +733,7 @@ def _cut_case(args: argparse.Namespace, template: str, tmp: str, path: str, size
     print(f"  SessionStart compact ({t_start * 1000:.0f} ms, exit {start.returncode}): the brief's ledger says")
     for line in lines or ["(no recency line in the brief)"]:
         print(f"    {_ends(line)}")
-    for line in sorted(set(_brief_lines(start.stdout, "confidence"))):
+    for line in [x for x in _brief_lines(start.stdout, "confidence") if x.startswith("confidence:")][:1]:
         print(f"    {line[:300]}")
     print(f"  recover --json --transcript ({t_rec * 1000:.0f} ms, exit {code}): recency {_ends(finding)}")
     read = capture.get("read") or {}
