@@ -724,7 +724,7 @@ def _cut_case(args: argparse.Namespace, template: str, tmp: str, path: str, size
     t0 = time.perf_counter()
     code, finding = _recency(project, env, path)
     t_rec = time.perf_counter() - t0
-    lines = _brief_lines(start.stdout, "recency")
+    lines = _brief_lines(start.stdout, "- recency:")
     print(
         f"the cut case: {size:,} bytes, {args.after_megabytes} MB of it after the checkpoint "
         f"(then the same {AFTER} records)"
