@@ -16,9 +16,13 @@ path imports beyond a bare interpreter.
 With --against DIR (another checkout, e.g. `git worktree add DIR <commit>`), that checkout gets a venv and a repository
 of its own, and its checkpoint, resume and hook run in the same rounds: both sides' ratios, measured side by side.
 
-With --full, (h) runs the same hook in a second repository where every git check has work: a clone of a bare origin
-on a branch with an upstream, a teammate's commit on origin/main fetched, an own commit and a dirty file since the
-checkpoint; its ratio to `python -c pass` is held to issue 12's bound of 3.0, and so is (f)'s.
+With --full, (h) runs the same hook in a second repository where every check has work: a clone of a bare origin on
+a branch with an upstream, a teammate's commit on origin/main fetched, an own commit, a dirty file and a handoff note
+since the checkpoint, and a 2 MB Claude Code transcript (built from the real fixture in shared/fixtures, its last 300
+records after the checkpoint) recorded by a real PreCompact hook since the checkpoint and named by the SessionStart
+event, so that recency reads a real tail; its ratio to `python -c pass` is held to issue 12's bound of 3.0, and so is
+(f)'s. With --against too, the other checkout's hook runs in a full repository of its own in the same rounds:
+hook-full/hook-full[against] is hook(new)/hook(old).
 
     python bench/startup.py [--rounds 30] [--check] [--against DIR] [--full]
 
@@ -44,6 +48,11 @@ import _common
 
 TARGET = 2.2
 BOUND_12 = 3.0  # issue 12's bound on hook/pass, printed with --full
+TRANSCRIPT_MB = 2.0  # the transcript of (h)'s full repository
+FULL_HOLDS = (
+    "a clone of a bare origin on branch feat tracking origin/feat, a state and a checkpoint; since it a teammate's "
+    "commit on origin/main (fetched), an own commit, a dirty file and a handoff note"
+)
 IDENT = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
 MATE = ["-c", "user.name=mate", "-c", "user.email=mate@example.invalid"]
 AGAINST = "[against]"  # the suffix of the other checkout's variants
@@ -103,6 +112,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="also (h): the SessionStart hook in a clone of a bare origin, on a branch with an upstream, with a "
         "teammate's commit on origin/main fetched, an own commit and a dirty file since the checkpoint",
+    )
+    p.add_argument(
+        "--fixtures",
+        default=os.path.join(os.path.dirname(_common.REPO), "shared", "fixtures", "transcripts"),
+        help="with --full: the folder of the real transcripts (default: shared/fixtures beside the checkout)",
+    )
+    p.add_argument(
+        "--transcript-mb", type=float, default=TRANSCRIPT_MB, help="with --full: the transcript's size, MB (default 2)"
     )
     args = p.parse_args(argv)
     if args.rounds < 1 or args.warmup < 0 or args.importtime_runs < 1:
@@ -182,10 +199,17 @@ def hook_path(rehydrate: str, repo: str, env: dict[str, str], suffix: str = "") 
     }
 
 
-def full_repo(rehydrate: str, root: str, env: dict[str, str]) -> str:
+def full_repo(
+    rehydrate: str, root: str, env: dict[str, str], fixtures: str | None = None, megabytes: float = TRANSCRIPT_MB
+) -> tuple[str, str | None]:
     """(h)'s repository: the agent's clone of a bare origin on branch feat (pushed, tracking origin/feat) with a
-    state and a checkpoint; since then a teammate's commit on origin/main (fetched), an own commit and a dirty file.
-    So the hook's git probe asks git status and git log (HEAD moved), and direction its log and user.email."""
+    state and a checkpoint; since then a teammate's commit on origin/main (fetched), an own commit, a dirty file, a
+    handoff note, and (when the real fixture is in `fixtures`) a Claude Code transcript of `megabytes` MB recorded by
+    a real PreCompact hook (its capture in the WAL), the last 300 records of it after the checkpoint (built by
+    recover_scale.py). So the hook's git probe asks git status and git log (HEAD moved), direction its log and
+    user.email, and recency reads the transcript's tail back to the checkpoint. (the repository, the transcript or
+    None)"""
+    os.makedirs(root, exist_ok=True)
     seed, origin, repo, mate = (os.path.join(root, n) for n in ("seed", "origin.git", "repo-full", "mate"))
     _common.git_repo(seed)
     _common.run(["git", "clone", "-q", "--bare", seed, origin])
@@ -209,7 +233,46 @@ def full_repo(rehydrate: str, root: str, env: dict[str, str]) -> str:
     commit(repo, "binding.py", IDENT)
     with open(os.path.join(repo, "notes.md"), "w", encoding="utf-8") as f:
         f.write("dirty\n")
-    return repo
+    handoff = subprocess.run(
+        [rehydrate, "handoff"],
+        cwd=repo,
+        env=env,
+        input=b"# Handoff\n\nWaiting for #12.\n",
+        capture_output=True,
+        check=False,
+    )
+    if handoff.returncode != 0:
+        raise _common.BenchError(f"rehydrate handoff exited {handoff.returncode}")
+    transcript = _transcript(rehydrate, root, repo, env, fixtures, megabytes) if fixtures else None
+    return repo, transcript
+
+
+def _transcript(
+    rehydrate: str, root: str, repo: str, env: dict[str, str], fixtures: str, megabytes: float
+) -> str | None:
+    """The transcript of (h), recorded by a PreCompact hook after the checkpoint; None without the fixture."""
+    import recover_scale
+
+    path = os.path.join(fixtures, recover_scale.FIXTURE_NAME)
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        records = [line for line in f.read().split(b"\n") if line.strip()]
+    with open(os.path.join(repo, "state", "wal", "agent.jsonl"), "rb") as f:
+        ckpt = [json.loads(x) for x in f.read().splitlines() if b'"op":"checkpoint"' in x][-1]
+    ckpt_ms = recover_scale._ms(ckpt["ts"])
+    transcript = os.path.join(root, "transcripts", "bench-session.jsonl")  # outside the work tree: not a dirty file
+    os.makedirs(os.path.dirname(transcript))
+    block = recover_scale.after_block(records, ckpt_ms)
+    recover_scale.write_transcript(transcript, records, int(megabytes * (1 << 20)), 0, block, ckpt_ms)
+    event = {"session_id": "bench", "transcript_path": transcript, "cwd": repo, "hook_event_name": "PreCompact"}
+    event.update(trigger="auto", custom_instructions="")
+    pre = subprocess.run(
+        [rehydrate, "hook", "claude"], cwd=repo, env=env, input=json.dumps(event).encode(), check=False
+    )
+    if pre.returncode != 0:
+        raise _common.BenchError(f"the PreCompact hook exited {pre.returncode}")
+    return transcript
 
 
 def parse_importtime(stderr: str) -> dict[str, tuple[int, int]]:
@@ -262,16 +325,60 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(root, ignore_errors=True)
 
 
-def session_start(repo: str) -> bytes:
-    """The JSON Claude Code sends a SessionStart hook right after a compaction."""
+def session_start(repo: str, transcript: str | None = None) -> bytes:
+    """The JSON Claude Code sends a SessionStart hook right after a compaction (its transcript: a file that does not
+    exist, unless given)."""
     event = {
         "session_id": "bench",
-        "transcript_path": os.path.join(repo, "transcript.jsonl"),
+        "transcript_path": transcript or os.path.join(repo, "transcript.jsonl"),
         "cwd": repo,
         "hook_event_name": "SessionStart",
         "source": "compact",
     }
     return json.dumps(event).encode()
+
+
+def _full(
+    args: argparse.Namespace, root: str, env: dict[str, str], rehydrate: str, other: str
+) -> tuple[dict[str, _common.Measure], str]:
+    """(h): the SessionStart hook in the full repository (full_repo), for this checkout and, with --against, for the
+    other in one of its own; and what the full repository holds, as the report says it."""
+    full: dict[str, _common.Measure] = {}
+    fixtures = args.fixtures if os.path.isdir(args.fixtures) else None
+    transcript = None
+    for suffix, script in (("", rehydrate), (AGAINST, other)):
+        if not script:
+            continue
+        where = os.path.join(root, "full" + ("-against" if suffix else ""))
+        repo_full, transcript = full_repo(script, where, env, fixtures, args.transcript_mb)
+        stdin = session_start(repo_full, transcript)
+        full["hook-full" + suffix] = timed([script, "hook", "claude"], cwd=repo_full, env=env, stdin=stdin)
+    held = FULL_HOLDS + (
+        f"; a {args.transcript_mb:g} MB Claude Code transcript (from the real fixture; its last 300 records after "
+        "the checkpoint) recorded by a PreCompact hook since the checkpoint and named by the SessionStart event"
+        if transcript
+        else f"; no transcript (the fixture is not in {args.fixtures}: --fixtures)"
+    )
+    return full, held
+
+
+def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The ratios the report prints, (numerator, denominator), by the variants this run has."""
+    pairs = [("checkpoint", "pass"), ("resume", "pass"), ("hook", "pass"), ("checkpoint", "floor"), ("resume", "floor")]
+    pairs.append(("re", "pass"))  # what an older pip's wrapper script would add to each ratio
+    if args.full:
+        pairs += [("hook-full", "pass"), ("hook-full", "hook")]
+        pairs += [("hook-full", "hook-full" + AGAINST), ("hook-full" + AGAINST, "pass")] if args.against else []
+    if args.full and not args.against:
+        print(
+            "hook-full/hook: (h) over this checkout's own hook (f) in the plain repository; give --against a checkout"
+        )
+        print("from before issue 12 for hook(new)/hook(old) measured in the same rounds")
+        print()
+    if args.against:  # the other checkout's ratios, and this one's time over the other's, in the same rounds
+        pairs += [(k + AGAINST, "pass") for k in ("checkpoint", "resume", "hook")]
+        pairs += [(k, k + AGAINST) for k in ("checkpoint", "resume", "hook")]
+    return pairs
 
 
 def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the run, top to bottom, as the report prints it
@@ -282,14 +389,12 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
     repo = os.path.join(root, "repo")
     ours = hook_path(rehydrate, repo, env)
     theirs: dict[str, _common.Measure] = {}
+    other = ""  # the other checkout's rehydrate script
     if args.against:
         against = os.path.abspath(args.against)
         _vpy, other = make_venv(args.python, os.path.join(root, "venv-against"), against)
         theirs = hook_path(other, os.path.join(root, "repo-against"), env, AGAINST)
-    full: dict[str, _common.Measure] = {}
-    if args.full:
-        repo_full = full_repo(rehydrate, root, env)
-        full["hook-full"] = timed([rehydrate, "hook", "claude"], cwd=repo_full, env=env, stdin=session_start(repo_full))
+    full, held = _full(args, root, env, rehydrate, other) if args.full else ({}, "")
     version = _common.run([rehydrate, "--version"], env=env).stdout.strip()
     pyver = _common.run([vpy, "-c", "import sys; print(sys.version.split()[0])"], env=env).stdout.strip()
 
@@ -329,7 +434,9 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
         "re": "(g) python -c 'import re': what an older pip's console script adds (info)",
     }
     if args.full:
-        labels["hook-full"] = "(h) the same hook: origin, upstream, teammate commit fetched, own commit, dirty file"
+        labels["hook-full"] = "(h) the same hook in the full repository (below)"
+        if args.against:
+            labels["hook-full" + AGAINST] = f"{labels['hook-full']} {AGAINST}"
     if args.against:
         labels.update({k + AGAINST: f"{labels[k]} {AGAINST}" for k in ("checkpoint", "resume", "hook")})
     print(f"rehydrate start-up: {version} ({_common.checkout()}), Python {pyver}")
@@ -339,6 +446,8 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
     print(f"the console script pip wrote {wrapper} ({pip_version(vpy)})")
     if args.against:
         print(f"{AGAINST}: a venv of its own with {os.path.abspath(args.against)} ({_common.checkout(args.against)})")
+    if args.full:
+        print(f"(h)'s full repository{' (and one of its own for ' + AGAINST + ')' if args.against else ''}: {held}")
     print(
         f"{args.rounds} rounds + {args.warmup} warm-up, interleaved (order rotating each round), "
         f"{t_measure:.0f} s; whole processes, wall time"
@@ -354,13 +463,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
     def per_round(a: str, b: str) -> float:
         return _common.median([x / y for x, y in zip(times[a], times[b], strict=True)])
 
-    pairs = [("checkpoint", "pass"), ("resume", "pass"), ("hook", "pass"), ("checkpoint", "floor"), ("resume", "floor")]
-    pairs.append(("re", "pass"))  # what an older pip's wrapper script would add to each ratio
-    if args.full:
-        pairs += [("hook-full", "pass"), ("hook-full", "hook")]
-    if args.against:  # the other checkout's ratios, and this one's time over the other's, in the same rounds
-        pairs += [(k + AGAINST, "pass") for k in ("checkpoint", "resume", "hook")]
-        pairs += [(k, k + AGAINST) for k in ("checkpoint", "resume", "hook")]
+    pairs = _pairs(args)
     print(
         _common.table(
             ["ratio", "of medians", "median per round"],
@@ -422,7 +525,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
         ]
         + (["--check"] if args.check else [])
         + ([f"--against={args.against}"] if args.against else [])
-        + (["--full"] if args.full else [])
+        + (["--full", f"--transcript-mb={args.transcript_mb:g}"] if args.full else [])
     )
     print("reproduce: " + _common.reproduce("startup.py", options))
     return 1 if args.check and misses else 0

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import rehydrate  # noqa: F401 - imported before bench/_common puts the checkout's src/ on sys.path
-from conftest import bench_module
+from conftest import REAL_TRANSCRIPTS, bench_module, needs_real_transcripts
 from rehydrate.store import wal
 from rehydrate.store.state import State
 
@@ -105,7 +105,7 @@ def test_recover_scale_runs_small_and_prints_its_ratios(
     """A quick run (30 and 60 commits, no cache): both projects check out (recover finds the own commits, the dirty
     file and the teammate's commits), and every figure is printed, each git command recover runs named."""
     argv = ["--commits", "60", "--small-commits", "30", "--rounds", "1", "--inproc-rounds", "1", "--git-rounds", "1"]
-    assert recover_scale.main([*argv, "--warmup", "0", "--no-cache"]) == 0
+    assert recover_scale.main([*argv, "--warmup", "0", "--no-cache", "--part", "commits"]) == 0
     out = capsys.readouterr().out
     assert "small: 30 commits before the checkpoint" in out and "big: 60 commits" in out
     assert "load average" in out and "reproduce: " in out and "big/small (whole process) = " in out
@@ -116,3 +116,91 @@ def test_recover_scale_history_is_a_chain_of_commits(recover_scale: ModuleType, 
     agent = recover_scale.build(str(tmp_path / "p"), 25)
     assert recover_scale.check(agent, 25) is None
     assert recover_scale.check(agent, 26) == "HEAD holds 35 commits, not 36"
+
+
+@needs_real_transcripts()
+def test_recover_scale_transcripts_part_runs_small_and_prints_its_lines(
+    recover_scale: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quick run (1 MB against 20 MB, the cut case with 18 MB after the checkpoint, no cache): both transcripts end
+    with the same records, recover finds them, the capture and recover read back to the checkpoint, and in the cut
+    case the capture stops at its 16 MiB cap while recover reaches the checkpoint."""
+    argv = ["--part", "transcripts", "--megabytes", "20", "--small-megabytes", "1", "--after-megabytes", "18"]
+    argv += ["--transcript-rounds", "1", "--warmup", "0", "--no-cache", "--fixtures", str(REAL_TRANSCRIPTS)]
+    assert recover_scale.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "both end with the same 300 records" in out and "load average" in out and "reproduce: " in out
+    assert "recover big/small transcript (whole process) = " in out and "PreCompact capture big/small = " in out
+    assert out.count("recency in recover") == 2 and "files edited" in out and "1 command failed" in out
+    assert "the PreCompact capture, small: read 0." in out and "cut False" in out
+    assert "PASS  the capture stops at 16 MiB" in out and "PASS  recover reads back to the checkpoint" in out
+    assert "the brief's recency line says it stopped at 4 MiB" in out
+
+
+def test_recover_scale_transcripts_end_with_the_same_records(recover_scale: ModuleType, tmp_path: Path) -> None:
+    """The big and small transcripts share their last records byte for byte; every stamp before them is before the
+    checkpoint (or after it, in the cut case's middle part), and every copy of the fixture has ids of its own."""
+    records = [b'{"uuid":"u1","timestamp":"2026-02-12T14:00:00.000Z","message":{"id":"msg_1"}}'] * 2000
+    ckpt = recover_scale._ms("2026-12-01T02:52:39.175Z")
+    block = recover_scale.after_block(records, ckpt)
+    for name, size, after in (("small", 400_000, 0), ("big", 3_000_000, 0), ("cut", 3_000_000, 1_000_000)):
+        recover_scale.write_transcript(str(tmp_path / name), records, size, after, block, ckpt)
+    data = {n: (tmp_path / n).read_bytes() for n in ("small", "big", "cut")}
+    assert all(d.endswith(block) for d in data.values()) and block.count(b"\n") == 300
+    assert abs(len(data["big"]) - 3_000_000) < 200 and abs(len(data["small"]) - 400_000) < 200
+    stamps = [line.split(b'"timestamp":"')[1][:24].decode() for line in data["cut"].splitlines()]
+    before = [s for s in stamps if s < "2026-12-01T02:52:39.175Z"]
+    assert before == sorted(before) and len(before) > 1000 and stamps[-1] > "2026-12-01T03:52"
+    assert len(stamps) - len(before) > 300  # the cut case's middle part is stamped after the checkpoint too
+    ids = {line.split(b'"uuid":"')[1].split(b'"')[0] for line in data["big"].splitlines()}
+    assert {b"b00000u1", b"b00001u1", b"afteru1"} <= ids and len(ids) > 10  # one id per copy of the same record
+
+
+def test_recover_scale_history_part_runs_small_and_prints_its_lines(
+    recover_scale: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quick run (3 against 30 resume records after the checkpoint): the states are built through the real hook and
+    the store's sealing, the back-scan reaches the checkpoint in both, and the ratios are printed."""
+    argv = ["--part", "history", "--resumes", "30", "--small-resumes", "3", "--history-rounds", "1", "--warmup", "0"]
+    assert recover_scale.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "small: 3 resume records after the checkpoint" in out and "big: 30 resume records" in out
+    assert "hook big/small (whole process) = " in out and "store.since.find" in out and "reproduce: " in out
+
+
+@pytest.fixture
+def startup() -> Iterator[ModuleType]:
+    yield from bench_module("startup")
+
+
+@needs_real_transcripts()
+def test_startup_full_repository_holds_a_transcript_the_hook_reads(
+    startup: ModuleType, tmp_path: Path, isolated_home: Path
+) -> None:
+    """(h)'s full repository, made with this checkout's rehydrate (no venv built: seconds): a PreCompact recorded its
+    transcript's capture after the checkpoint, and the SessionStart hook naming it reads its tail (recency degraded,
+    the fixture's edit named), beside the handoff and the git checks that have work."""
+    import json
+    import subprocess
+
+    script = str(Path(sys.executable).parent / "rehydrate")  # this checkout's, installed in the venv that runs
+    assert os.path.exists(script)
+    env = {**os.environ, "REHYDRATE_DIR": "", "REHYDRATE_ACTOR": ""}
+    env = {k: v for k, v in env.items() if v}
+    repo, transcript = startup.full_repo(script, str(tmp_path / "full"), env, str(REAL_TRANSCRIPTS), 0.5)
+    assert transcript is not None and 400_000 < os.path.getsize(transcript) < 600_000
+    wal_lines = Path(repo, "state", "wal", "agent.jsonl").read_bytes().splitlines()
+    compaction = json.loads(wal_lines[-1])
+    assert compaction["op"] == "compaction" and compaction["data"]["capture"]["edited"]["files"]
+    done = subprocess.run(
+        [script, "hook", "claude"],
+        cwd=repo,
+        env=env,
+        input=startup.session_start(repo, transcript),
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    brief = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "- recency: degraded" in brief and "otel_trace_helpers.ex" in brief
+    assert "- handoff: ok" in brief and "- direction: degraded" in brief and "- live-state: degraded" in brief

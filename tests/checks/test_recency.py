@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from conftest import hook_event, rehydrate, run_hook
-from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Context, Finding, HookEvent
+from rehydrate.checks import DEGRADED, MAX_MESSAGE, NA, OK, SKIPPED, Context, Finding, HookEvent
 from rehydrate.checks.recency import RecencyCheck
 from rehydrate.store import since
 from rehydrate.store.state import State
@@ -306,6 +306,23 @@ def test_the_hook_reads_4_mib_back_and_recover_64(repo: Path, state: State, isol
     assert "without reaching the checkpoint; `rehydrate recover` reads up to 64 MiB)" in hook.message
     deep = only(state, isolated_home, scope="recover")
     assert deep.status == DEGRADED and "read the last" not in deep.message and "calc/parser.py" in deep.message
+
+
+def test_a_cut_read_says_so_however_long_the_list_of_files_edited(
+    repo: Path, state: State, isolated_home: Path
+) -> None:
+    """Ten long paths edited fill the finding's 1,000 characters: the note that the hook stopped at 4 MiB comes
+    before them, so that it survives the bound (bench/recover_scale.py's cut case lost it)."""
+    t = Claude(isolated_home, repo)
+    t.at(stamp(ckpt(state)["ts"], 60)).user("now do binding powers")
+    for _ in range(5 << 10):  # 5 MiB of work since the checkpoint
+        t.bash("true", "x" * 1024)
+    for i in range(12):  # then the edits, in the last 4 MiB
+        t.write(str(repo / "calc" / f"{'deeply_nested_module_name_' * 6}{i}.py"))
+    record_ref(state, t.path)
+    hook = only(state, isolated_home)
+    assert hook.status == DEGRADED and len(hook.message) == MAX_MESSAGE and hook.message.endswith("…")
+    assert "without reaching the checkpoint; `rehydrate recover` reads up to 64 MiB)" in hook.message
 
 
 def test_a_cut_read_that_found_no_work_did_not_look_at_everything(

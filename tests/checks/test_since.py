@@ -179,3 +179,57 @@ def test_a_record_damaged_under_the_reader_ends_the_back_scan_and_says_why(state
     assert not found.complete and found.checkpoint is None
     assert found.problem is not None and "damaged record at byte" in found.problem
     assert (found.seq, found.next) == (seq, "binding powers")  # from 99, as reconciliation verified it
+
+
+def _decoded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The offsets of the lines the back-scan decodes, from now on."""
+    seen: list[int] = []
+    real = walback.decode
+
+    def spy(raw: bytes, offset: int) -> wal.Record:
+        seen.append(offset)
+        return real(raw, offset)
+
+    monkeypatch.setattr(walback, "decode", spy)
+    return seen
+
+
+def test_resume_records_piled_up_since_the_checkpoint_are_not_each_decoded(
+    state: State, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every SessionStart writes a resume record: with 200 sessions since the checkpoint, the back-scan decodes the
+    few records that can still change what it finds (the newest of each transcript path, the checkpoint, the
+    handoff and compactions among them), not the 200: the hook's cost must not grow with the sessions since."""
+    state.checkpoint(done="the tokenizer", next="binding powers")
+    state.record("resume", _ref(transcript_path="/t/old.jsonl"))
+    state.handoff("a note among the sessions")
+    for i in range(200):
+        state.record("resume", _ref(transcript_path="/t/one.jsonl" if i % 2 else "/t/two.jsonl", session_id=f"s{i}"))
+    state.record("compaction", _ref(phase="pre", transcript_path="/t/two.jsonl", capture={"v": 1}))
+    state.record("resume", {"chars": 1})  # names no transcript
+    decoded = _decoded(monkeypatch)
+    found = _since(state)
+    assert found.complete and found.problem is None and found.records == 204
+    assert found.handoff is not None and found.handoff["data"]["text"] == "a note among the sessions"
+    assert found.capture == {"v": 1} and len(found.compactions) == 1
+    assert [(r.path, r.op) for r in found.transcripts] == [
+        ("/t/two.jsonl", "compaction"),
+        ("/t/one.jsonl", "resume"),
+        ("/t/old.jsonl", "resume"),
+    ]
+    assert len(decoded) <= 6  # the compaction, one resume of /t/one, the handoff, /t/old, the checkpoint
+
+
+def test_a_resume_line_that_holds_another_op_or_a_new_path_is_decoded(
+    state: State, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The byte test skips only what cannot count: a resume record naming a path not held yet is read, and a record
+    whose line holds another `"op":"` (a rotate's carried checkpoint, say) is decoded whatever else it holds."""
+    state.checkpoint(done="the tokenizer", next="binding powers")
+    for i in range(5):
+        state.record("resume", _ref(transcript_path=f"/t/{i}.jsonl"))
+        state.record("resume", _ref(transcript_path="/t/0.jsonl", nested={"op": "resume"}))
+    decoded = _decoded(monkeypatch)
+    found = _since(state)
+    assert [r.path for r in found.transcripts] == ["/t/0.jsonl", "/t/4.jsonl", "/t/3.jsonl"]
+    assert found.records == 10 and len(decoded) == 1 + 5 + 2  # checkpoint, every nested-op line, /t/4 and /t/3

@@ -210,7 +210,8 @@ class _Look:
         what = f"{self.where}, {_quote(r.harness, 20)} transcript {shown}"
         cut = self.cut_note(r)
         if r.changing_calls:
-            return Finding(NAME, DEGRADED, f"{what}: {_work(r)}{cut}", self.next_action(r))
+            # the cut note first: a long list of files must not push it past the finding's bound
+            return Finding(NAME, DEGRADED, f"{what}{cut}: {_work(r)}", self.next_action(r))
         told = f"{_count(len(r.user), 'user message')}, no file edited, no command run"
         if r.cut:
             return Finding(NAME, SKIPPED, f"{what}: {told} in what was read{cut}: older work not looked at")

@@ -93,16 +93,21 @@ def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Si
     since = Since()
     if snap is None:
         return since
-    after: list[Record] = []  # the records after the checkpoint, newest first
+    after: list[Record] = []  # the records after the checkpoint, newest first (those decoded)
     back = walback.Back(state.wal_path, max_bytes)
+    held = _Held()
     try:
-        for _, rec in back:
+        for offset, raw in back.lines():
+            if held.skip(raw):
+                continue
+            rec = walback.decode(raw, offset)
             anchor = _anchor(rec)
             if anchor is not None:
                 _set_checkpoint(since, anchor, rec)
                 since.complete = True
                 break
             after.append(rec)
+            held.add(rec)
     except (BadRecord, RehydrateError) as e:
         since.problem = str(e)
     if not since.complete:
@@ -110,9 +115,46 @@ def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Si
             f"the last {back.read:,} bytes of the WAL hold no checkpoint" if back.cut else "the WAL holds no checkpoint"
         )
         _from_next(since, state)
-    since.records = len(after)
+    since.records = len(after) + held.skipped
     _collect(since, after)
     return since
+
+
+class _Held:
+    """The `resume` records the back-scan need not decode. Each SessionStart writes one, so after one checkpoint they
+    pile up with the sessions; only their transcript references matter here, and only the newest MAX_TRANSCRIPTS
+    paths. A line is skipped when its bytes show it is a resume record (`"op":"resume"` is the only `"op":"` in it: a
+    record's top-level op is always in its canonical line, and a nested one would show too) whose reference cannot
+    count: MAX_TRANSCRIPTS paths are already held, or it names no transcript path, or the path it names is held. Damage
+    in a skipped line goes unseen here (reconciliation checks the tail, `verify` the whole log); every other line is
+    decoded strictly."""
+
+    def __init__(self) -> None:
+        self.paths: set[str] = set()
+        self.needles: list[bytes] = []
+        self.skipped = 0
+
+    def add(self, rec: Record) -> None:
+        if rec["op"] in ("compaction", "precompress", "resume") and len(self.paths) < MAX_TRANSCRIPTS:
+            ref = _ref(rec)
+            if ref is not None and ref.path not in self.paths:
+                from rehydrate import safejson
+
+                self.paths.add(ref.path)
+                self.needles.append(b'"transcript_path":' + safejson.dumps_canonical(ref.path))
+
+    def skip(self, raw: bytes) -> bool:
+        # one `"op":"` in the line: the top-level op (nested ones would show too), and it is resume
+        if b'"op":"resume"' not in raw or raw.count(b'"op":"') != 1:
+            return False
+        if len(self.paths) < MAX_TRANSCRIPTS and b'"transcript_path":' in raw:
+            for needle in self.needles:
+                if needle in raw:
+                    break
+            else:
+                return False  # a path not held yet: decoded
+        self.skipped += 1
+        return True
 
 
 def _anchor(rec: Record) -> Record | None:

@@ -36,6 +36,12 @@ class Back:
         self.read = 0
 
     def __iter__(self) -> Iterator[tuple[int, Record]]:
+        for offset, raw in self.lines():
+            yield offset, decode(raw, offset)
+
+    def lines(self) -> Iterator[tuple[int, bytes]]:
+        """(byte offset, line without its newline), newest first, not decoded: for a reader that decodes only the
+        lines it needs (`decode` each one it keeps). The same bounds and errors as the iterator's."""
         opened = fsio.open_stat(self.path, WORDS)
         if opened is None:
             return
@@ -45,7 +51,7 @@ class Back:
         finally:
             fsio.close(fd)
 
-    def _lines(self, fd: int, size: int) -> Iterator[tuple[int, Record]]:
+    def _lines(self, fd: int, size: int) -> Iterator[tuple[int, bytes]]:
         start, carry, chunk, first = size, b"", FIRST_CHUNK, True
         while start > 0:
             if self.read >= self.max_bytes:
@@ -67,8 +73,7 @@ class Back:
             for raw in lines:
                 found.append((offset, raw))
                 offset += len(raw) + 1
-            for off, raw in reversed(found):
-                yield off, _decode(raw, off)
+            yield from reversed(found)
             if len(carry) > wal.MAX_LINE:
                 raise wal.BadRecord(f"a line longer than {wal.MAX_LINE:,} bytes ends at byte {start + len(carry)}")
             chunk = min(chunk * 4, MAX_CHUNK)
@@ -82,7 +87,8 @@ def _pread(fd: int, size: int, at: int, path: str) -> bytes:
     return data
 
 
-def _decode(raw: bytes, offset: int) -> Record:
+def decode(raw: bytes, offset: int) -> Record:
+    """wal.decode of the line at offset; BadRecord names the offset."""
     try:
         return wal.decode(raw)
     except wal.BadRecord as e:
