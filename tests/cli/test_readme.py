@@ -113,3 +113,58 @@ def test_the_licence_and_the_package_metadata() -> None:
     assert project["readme"] == "README.md" and project["requires-python"] and project["keywords"]
     assert not [c for c in project["classifiers"] if c.startswith("License ::")]  # the SPDX expression says it
     assert "Development Status :: 3 - Alpha" in project["classifiers"]
+
+
+def _ledger_section() -> str:
+    """The Recovery ledger section, up to the next `## ` heading outside a fenced block (a brief quoted there has
+    its own)."""
+    assert "\n## Recovery ledger\n" in README, "the README has no Recovery ledger section"
+    lines = README[README.index("\n## Recovery ledger\n") + 1 :].split("\n")
+    fenced = False
+    for n, line in enumerate(lines[1:], 1):
+        fenced = fenced != line.startswith("```")
+        if not fenced and line.startswith("## "):
+            return "\n".join(lines[:n])
+    return "\n".join(lines)
+
+
+def test_the_recovery_ledger_section_names_every_check_in_order_and_every_status() -> None:
+    from rehydrate.checks import _MODULES, ORDER, STATUSES
+    from rehydrate.checks.ledger import GOAL_FIRST
+
+    text = _ledger_section()
+    first = text[text.index("\n| check |") :].split("\n\n")[0]  # the order table
+    cells = [row.split("|")[1] for row in first.split("\n") if row.startswith("| ")]
+    table = [n for cell in cells for n in re.findall(r"`([a-z-]+)`", cell) if n in ORDER]
+    assert table == list(ORDER), "the order table differs from checks.ORDER"
+    titles = re.findall(r"^#### ([a-z-]+)$", text, re.M)
+    assert titles == [n for n in ORDER if n in _MODULES], "a built-in check has no sub-section, or not in order"
+    for status in STATUSES:
+        assert re.search(rf"^\| `{re.escape(status)}` \|", text, re.M), f"the status table omits {status}"
+    flat = " ".join(text.split())
+    assert GOAL_FIRST in flat and "ask a human:" in flat and "not run at session start:" in flat
+    for title in ("### The checks", "### Capture at compaction", "### Your own checks"):
+        assert f"\n{title}\n" in text, title
+
+
+def test_the_recovery_ledger_section_states_the_real_bounds_and_switches() -> None:
+    from rehydrate.checks import livestate, recency, user
+    from rehydrate.harness import capture
+    from rehydrate.store import config
+
+    text = " ".join(_ledger_section().split())
+    mib = 1 << 20
+    assert f"its last {recency.HOOK_BYTES // mib} MiB at most | its last {recency.RECOVER_BYTES // mib} MiB" in text
+    assert f"| each git call | {livestate.HOOK_DEADLINE:g} s | {livestate.RECOVER_DEADLINE:g} s |" in text
+    gh = f'{{"gh_timeout": {config.GH_TIMEOUT:g}}}'
+    assert gh in text and f"{config.GH_TIMEOUT:g} when unset" in text
+    assert f"between {config.GH_TIMEOUT_MIN:g} and {config.GH_TIMEOUT_MAX:g}" in text
+    assert f"at most its last {capture.MAX_READ // mib} MiB" in text
+    assert f"at most {capture.MAX_TOTAL >> 10} KiB of JSON" in text
+    assert f"up to {capture.MAX_TODOS} items of {capture.MAX_TODO} characters" in text
+    assert f"the last {capture.MAX_USER} user messages, verbatim ({capture.MAX_USER_TEXT:,} characters" in text
+    assert f"the last {capture.MAX_EDITED} paths" in text and f"the last {capture.MAX_FAILED} commands" in text
+    assert f"the last assistant message ({capture.MAX_ASSISTANT:,} characters)" in text
+    assert f"(up to {user.project.MAX_USER_CHECKS})" in text and user.OFF + "=1" in text
+    for switch in ('{"capture": false}', '{"capture_user": false}', '{"checks": ["'):
+        assert switch in text, switch
