@@ -79,3 +79,14 @@ def test_the_deferred_note_names_what_hook_scope_left_to_recover() -> None:
     assert none.deferred is None
     note = ledger.summarize([], checkpoint_next=STEP, goal_present=True, deferred=["PR and CI (gh)", "1 user check"])
     assert note.deferred == "not run at session start: PR and CI (gh), 1 user check: `rehydrate recover` runs them"
+
+
+def test_an_old_handoffs_step_yields_to_what_happened_since_the_checkpoint() -> None:
+    """handoff comes before recency in the ledger, but its step (the old note as background, then the checkpoint's
+    next) must not hide recency's: the checkpoint's next step was edited after it."""
+    note = Finding("handoff", "degraded", "predates checkpoint 4", f"read it as background, then go on with {STEP}")
+    work = Finding("recency", "degraded", "calc/parser.py edited", "check calc/parser.py before redoing it")
+    summed = ledger.summarize([note, work], checkpoint_next=STEP, goal_present=True)
+    assert summed.next == "check calc/parser.py before redoing it" and summed.degraded == ["handoff", "recency"]
+    alone = ledger.summarize([note], checkpoint_next=STEP, goal_present=True)
+    assert alone.next == f"read it as background, then go on with {STEP}"

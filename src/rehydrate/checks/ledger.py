@@ -6,7 +6,8 @@ the findings of `checks.run_all` and shows its result; none chooses a next actio
 Contract of `summarize(findings, *, checkpoint_next, goal_present, deferred=()) -> Ledger`:
 - degraded: the checks with a degraded, failed or skipped finding, each once, in the findings' order (the ledger's
   order). confidence: "recovered" when there is none, else "degraded (a, b)". ok and n/a never degrade.
-- next: the `next_action` of the first degraded or failed finding that has one; else `checkpoint_next` (the last
+- next: the `next_action` of the first degraded or failed finding that has one (a BACKGROUND check's, handoff's,
+  only when no other has one: work since the checkpoint says more than an old note); else `checkpoint_next` (the last
   checkpoint's next step, verbatim); else, when goal_present, GOAL_FIRST; else None. A skipped finding never sets
   next: its own next stays on its line.
 - ask: only when next is None: the first `ask` of a degraded or failed finding, else identity's, else ASK_TASK. So
@@ -37,6 +38,7 @@ GOAL_FIRST = "read the goal and write a first checkpoint"
 ASK_TASK = "What is the task? state/00_goal.md is missing or empty and no checkpoint names a next step"
 ASK_PREFIX = "stop and ask: "
 CONTRADICTING = (DEGRADED, FAILED)  # the statuses whose next action replaces the checkpoint's
+BACKGROUND = ("handoff",)  # its step ("read the old note as background, then go on") yields to any other check's
 
 
 class Ledger:
@@ -89,6 +91,7 @@ def summarize(
     # only a finding that contradicts the checkpoint replaces its next step: a skipped one lowers the confidence
     # (an unlooked place is not a clean one) but knows nothing that would say what to do instead
     against = [f for f in findings if f.status in CONTRADICTING]
+    against.sort(key=lambda f: f.check in BACKGROUND)  # stable: a background check's step only when no other has one
     step = next((f.next_action for f in against if f.next_action), None)
     if step is None:
         step = checkpoint_next or (GOAL_FIRST if goal_present else None)
