@@ -143,6 +143,16 @@ def test_no_capture_no_section(project: Path) -> None:
     assert "Just before the compaction" not in session_start(project)
 
 
+def test_the_header_names_the_record_that_holds_the_capture(project: Path) -> None:
+    """A later compaction with its capture switched off does not hold one: the section shows the older record's
+    capture and names that record, not the newest compaction's."""
+    compact(project, capture())
+    later = State.open(str(project / "state")).record("compaction", {"phase": "pre", "session_id": "s"}).record
+    assert later is not None
+    text = session_start(project)
+    assert f"(compaction record {later['seq'] - 1})" in text and f"(compaction record {later['seq']})" not in text
+
+
 def test_a_capture_before_the_last_checkpoint_is_not_shown(project: Path) -> None:
     compact(project, capture())
     State.open(str(project / "state")).checkpoint(done="binding powers", next="the parser's errors")

@@ -351,10 +351,17 @@ def _deferred(context: Context, cfg: dict[str, object]) -> list[str]:
 def _capture(inp: BriefInput, found: Since) -> None:
     """The capture of the newest compaction after the last checkpoint, and what the section's header says of its
     record (seq, time, phase, the checkpoint it read back to), when one holds a capture."""
-    if found.capture is None or not found.compactions:
+    if found.capture is None:
         return
-    rec = found.compactions[0]
-    data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+    # the record that holds it (since.find keeps the newest capture, which a later compaction without one, its
+    # capture switched off, does not replace)
+    rec = next(
+        (r for r in found.compactions if isinstance(r.get("data"), dict) and r["data"].get("capture") is found.capture),
+        None,
+    )
+    if rec is None:
+        return
+    data = rec["data"]
     inp.capture = found.capture
     inp.capture_meta = {
         "seq": rec.get("seq"),
