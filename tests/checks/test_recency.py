@@ -217,7 +217,7 @@ def test_work_after_the_checkpoint_degrades_and_names_files_and_the_instruction(
     assert f.status == DEGRADED
     assert f.message.startswith(f"since checkpoint {seq} (") and "claude transcript ~/.claude/projects/" in f.message
     assert "files edited: calc/parser.py;" in f.message and "lexer" not in f.message
-    assert "1 command failed, the last by Bash, exit 1" in f.message and "`pytest -q`" not in f.message  # may hold a secret
+    assert "1 command failed, the last by Bash, exit 1" in f.message and "`pytest -q`" not in f.message  # a secret?
     assert "last instruction at " in f.message and '"now do binding powers"' in f.message
     assert f.next_action == (
         "the checkpoint's next step, write the parser, was edited in calc/parser.py after the checkpoint: "
