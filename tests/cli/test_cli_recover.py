@@ -209,3 +209,20 @@ def test_dir_names_the_state_folder_from_anywhere(repo: Path, state: State, tmp_
     assert code == 0 and answer["next"] == "write the parser", answer
     code, answer = recover(cwd=elsewhere)  # no state folder found upward: nothing to act on, so ask for the task
     assert code == 3 and answer["ask"] is not None and answer["ask"].startswith("What is the task?"), answer
+
+
+def test_what_a_users_check_prints_never_reaches_the_json(repo: Path, state: State, tmp_path: Path) -> None:
+    """A check whose module prints on import and in run (or `this:s`, which prints the Zen of Python): its words go
+    to stderr, and stdout holds the JSON alone."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "noisy_i12.py").write_text(
+        "from rehydrate.checks import Finding\nprint('IMPORTED')\n"
+        "class Loud:\n    name = 'loud'\n    def run(self, context):\n"
+        "        print('RAN')\n        return [Finding('loud', 'ok', 'looked at lib/')]\n"
+    )
+    (repo / "state" / "config.json").write_text('{"checks": ["noisy_i12:Loud", "this:s"]}')
+    r = rehydrate("recover", "--json", cwd=repo, env={"PYTHONPATH": str(lib)})
+    answer = json.loads(r.out)
+    assert [c["status"] for c in answer["checks"] if c["name"] == "loud"] == ["ok"]
+    assert "IMPORTED" in r.err and "RAN" in r.err and "Beautiful is better than ugly" in r.err

@@ -1,8 +1,9 @@
 """A user's own checks, named in state/config.json as `module:attr`: run by `rehydrate recover` only, after cursors.
 
 Never on the hook path: importing them costs time, and a config.json that arrived by git pull would run code at every
-session start. `recover` imports what the repository's config names, as pytest imports a conftest.py;
-REHYDRATE_NO_USER_CHECKS=1 turns them off. Each entry becomes one check of the ledger:
+session start. `recover` imports what the repository's config names: a pulled config.json names code that recover
+runs, as a pulled conftest.py is code that pytest runs; REHYDRATE_NO_USER_CHECKS=1 turns them off. What they print
+goes to stderr (stdout holds recover's output only). Each entry becomes one check of the ledger:
 - an import or lookup error: one `skipped` finding ("could not import mypkg.checks: ModuleNotFoundError");
 - a name that is not `module:attr` (store/config.user_checks): `skipped`, saying why;
 - an object without `name` and `run`, or whose name is a built-in check's: `failed`;
@@ -42,7 +43,8 @@ class _Guarded:
         self.name = str(check.name)
 
     def run(self, context: Context) -> list[Finding]:
-        found = self.check.run(context)
+        with _to_stderr():
+            found = self.check.run(context)
         if not isinstance(found, list) or not all(isinstance(f, Finding) for f in found):
             return [Finding(self.name, FAILED, f"the check returned {type(found).__name__}, not a list of Findings")]
         return found
@@ -64,10 +66,11 @@ def _one(entry: str) -> Check:
 
     module, _, attr = entry.partition(":")
     try:
-        target: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            target = getattr(target, part)
-        check = target() if isinstance(target, type) else target
+        with _to_stderr():
+            target: Any = importlib.import_module(module)
+            for part in attr.split("."):
+                target = getattr(target, part)
+            check = target() if isinstance(target, type) else target
     except Exception as e:
         return _Broken(entry, SKIPPED, f"could not import {entry}: {type(e).__name__}: {e}")
     name = getattr(check, "name", None)
@@ -76,3 +79,12 @@ def _one(entry: str) -> Check:
     if name in ORDER or name == "user":
         return _Broken(entry, FAILED, f"{entry} is named {name!r}, a built-in check's name")
     return _Guarded(check)
+
+
+def _to_stderr() -> Any:
+    """What a user's check prints (on import, while made or run) goes to stderr: `recover --json`'s stdout holds the
+    JSON only (`this:s`, the Zen of Python printed on import, made it unparseable)."""
+    import contextlib
+    import sys
+
+    return contextlib.redirect_stdout(sys.stderr)
