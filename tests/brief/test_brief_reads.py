@@ -118,3 +118,21 @@ def test_resume_is_logged_and_reads_only_the_tail(state: State, monkeypatch: pyt
     }
     assert "next safe action: write the parser" in r.text
     assert reads.total < size // 8, f"resume read {reads.total:,} bytes of a {size:,}-byte WAL"
+
+
+def test_the_resume_record_keeps_each_checks_worst_status(tmp_path: Path) -> None:
+    """live-state gives several findings (HEAD, upstream, gh); the record shows its worst, not its last: a dirty
+    file since the checkpoint is degraded even though the upstream and gh lines after it are n/a."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a"}
+    env["GIT_COMMITTER_EMAIL"] = "a@x"
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "start"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True)
+    st, _ = State.init(str(repo / "state"), "Ship the parser", "all tests pass")
+    st.checkpoint(done="the tokenizer", next="binding powers")
+    (repo / "notes.md").write_text("new\n")
+    r = brief.resume(State.open(st.root))
+    assert r.record["data"]["checks"]["live-state"] == "degraded", r.record["data"]["checks"]

@@ -187,7 +187,7 @@ def resume(
             "chars": len(out.text),
             "omitted": out.omitted,
             "read": [n for n, v in shown.items() if v is not None and (v or not sizes.get(n))],
-            "checks": {f.check: f.status for f in findings},
+            "checks": _worst(findings),
             "confidence": conf,
         }
         if session_id:
@@ -346,6 +346,20 @@ def _deferred(context: Context, cfg: dict[str, object]) -> list[str]:
         if n:
             left.append(f"{n} user check{'s' if n != 1 else ''}")
     return left
+
+
+SEVERITY = ("n/a", "ok", "skipped", "degraded", "failed")  # a check's worst finding is what its record shows
+
+
+def _worst(findings: list[Finding]) -> dict[str, str]:
+    """Each check's worst status (live-state gives several findings: its degraded one must not hide behind n/a)."""
+    worst: dict[str, str] = {}
+    for f in findings:
+        was = worst.get(f.check)
+        rank = SEVERITY.index(f.status) if f.status in SEVERITY else len(SEVERITY)
+        if was is None or rank > (SEVERITY.index(was) if was in SEVERITY else len(SEVERITY)):
+            worst[f.check] = f.status
+    return worst
 
 
 def _capture(inp: BriefInput, found: Since) -> None:
