@@ -27,7 +27,7 @@ MAX_EDITED, MAX_PATH = 50, 300
 MAX_FAILED, MAX_COMMAND, MAX_ERROR = 3, 300, 200
 MAX_ASSISTANT = 1500
 HARNESSES = ("claude", "codex", "gemini")
-LEFT_OUT = "the capture before the compaction (`rehydrate log --op compaction`)"
+LEFT_OUT = "the capture before the compaction (`rehydrate log --op compaction --json`)"
 _SHORTEST = 24  # a part given less room than this is left out rather than shown as a stub
 _STAMP = frozenset("0123456789-:.TZ")
 
@@ -192,7 +192,7 @@ def section(o: _Out) -> None:
             cut = True
             continue
         body, was_cut = _cut_quoted(part.body, given[i])
-        note = o.note("cut: `rehydrate log --op compaction` shows it all") if was_cut else ""
+        note = o.note("cut: `rehydrate log --op compaction --json` shows it all") if was_cut else ""
         cut = cut or was_cut
         shown.append(_fence(body, part.source, d.token, note))
     if cut:
