@@ -200,6 +200,11 @@ class _Look:
             return Finding(NAME, SKIPPED, f"the transcript {shown} ({how}) could not be read ({why}): not looked at")
         if recent.foreign:
             return Finding(NAME, SKIPPED, f"the transcript {shown} ({how}) names another project: not read")
+        if c.trusted:  # read without the project test: its paths made relative to the project all the same
+            from rehydrate.transcripts.recent import inside, roots_of
+
+            roots = roots_of(self.project)
+            recent.edited = list(dict.fromkeys(inside(p, roots) for p in recent.edited))
         return self.report(recent, shown)
 
     def report(self, r: Recent, shown: str) -> Finding:

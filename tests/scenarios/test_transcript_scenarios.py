@@ -1,0 +1,495 @@
+"""The recovery scenario corpus (plan 3.2), the scenarios built on a transcript: 2-5, 16, 24-27 and 29, plus three
+cross-cutting ones (17: no transcript ever recorded, 19: gh missing, 28: a user's check from config).
+
+Each builds a real project with its state through the real CLI, writes a real-shaped transcript where its harness
+writes it (under the scenario's own HOME), runs the REAL PreCompact hook where the scenario has a compaction (so the
+capture of harness/capture.py lands in the `compaction` record), then `rehydrate recover --json`, then the
+SessionStart hook of claude, codex and gemini (gemini: source startup, the others compact). Each brief's ledger must
+equal recover's (but where a scenario says why not) and hold the scenario's words.
+
+A harness's own SessionStart event names its own transcript (the scenario's, for that harness; none for the others,
+which find it through the hooks' records in the WAL, as recover does)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+import rehydrate as rehydrate_package
+from fakes import gh
+from scenarios.build import (
+    HARNESSES,
+    HOOKS,
+    NEXT,
+    Expect,
+    Proj,
+    assert_same_ledger,
+    ledger_of,
+    project,
+)
+from scenarios.test_scenarios import (
+    CLEAN,
+    LOCAL,
+    USER,
+    _files,
+    _restore,
+    check_recover,
+    user_checks,
+)
+from scenarios.transcripts import Claude, Codex, Gemini
+
+INSTRUCTION = "now do binding powers"
+PARSER = "calc/parser.py"
+FAILING = "pytest -q"
+LAST_WORDS = "Two tests fail: the binding power of unary minus is still wrong."
+TODOS = [
+    ("Write the binding power table", "completed"),
+    ("Parse prefix minus", "in_progress"),
+    ("Run the tests", "pending"),
+]
+PLAN = [("Lex the input", "completed"), ("Bind the operators", "in_progress"), ("Evaluate", "pending")]
+QUICK = {"claude-work-then-compaction"}  # scenario 2; the rest is marked slow (a build and 4 subprocess runs each)
+
+
+@dataclass
+class Built:
+    """A scenario's project, its transcript (None: none) and the harness that wrote it; hook_transcript False: the
+    SessionStart events name no transcript (the scenario's is another session's, known from the WAL only)."""
+
+    proj: Proj
+    transcript: Path | None = None
+    harness: str | None = None
+    hook_transcript: bool = True
+
+
+@dataclass
+class TScenario:
+    name: str
+    build: Callable[[Path], Built]
+    expect: Expect
+    check: Callable[[Built, dict[str, Any], dict[str, str]], None] | None = None  # more, per scenario
+    recover_only: set[str] = field(default_factory=set)
+    first: Callable[[Built], None] | None = None  # run after recover, before the hooks
+
+
+def _home(proj: Proj) -> Path:
+    return Path(proj.env["HOME"])
+
+
+def _dirty_parser(proj: Proj) -> str:
+    """calc/parser.py written in the work tree (what the transcript's edit left), untracked: its absolute path."""
+    path = proj.root / PARSER
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("BINDING = {'+': 10, '*': 20}\n")
+    return str(path)
+
+
+def _compact(proj: Proj, harness: str, transcript: Path) -> None:
+    code, _, err = proj.precompact(harness, str(transcript))
+    assert code == 0, err
+    last = proj.records()[-1]
+    assert last["op"] == "compaction" and isinstance(last["data"].get("capture"), dict), last
+
+
+# ---------------------------------------------------------------------------------------------------- builders
+
+
+def claude_work(tmp: Path) -> Built:
+    """2: after the checkpoint the user asks for binding powers, Claude Code writes calc/parser.py and `pytest -q`
+    fails; then an automatic compaction (the real PreCompact hook); the file is left dirty in git."""
+    proj = project(tmp)
+    t = Claude(_home(proj), proj.root, start=proj.after(2))
+    t.user(INSTRUCTION)
+    t.write(_dirty_parser(proj))
+    t.bash(FAILING, "2 failed, 31 passed", exit_code=1)
+    t.assistant_text(LAST_WORDS)
+    _compact(proj, "claude", t.path)
+    return Built(proj, t.path, "claude")
+
+
+def codex_work(tmp: Path) -> Built:
+    """3: the same with a Codex rollout: apply_patch, exec_command exiting 1, Codex's PreCompact."""
+    proj = project(tmp)
+    t = Codex(_home(proj), proj.root, start=proj.after(2))
+    t.user_message(INSTRUCTION)
+    t.apply_patch([_dirty_parser(proj)], add=True)
+    t.exec_command(FAILING, exit_code=1, output="2 failed, 31 passed")
+    t.agent_message(LAST_WORDS)
+    _compact(proj, "codex", t.path)
+    return Built(proj, t.path, "codex")
+
+
+def claude_todos(tmp: Path) -> Built:
+    """4: a TodoWrite of three items after the checkpoint, then PreCompact."""
+    proj = project(tmp)
+    t = Claude(_home(proj), proj.root, start=proj.after(2))
+    t.user(INSTRUCTION)
+    t.todo_write(TODOS)
+    _compact(proj, "claude", t.path)
+    return Built(proj, t.path, "claude")
+
+
+def claude_tasks(tmp: Path) -> Built:
+    """4, as Claude Code 2.1.332 keeps its task list: TaskCreate three times, TaskUpdate twice."""
+    proj = project(tmp)
+    t = Claude(_home(proj), proj.root, start=proj.after(2), version="2.1.332")
+    t.user(INSTRUCTION)
+    for text, _ in TODOS:
+        t.task_create(text)
+    t.task_update("1", "completed")
+    t.task_update("2", "in_progress")
+    _compact(proj, "claude", t.path)
+    return Built(proj, t.path, "claude")
+
+
+def codex_plan(tmp: Path) -> Built:
+    """5: Codex's update_plan after the checkpoint, then PreCompact."""
+    proj = project(tmp)
+    t = Codex(_home(proj), proj.root, start=proj.after(2))
+    t.user_message(INSTRUCTION)
+    t.update_plan(PLAN, explanation="binding powers first")
+    _compact(proj, "codex", t.path)
+    return Built(proj, t.path, "codex")
+
+
+def transcript_gone(tmp: Path) -> Built:
+    """16: work after the checkpoint, captured at a compaction; the transcript deleted afterwards (the file is not
+    in the work tree: git has nothing to say)."""
+    proj = project(tmp)
+    t = Claude(_home(proj), proj.root, start=proj.after(2))
+    t.user(INSTRUCTION)
+    t.write(str(proj.root / PARSER))
+    t.bash(FAILING, "2 failed", exit_code=1)
+    _compact(proj, "claude", t.path)
+    t.path.unlink()
+    return Built(proj, t.path, "claude")
+
+
+def gemini_work(tmp: Path) -> Built:
+    """26: a Gemini CLI chat file with work after the checkpoint, known from the `resume` record a Gemini
+    SessionStart (source resume) wrote."""
+    proj = project(tmp)
+    t = Gemini(_home(proj), proj.root, start=proj.after(2))
+    t.user(INSTRUCTION)
+    t.write_file(_dirty_parser(proj))
+    t.run_shell(FAILING, exit_code=1)
+    code, _, err = proj.hook("gemini", "SessionStart-resume", str(t.path))
+    assert code == 0, err
+    last = proj.records()[-1]
+    assert last["op"] == "resume" and last["data"]["transcript_path"] == str(t.path), last
+    return Built(proj, t.path, "gemini")
+
+
+def work_before(tmp: Path) -> Built:
+    """27: the edits came before the last checkpoint (committed, then checkpointed); after it only talk. The
+    transcript is known from a Claude SessionStart resume record."""
+    proj = project(tmp)
+    t = Claude(_home(proj), proj.root, start=proj.before(60))
+    t.user("write the parser")
+    t.write(_dirty_parser(proj))
+    t.bash(FAILING, "33 passed")
+    proj.git("add", PARSER)
+    proj.git("commit", "-q", "-m", "Add the parser")
+    proj.checkpoint(done="the parser", next=NEXT)
+    t.at(proj.after(2))
+    t.user("what is next?")
+    t.assistant_text("Binding powers, as the checkpoint says.")
+    code, _, err = proj.hook("claude", "SessionStart-resume", str(t.path))
+    assert code == 0, err
+    return Built(proj, t.path, "claude")
+
+
+def foreign_project(tmp: Path) -> Built:
+    """29: a compaction record whose transcript is another project's session (its records name that cwd)."""
+    proj = project(tmp)
+    other = tmp / "other-project"
+    other.mkdir()
+    t = Claude(_home(proj), other, start=proj.after(2))
+    t.user("fix the other thing")
+    t.write(str(other / "x.py"))
+    _compact(proj, "claude", t.path)
+    return Built(proj, t.path, "claude", hook_transcript=False)
+
+
+def no_transcript(tmp: Path) -> Built:
+    return Built(project(tmp))
+
+
+def gh_missing(tmp: Path) -> Built:
+    return Built(project(tmp, path=gh.bin_path(tmp)))
+
+
+def user_check(tmp: Path) -> Built:
+    return Built(user_checks(tmp))
+
+
+# ---------------------------------------------------------------------------------------------------- extra checks
+
+
+def _capture_words(b: Built, answer: dict[str, Any], briefs: dict[str, str]) -> None:
+    """The brief shows the capture after the next step, each part fenced: the prompt, the file, the failed command
+    and the last assistant words inside quotes, not in the brief's own lines."""
+    for harness, brief in briefs.items():
+        section = _section(brief, "## Just before the compaction")
+        for word in (INSTRUCTION, PARSER, FAILING):
+            assert word in _quoted(section), (harness, word, section)
+        assert brief.index("## Next") < brief.index("## Just before the compaction") < brief.index("## Ledger")
+
+
+# as tests/cli/test_imports.py probes the hook path: -S (no site, whose .pth files load re), this checkout's src and
+# the installed dependencies on PYTHONPATH, the modules loaded printed to stderr when main returns
+PROBE = r"""
+import sys
+from rehydrate.cli import main
+code = main(sys.argv[1:])
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+SRC = str(Path(rehydrate_package.__file__).resolve().parent.parent)
+SITE = str(Path(orjson.__file__).resolve().parent.parent)
+HEAVY = {"json", "json.decoder", "json.encoder", "re", "enum", "subprocess"}
+
+
+def _light_hook(b: Built) -> None:
+    """2: Claude Code's SessionStart (compact) hook, with the transcript to read, the WAL's capture to show and git to
+    ask, still loads neither json nor re nor subprocess. Run first (after recover, which writes nothing): a state put
+    back by _restore has a rewritten WAL, which the hook rightly verifies again, with orjson and re."""
+    event = json.loads((HOOKS / "claude" / "SessionStart-compact.json").read_text())
+    event.update(cwd=str(b.proj.root), session_id="light-hook", transcript_path=str(b.transcript))
+    state = b.proj.root / "state"
+    before = _files(state)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", PROBE, "hook", "claude"],
+        cwd=b.proj.root,
+        env={**b.proj.env, "PYTHONPATH": os.pathsep.join((SRC, SITE))},
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    _restore(state, before)
+    mods = set(done.stderr.strip().splitlines()[-1].split())
+    assert "rehydrate.checks.recency" in mods and "rehydrate.brief.capture" in mods, sorted(mods)  # it did the work
+    assert not HEAVY & mods, HEAVY & mods
+    brief = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "## Just before the compaction" in brief and INSTRUCTION in brief
+
+
+def _todo_items(items: list[tuple[str, str]], tool: str) -> Callable[[Built, dict[str, Any], dict[str, str]], None]:
+    def check(b: Built, answer: dict[str, Any], briefs: dict[str, str]) -> None:
+        cap = next(r for r in reversed(b.proj.records()) if r["op"] == "compaction")["data"]["capture"]
+        assert cap["todos"]["tool"] == tool and cap["todos"]["items"] == [list(x) for x in items], cap["todos"]
+        for harness, brief in briefs.items():
+            quoted = _quoted(_section(brief, "## Just before the compaction"))
+            for text, status in items:
+                assert f"- [{status}] {text}" in quoted, (harness, text, quoted)
+
+    return check
+
+
+def _gone(b: Built, answer: dict[str, Any], briefs: dict[str, str]) -> None:
+    """16: the capture's facts stay: in recency's finding and in each brief's capture section."""
+    for harness, brief in briefs.items():
+        quoted = _quoted(_section(brief, "## Just before the compaction"))
+        assert INSTRUCTION in quoted and PARSER in quoted and FAILING in quoted, (harness, quoted)
+
+
+def _gh_in_hooks(b: Built, answer: dict[str, Any], briefs: dict[str, str]) -> None:
+    """19: the hooks say gh is not installed too (a PATH scan, not deferred to recover)."""
+    for harness, brief in briefs.items():
+        lines = [c for c in ledger_of(brief)["checks"] if c[0] == "live-state" and "gh not installed" in c[2]]
+        assert [s for _, s, _ in lines] == ["n/a"], (harness, brief)
+        assert "not run at session start" not in brief, harness
+
+
+def _deferred_user(b: Built, answer: dict[str, Any], briefs: dict[str, str]) -> None:
+    """28: the hooks run no user check and say so: recover runs them."""
+    for harness, brief in briefs.items():
+        tail = brief[brief.rfind("\n## Ledger ") :]
+        assert "not run at session start: 3 user checks: `rehydrate recover` runs them" in tail, (harness, tail)
+        assert "boom" not in brief and "could not import" not in brief, harness
+
+
+# ---------------------------------------------------------------------------------------------------- the table
+
+LIVE_DIRTY = {"ok", "degraded", "n/a"}  # HEAD the checkpoint's (ok), the file dirty, no upstream and no gh (n/a)
+WORK = Expect(
+    1,
+    "degraded",
+    ["recency", "live-state"],
+    {**CLEAN, "recency": {"degraded"}, "live-state": LIVE_DIRTY, "direction": {"n/a"}},
+    # live-state names what git status says: the untracked folder calc/ (git folds an untracked folder's files)
+    {"recency": [PARSER, INSTRUCTION, FAILING, "exit 1"], "live-state": ["calc/"]},
+    next_has=[NEXT, PARSER],
+    next_not=[NEXT],
+    brief_has=["## Just before the compaction", INSTRUCTION, PARSER, FAILING],
+)
+TALK = Expect(  # work after the checkpoint that changed nothing in git (a todo list, a plan): recency only
+    0,
+    "recovered",
+    statuses={**LOCAL, "recency": {"ok"}},
+    finding_has={"recency": ["1 user message", "no file edited"]},
+    next_has=[NEXT],
+    brief_has=["## Just before the compaction"],
+)
+
+SCENARIOS = [
+    TScenario("claude-work-then-compaction", claude_work, WORK, _capture_words, first=_light_hook),
+    TScenario("codex-work-then-compaction", codex_work, WORK, _capture_words),
+    TScenario("claude-todowrite-captured", claude_todos, TALK, _todo_items(TODOS, "TodoWrite")),
+    TScenario("claude-tasks-captured", claude_tasks, TALK, _todo_items(TODOS, "TaskCreate/TaskUpdate")),
+    TScenario("codex-plan-captured", codex_plan, TALK, _todo_items(PLAN, "update_plan")),
+    TScenario(
+        "transcript-gone",
+        transcript_gone,
+        Expect(
+            1,
+            "degraded",
+            ["recency"],
+            {**LOCAL, "recency": {"skipped"}},
+            {"recency": ["is gone", "was not looked at", "the compaction's capture recorded", PARSER, "1 failed"]},
+            next_has=[NEXT],  # a skipped check knows nothing that would replace the checkpoint's next step
+            brief_has=["## Just before the compaction"],
+        ),
+        _gone,
+    ),
+    TScenario(
+        "gemini-chat-work",
+        gemini_work,
+        Expect(
+            1,
+            "degraded",
+            ["recency", "live-state"],
+            {**CLEAN, "recency": {"degraded"}, "live-state": LIVE_DIRTY, "direction": {"n/a"}},
+            {"recency": ["gemini", "transcript", "/chats/session-", PARSER, FAILING, INSTRUCTION]},
+            next_has=[NEXT, PARSER],
+            next_not=[NEXT],
+        ),
+    ),
+    TScenario(
+        "work-before-the-checkpoint",
+        work_before,
+        Expect(
+            0,
+            "recovered",
+            statuses={**LOCAL, "recency": {"ok"}},
+            finding_has={"recency": ["claude transcript", "1 user message", "no file edited, no command run"]},
+            next_has=[NEXT],
+        ),
+    ),
+    TScenario(
+        "foreign-project-transcript",
+        foreign_project,
+        Expect(
+            1,
+            "degraded",
+            ["recency"],
+            {**LOCAL, "recency": {"skipped"}},
+            {"recency": ["names another project", "not read"]},
+            next_has=[NEXT],
+        ),
+    ),
+    TScenario(
+        "no-transcript-ever",
+        no_transcript,
+        Expect(
+            0,
+            "recovered",
+            statuses={**LOCAL, "recency": {"n/a"}},
+            finding_has={"recency": ["no transcript recorded by a hook", "looked at the", "WAL records"]},
+            next_has=[NEXT],
+        ),
+    ),
+    TScenario(
+        "gh-missing",
+        gh_missing,
+        Expect(
+            0,
+            "recovered",
+            statuses={**LOCAL, "recency": {"n/a"}},
+            finding_has={"live-state": ["gh not installed (looked for gh on PATH)"]},
+            next_has=[NEXT],
+        ),
+        _gh_in_hooks,
+    ),
+    TScenario(
+        "user-check-deferred",
+        user_check,
+        Expect(
+            1,
+            "degraded",
+            ["boom", "nomod:x"],
+            {**LOCAL, "recency": {"n/a"}, "green": {"ok"}, "boom": {"failed"}, "nomod:x": {"skipped"}},
+            {"green": ["build/log.txt"], "boom": ["RuntimeError"], "nomod:x": ["could not import"]},
+            next_has=[NEXT],
+        ),
+        _deferred_user,
+        USER,
+    ),
+]
+
+
+def _param(s: TScenario) -> Any:
+    return pytest.param(s, id=s.name, marks=() if s.name in QUICK else (pytest.mark.slow,))
+
+
+# ---------------------------------------------------------------------------------------------------- helpers
+
+
+def _section(brief: str, head: str) -> str:
+    """The brief's section that starts with head (to the next `## `)."""
+    at = brief.find("\n" + head)
+    assert at >= 0, f"no {head!r} in the brief:\n{brief}"
+    end = brief.find("\n## ", at + 1)
+    return brief[at + 1 : end if end >= 0 else None]
+
+
+def _quoted(text: str) -> str:
+    """The quoted lines of text (`> ` marked), their marks taken off: what the brief shows as data."""
+    return "\n".join(ln[2:] for ln in text.splitlines() if ln.startswith("> "))
+
+
+def hooks(b: Built, answer: dict[str, Any] | None, recover_only: set[str] = frozenset()) -> dict[str, str]:  # type: ignore[assignment]
+    """The SessionStart hook of each harness (the state taken back after each), each brief's ledger equal to
+    recover's (unless answer is None); the briefs by harness."""
+    state = b.proj.root / "state"
+    before = _files(state)
+    briefs = {}
+    for harness in HARNESSES:
+        own = b.transcript if b.hook_transcript and b.harness == harness else None
+        code, brief, err = b.proj.session_start(harness, str(own) if own else None)
+        _restore(state, before)
+        assert code == 0 and brief, (harness, err)
+        if answer is not None:
+            assert_same_ledger(answer, ledger_of(brief), recover_only=recover_only)
+        briefs[harness] = brief
+    return briefs
+
+
+# ---------------------------------------------------------------------------------------------------- the tests
+
+
+@pytest.mark.parametrize("scenario", [_param(s) for s in SCENARIOS])
+def test_transcript_scenario(scenario: TScenario, tmp_path: Path) -> None:
+    b = scenario.build(tmp_path)
+    before = _files(b.proj.root / "state")
+    code, answer = b.proj.recover()
+    check_recover(answer, code, scenario.expect)
+    assert _files(b.proj.root / "state") == before, "recover wrote to the state folder"
+    if scenario.first is not None:
+        scenario.first(b)
+    briefs = hooks(b, answer, scenario.recover_only)
+    for harness, brief in briefs.items():
+        for word in scenario.expect.brief_has:
+            assert word in brief, (harness, word)
+    if scenario.check is not None:
+        scenario.check(b, answer, briefs)
