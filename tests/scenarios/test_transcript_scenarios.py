@@ -16,7 +16,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -459,7 +459,7 @@ def _quoted(text: str) -> str:
     return "\n".join(ln[2:] for ln in text.splitlines() if ln.startswith("> "))
 
 
-def hooks(b: Built, answer: dict[str, Any] | None, recover_only: set[str] = frozenset()) -> dict[str, str]:  # type: ignore[assignment]
+def hooks(b: Built, answer: dict[str, Any] | None, recover_only: Iterable[str] = ()) -> dict[str, str]:
     """The SessionStart hook of each harness (the state taken back after each), each brief's ledger equal to
     recover's (unless answer is None); the briefs by harness."""
     state = b.proj.root / "state"
