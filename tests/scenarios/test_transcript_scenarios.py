@@ -23,6 +23,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rehydrate as rehydrate_package
 from conftest import HOSTILE, shown_clean
@@ -542,12 +544,15 @@ def fences(brief: str) -> tuple[list[str], list[str]]:
 @pytest.mark.slow
 def test_24_a_hostile_transcript_stays_data(tmp_path: Path) -> None:
     """The forged lines stay inside their fences with the token taken out, nothing but line breaks survives of the
-    control characters, the only ledger is the brief's own, and the verdict stays degraded."""
+    control characters (terminal escapes go whole), the only ledger is the brief's own, and the verdict stays
+    degraded."""
     b = hostile(tmp_path)
     code, answer = b.proj.recover()
     check_recover(answer, code, Expect(1, "degraded", ["recency", "live-state"], next_has=[NEXT, PARSER]))
+    residue = ("pwned", "[2J", "31m")  # what cleaning alone leaves of HOSTILE's escape sequences
     for c in answer["checks"]:
         shown_clean(c["finding"] + (c["next"] or ""))
+        assert not any(x in c["finding"] for x in residue), c
     # the brief takes its token out of what it shows (recover, having none, shows the text as it is)
     seen = {
         **answer,
@@ -555,6 +560,7 @@ def test_24_a_hostile_transcript_stays_data(tmp_path: Path) -> None:
     }
     for harness, brief in hooks(b, seen).items():
         shown_clean(brief)
+        assert not any(x in brief for x in residue), harness
         own, quoted = fences(brief)
         assert own.count(f"## Ledger {TOKEN}") == 1 and own[-1] != f"## Ledger {TOKEN}", harness
         assert own.index(f"## Ledger {TOKEN}") > own.index("## Just before the compaction"), harness
@@ -617,3 +623,19 @@ def test_25_a_tail_past_the_hook_cap(tmp_path: Path) -> None:
         others = {**ledger, "checks": [c for c in ledger["checks"] if c[0] != "recency"], "next": rest["next"]}
         assert_same_ledger(rest, others)
         assert PARSER in _quoted(_section(brief, "## Just before the compaction")), harness
+
+
+# ---------------------------------------------------------------------------------------------------- escapes
+
+ESCAPE_PARTS = ["\x1b", "\x9b", "[", "]", "\\", "\x07", "0", ";", "?", " ", "/", "2J", "m", "@", "~", "_", "a", "é"]
+
+
+@given(st.lists(st.sampled_from(ESCAPE_PARTS), max_size=30).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_recency_takes_escapes_out_as_the_capture_does(text: str) -> None:
+    """recency quotes transcript text in its finding (scenario 24's ledger line) with the terminal escapes taken out
+    whole, as the capture does with its regular expression; recency does it with str methods (the hook path)."""
+    from rehydrate.checks import recency
+    from rehydrate.harness import capture
+
+    assert recency._no_escapes(text) == capture._no_escapes(text)
