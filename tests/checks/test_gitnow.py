@@ -226,7 +226,9 @@ def test_the_files_spare_processes(pair: tuple[Path, Path, Path], monkeypatch: p
     ckpt = _checkpoint(folder)
     started = _spied(monkeypatch)
     now = _probe(folder, ckpt)
-    assert started == ["status"]  # HEAD is the checkpoint's: no log; refs read from the files: no for-each-ref
+    # HEAD is the checkpoint's: no log; refs read from the files: no for-each-ref; direction's log and config join
+    # this one round, origin/main being known from the files
+    assert started == ["status", "log", "config"]
     assert (now.known, now.descendant, now.commits) == (True, True, [])
     assert now.refs == {
         "refs/remotes/origin/HEAD": "ref: refs/remotes/origin/main",
@@ -236,10 +238,11 @@ def test_the_files_spare_processes(pair: tuple[Path, Path, Path], monkeypatch: p
     commit(agent, "x.py", "x\n", "Since")
     started.clear()
     assert [c.subject for c in _probe(folder, ckpt).commits] == ["Since"]
-    assert started == ["status", "log", "log"]  # round 2: the files each commit changed outside state/
+    assert started == ["status", "log", "log", "log", "config"]  # one round: since, their files, direction's
     (agent / ".git" / "reftable").mkdir()  # refs this probe cannot read itself: git is asked
     started.clear()
-    assert _probe(folder, ckpt).refs == now.refs and started == ["status", "for-each-ref", "log", "log"]
+    assert _probe(folder, ckpt).refs == now.refs and started == ["status", "for-each-ref", "log", "log"]  # no
+    # main line known from the files: direction asks its own round
 
 
 def test_files_read_packed_refs_a_detached_head_and_a_worktree(pair: tuple[Path, Path, Path], tmp_path: Path) -> None:
@@ -275,7 +278,8 @@ def test_a_head_that_moved_after_the_files_were_read_is_logged_after_all(
     monkeypatch.setattr(gitnow, "files", lambda root: stale)
     started = _spied(monkeypatch)
     now = _probe(folder, ckpt)
-    assert started == ["status", "log", "log"]  # the files said "the checkpoint's HEAD"; git status did not
+    # the files said "the checkpoint's HEAD"; git status did not: the log (and the files) asked after all
+    assert started == ["status", "log", "config", "log", "log"]
     assert [c.subject for c in now.commits] == ["Between the read and git status"] and now.descendant is True
 
 
@@ -295,3 +299,24 @@ def test_a_fifo_planted_in_the_git_folder_never_blocks_the_files_read(tmp_path: 
     code = f"from rehydrate.checks import gitnow; r = gitnow.files({str(repo)!r}); print(r and (r.head, r.refs))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and done.stdout.strip() in ("None", "(None, None)"), done
+
+
+def test_direction_takes_its_answers_from_round_1(
+    pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With origin/main known from the files, live-state and direction together start one round of processes:
+    direction asks nothing more, and its finding is the one its own round would give."""
+    from rehydrate.checks import direction, run_all
+
+    agent = pair[1]
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    gitrepos.teammate_merge(pair, "Fix tokenizer (#12)")
+    context = _context(folder, ckpt)
+    assert context.since is not None
+    context.since.seq, context.since.complete = 2, True
+    started = _spied(monkeypatch)
+    found = run_all(context, [livestate.LiveStateCheck(), direction.DirectionCheck()])
+    assert started == ["status", "log", "config"]
+    (moved,) = [f for f in found if f.check == "direction"]
+    assert moved.status == "degraded" and '"Fix tokenizer (#12)"' in moved.message

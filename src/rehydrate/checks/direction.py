@@ -67,20 +67,7 @@ class DirectionCheck:
             return [Finding(NAME, SKIPPED, text, f"run `git log HEAD..{_short(main)}` yourself before going on")]
         if head is None:
             return [Finding(NAME, NA, f"{label} recorded no git HEAD: {_short(main)} not compared with it (git log)")]
-        calls = {
-            "log": [
-                "log",
-                "-z",
-                FORMAT,
-                f"--max-count={MAX_LISTED + 1}",
-                main,
-                "^HEAD",
-                f"^{head}",
-                "--",
-            ],
-            "config": ["config", "user.email"],
-        }
-        answers = probe.run(calls)
+        answers = probe.early(main) or probe.run(gitnow.direction_calls(main, head))
         failed = probe.why(answers["log"])
         if failed is not None:
             text = f"git log HEAD..{_short(main)} {failed}: the main line since {label} not looked at"
@@ -92,15 +79,11 @@ class DirectionCheck:
 def main_line(now: GitNow) -> str | None:
     """origin/HEAD's target, else origin/main or origin/master, else the local main or master when HEAD is on
     another branch: a full ref name, or None."""
-    from rehydrate.checks.gitnow import MAIN_REFS
+    from rehydrate.checks.gitnow import origin_main
 
-    target = now.refs.get("refs/remotes/origin/HEAD", "")
-    name = target[len("ref: ") :] if target.startswith("ref: refs/") else None
-    if name is not None and (name in now.refs or name not in MAIN_REFS):  # a dangling one (origin/master after a
-        return name  # rename to main and a fetch --prune) falls through to the refs that exist
-    for ref in ("refs/remotes/origin/main", "refs/remotes/origin/master"):
-        if ref in now.refs:
-            return ref
+    found = origin_main(now.refs)  # a dangling origin/HEAD (origin/master after a rename to main and a fetch
+    if found is not None:  # --prune) falls through to the refs that exist
+        return found
     for ref in ("refs/heads/main", "refs/heads/master"):
         if ref in now.refs and now.branch != ref[len("refs/heads/") :]:
             return ref

@@ -103,6 +103,7 @@ class Probe:
         self._now: GitNow | None = None
         self._files: Files | None = None
         self._same: str | None = None  # HEAD as the files show it, when it is the checkpoint's: no log asked
+        self._early: tuple[str, dict[str, proc.Result]] | None = None  # direction's main line and its answers
         if root is None:
             return
         self._files = files(root)
@@ -114,8 +115,25 @@ class Probe:
             self._same = head
         elif self._ckpt_head is not None:
             calls["log"] = self._log()
+            calls["files"] = self._files_log()
+        main = origin_main(self._files.refs) if self._files is not None and self._files.refs else None
+        if main is not None and self._ckpt_head is not None:  # direction's calls, in this round rather than after it
+            self._early = (main, {})
+            calls.update({"dir-" + k: v for k, v in direction_calls(main, self._ckpt_head).items()})
         self._names = list(calls)
         self._batch = proc.start([self.argv(*args) for args in calls.values()], env=env)
+
+    def _files_log(self) -> list[str]:
+        """What each commit since the checkpoint changed outside the state folder (committing the state is no news):
+        a commit that changed only state/ is not listed."""
+        return ["log", "-z", "--format=%x1e%H", "--name-only", f"{self._ckpt_head}..HEAD", "--", ":/", ":(exclude)."]
+
+    def early(self, main: str) -> dict[str, proc.Result] | None:
+        """direction's answers ("log", "config") when round 1 asked them for this main line, else None."""
+        self.result()
+        if self._early is None or self._early[0] != main or not self._early[1]:
+            return None
+        return self._early[1]
 
     def _log(self) -> list[str]:
         return [
@@ -155,6 +173,8 @@ class Probe:
             self._now = GitNow()
             if self._batch is not None:
                 results = dict(zip(self._names, self._batch.wait(self._deadline), strict=True))
+                if self._early is not None:
+                    self._early[1].update({k[4:]: v for k, v in results.items() if k.startswith("dir-")})
                 self._read(self._now, results)
         return self._now
 
@@ -179,13 +199,13 @@ class Probe:
             now.refs = dict(self._files.refs)
         now.fetched = self._files.fetched() if self._files is not None else None
         if "log" in results:
-            self._history(now, results["log"])
+            self._history(now, results["log"], results.get("files"))
         elif self._same is not None and now.head == self._same:
             now.known = now.descendant = True  # HEAD is the checkpoint's: nothing since, no log needed
         elif self._same is not None:  # HEAD moved between the files' read and git status: ask git after all
             self._history(now, self.run({"log": self._log()})["log"])
 
-    def _history(self, now: GitNow, log: proc.Result) -> None:
+    def _history(self, now: GitNow, log: proc.Result, changed: proc.Result | None = None) -> None:
         """commits, more, known, descendant; round 2 (is-ancestor, reflog) only when round 1 did not settle it."""
         head = self._ckpt_head or "?"  # set: the log runs only when the checkpoint recorded a HEAD
         why = self.why(log)
@@ -203,9 +223,11 @@ class Probe:
         elif not now.more:
             now.descendant = False  # every commit since it was listed, and none has it as a parent
         round2: dict[str, list[str]] = {}
-        if now.commits and not now.more:  # what each commit changed outside state/ (committing the state is no news)
-            since = f"{head}..HEAD"
-            round2["files"] = ["log", "-z", "--format=%x1e%H", "--name-only", since, "--", ":/", ":(exclude)."]
+        if now.commits and not now.more:  # what each commit changed outside state/: asked in round 1 (changed) or now
+            if changed is None:
+                round2["files"] = self._files_log()
+            elif self.why(changed) is None:
+                _files_of(now, changed.out)
         if now.descendant is None:
             round2["merge-base"] = ["merge-base", "--is-ancestor", head, "HEAD"]
         if now.descendant is False or (self._ckpt_branch is not None and now.branch != self._ckpt_branch):
@@ -247,6 +269,25 @@ def _commits(now: GitNow, out: bytes) -> set[str]:
         else:
             now.more = True
     return boundary
+
+
+def direction_calls(main: str, head: str) -> dict[str, list[str]]:
+    """direction's git calls: the commits on the main line that neither HEAD nor the checkpoint's commit holds (at
+    most 21, newest first) and the user's email (to tell one's own commits from others')."""
+    from rehydrate.checks.direction import FORMAT, MAX_LISTED
+
+    log = ["log", "-z", FORMAT, f"--max-count={MAX_LISTED + 1}", main, "^HEAD", f"^{head}", "--"]
+    return {"log": log, "config": ["config", "user.email"]}
+
+
+def origin_main(refs: dict[str, str]) -> str | None:
+    """The main line as direction finds it among origin's refs (origin/HEAD's target when it exists, else
+    origin/main or origin/master), from the files: known before git status, so its calls join round 1."""
+    target = refs.get("refs/remotes/origin/HEAD", "")
+    name = target[len("ref: ") :] if target.startswith("ref: refs/") else None
+    if name is not None and (name in refs or name not in MAIN_REFS):
+        return name
+    return next((r for r in ("refs/remotes/origin/main", "refs/remotes/origin/master") if r in refs), None)
 
 
 def _files_of(now: GitNow, out: bytes) -> None:
