@@ -238,11 +238,11 @@ def test_the_files_spare_processes(pair: tuple[Path, Path, Path], monkeypatch: p
     commit(agent, "x.py", "x\n", "Since")
     started.clear()
     assert [c.subject for c in _probe(folder, ckpt).commits] == ["Since"]
-    assert started == ["status", "log", "log", "log", "config"]  # one round: since, their files, direction's
+    assert started == ["status", "log", "log", "config"]  # one round: since (with its files), direction's two
     (agent / ".git" / "reftable").mkdir()  # refs this probe cannot read itself: git is asked
     started.clear()
-    assert _probe(folder, ckpt).refs == now.refs and started == ["status", "for-each-ref", "log", "log"]  # no
-    # main line known from the files: direction asks its own round
+    assert _probe(folder, ckpt).refs == now.refs and started == ["status", "for-each-ref", "log"]  # no main
+    # line known from the files: direction asks its own round
 
 
 def test_files_read_packed_refs_a_detached_head_and_a_worktree(pair: tuple[Path, Path, Path], tmp_path: Path) -> None:
@@ -278,8 +278,8 @@ def test_a_head_that_moved_after_the_files_were_read_is_logged_after_all(
     monkeypatch.setattr(gitnow, "files", lambda root: stale)
     started = _spied(monkeypatch)
     now = _probe(folder, ckpt)
-    # the files said "the checkpoint's HEAD"; git status did not: the log (and the files) asked after all
-    assert started == ["status", "log", "config", "log", "log"]
+    # the files said "the checkpoint's HEAD"; git status did not: the log (with its files) asked after all
+    assert started == ["status", "log", "config", "log"]
     assert [c.subject for c in now.commits] == ["Between the read and git status"] and now.descendant is True
 
 
@@ -320,3 +320,24 @@ def test_direction_takes_its_answers_from_round_1(
     assert started == ["status", "log", "config"]
     (moved,) = [f for f in found if f.check == "direction"]
     assert moved.status == "degraded" and '"Fix tokenizer (#12)"' in moved.message
+
+
+def test_a_commit_of_a_nested_state_folder_alone_changes_no_file_outside_it(tmp_path: Path) -> None:
+    """The state folder deep in the work tree (tools/agent/state): --name-only names its files from the top, and
+    they are left out of the commit's files; a file beside it (tools/agent/statefile.py) is not in it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "a.py", "a\n", "Start")
+    folder = repo / "tools" / "agent" / "state"
+    folder.mkdir(parents=True)
+    (folder / "00_goal.md").write_text("goal\n")
+    ckpt = _checkpoint(folder)
+    git(repo, "add", "tools/agent/state")
+    git(repo, "commit", "-q", "-m", "the state")
+    commit(repo, "tools/agent/statefile.py", "x\n", "Beside it")
+    now = _probe(folder, ckpt)
+    assert [(c.subject, c.files) for c in now.commits] == [
+        ("Beside it", ["tools/agent/statefile.py"]),
+        ("the state", []),
+    ]

@@ -28,6 +28,7 @@ from rehydrate.store import gitinfo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from rehydrate.checks import Context
@@ -104,9 +105,11 @@ class Probe:
         self._files: Files | None = None
         self._same: str | None = None  # HEAD as the files show it, when it is the checkpoint's: no log asked
         self._early: tuple[str, dict[str, proc.Result]] | None = None  # direction's main line and its answers
+        self._inside: Callable[[str], bool] | None = None  # whether a path git names is in the state folder
         if root is None:
             return
         self._files = files(root)
+        self._inside = _inside(root, self._files.top) if self._files is not None else None
         calls = {"status": ["status", "--porcelain=v2", "--branch", "-z", "--", ":/", ":(exclude)."]}
         if self._files is None or self._files.refs is None:
             calls["for-each-ref"] = ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)", *MAIN_REFS]
@@ -115,7 +118,6 @@ class Probe:
             self._same = head
         elif self._ckpt_head is not None:
             calls["log"] = self._log()
-            calls["files"] = self._files_log()
         main = origin_main(self._files.refs) if self._files is not None and self._files.refs else None
         if main is not None and self._ckpt_head is not None:  # direction's calls, in this round rather than after it
             self._early = (main, {})
@@ -136,10 +138,13 @@ class Probe:
         return self._early[1]
 
     def _log(self) -> list[str]:
+        """The commits since the checkpoint, with the files each changed (--name-only) when the state folder's place
+        in the work tree is known, to tell the commits of state/ alone (else asked apart, _files_log)."""
         return [
             "log",
             "-z",
             "--boundary",
+            *(["--name-only"] if self._inside is not None else []),
             LOG_FORMAT,
             f"--max-count={MAX_COMMITS + 1}",
             f"{self._ckpt_head}..HEAD",
@@ -199,13 +204,13 @@ class Probe:
             now.refs = dict(self._files.refs)
         now.fetched = self._files.fetched() if self._files is not None else None
         if "log" in results:
-            self._history(now, results["log"], results.get("files"))
+            self._history(now, results["log"])
         elif self._same is not None and now.head == self._same:
             now.known = now.descendant = True  # HEAD is the checkpoint's: nothing since, no log needed
         elif self._same is not None:  # HEAD moved between the files' read and git status: ask git after all
             self._history(now, self.run({"log": self._log()})["log"])
 
-    def _history(self, now: GitNow, log: proc.Result, changed: proc.Result | None = None) -> None:
+    def _history(self, now: GitNow, log: proc.Result) -> None:
         """commits, more, known, descendant; round 2 (is-ancestor, reflog) only when round 1 did not settle it."""
         head = self._ckpt_head or "?"  # set: the log runs only when the checkpoint recorded a HEAD
         why = self.why(log)
@@ -217,17 +222,14 @@ class Probe:
                 now.unanswered["log"] = why
             return
         now.known = True
-        boundary = _commits(now, log.out)
+        boundary = _commits(now, log.out, self._inside)
         if (now.head or "").startswith(head) or any(b.startswith(head) for b in boundary):
             now.descendant = True
         elif not now.more:
             now.descendant = False  # every commit since it was listed, and none has it as a parent
         round2: dict[str, list[str]] = {}
-        if now.commits and not now.more:  # what each commit changed outside state/: asked in round 1 (changed) or now
-            if changed is None:
-                round2["files"] = self._files_log()
-            elif self.why(changed) is None:
-                _files_of(now, changed.out)
+        if now.commits and not now.more and self._inside is None:  # what each changed outside state/, asked apart
+            round2["files"] = self._files_log()
         if now.descendant is None:
             round2["merge-base"] = ["merge-base", "--is-ancestor", head, "HEAD"]
         if now.descendant is False or (self._ckpt_branch is not None and now.branch != self._ckpt_branch):
@@ -253,22 +255,41 @@ class Probe:
                 now.unanswered["reflog"] = why
 
 
-def _commits(now: GitNow, out: bytes) -> set[str]:
-    """Fills now.commits (newest first, at most MAX_COMMITS) and now.more from `git log -z --boundary`; returns the
+def _commits(now: GitNow, out: bytes, inside: Callable[[str], bool] | None = None) -> set[str]:
+    """Fills now.commits (newest first, at most MAX_COMMITS) and now.more from `git log -z --boundary` (with
+    --name-only when inside is given: each commit's files then, those inside the state folder left out); returns the
     boundary commits' hashes (the parents of the listed commits that are not listed)."""
     boundary: set[str] = set()
+    current: Commit | None = None
     for entry in out.decode("utf-8", "replace").split("\0"):
         fields = entry.strip("\n").split("\x1f")
-        if len(fields) != 6 or len(fields[0]) < 2:
+        if len(fields) != 6 or len(fields[0]) < 2 or not _is_hash(fields[0][1:]):
+            name = entry.lstrip("\n")
+            if current is not None and current.files is not None and name and inside is not None and not inside(name):
+                current.files.append(name)
             continue
         mark, sha = fields[0][0], fields[0][1:]
+        current = None
         if mark == "-":
             boundary.add(sha)
         elif len(now.commits) < MAX_COMMITS:
-            now.commits.append(Commit(sha, fields[1].split(), fields[2], fields[3], fields[4], fields[5]))
+            current = Commit(sha, fields[1].split(), fields[2], fields[3], fields[4], fields[5])
+            current.files = [] if inside is not None else None
+            now.commits.append(current)
         else:
             now.more = True
     return boundary
+
+
+def _inside(root: str, top: str) -> Callable[[str], bool]:
+    """Whether a path as git names it (relative to the work tree's top) lies in the state folder root."""
+    rel = os.path.relpath(os.path.realpath(root), os.path.realpath(top)) if top else ".."
+    if rel.startswith(".."):  # the state folder outside this work tree: none of its files is in it
+        return lambda name: False
+    if rel == ".":
+        return lambda name: True
+    rel = rel.replace(os.sep, "/")
+    return lambda name: name == rel or name.startswith(rel + "/")
 
 
 def direction_calls(main: str, head: str) -> dict[str, list[str]]:
@@ -319,11 +340,12 @@ class Files:
     unreadable file): then `git for-each-ref` is asked. git status stays the authority on HEAD: when it disagrees,
     the log is asked after all."""
 
-    __slots__ = ("common", "gitdir", "head", "refs")
+    __slots__ = ("common", "gitdir", "head", "refs", "top")
 
-    def __init__(self, gitdir: str, common: str) -> None:
+    def __init__(self, gitdir: str, common: str, top: str = "") -> None:
         self.gitdir = gitdir
         self.common = common
+        self.top = top  # the work tree's top folder (where .git was found)
         self.head: str | None = None
         self.refs: dict[str, str] | None = None
 
@@ -348,7 +370,7 @@ def files(root: str) -> Files | None:
         dotgit = os.path.join(folder, ".git")
         found = (dotgit, dotgit) if os.path.isdir(dotgit) else _linked(dotgit) if os.path.isfile(dotgit) else None
         if found is not None:
-            repo = Files(*found)
+            repo = Files(*found, folder)
             if not os.path.exists(os.path.join(repo.common, "reftable")):
                 packed = _packed(repo.common)
                 if packed is not None:

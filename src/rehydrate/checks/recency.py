@@ -197,6 +197,7 @@ class _Look:
                 max_bytes=self.cap,
                 harness=c.harness,
                 project=None if c.trusted else self.project,
+                todos_back=0,  # the task list is the capture's: no reading on past the checkpoint for it
             )
         except (OSError, ValueError) as e:
             why = layout.clean(e.strerror or str(e) if isinstance(e, OSError) else str(e), one_line=True)[:200]
