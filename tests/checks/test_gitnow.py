@@ -226,9 +226,9 @@ def test_the_files_spare_processes(pair: tuple[Path, Path, Path], monkeypatch: p
     ckpt = _checkpoint(folder)
     started = _spied(monkeypatch)
     now = _probe(folder, ckpt)
-    # HEAD is the checkpoint's: no log; refs read from the files: no for-each-ref; direction's log and config join
-    # this one round, origin/main being known from the files
-    assert started == ["status", "log", "config"]
+    # HEAD is the checkpoint's: no log; refs read from the files: no for-each-ref; direction's log joins this one
+    # round, origin/main being known from the files (user.email read from the config files: no process)
+    assert started == ["status", "log"]
     assert (now.known, now.descendant, now.commits) == (True, True, [])
     assert now.refs == {
         "refs/remotes/origin/HEAD": "ref: refs/remotes/origin/main",
@@ -238,7 +238,7 @@ def test_the_files_spare_processes(pair: tuple[Path, Path, Path], monkeypatch: p
     commit(agent, "x.py", "x\n", "Since")
     started.clear()
     assert [c.subject for c in _probe(folder, ckpt).commits] == ["Since"]
-    assert started == ["status", "log", "log", "config"]  # one round: since (with its files), direction's two
+    assert started == ["status", "log", "log"]  # one round: since (with its files), direction's
     (agent / ".git" / "reftable").mkdir()  # refs this probe cannot read itself: git is asked
     started.clear()
     assert _probe(folder, ckpt).refs == now.refs and started == ["status", "for-each-ref", "log"]  # no main
@@ -279,7 +279,7 @@ def test_a_head_that_moved_after_the_files_were_read_is_logged_after_all(
     started = _spied(monkeypatch)
     now = _probe(folder, ckpt)
     # the files said "the checkpoint's HEAD"; git status did not: the log (with its files) asked after all
-    assert started == ["status", "log", "config", "log"]
+    assert started == ["status", "log", "log"]
     assert [c.subject for c in now.commits] == ["Between the read and git status"] and now.descendant is True
 
 
@@ -317,7 +317,7 @@ def test_direction_takes_its_answers_from_round_1(
     context.since.seq, context.since.complete = 2, True
     started = _spied(monkeypatch)
     found = run_all(context, [livestate.LiveStateCheck(), direction.DirectionCheck()])
-    assert started == ["status", "log", "config"]
+    assert started == ["status", "log"]
     (moved,) = [f for f in found if f.check == "direction"]
     assert moved.status == "degraded" and '"Fix tokenizer (#12)"' in moved.message
 

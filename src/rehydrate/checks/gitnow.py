@@ -120,8 +120,17 @@ class Probe:
             calls["log"] = self._log()
         main = origin_main(self._files.refs) if self._files is not None and self._files.refs else None
         if main is not None and self._ckpt_head is not None:  # direction's calls, in this round rather than after it
+            assert self._files is not None
             self._early = (main, {})
-            calls.update({"dir-" + k: v for k, v in direction_calls(main, self._ckpt_head).items()})
+            early = direction_calls(main, self._ckpt_head)
+            from rehydrate.checks import gitconfig
+
+            email = gitconfig.user_email(self._files.common, self._files.gitdir, env)
+            if email is not gitconfig.UNKNOWN:  # from the config files: no process for it
+                del early["config"]
+                said = (0, f"{email}\n".encode()) if isinstance(email, str) else (1, b"")
+                self._early[1]["config"] = proc.Result(said[0], said[1], b"")
+            calls.update({"dir-" + k: v for k, v in early.items()})
         self._names = list(calls)
         self._batch = proc.start([self.argv(*args) for args in calls.values()], env=env)
 
