@@ -438,3 +438,69 @@ def test_a_secret_in_the_last_instruction_or_a_failed_command_never_reaches_the_
     assert f.status == DEGRADED and "the last by Bash, exit 1" in f.message, f.message
     assert key not in f.message and "hunter2hunter2" not in f.message and "gh release" not in f.message
     assert '"use token [redacted] and password: [redacted] to push"' in f.message
+
+
+def _captured(state: State, path: Path, host: str | None = None, **over: Any) -> dict[str, Any]:
+    """A compaction record of this host (or host) naming path, its capture (of the last checkpoint) overridden."""
+    seq = ckpt(state)["seq"]
+    size = path.stat().st_size
+    cap: dict[str, Any] = {
+        "v": 1,
+        "harness": "claude",
+        "since": {"seq": seq, "ts": None},
+        "read": {"from": 0, "to": size, "cut": False, "lines": 3, "bad": 0},
+        "tool_calls": 4,
+        "user_turns": 1,
+        "todos": None,
+        "user": [{"line": 1, "ts": None, "text": "captured instruction"}],
+        "edited": {"files": ["from/capture.py"], "more": 0},
+        "failed": [],
+        "assistant": None,
+        "error": None,
+    }
+    cap.update(over)
+    data = {"phase": "pre", **since.ref_fields("claude", str(path)), "capture": cap}
+    if host is not None:
+        data["host"] = host
+    state.record("compaction", data)
+    return cap
+
+
+def test_the_session_start_after_a_compaction_takes_its_capture_and_reads_only_what_came_after(
+    repo: Path, state: State, isolated_home: Path
+) -> None:
+    """The hook event names the transcript this compaction's capture read: its facts stand for what it read (the
+    file is not parsed again up to read.to), and only the lines written after it are read."""
+    t = Claude(isolated_home, repo, start=stamp(ckpt(state)["ts"], 5))
+    t.user("now do binding powers")
+    t.write(str(repo / "calc" / "parser.py"))  # what the file holds; the capture says otherwise: it is believed
+    _captured(state, t.path)
+    event = HookEvent("claude", t.session, str(t.path), "compact")
+    f = only(state, isolated_home, event=event)
+    assert f.status == DEGRADED and "files edited: from/capture.py;" in f.message and "parser.py" not in f.message
+    assert '"captured instruction"' in f.message and "4 tool calls" in f.message
+    t.write(str(repo / "calc" / "after.py"))  # after the capture: read
+    f = only(state, isolated_home, event=event)
+    assert "files edited: from/capture.py, calc/after.py;" in f.message and "5 tool calls" in f.message
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"read": {"from": 0, "to": 10, "cut": True, "lines": 1, "bad": 0}},  # it did not reach the checkpoint
+        {"edited": {"files": [], "more": 0}},  # no change it can show: read-only calls, perhaps
+        {"since": {"seq": 1, "ts": None}},  # read back to another checkpoint
+        {"host": "elsewhere"},  # recorded on another host
+        {"scope": "recover"},  # recover reads the file itself
+    ],
+)
+def test_a_capture_that_cannot_stand_for_the_file_is_not_taken(
+    repo: Path, state: State, isolated_home: Path, change: dict[str, Any]
+) -> None:
+    t = Claude(isolated_home, repo, start=stamp(ckpt(state)["ts"], 5))
+    t.user("now do binding powers")
+    t.write(str(repo / "calc" / "parser.py"))
+    scope = change.pop("scope", "hook")
+    _captured(state, t.path, **change)
+    f = only(state, isolated_home, event=HookEvent("claude", t.session, str(t.path), "compact"), scope=scope)
+    assert "calc/parser.py" in f.message and "from/capture.py" not in f.message, f.message

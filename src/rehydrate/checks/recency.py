@@ -188,8 +188,15 @@ class _Look:
         shown = self.show(c.path)
         try:
             path = path or c.path
-            if not stat.S_ISREG(os.stat(path).st_mode):
+            info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode):
                 return Finding(NAME, SKIPPED, f"the transcript {shown} ({how}) is not a regular file: not read")
+            from rehydrate.checks import aftercapture
+
+            captured = aftercapture.usable(self.since, c.path, c.trusted and not self.recover, info.st_size)
+            if captured is not None:
+                seen = aftercapture.after(captured, path, self.since.ts, self.project, c.harness)
+                return self.report(seen, shown)  # type: ignore[arg-type]
             recent = read_since(
                 path,
                 self.since.ts,
