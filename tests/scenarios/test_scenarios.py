@@ -2,9 +2,8 @@
 its state through the real CLI, runs `rehydrate recover --json`, then the SessionStart hook of claude, codex and
 gemini, and checks recover's ledger against what the scenario expects and each brief's ledger against recover's.
 
-Numbers are the plan's. Still to come (second round): the transcript scenarios 2-5, 16, 24-27 and 29 (they need
-tests/scenarios/transcripts.py and the recency check), and the gh scenarios 7, 20 and 21 (they need checks/gh.py);
-19 and 22 then also assert the gh line ("gh not installed", not signed in), and 17 recency's n/a line."""
+Numbers are the plan's. The transcript scenarios (2-5, 16, 24-27, 29, with 17's, 19's and 28's lines) are in
+test_transcript_scenarios.py, the gh scenarios (7, 19-22) in test_gh_scenarios.py."""
 
 from __future__ import annotations
 
