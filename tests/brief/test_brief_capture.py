@@ -379,3 +379,16 @@ def test_the_last_record_line_shows_a_capture_as_counts() -> None:
     assert '"capture":"2 todos, 2 files edited, 1 failed command"' in line and "root cause" not in line
     rec["data"] = {"capture": ["not", "a", "capture"]}
     assert '"capture":"not a capture"' in views.summary(rec)  # type: ignore[arg-type]
+
+
+def test_the_bounds_the_brief_and_recency_assume_are_the_captures() -> None:
+    """brief/capture.py and checks/aftercapture.py repeat the capture's bounds rather than import the harness's
+    module on the hook path: they must stay equal."""
+    from rehydrate.brief import capture as shown
+    from rehydrate.checks import aftercapture
+    from rehydrate.harness import capture as made
+
+    names = ("MAX_TODOS", "MAX_TODO", "MAX_USER", "MAX_USER_TEXT", "MAX_EDITED", "MAX_PATH", "MAX_FAILED")
+    names += ("MAX_COMMAND", "MAX_ERROR", "MAX_ASSISTANT")
+    assert [getattr(shown, n) for n in names] == [getattr(made, n) for n in names]
+    assert aftercapture.CAPTURED_FAILED == made.MAX_FAILED
