@@ -186,6 +186,9 @@ def test_claude_todowrite_tasks_and_todos_before_the_checkpoint(tmp_path: Path) 
     r = _read(_jsonl(tmp_path / "b.jsonl", recs + tasks), "2026-01-01T00:00:02.500Z")
     assert r.todos is not None and r.todos.tool == "TaskCreate/TaskUpdate" and not r.todos.before_checkpoint
     assert r.todos.items == [("Lexer", "completed"), ("Parser", "pending")]
+    # tasks created before the checkpoint, only updated after it: known by their ids and the updates' words
+    r = _read(_jsonl(tmp_path / "c.jsonl", recs + tasks), "2026-01-01T00:00:07.500Z")
+    assert r.todos is not None and r.todos.items == [("task #1", "completed")]
 
 
 def test_claude_user_messages_exclude_what_the_harness_and_our_hooks_wrote(tmp_path: Path) -> None:

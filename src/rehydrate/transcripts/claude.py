@@ -429,6 +429,14 @@ class _Walk:
             ident = str(ident) if ident is not None else str(len(self.tasks) + 1)
             subject = tool_input.get("subject") or tool_input.get("content") or tool_input.get("description")
             self.tasks[ident] = [label(subject) if subject is not None else "", "pending"]
+        elif ident is not None and str(ident) not in self.tasks and isinstance(tool_input.get("status"), str):
+            # created before the tail read (before the checkpoint): known by its id and what this update says
+            if tool_input["status"] == "deleted":
+                return
+            subject = tool_input.get("subject")
+            self.tasks[str(ident)] = [label(subject) if isinstance(subject, str) else f"task #{ident}", "pending"]
+            self._task(name, tool_input, result, number)
+            return
         elif ident is not None and str(ident) in self.tasks:
             entry = self.tasks[str(ident)]
             if tool_input.get("status") == "deleted":
