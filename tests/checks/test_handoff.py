@@ -66,3 +66,9 @@ def test_a_note_that_cannot_be_read_in_full_is_skipped(state: State) -> None:
     found = _run(state)
     assert found.status == "skipped" and "could not be read in full" in found.message
     assert HandoffCheck().run(Context(None, None, error="no state")) == []
+    path.rmdir()
+    with path.open("wb") as f:  # past the 4 MiB read (sparse: no 5 MB written)
+        f.truncate(5 << 20)
+    found = _run(state)
+    assert found.status == "skipped" and "is 5,242,880 bytes" in found.message, found.message
+    assert state.root not in found.message  # the project's own name for it, never this machine's path

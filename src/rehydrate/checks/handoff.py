@@ -46,7 +46,8 @@ class HandoffCheck:
         try:
             data = fsio.read_bytes(path, MAX_BYTES, WORDS)
         except RehydrateError as e:
-            return [self._finding(SKIPPED, f"{REL} could not be read in full: {e.message}", "read it by hand")]
+            why = e.message.replace(path, REL)  # the note as the project names it, not this machine's path
+            return [self._finding(SKIPPED, f"{REL} could not be read in full: {why}", "read it by hand")]
         if data is None:
             return [self._finding(NA, f"no handoff note ({REL} absent)")]
         since = context.since
