@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -41,17 +42,24 @@ def test_a_missing_program_is_missing_not_an_error(tmp_path: Path) -> None:
 
 
 def test_a_hanging_process_is_killed_with_its_whole_group_at_the_deadline(tmp_path: Path) -> None:
-    # the child starts a grandchild that holds the pipes open and writes its pid, then both sleep: killing the child
-    # alone would leave the grandchild; killing the group leaves nothing
+    # the child starts a grandchild that holds the pipes open, says so on stdout, writes both pids, then both sleep:
+    # killing the child alone would leave the grandchild; killing the group leaves nothing. The deadline is set once
+    # the pids are on disk (never a guess at how long a loaded machine takes to start them)
     pids = tmp_path / "pids"
     script = (
         "import os, subprocess, sys, time\n"
         "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)'])\n"
-        f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{g.pid}}')\n"
         "sys.stdout.write('started'); sys.stdout.flush()\n"
+        f"open({str(pids)!r} + '.part', 'w').write(f'{{os.getpid()}} {{g.pid}}')\n"
+        f"os.replace({str(pids)!r} + '.part', {str(pids)!r})\n"
         "time.sleep(3600)\n"
     )
-    fast, hung = proc.start([[PY, "-c", "print('fast')"], [PY, "-c", script]]).wait(1.0)
+    begun = time.monotonic()
+    batch = proc.start([[PY, "-c", "print('fast')"], [PY, "-c", script]])
+    while not pids.exists():  # the observable event: both processes started
+        assert time.monotonic() - begun < 120, "the child never wrote its pids"
+        os.sched_yield()
+    fast, hung = batch.wait(time.monotonic() - begun + 2.0)  # from now, 2 s to drain what is already in the pipes
     assert fast.code == 0 and fast.out == b"fast\n" and not fast.timed_out
     assert hung.timed_out and hung.code is None and hung.out == b"started"
     child, grandchild = (int(p) for p in pids.read_text().split())

@@ -12,8 +12,6 @@ every field's type is checked; a forged one can only make the ledger degraded, n
 
 from __future__ import annotations
 
-import os
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -47,12 +45,12 @@ class _Said:
         self.text = entry.get("text") if isinstance(entry.get("text"), str) else ""
 
 
-def after(cap: dict[str, Any], path: str, since_ts: str | None, project: str, harness: str | None) -> _Seen:
+def after(cap: dict[str, Any], path: str, size: int, since_ts: str | None, project: str, harness: str | None) -> _Seen:
     """The capture's facts, then what the transcript gained after its read.to (read alone, when it grew)."""
     read = cap["read"]
     harness = cap.get("harness")
     seen = _Seen(harness if isinstance(harness, str) else harness or "?", 0, read["from"])
-    seen.size = os.stat(path).st_size
+    seen.size = size  # as recency's stat found it
     seen.tool_calls = cap["tool_calls"]
     seen.changing_calls = 1  # files edited or a command failed: the capture showed a change
     seen.edited = [f for f in cap["edited"]["files"] if isinstance(f, str)]

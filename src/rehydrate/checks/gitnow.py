@@ -134,11 +134,6 @@ class Probe:
         self._names = list(calls)
         self._batch = proc.start([self.argv(*args) for args in calls.values()], env=env)
 
-    def _files_log(self) -> list[str]:
-        """What each commit since the checkpoint changed outside the state folder (committing the state is no news):
-        a commit that changed only state/ is not listed."""
-        return ["log", "-z", "--format=%x1e%H", "--name-only", f"{self._ckpt_head}..HEAD", "--", ":/", ":(exclude)."]
-
     def early(self, main: str) -> dict[str, proc.Result] | None:
         """direction's answers ("log", "config") when round 1 asked them for this main line, else None."""
         self.result()
@@ -148,7 +143,7 @@ class Probe:
 
     def _log(self) -> list[str]:
         """The commits since the checkpoint, with the files each changed (--name-only) when the state folder's place
-        in the work tree is known, to tell the commits of state/ alone (else asked apart, _files_log)."""
+        in the work tree is known, to tell the commits of state/ alone (else each commit's files stay unknown: news)."""
         return [
             "log",
             "-z",
@@ -237,8 +232,6 @@ class Probe:
         elif not now.more:
             now.descendant = False  # every commit since it was listed, and none has it as a parent
         round2: dict[str, list[str]] = {}
-        if now.commits and not now.more and self._inside is None:  # what each changed outside state/, asked apart
-            round2["files"] = self._files_log()
         if now.descendant is None:
             round2["merge-base"] = ["merge-base", "--is-ancestor", head, "HEAD"]
         if now.descendant is False or (self._ckpt_branch is not None and now.branch != self._ckpt_branch):
@@ -254,8 +247,6 @@ class Probe:
                 now.descendant = base.code == 0
             else:
                 now.unanswered["merge-base"] = self.why(base) or "no answer"
-        if "files" in answers and self.why(answers["files"]) is None:
-            _files_of(now, answers["files"].out)
         if "reflog" in answers:
             reflog, why = answers["reflog"], self.why(answers["reflog"])
             if why is None:
@@ -318,17 +309,6 @@ def origin_main(refs: dict[str, str]) -> str | None:
     if name is not None and (name in refs or name not in MAIN_REFS):
         return name
     return next((r for r in ("refs/remotes/origin/main", "refs/remotes/origin/master") if r in refs), None)
-
-
-def _files_of(now: GitNow, out: bytes) -> None:
-    """Sets each listed commit's files from `git log -z --format=%x1e%H --name-only <ckpt>..HEAD -- :/
-    :(exclude).`: a commit that changed only state/ is not in that output, so its files are []."""
-    changed: dict[str, list[str]] = {}
-    for entry in out.decode("utf-8", "replace").split("\x1e")[1:]:  # "<sha>\0\n<path>\0<path>\0..."
-        sha, *names = (n.strip("\n") for n in entry.split("\0"))
-        changed[sha] = [n for n in names if n]  # a name split at a newline is unknown to the checkpoint: news
-    for c in now.commits:
-        c.files = changed.get(c.sha, [])
 
 
 def _refs(now: GitNow, result: proc.Result, why: str | None) -> None:

@@ -195,7 +195,7 @@ class _Look:
 
             captured = aftercapture.usable(self.since, c.path, c.trusted and not self.recover, info.st_size)
             if captured is not None:
-                seen = aftercapture.after(captured, path, self.since.ts, self.project, c.harness)
+                seen = aftercapture.after(captured, path, info.st_size, self.since.ts, self.project, c.harness)
                 return self.report(seen, shown)  # type: ignore[arg-type]
             recent = read_since(
                 path,
