@@ -49,8 +49,20 @@ def is_actor(name: str) -> bool:
 OP = r"^[a-z][a-z0-9_-]{0,31}$"
 GITATTRIBUTES = ".gitattributes"
 GITATTRIBUTES_TEXT = (
-    "# written by rehydrate: state files are hash-bound byte for byte; git must not convert them\n* -text\n"
+    "# written by rehydrate: logs and the append-only views merge line by line, keeping both sides' lines (the\n"
+    "# next command reconciles them), so that branches merge with no conflict in state/; and every state file is\n"
+    "# hash-bound byte for byte, so git must not convert line endings\n"
+    "wal/*.jsonl merge=union\n"
+    "10_invariants.md merge=union\n"
+    "20_handoff.md merge=union\n"
+    "99_next.md merge=union\n"
+    "next/*.md merge=union\n"
+    "handoff/*.md merge=union\n"
+    "* -text\n"
 )
+GITATTRIBUTES_V1 = (
+    "# written by rehydrate: state files are hash-bound byte for byte; git must not convert them\n* -text\n"
+)  # the text of states made before union merges: upgraded by the next write
 
 INVARIANTS_HEADER = (
     "# Decisions and rejected approaches\n"
@@ -61,7 +73,7 @@ INVARIANTS_HEADER = (
 )
 GITIGNORE_TEXT = (
     "# written by rehydrate: the lock, temporary files, cut torn lines, kept hand edits and caches are not state\n"
-    ".lock\n*.tmp\n*.broken\n*.broken.*\n*.edited\n*.edited.*\n*.seen\n"
+    ".lock\n*.tmp\n*.broken\n*.broken.*\n*.edited\n*.edited.*\n*.seen\n.local/\n"
 )
 
 # Limits on what a user can put in one record, so that every record stays far below wal.MAX_LINE.
