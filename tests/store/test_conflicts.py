@@ -33,8 +33,12 @@ def marker_lines(path: Path) -> list[int]:
 
 
 def conflicted_repo(repo: Path) -> None:
-    """The same actor checkpointed on two branches; merging them conflicts in its log and in 99_next.md."""
+    """The same actor checkpointed on two branches; merging them conflicts in its log and in 99_next.md: a merge
+    that did not use the committed union attributes (here a local `merge=text`, which takes precedence over them, as
+    a clone whose receiving branch lacks them would)."""
     assert rehydrate("init", "--goal", "Ship the parser").code == 0
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text("* merge=text\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "state")
     git(repo, "checkout", "-qb", "side")
