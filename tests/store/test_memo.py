@@ -206,11 +206,14 @@ def test_the_cache_is_written_as_the_canonical_json_of_its_fields(state: State) 
     def canonical(c: seen.Seen) -> bytes:
         ring = c._text if c._ring is None else " ".join(f"{s}:{h}" for s, h in c.ring)
         fields = {
-            "v": 2,
+            "v": 3,
             "fp": c.fp,
             "at": c.at,
             "ring": ring,
-            "cp": [c.cp[0], c._cleaned(c.cp[1])] if c.cp else None,
+            "cp": [c.cp[0], c._cleaned(c.cp[1]), c.cp_h] if c.cp else None,
+            "branch": c.branch,
+            "multi": c.multi,
+            "merged": c.merged,
             "lost": c.lost,
             "views": {name: list(pair) for name, pair in c.views.items()},
             "dirs": c.dirs,

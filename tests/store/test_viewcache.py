@@ -77,7 +77,7 @@ def test_another_clones_cache_costs_a_read_not_a_miss(repo: Path, state: State, 
     st = path.stat()
     path.write_bytes(path.read_bytes().replace(b"Write the WAL", b"Write the LAW"))
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    cache = seen.Seen.load(str(copy / "wal" / ".agent.seen"))
+    cache = seen.Seen.load(state.seen_path)  # the copy has no cache of its own: it reads the old place's, once
     assert cache is not None and cache.views  # the first clone's views, with its log's part made to match the copy
     cache.fp = seen.fingerprint((copy / "wal" / "agent.jsonl").stat())
     (copy / "wal" / ".agent.seen").write_bytes(cache.dump())

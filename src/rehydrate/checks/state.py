@@ -15,8 +15,11 @@ class StateCheck:
         findings = [Finding(self.name, "ok", f"repaired: {r}") for r in out.repaired]
         for p in out.problems:
             where = p.file + (f":{p.line}" if p.line else "")
+            if p.info:  # information (a branch switch, a repeated record): named, not degraded
+                findings.append(Finding(self.name, "ok", f"{where}: {p.message} [{p.code}]"))
+                continue
             findings.append(Finding(self.name, "degraded", f"{where}: {p.message} [{p.code}]", _action(p.code, where)))
-        if not out.problems:
+        if out.ok:
             seq = out.record["seq"] if out.record else "?"
             findings.append(Finding(self.name, "ok", f"WAL tail (record {seq}) verified; views and latches match it"))
         return findings

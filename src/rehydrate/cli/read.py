@@ -13,6 +13,7 @@ from rehydrate.errors import ExitCode, RehydrateError, UsageError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 
 def args_resume(p: argparse.ArgumentParser) -> None:
@@ -98,11 +99,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for p in out.problems:
         where = p.file + (f":{p.line}" if p.line else "")
         fix = " (safe to repair: rehydrate verify --repair)" if p.repairable and not args.repair else ""
-        print(f"problem: {where}: {p.message} [{p.code}]{fix}")
+        print(f"{'info' if p.info else 'problem'}: {where}: {p.message} [{p.code}]{fix}")
     if out.ok:
         print(f"ok: {state.rel('')} verified: {seq} record(s), hash chain intact, latches hold, views match the WAL")
         return 0
-    print(f"{len(out.problems)} problem(s) in {state.rel('')}")
+    print(f"{sum(not p.info for p in out.problems)} problem(s) in {state.rel('')}")
     return ExitCode.DISCREPANCY
 
 
@@ -125,6 +126,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             checkpoint=x["checkpoint"],
             next=x["next"],
             records=x["records"],
+            lines=x["lines"] or [],
             **problems_json(out),
         )
         return 0 if out.ok else ExitCode.DISCREPANCY
@@ -133,15 +135,37 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"checkpoint:  {x['checkpoint']}")
     print(f"last done:   {x['next'].get('done', '?')}")
     print(f"next action: {x['next'].get('next', '?')}")
+    _print_lines(x["lines"])
     for r in out.repaired:
         print(f"repaired:    {r}")
-    if out.ok:
-        print("problems:    none")
-        return 0
     for p in out.problems:
         where = p.file + (f":{p.line}" if p.line else "")
-        print(f"problem:     {where}: {p.message} [{p.code}]")
+        print(f"{'info:       ' if p.info else 'problem:    '} {where}: {p.message} [{p.code}]")
+    if out.ok:
+        if not out.problems:
+            print("problems:    none")
+        return 0
     return ExitCode.DISCREPANCY
+
+
+def _print_lines(lines: list[dict[str, Any]] | None) -> None:
+    """The merged lines of work not yet chosen by a checkpoint: each line's branch, last checkpoint and next action
+    (from a record of the log: cleaned for a terminal)."""
+    if not lines:
+        return
+    from rehydrate.store.graph import line_name
+    from rehydrate.store.views import clean
+
+    print(f"merged:      {len(lines)} lines of work were merged; a checkpoint chooses the next action")
+    for i, line in enumerate(lines):
+        cp = line.get("checkpoint")
+        name = clean(line_name(line, i), one_line=True)
+        if not isinstance(cp, dict):
+            print(f"  line:      {name}: no checkpoint yet")
+            continue
+        when = clean(str(cp.get("ts", "")), one_line=True)[:19].replace("T", " ")
+        nxt = clean(str(cp.get("next", "")), one_line=True)[:200]
+        print(f"  line:      {name}: checkpoint {clean(str(cp.get('seq')), one_line=True)[:12]}, {when}; next: {nxt}")
 
 
 def args_log(p: argparse.ArgumentParser) -> None:

@@ -21,6 +21,10 @@ WORDS = Words(
 )
 
 
+# Problems that are information, not discrepancies: named, but no failure of verify and no degraded confidence.
+INFO = frozenset({"duplicate-record", "switched", "view-merged", "duplicate-line"})
+
+
 class Problem:
     """One discrepancy, named with its file and (where it has one) its line."""
 
@@ -33,6 +37,11 @@ class Problem:
 
     def __repr__(self) -> str:
         return f"Problem({self.code!r}, {self.file!r}, {self.line!r}, {self.message!r})"
+
+    @property
+    def info(self) -> bool:
+        """Information only (INFO): named, but not a discrepancy."""
+        return self.code in INFO
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("code", "file", "line", "message", "repairable")}

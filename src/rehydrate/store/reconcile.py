@@ -45,6 +45,16 @@ class Snapshot:
         self.cache = Seen()  # what this clone has seen of the log, kept up to date by every append
         self.trust_cache = True  # a view the cache says is unchanged since it was bound is not read (not verify)
         self.lost: dict[str, Any] | None = None  # a rollback the next checkpoint acknowledges
+        # The log as a graph (store/graph.py): every head, mine (last) first; one normally, several after git merged
+        # two lines of work and before a write joins them
+        self.heads: list[Record] = [last]
+        # the merged lines of work not yet chosen by a checkpoint (a merge record's data.lines, or computed from the
+        # heads before the join), mine first: [{"head", "seq", "branch", "checkpoint": {"seq", "h", "ts", "next",
+        # "done"} | None}]; None when there is nothing to choose
+        self.merged: list[dict[str, Any]] | None = None
+        # with several heads, for 99_next.md and 20_handoff.md each head's last record that produced the view
+        self.head_views: dict[str, list[Record]] = {}
+        self.branch: str | None = None  # the worktree's branch, when it was read (a full pass or a write)
 
     @property
     def prev(self) -> Record | None:
@@ -69,7 +79,9 @@ class Snapshot:
         """What reconciliation found, as a command's outcome."""
         from rehydrate.store.state import Outcome
 
-        return Outcome(record=self.last, repaired=self.repaired, problems=self.problems)
+        out = Outcome(record=self.last, repaired=self.repaired, problems=self.problems)
+        out.lines = self.merged
+        return out
 
 
 def check_archive(state: State, rec: Record, line: int | None) -> None:
@@ -104,14 +116,15 @@ def reconcile(
     # When the log is as this clone left it, its last record is read where the cache says it is, and the one before
     # it only if a view needs it (Snapshot.prev): it may be a record of megabytes (a handoff's). Otherwise the tail
     # (a conflicted log or damage before the tail raises here).
-    cheap = seen is not None and log is not None and seen.fp == log_fp
+    # With several heads (a merge not yet joined) the last line is not this worktree's head: the log is read whole.
+    cheap = seen is not None and log is not None and seen.fp == log_fp and not seen.multi
     tail = (_known_tail(state, seen, log, log_fp) if cheap else None) or wal.tail(state.wal_path, state.wal_rel)
     end = tail.torn_offset if tail.torn else None
     info: ScanInfo | None = None
-    if seen is None or seen.fp != log_fp or not _ends_as_seen(seen, tail):
+    if seen is None or seen.fp != log_fp or seen.multi or not _ends_as_seen(seen, tail):
         seen, info = _whole_chain(state, seen, end, chain)
     tail = _repair_tail(state, tail, repair, problems, repaired)
-    snap = _recovery_point(state, tail, problems, repaired)
+    snap = _recovery_point(state, tail, problems, repaired, checked=info is not None)
     if len(tail.records) == 1 and tail.records[0][0] > 0:
         snap.prev_at = (state.wal_path, state.wal_rel)
     snap.trust_cache = trust_cache
@@ -119,8 +132,14 @@ def reconcile(
         for off, rec in tail.records:  # a record whose newline was put back lay past the pass's end
             if off >= end:
                 info.add(rec)
-    last, last_offset = snap.last, tail.records[-1][0]
-    if last["op"] == "rotate" and last_offset > 0:
+                info.heads.add(off, rec)
+    last_offset = tail.records[-1][0]
+    if info is not None:
+        last_offset = _graph(state, snap, seen, info, last_offset)
+    elif seen is not None:
+        snap.merged = seen.merged
+    last = snap.last
+    if last["op"] == "rotate" and last_offset > 0 and len(snap.heads) == 1:
         check_archive(state, last, wal.line_number(state.wal_path, last_offset))
         if repair:
             state._apply(last)
@@ -132,9 +151,48 @@ def reconcile(
     if not repaired and snap.cache.at != last_offset:  # where the next command reads the last record
         snap.cache.at, snap.cache.dirty = last_offset, True
     if snap.lost is not None:
-        problems.append(Problem("rolled-back", state.wal_rel, None, lost_message(snap.lost)))
+        code = "switched" if snap.lost.get("kind") == "switched" else "rolled-back"
+        problems.append(Problem(code, state.wal_rel, None, lost_message(snap.lost)))
     _reconcile_views(state, snap, repair)
     return snap
+
+
+def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last_offset: int) -> int:
+    """After a whole pass: the log's heads, this worktree's head (snap.last), the merged lines of work not yet chosen
+    and each head's view producers. Returns my head's byte offset. A log that is one line and never merged costs
+    nothing more; otherwise graph.py reads it once more."""
+    heads = info.heads.records()
+    snap.branch = _branch(state)
+    if len(heads) <= 1 and not info.merges:
+        return last_offset
+    from rehydrate.store import graph
+
+    mine = graph.my_head(heads, seen.end[1] if seen is not None and seen.end is not None else None)
+    ordered = graph.ordered(heads, mine) if heads else []
+    g = graph.Graph(state.wal_path)
+    if ordered:
+        offset, rec = ordered[0]
+        if rec["h"] != snap.last["h"]:
+            snap.last, last_offset = rec, offset
+            snap.prev = g.read(rec["prev"]) if isinstance(rec["prev"], str) else None
+        snap.heads = [r for _, r in ordered]
+    if len(ordered) > 1:
+        snap.merged = graph.lines(g, ordered, snap.branch)
+        for name, ops in ((layout.NEXT, ("checkpoint", "init", "merge")), (layout.HANDOFF, ("handoff",))):
+            found = [g.last_of(str(r["h"]), ops) for r in snap.heads]
+            snap.head_views[name] = [r for r in found if r is not None]
+    else:
+        merge = g.merged_since(str(snap.last["h"]))
+        snap.merged = graph.valid_lines(merge["data"]) if merge is not None else None
+    return last_offset
+
+
+def _branch(state: State) -> str | None:
+    """The worktree's branch (store/local.py: HEAD read without a git process); None detached or outside git."""
+    from rehydrate.store import local
+
+    found = local.repo(state.root)
+    return local.head(found)[0] if found is not None else None
 
 
 def _whole_chain(
@@ -147,7 +205,7 @@ def _whole_chain(
     if chain is not None:
         return seen, chain(end)
     info = ScanInfo.of(seen)
-    wal.check_chain(state.wal_path, state.wal_rel, end, info.add)
+    wal.check_chain(state.wal_path, state.wal_rel, end, info.add, info.heads)
     return seen, info
 
 
@@ -164,7 +222,7 @@ def _start(
     folder = _dir_stat(state.wal_dir)
     if folder is None:
         raise StateMissing(f"no WAL folder at {state.rel(layout.WAL_DIR)}", "run `rehydrate init --goal TEXT`")
-    seen = state.memo.load_seen(state.seen_path)
+    seen = state.load_seen()
     log = _log_stat(state)
     log_fp = fingerprint(log) if log is not None else ""
     if seen is None or log is None or seen.fp != log_fp or seen.dirs != dirs_fingerprint(root, folder):
@@ -253,7 +311,7 @@ def _clear_temps(state: State, repair: bool, problems: list[Problem], repaired: 
 def _repair_tail(state: State, tail: wal.Tail, repair: bool, problems: list[Problem], repaired: list[str]) -> wal.Tail:
     """A last line that lost only its newline gets it back; a torn one is cut (or, without repair, named)."""
     rel = state.wal_rel
-    if tail.torn and wal.only_newline_lost(tail):
+    if tail.torn and wal.only_newline_lost(tail, state.wal_path):
         n = wal.line_number(state.wal_path, tail.torn_offset)
         if repair:
             fsio.append(state.wal_path, b"\n", "repair.newline", words=WORDS)
@@ -273,8 +331,11 @@ def _repair_tail(state: State, tail: wal.Tail, repair: bool, problems: list[Prob
     return tail
 
 
-def _recovery_point(state: State, tail: wal.Tail, problems: list[Problem], repaired: list[str]) -> Snapshot:
-    """The WAL's last record and the one before it; an empty log raises."""
+def _recovery_point(
+    state: State, tail: wal.Tail, problems: list[Problem], repaired: list[str], checked: bool = False
+) -> Snapshot:
+    """The WAL's last record and the one before it; an empty log raises. checked: the whole log was just checked as
+    a graph (after a merge the last line need not follow the one before it), else the two are checked here."""
     rel = state.wal_rel
     if not tail.records:
         if fsio.lstat(state.path(GOAL)) is not None:
@@ -286,7 +347,7 @@ def _recovery_point(state: State, tail: wal.Tail, problems: list[Problem], repai
         raise StateMissing(f"{rel} holds no record (a crash during init?)", "run `rehydrate init --goal TEXT` again")
     last_offset, last = tail.records[-1]
     prev = tail.records[-2][1] if len(tail.records) > 1 else None
-    if prev is not None and last["prev"] != prev["h"]:
+    if prev is not None and last["prev"] != prev["h"] and not checked:
         n = wal.line_number(state.wal_path, last_offset)
         problems.append(Problem("chain-broken", rel, n, "the last record does not follow the one before it"))
     return Snapshot(last, prev, problems, repaired)
@@ -307,14 +368,19 @@ def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | No
         snap.lost = snap.cache.lost
     else:
         pending = seen.lost if seen is not None else None
-        if pending is not None and info.present.get(pending["to"]) == pending["h"]:
+        if pending is not None and str(pending["h"])[:16] in info.present:
             pending = None  # the records are back
-        found = rolled_back(seen, info, snap.last) if seen is not None else None
+        found = rolled_back(seen, info, snap.last, snap.branch) if seen is not None else None
         if found is not None and pending is not None:
             found["count"] += pending["count"]
             found["exact"] = found["exact"] and pending["exact"]
             found["next"] = found["next"] or pending["next"]
         snap.cache = info.seen
+        snap.cache.branch = snap.branch
+        if snap.cache.end is not None and snap.cache.end[1] != str(snap.last["h"])[:16]:
+            snap.cache.saw(snap.last)  # my head is the ring's end: the record the next write follows
+        snap.cache.multi = len(snap.heads) > 1
+        snap.cache.merged = snap.merged
         snap.lost = snap.cache.lost = found or pending
     if snap.repaired:  # the tail was repaired or a rotate finished: the log changed since it was looked at
         log = _log_stat(state)

@@ -1,6 +1,9 @@
-"""wal/.<actor>.seen: the rollback cache. What this clone last saw of its actor's log, so that a log that no longer
-holds records this clone saw (a `git checkout` of state/, a branch switch, a deleted line) is named as rolled back:
-the records' hashes still chain, so nothing else would notice. See `State._follow` in state.py for how it is used.
+"""<local_dir>/seen/<actor>.seen: the rollback cache, per worktree (store/local.py: in the worktree's own git folder,
+never committed). What this worktree last saw of its actor's log, so that a log that no longer holds records it saw
+is named: a branch switch (`switched`, information) or, on the same branch, a rollback (`git reset`, `git stash`, a
+restore of state/, a deleted line: `rolled-back`). The records' hashes still chain, so nothing else would notice.
+See `reconcile._follow` for how it is used. The cache of earlier versions, state/wal/.<actor>.seen, is read once
+when this one is absent, and left alone.
 """
 
 from __future__ import annotations
@@ -24,7 +27,10 @@ _SCAN_MAX = 40 << 10  # the longest scan summary a cache may hold (brief/read.py
 _RING = 64  # how many of the last records the cache remembers (seq and hash prefix)
 _NEXT_CAP = 300  # the most characters of a checkpoint's next action the cache keeps
 _FP_MAX = 120  # the longest fingerprint a cache may hold
-_VERSION = b"2"  # the cache's format: "<16 hex digits of the sha256 of the JSON> <JSON>"; any other is absent
+_LINES_MAX = 8 << 10  # the merged lines of work the cache keeps (a merge record's data.lines)
+# the cache's format: "<16 hex digits of the sha256 of the JSON> <JSON>", v 3 (2, the old one, is read too); any other
+# is absent
+_VERSION = b"3"
 
 
 class Seen:
@@ -33,9 +39,16 @@ class Seen:
 
     - fp: the log's identity (fingerprint) after this clone last wrote or checked it: while it holds, nothing
       outside rehydrate touched the log and its tail is enough; otherwise the whole chain is checked once;
-    - ring: (seq, first 16 hex digits of h) of the last records seen, oldest first; the last is the log's end
+    - ring: (seq, first 16 hex digits of h) of the last records seen, each once, oldest first; the last is this
+      worktree's head (the record its next write follows; after a union merge not always the log's last line)
       (kept as text, "seq:h seq:h ...", and parsed only when the whole chain is checked);
-    - cp: the last checkpoint seen: its seq and its next action;
+    - cp: the last checkpoint seen: its seq, its next action and its h's first 16 hex digits;
+    - branch: the branch (store/local.head) of the last command that looked at the log or wrote to it: records
+      missing after a branch change are `switched`, on the same branch `rolled-back`;
+    - multi: the log has several heads (a merge not yet joined): its tail is not this worktree's head, so every
+      command reads it whole until the next write joins them;
+    - merged: the lines of work of the newest merge record on this worktree's line not yet followed by a
+      checkpoint (its data.lines), shown by status and the brief;
     - lost: a rollback found and not yet acknowledged (see `State._follow` in state.py);
     - views: for each view, (its file's fingerprint, the binding the WAL's record gave it) when this clone wrote it
       or last found it as bound: while both still hold, the view is as the WAL's last record binds it and is
@@ -54,6 +67,10 @@ class Seen:
         self._ring: list[tuple[int, str]] | None = []
         self._text = ""  # the ring as loaded, parsed on first use
         self.cp: tuple[int, str] | None = None
+        self.cp_h = ""  # the last checkpoint's h (16 hex digits)
+        self.branch: str | None = None
+        self.multi = False
+        self.merged: list[dict[str, Any]] | None = None
         self.lost: dict[str, Any] | None = None
         self.views: dict[str, tuple[str, str]] = {}
         self.dirs = ""
@@ -74,7 +91,7 @@ class Seen:
             return None
         seen = cls()
         try:
-            _need(isinstance(obj, dict) and obj.get("v") == 2)
+            _need(isinstance(obj, dict) and obj.get("v") in (2, 3))
             seen.fp, seen.dirs, seen._text, seen.at = obj["fp"], obj["dirs"], obj["ring"], obj["at"]
             _need(type(seen.at) is int)
             _need(isinstance(seen.fp, str) and isinstance(seen.dirs, str) and isinstance(seen._text, str))
@@ -85,6 +102,13 @@ class Seen:
             cp = obj.get("cp")
             seen.cp = (int(cp[0]), cp[1]) if cp is not None else None
             _need(seen.cp is None or (isinstance(seen.cp[1], str) and len(seen.cp[1]) <= _NEXT_CAP))
+            seen.cp_h = cp[2] if cp is not None and len(cp) > 2 else ""
+            _need(isinstance(seen.cp_h, str) and len(seen.cp_h) <= 16)
+            seen.branch, seen.multi, seen.merged = obj.get("branch"), obj.get("multi", False), obj.get("merged")
+            _need(seen.branch is None or (isinstance(seen.branch, str) and len(seen.branch) <= 255))
+            _need(isinstance(seen.multi, bool))
+            merged = seen.merged
+            _need(merged is None or (isinstance(merged, list) and all(isinstance(x, dict) for x in merged)))
             lost = obj.get("lost")
             if lost is not None:
                 _need(isinstance(lost, dict) and _lost_ok(lost))
@@ -113,8 +137,7 @@ class Seen:
     def ring(self) -> list[tuple[int, str]]:
         if self._ring is None:
             ring = [_token(tok) for tok in self._text.split(" ")]
-            seqs = [seq for seq, _ in ring]
-            _need(seqs == sorted(set(seqs)))  # strictly increasing
+            _need(len({h for _, h in ring}) == len(ring))  # each record once
             self._ring = ring
         return self._ring
 
@@ -134,13 +157,18 @@ class Seen:
         # binding]}, "dirs", "scan" if any}, joined here from each value's canonical JSON (every string by json's C
         # encoder): the cache is written at every command (tests/store/test_memo.py compares the two)
         enc = safejson.canonical_text
-        cp = f"[{int(self.cp[0])},{enc(self._cleaned(self.cp[1]))}]" if self.cp else "null"
+        cp = f"[{int(self.cp[0])},{enc(self._cleaned(self.cp[1]))},{enc(self.cp_h)}]" if self.cp else "null"
         lost = enc(self.lost) if self.lost is not None else "null"
         views = ",".join(f"{enc(name)}:[{enc(fp)},{enc(bound)}]" for name, (fp, bound) in sorted(self.views.items()))
         scan = f'"scan":{enc(self.scan)},' if self.scan else ""
+        merged = enc(self.merged) if self.merged is not None else "null"
+        if len(merged) > _LINES_MAX:
+            merged = "null"
+        branch = enc(self.branch) if self.branch is not None else "null"
         body = (
-            f'{{"at":{int(self.at)},"cp":{cp},"dirs":{enc(self.dirs)},"fp":{enc(self.fp)},"lost":{lost},'
-            f'"ring":{enc(ring)},{scan}"v":2,"views":{{{views}}}}}'
+            f'{{"at":{int(self.at)},"branch":{branch},"cp":{cp},"dirs":{enc(self.dirs)},"fp":{enc(self.fp)},'
+            f'"lost":{lost},"merged":{merged},"multi":{"true" if self.multi else "false"},'
+            f'"ring":{enc(ring)},{scan}"v":3,"views":{{{views}}}}}'
         ).encode()
         return wal.sha256(body).encode()[:16] + b" " + body
 
@@ -154,7 +182,14 @@ class Seen:
         """Write the cache to path (a hint: never synced), with the folders' fingerprints as they are now. Returns
         the file's fstat after the write (None if it was not written)."""
         self.dirs = dirs
-        st = fsio.write_hint(path, self.dump())
+        data = self.dump()
+        st = fsio.write_hint(path, data)
+        if st is None and not os.path.isdir(os.path.dirname(path)):  # the first save in this worktree
+            try:
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            except OSError:
+                return None
+            st = fsio.write_hint(path, data)
         self.dirty = False
         return st
 
@@ -165,6 +200,7 @@ class Seen:
         new.views = dict(self.views)
         new._ring = list(self._ring) if self._ring is not None else None
         new.lost = dict(self.lost) if self.lost is not None else None
+        new.merged = list(self.merged) if self.merged is not None else None
         return new
 
     @property
@@ -177,28 +213,35 @@ class Seen:
         return self._ring[-1] if self._ring else None
 
     def saw(self, rec: Record) -> None:
-        """A record of the log, in order."""
-        seq = rec["seq"]
+        """A record of the log, in order (parents first); it becomes the ring's end. Seen again, it moves there."""
+        seq, h16 = rec["seq"], str(rec["h"])[:16]
         self.dirty = True
-        end = self.end
-        if self._ring is None and end is not None and end[0] < seq:  # the usual case: the ring is not parsed
-            self._text += f" {seq}:{str(rec['h'])[:16]}"
+        if self._ring is None and f":{h16}" not in self._text:  # the usual case: a new record, the ring not parsed
+            self._text = f"{self._text} {seq}:{h16}" if self._text else f"{seq}:{h16}"
             if self._text.count(" ") >= 4 * _RING:
                 self._text = " ".join(self._text.split(" ")[-_RING:])
         else:
             ring = self.ring
-            while ring and ring[-1][0] >= seq:
-                ring.pop()
-            ring.append((seq, str(rec["h"])[:16]))
+            ring[:] = [item for item in ring if item[1] != h16]
+            ring.append((seq, h16))
             if len(ring) > 4 * _RING:
                 del ring[:-_RING]
         data = rec["data"]
-        if rec["op"] == "rotate" and isinstance(data.get("checkpoint"), dict):
-            data, seq = data["checkpoint"].get("data"), data["checkpoint"].get("seq")
-        elif rec["op"] != "checkpoint":
+        op = rec["op"]
+        if op == "merge":
+            from rehydrate.store.graph import valid_lines
+
+            self.merged = valid_lines(data)
             return
+        if op == "rotate" and isinstance(data.get("checkpoint"), dict):
+            data, seq = data["checkpoint"].get("data"), data["checkpoint"].get("seq")
+            h16 = str(rec["data"]["checkpoint"].get("h", ""))[:16]
+        elif op != "checkpoint":
+            return
+        self.merged = None  # a checkpoint chooses the next action
         if isinstance(data, dict) and isinstance(seq, int) and isinstance(data.get("next"), str):
             self.cp = (seq, data["next"][: 4 * _NEXT_CAP])  # cleaned once, when written (a full pass sees many)
+            self.cp_h = h16
 
     def fresh(self, name: str, path: str, bound: str | None) -> bool:
         """Whether a view is still as this clone wrote or last found it, bound as the WAL's last record binds it:
@@ -279,8 +322,11 @@ def _need(condition: bool) -> None:
 def _lost_ok(lost: dict[str, Any]) -> bool:
     ints = all(isinstance(lost.get(k), int) and not isinstance(lost.get(k), bool) for k in ("count", "to", "end"))
     nxt = lost.get("next")
+    kind, was, now = lost.get("kind", "rolled-back"), lost.get("from"), lost.get("branch")
     return (
         ints
+        and kind in ("rolled-back", "switched")
+        and all(x is None or (isinstance(x, str) and len(x) <= 255) for x in (was, now))
         and isinstance(lost.get("exact"), bool)
         and isinstance(lost.get("h"), str)
         and len(lost["h"]) <= 64
@@ -290,59 +336,80 @@ def _lost_ok(lost: dict[str, Any]) -> bool:
 
 def lost_message(lost: dict[str, Any]) -> str:
     n = lost["count"]
-    first = lost["to"] - n + 1
-    span = f"record {lost['to']}" if n == 1 else f"records {first}-{lost['to']}"
-    count = f"{'' if lost['exact'] else 'at least '}{n} record{'s' if n != 1 else ''} this clone saw"
+    count = f"{'' if lost['exact'] else 'at least '}{n} record{'s' if n != 1 else ''}"
     nxt = lost.get("next")
+    was = clean(str(lost.get("from") or ""), one_line=True)[:120]
+    if lost.get("kind") == "switched":
+        now = clean(str(lost.get("branch") or "a detached HEAD"), one_line=True)[:120]
+        after = f'its last next action was "{nxt[:160]}"' if nxt else "none of them was a checkpoint"
+        return (
+            f"the state now stands on {now} (was {was}): {count} of {was}'s line are not here; {after}; "
+            f"`git switch {was}` brings them back. Reported until the next checkpoint, which records it"
+        )
     after = f"their last checkpoint's next action: {nxt[:160]}" if nxt else "none of them was a checkpoint"
     return (
-        f"rolled back: {count} are gone ({span}; the log ends at record {lost['end']}); {after}. "
-        "A branch switch or a restore of state/ from git does this; otherwise records were deleted. "
+        f"rolled back: {count} this clone saw are gone (the newest: record {lost['to']}·{str(lost['h'])[:6]}; "
+        f"the log's head is record {lost['end']}); {after}. "
+        "A branch switch or a restore of state/ from git (`git reset`, `git stash`) does this; otherwise records "
+        "were deleted. "
         "Reported until the next checkpoint, which records it"
     )
 
 
 class ScanInfo:
-    """What one pass over the whole log learned for the rollback check."""
+    """What one pass over the whole log learned: the heads, and for the rollback check which of the records the
+    cache remembers are still there (by h)."""
 
-    def __init__(self, want: set[int]) -> None:
-        self.want = want  # the seqs whose hashes the cache remembers
-        self.present: dict[int, str] = {}
+    def __init__(self, want: set[str]) -> None:
+        self.want = want  # the h16s the cache remembers
+        self.present: set[str] = set()
         self.first: int | None = None
+        self.merges = 0  # merge records seen
+        self.heads = wal.Heads()
         self.seen = Seen()  # the log as it is now, in the cache's terms
 
     @classmethod
     def of(cls, seen: Seen | None) -> ScanInfo:
         """A pass that looks for what the cache remembers."""
-        want = {seq for seq, _ in seen.ring} if seen is not None else set()
+        want = {h for _, h in seen.ring} if seen is not None else set()
         if seen is not None and seen.lost is not None:
-            want.add(seen.lost["to"])
+            want.add(str(seen.lost["h"])[:16])
         return cls(want)
 
     def add(self, rec: Record) -> None:
         if self.first is None:
             self.first = rec["seq"]
-        if rec["seq"] in self.want:
-            self.present[rec["seq"]] = str(rec["h"])[:16]
+        h16 = str(rec["h"])[:16]
+        if h16 in self.want:
+            self.present.add(h16)
+        if rec["op"] == "merge":
+            self.merges += 1
         self.seen.saw(rec)
 
 
-def rolled_back(seen: Seen, info: ScanInfo, last: Record) -> dict[str, Any] | None:
-    """The records the cache saw that the log no longer holds, or None. The newest remembered record still in the
-    log is where the histories part; records before the log's first (archived by a rotate) are not lost."""
-    end = seen.end
-    if end is None:
+def rolled_back(seen: Seen, info: ScanInfo, last: Record, branch: str | None) -> dict[str, Any] | None:
+    """The records the cache saw that the log no longer holds (by h), or None. Records older than the log's first
+    (archived by a rotate) are not lost. With the branch changed since the cache was written, a switch."""
+    if seen.end is None:
         return None
     first = info.first if info.first is not None else last["seq"]
-    fork: int | None = None
-    for seq, h in reversed(seen.ring):
-        if seq < first or info.present.get(seq) == h:
-            fork = seq
-            break
-    if fork == end[0]:
+    ring = seen.ring
+    missing = [(seq, h) for seq, h in ring if h not in info.present and seq >= first]
+    if not missing:
         return None
-    exact = fork is not None
-    if fork is None:  # the histories part before what the cache remembers
-        fork = min(int(last["seq"]), seen.ring[0][0] - 1)
-    nxt = seen.cp[1] if seen.cp and seen.cp[0] > fork else None
-    return {"count": end[0] - fork, "exact": exact, "to": end[0], "h": end[1], "end": int(last["seq"]), "next": nxt}
+    gone = {h for _, h in missing}
+    exact = ring[0][1] not in gone
+    newest = max(missing)
+    nxt = seen.cp[1] if seen.cp and (seen.cp_h in gone or (not seen.cp_h and seen.cp[0] >= min(missing)[0])) else None
+    switched = branch is not None and seen.branch is not None and branch != seen.branch
+    return {
+        "count": len(missing),
+        "exact": exact,
+        "to": newest[0],
+        "h": newest[1],
+        "end": int(last["seq"]),
+        "next": nxt,
+        "kind": "switched" if switched else "rolled-back",
+        "from": seen.branch if switched else None,
+        "branch": branch if switched else None,
+    }

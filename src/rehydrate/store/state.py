@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
-from rehydrate.store import WORDS, Problem, binding, fsio, wal
+from rehydrate.store import WORDS, Problem, binding, fsio, local, wal
 from rehydrate.store import views as layout
 from rehydrate.store.locate import locate, resolve_actor
 from rehydrate.store.memo import Memo
@@ -45,13 +45,15 @@ class Outcome:
         self.repaired: list[str] = repaired if repaired is not None else []
         self.problems: list[Problem] = problems if problems is not None else []
         self.extra: dict[str, Any] = {}
+        self.lines: list[dict[str, Any]] | None = None  # the merged lines of work not yet chosen (Snapshot.merged)
 
     def __repr__(self) -> str:
         return f"Outcome(repaired={self.repaired!r}, problems={self.problems!r})"
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        """No problem but information (Problem.info: a duplicate record, a branch switch)."""
+        return all(p.info for p in self.problems)
 
 
 class _Reading:
@@ -83,9 +85,12 @@ class State:
         self.wal_dir = os.path.join(root, layout.WAL_DIR)
         self.wal_path = os.path.join(self.wal_dir, actor + ".jsonl")
         self.wal_rel = self.rel(layout.WAL_DIR, actor + ".jsonl")  # the log as named to users
-        # What this clone saw of the log (seen.py): if the log's identity still matches, nothing outside rehydrate
-        # touched it, and reading its tail is enough; if not, the whole chain is checked once.
-        self.seen_path = os.path.join(self.wal_dir, f".{actor}.seen")
+        # What this worktree saw of the log (seen.py), kept in its own git folder (local.py): if the log's identity
+        # still matches, nothing outside rehydrate touched it, and reading its tail is enough; if not, the whole log
+        # is checked once. Earlier versions kept it in wal/.<actor>.seen: read once when the new one is absent.
+        self.seen_path = os.path.join(local.local_dir(root), "seen", f"{actor}.seen")
+        self.old_seen_path = os.path.join(self.wal_dir, f".{actor}.seen")
+        self.joined: Record | None = None  # the merge record the last append wrote first (see _append_many)
         self.pending: Seen | None = None  # the cache as this command left it, written by flush() under the lock
         self.wrote: dict[str, os.stat_result | None] = {}  # the views _apply wrote: each file's fstat after it
         self.memo = Memo()  # what this object last wrote, used while each file is still as written (memo.py)
@@ -134,6 +139,13 @@ class State:
             found = self.paths[name] = os.path.join(self.root, name)
         return found
 
+    def load_seen(self) -> Seen | None:
+        """This worktree's cache of the log (seen.py); the old wal/.<actor>.seen while the new one is absent."""
+        seen = self.memo.load_seen(self.seen_path)
+        if seen is None and not os.path.lexists(self.seen_path):
+            seen = Seen.load(self.old_seen_path)
+        return seen
+
     def _actors(self) -> list[str]:
         try:
             names = os.listdir(self.wal_dir)
@@ -178,13 +190,10 @@ class State:
             from rehydrate.store import latches  # not on the hook path: checkpoints and resumes do not bind lines
 
             return [INVARIANTS] if latches.append_line(self, data["line"], redo=False) else []
-        if op in ("checkpoint", "handoff"):
-            name = NEXT if op == "checkpoint" else HANDOFF
-            if self.rendered is not None and self.rendered[0] is rec:  # the record _seal just rendered
-                raw = self.rendered[1]
-            else:
-                text = layout.render_next_record(rec) if op == "checkpoint" else layout.render_handoff(data["text"])
-                raw = text.encode()
+        if op in ("checkpoint", "handoff", "merge"):
+            name = HANDOFF if op == "handoff" else NEXT
+            known = self.rendered is not None and self.rendered[0] is rec  # the record _seal just rendered
+            raw = self.rendered[1] if known and self.rendered is not None else _render(rec).encode()
             self.rendered = None
             st = self.wrote[name] = fsio.replace(self.path(name), raw, "view.replace", words=WORDS)
             self.memo.wrote_view(name, st, raw)
@@ -244,6 +253,15 @@ class State:
             bound[INVARIANTS] = snap.inv.text()
         recs: list[Record] = []
         lines: list[bytes] = []
+        self.joined = None
+        if snap is not None and last is not None and len(snap.heads) > 1 and op != "resume":
+            # lines of work were merged (several heads): this write joins them, with a merge record first
+            self.joined, line = self._seal(
+                last, "merge", {"lines": snap.merged or []}, dict(bound), None, snap.heads[1:]
+            )
+            bound[NEXT] = self.joined["views"][NEXT]
+            recs.append(self.joined)
+            lines.append(line)
         for data, views in items:
             carried = {**data, "rolled_back": acknowledged} if acknowledged is not None else data
             rec, line = self._seal(recs[-1] if recs else last, op, carried, {**bound, **views}, git)
@@ -256,6 +274,11 @@ class State:
         cache = snap.cache if snap is not None else Seen()
         for rec in recs:
             cache.saw(rec)
+        if self.joined is not None:
+            cache.multi = False
+        if snap is not None:
+            snap.heads, snap.merged = [recs[-1]], cache.merged
+        cache.branch = _written_on(self, git)
         if snap is not None and acknowledged is not None:
             snap.lost = cache.lost = None
             snap.repaired.append(
@@ -267,15 +290,23 @@ class State:
         self.pending = cache  # written once the command is done (flush)
         if snap is not None:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
-        return recs
+        return recs[1:] if self.joined is not None else recs
 
     def _seal(
-        self, last: Record | None, op: str, data: dict[str, Any], views: dict[str, str], git: Any
+        self,
+        last: Record | None,
+        op: str,
+        data: dict[str, Any],
+        views: dict[str, str],
+        git: Any,
+        parents: list[Record] | None = None,
     ) -> tuple[Record, bytes]:
-        """A new record following `last`, sealed, and its line."""
+        """A new record following `last` (and, for a merge record, `parents`: the other heads it joins), sealed, and
+        its line. Its seq is one more than its parents' highest (a generation number)."""
+        seqs = [int(r["seq"]) for r in ([last] if last is not None else []) + (parents or [])]
         rec: Record = {
             "v": wal.VERSION,
-            "seq": int(last["seq"]) + 1 if last is not None else 1,
+            "seq": max(seqs) + 1 if seqs else 1,
             "ts": wal.now(),
             "actor": self.actor,
             "op": op,
@@ -283,10 +314,12 @@ class State:
             "views": views,
             "prev": last["h"] if last is not None else None,
         }
+        if parents:
+            rec["parents"] = [r["h"] for r in parents]
         if git is not None:
             rec["git"] = git
-        if op in layout.PRODUCERS[NEXT]:
-            text = layout.render_next_record(rec).encode()
+        if op in layout.PRODUCERS[NEXT] or op == "merge":
+            text = _render(rec).encode()
             rec["views"][NEXT] = wal.sha256(text)
             sealed, line = wal.seal_line(rec)
             self.rendered = (sealed, text)  # _apply writes these bytes, not rendered again
@@ -307,6 +340,8 @@ class State:
                 git = gitinfo.finish(pending) if pending is not None else None
             out = Outcome(repaired=snap.repaired)
             views: dict[str, str] = {}
+            if len(snap.heads) > 1:  # the merge record this write starts with replaces 99_next.md
+                layout.keep_edit(self, NEXT, snap, out)
             if op in ("invariant", "reject"):  # the binding extended by the line: the file is not read again
                 snap.set_invariants((snap.inv or binding.Lines()).add(data["line"].encode()))
             elif op == "handoff":
@@ -318,6 +353,8 @@ class State:
                     data["goal"] = self._current_goal(snap)
             bound = snap.inv_ok and snap.inv is not None  # the binding extends what reconciliation found on disk
             rec = self._append(snap, op, data, views=views, git=git)
+            if self.joined is not None:
+                self._apply(self.joined)
             self._apply(rec)
             if op in ("invariant", "reject"):  # appended by latches: known only if bound from the bytes it now holds
                 snap.cache.wrote(rec, {INVARIANTS: fsio.lstat(self.path(INVARIANTS)) if bound else None})
@@ -433,6 +470,8 @@ class State:
             data = rotate_data(self, snap.last)
             check_archive(self, {"seq": snap.last["seq"] + 1, "data": data}, None)  # before anything is written
             rec = self._append(snap, "rotate", data)
+            if self.joined is not None:
+                self._apply(self.joined)
             self._apply(rec)
             flush(self)
             return Outcome(record=rec, repaired=snap.repaired, problems=snap.problems)
@@ -473,6 +512,7 @@ class State:
             "checkpoint": layout.clean(nxt.split("\n", 1)[0].removeprefix("# Next (").removesuffix(")"), one_line=True),
             "next": {k: layout.clean(v) for k, v in layout.parse_next(nxt).items()},
             "records": out.record["seq"] if out.record else None,
+            "lines": out.lines,
         }
         return out
 
@@ -483,3 +523,27 @@ class State:
     def extra_views(self) -> list[str]:
         """Other NN_*.md files in the state folder, in lexical (boot) order."""
         return layout.extra_views(self.root)
+
+
+def _render(rec: Record) -> str:
+    """A replaceable view as a record renders it: 99_next.md for a checkpoint or init (views.py) or a merge record
+    (graph.py), 20_handoff.md for a handoff."""
+    if rec["op"] == "merge":
+        from rehydrate.store.graph import render_merged
+
+        return render_merged(rec)
+    if rec["op"] == "handoff":
+        return layout.render_handoff(rec["data"]["text"])
+    return layout.render_next_record(rec)
+
+
+def _written_on(state: State, git: Any) -> str | None:
+    """The branch a write was made on: from the git facts a checkpoint gathered, else HEAD read (local.py)."""
+    if isinstance(git, dict) and "head" in git:
+        branch = git.get("branch")
+        return branch if isinstance(branch, str) else None
+    if isinstance(git, dict):  # not in a repository
+        return None
+    from rehydrate.store.reconcile import _branch
+
+    return _branch(state)

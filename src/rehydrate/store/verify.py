@@ -8,7 +8,7 @@ import os
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.store import Problem, latches, wal
 from rehydrate.store.reconcile import reconcile
-from rehydrate.store.seen import ScanInfo, Seen, file_fingerprint
+from rehydrate.store.seen import ScanInfo, file_fingerprint
 from rehydrate.store.views import INVARIANTS, WAL_DIR
 
 TYPE_CHECKING = False
@@ -72,10 +72,12 @@ def _path(state: State, actor: str) -> str:
     return os.path.join(state.wal_dir, actor + ".jsonl")
 
 
-def _scan(state: State, actor: str, visit: Callable[[Record], None] | None = None) -> list[Problem]:
+def _scan(
+    state: State, actor: str, visit: Callable[[Record], None] | None = None, heads: wal.Heads | None = None
+) -> list[Problem]:
     path, rel = _path(state, actor), state.rel(WAL_DIR, actor + ".jsonl")
     try:
-        return wal.scan_log(path, rel, visit=visit)
+        return wal.scan_log(path, rel, visit=visit, heads=heads)
     except RehydrateError as e:
         return [Problem("unreadable", rel, None, e.message)]
 
@@ -87,7 +89,7 @@ class Logs:
 
     def __init__(self, state: State) -> None:
         self.state = state
-        self.info = ScanInfo.of(Seen.load(state.seen_path))
+        self.info = ScanInfo.of(state.load_seen())
         self.found: dict[str, tuple[str, list[Problem]]] = {}  # actor: (the log's identity before the pass, problems)
         for actor in state._actors():
             self._read(actor)
@@ -108,7 +110,7 @@ class Logs:
             fp = file_fingerprint(path)
         except OSError:
             return
-        self.found[actor] = (fp, _scan(self.state, actor, visit))
+        self.found[actor] = (fp, _scan(self.state, actor, visit, self.info.heads if own else None))
         latches.READ[path] = (fp, lines)
 
     def close(self) -> None:
@@ -143,8 +145,8 @@ class Logs:
             else:
                 problems = [p for p in problems if p.line is None or p.line < n]
         if problems is None:  # not as the pass read it: the whole chain, once more
-            info = ScanInfo.of(Seen.load(state.seen_path))
-            wal.check_chain(state.wal_path, state.wal_rel, end, info.add)
+            info = ScanInfo.of(state.load_seen())
+            wal.check_chain(state.wal_path, state.wal_rel, end, info.add, info.heads)
             return info
         error = wal.chain_error(state.wal_path, state.wal_rel, problems)
         if error is not None:

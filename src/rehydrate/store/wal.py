@@ -12,7 +12,7 @@ import time
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import WORDS, Problem, digest, fsio
+from rehydrate.store import INFO, WORDS, Problem, digest, fsio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -280,10 +280,13 @@ def scan(path: str, end: int | None = None) -> Iterator[tuple[Line, Record | Non
 
 
 def records(path: str) -> Iterator[Record]:
-    """Every valid, complete record of a log, oldest first (full scan: verify and error paths only)."""
+    """Every valid, complete record of a log, in file order (parents before children), each once: a line repeating
+    an earlier record's h (a cherry-pick merged again) is skipped (full scan: verify and error paths only)."""
     digest.long_pass()
+    known: set[str] = set()
     for line, rec, _ in scan(path):
-        if rec is not None and line.newline:
+        if rec is not None and line.newline and rec["h"] not in known:  # a repeated record (union) is skipped
+            known.add(rec["h"])
             yield rec
 
 
@@ -356,8 +359,9 @@ def tail(path: str, wal_rel: str) -> Tail:
         return Tail(read_tail(path, 2, end=offset).records, torn, offset, reason)
 
 
-def only_newline_lost(t: Tail) -> bool:
-    """The torn piece is a whole, valid record that follows the one before it: only its newline is missing
+def only_newline_lost(t: Tail, path: str | None = None) -> bool:
+    """The torn piece is a whole, valid record that follows the one before it, or (given the log's path) any
+    earlier record of the log (a union merge puts the other side's records last): only its newline is missing
     (an editor or a merge tool stripped it). It is kept, not cut."""
     if t.torn.endswith(b"\n"):
         return False
@@ -366,7 +370,17 @@ def only_newline_lost(t: Tail) -> bool:
     except BadRecord:
         return False
     before = t.records[-1][1] if t.records else None
-    return bool(rec["prev"] == (before["h"] if before else None))
+    if rec["prev"] == (before["h"] if before else None):
+        return True
+    wanted = set(parents_of(rec))
+    if path is None or not wanted:
+        return False
+    for _, earlier, _ in scan(path, t.torn_offset):  # the graph rule: every parent is an earlier record
+        if earlier is not None:
+            wanted.discard(earlier["h"])
+            if not wanted:
+                return True
+    return False
 
 
 def cut_torn(path: str, wal_rel: str, t: Tail) -> str:
@@ -377,12 +391,17 @@ def cut_torn(path: str, wal_rel: str, t: Tail) -> str:
     return f"cut a torn last line off {wal_rel} (line {n}, {len(t.torn)} bytes: {t.torn_reason}); kept in {kept}"
 
 
-def check_chain(path: str, wal_rel: str, end: int | None, visit: Callable[[Record], None]) -> None:
-    """The whole log, once: every record's hash and chain (visit sees each valid record). Bytes from `end` on (a
-    torn tail) are left to the repair. Raises RehydrateError for any damage that cannot be repaired."""
-    error = chain_error(path, wal_rel, scan_log(path, wal_rel, end, visit))
+def check_chain(
+    path: str, wal_rel: str, end: int | None, visit: Callable[[Record], None], heads: Heads | None = None
+) -> list[Problem]:
+    """The whole log, once: every record's hash and place in the graph (visit sees each valid record once; heads
+    collects the heads). Bytes from `end` on (a torn tail) are left to the repair. Raises RehydrateError for any
+    damage that cannot be repaired; returns the problems that are only information (duplicate-record)."""
+    problems = scan_log(path, wal_rel, end, visit, heads)
+    error = chain_error(path, wal_rel, problems)
     if error is not None:
         raise error
+    return [p for p in problems if p.code in INFO]
 
 
 def chain_error(path: str, wal_rel: str, problems: list[Problem]) -> RehydrateError | None:
@@ -390,7 +409,7 @@ def chain_error(path: str, wal_rel: str, problems: list[Problem]) -> RehydrateEr
     for p in problems:
         if p.code == "merge-conflict":
             return conflicted(path, wal_rel)
-        if p.code not in ("torn-tail", "empty-wal", "missing-newline"):
+        if p.code not in ("torn-tail", "empty-wal", "missing-newline") and p.code not in INFO:
             return RehydrateError(f"{wal_rel} line {p.line}: {p.message} [{p.code}]", unrepairable(wal_rel))
     return None
 
@@ -413,16 +432,50 @@ def archive_error(rec: Record) -> str | None:
     return f"its archive path {shown!r} is not archive/<file name>.jsonl inside the state folder"
 
 
-class _Scan:
-    """One pass over a log: each line against the one before it."""
+class Heads:
+    """The records that no later record of the same file names as its prev or among its parents, in file order, each
+    with its byte offset: one when the log is a line, several after git merged two lines of work (union)."""
 
-    def __init__(self, rel: str, visit: Callable[[Record], None] | None) -> None:
+    def __init__(self) -> None:
+        self.found: dict[str, tuple[int, Record]] = {}
+
+    def add(self, offset: int, rec: Record) -> None:
+        found = self.found
+        for parent in parents_of(rec):
+            found.pop(parent, None)
+        found[rec["h"]] = (offset, rec)
+
+    def records(self) -> list[tuple[int, Record]]:
+        return list(self.found.values())
+
+
+def _parents(rec: Record) -> list[str]:
+    """A record's other parents (a merge record's `parents`): [] when absent or not a list of strings."""
+    parents = rec.get("parents")
+    if not isinstance(parents, list):
+        return []
+    return [p for p in parents if isinstance(p, str)]
+
+
+def parents_of(rec: Record) -> list[str]:
+    """Every parent of a record: its prev (if any), then its other parents."""
+    prev = rec["prev"]
+    return ([prev] if isinstance(prev, str) else []) + _parents(rec)
+
+
+class _Scan:
+    """One pass over a log as a graph: each record's prev and parents must be records earlier in the file."""
+
+    def __init__(self, rel: str, visit: Callable[[Record], None] | None, heads: Heads | None = None) -> None:
         self.rel = rel
         self.visit = visit
+        self.heads = heads
         self.problems: list[Problem] = []
         self.conflicts: list[Problem] = []
-        self.prev: Record | None = None
+        self.known: dict[str, int] = {}  # h: seq of every valid record so far
+        self.damaged = False  # the line before was not a record: a record following it is not checked against it
         self.count = 0
+        self.duplicates = 0
 
     def add(self, code: str, number: int | None, message: str, repairable: bool = False) -> None:
         self.problems.append(Problem(code, self.rel, number, message, repairable))
@@ -442,49 +495,83 @@ class _Scan:
             )
         elif line.raw is None:
             self.add("oversized-line", number, str(why))
-            self.prev = None
+            self.damaged = True
         elif not line.newline:
-            if rec is not None and rec["prev"] == (self.prev["h"] if self.prev else None):
+            if rec is not None and self.follows(rec):  # a whole, valid record: only its newline was lost
                 self.add("missing-newline", number, "the last record lost its final newline", True)
             else:
                 self.add("torn-tail", number, "the last line has no newline (a torn write)", True)
         elif rec is None:
             self.add("torn-tail" if is_last else "damaged-record", number, str(why), is_last)
-            self.prev = None
+            self.damaged = True
         else:
-            self.record(rec, number)
+            self.record(rec, number, line.offset)
 
-    def record(self, rec: Record, number: int) -> None:
+    def follows(self, rec: Record) -> bool:
+        """Whether a record's parents are all earlier records of the file (or it may start the log)."""
+        parents = parents_of(rec)
+        if not self.known:
+            return not parents or rec["op"] == "rotate"
+        return bool(parents) and all(p in self.known for p in parents)
+
+    def record(self, rec: Record, number: int, offset: int) -> None:
+        h = rec["h"]
+        if h in self.known:  # the same record twice (a cherry-pick, then a merge): the repeat is skipped
+            self.duplicates += 1
+            self.add("duplicate-record", number, f"record {rec['seq']}·{h[:6]} repeats an earlier line (skipped)")
+            return
         if self.visit is not None:
             self.visit(rec)
+        if self.heads is not None:
+            self.heads.add(offset, rec)
         if rec["op"] == "rotate":
             why = archive_error(rec)
             if why is not None:
                 self.add("unsafe-path", number, f"refusing record {rec['seq']} (rotate): {why}")
-        prev = self.prev
-        if prev is None and self.count == 1:
-            if rec["op"] == "init" and rec["prev"] is not None:
-                self.add("chain-broken", number, "the init record has a prev hash")
-            elif rec["op"] not in ("init", "rotate"):
-                self.add("chain-broken", number, "the log does not start with init or rotate")
-        elif prev is not None:
-            if rec["prev"] != prev["h"]:
+        damaged, self.damaged = self.damaged, False
+        if not self.known:
+            self.first(rec, number, damaged)
+        else:
+            self.chained(rec, number, damaged)
+        self.known[h] = rec["seq"]
+
+    def first(self, rec: Record, number: int, damaged: bool) -> None:
+        if damaged:
+            return
+        if rec["op"] in ("init", "join") and rec["prev"] is not None:
+            self.add("chain-broken", number, f"the {rec['op']} record has a prev hash")
+        elif rec["op"] not in ("init", "join", "rotate"):
+            self.add("chain-broken", number, "the log does not start with init or rotate")
+
+    def chained(self, rec: Record, number: int, damaged: bool) -> None:
+        parents = parents_of(rec)
+        seqs = [self.known.get(p) for p in parents]
+        if not parents or None in seqs:
+            if not damaged and not (rec["op"] == "rotate" and not _parents(rec)):
                 self.add(
-                    "chain-broken", number, "does not follow the record before it (line deleted, moved or edited?)"
+                    "chain-broken",
+                    number,
+                    "does not follow an earlier record of the log (line deleted, moved or edited?)",
                 )
-            elif rec["seq"] != prev["seq"] + 1:
-                self.add("seq-gap", number, f"seq {rec['seq']} follows {prev['seq']}")
-        self.prev = rec
+            return
+        want = 1 + max(s for s in seqs if s is not None)
+        if rec["seq"] != want:
+            self.add("seq-gap", number, f"seq {rec['seq']} follows {want - 1}")
 
 
 def scan_log(
-    path: str, rel: str, end: int | None = None, visit: Callable[[Record], None] | None = None
+    path: str,
+    rel: str,
+    end: int | None = None,
+    visit: Callable[[Record], None] | None = None,
+    heads: Heads | None = None,
 ) -> list[Problem]:
-    """Every line of one log (up to byte `end`): parse, canonical form, hash, chain, sequence, archive paths.
-    visit is called with each valid record, in order. A log holding git's conflict markers is named by them alone:
-    its chain means nothing until the merge is finished."""
+    """Every line of one log (up to byte `end`): parse, canonical form, hash, graph, sequence, archive paths.
+    visit is called with each valid record, in order, a repeated one (same h) skipped; heads collects the log's heads.
+    A log holding git's conflict markers is named by them alone: its chain means nothing until the merge is
+    finished."""
     digest.long_pass()
-    pass_ = _Scan(rel, visit)
+    pass_ = _Scan(rel, visit, heads)
     held: tuple[Line, Record | None, str | None] | None = None
     for item in scan(path, end):  # each line with whether it is the last, holding one line at a time
         if held is not None:

@@ -1,0 +1,199 @@
+"""The log as a graph: heads, this worktree's head, each line of work's last checkpoint, and the merge record.
+
+git's union merge keeps both sides' new lines of a log (base, then ours, then theirs), so after a merge a log holds
+several lines of work: records that no later record names as a parent (its heads). A record names its parents by
+hash (`prev`, and a merge record's `parents`), and a parent always comes before its child in the file (wal._Scan).
+
+- My head: the record this worktree's next write follows: the end of this worktree's seen cache if it is a head,
+  else the head that comes first in the file (union puts the receiving side first).
+- The join: the first write while there are several heads appends a `merge` record first (prev: my head,
+  parents: the other heads, seq: 1 + the highest), whose data lists each line of work (its head, its branch, its
+  last checkpoint), then its own record. The merge record renders 99_next.md (render_merged): the lines of work are
+  shown until a checkpoint chooses the next action.
+
+Not on the hook path's cheap start: loaded only when a log changed outside rehydrate and holds several heads, or
+when a write joins them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rehydrate.store import WORDS, fsio, wal
+from rehydrate.store.views import clean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rehydrate.store.wal import Record
+
+MERGE = "merge"
+_NEXT_CAP = 300  # the most characters of a line's next action a merge record carries
+_MAX_LINES = 16  # the most lines of work one merge record lists
+
+
+class Node:
+    __slots__ = ("offset", "op", "parents", "seq")
+
+    def __init__(self, offset: int, seq: int, op: str, parents: list[str]) -> None:
+        self.offset = offset
+        self.seq = seq
+        self.op = op
+        self.parents = parents
+
+
+class Graph:
+    """One pass over a log: every record's place (offset, seq, op, parents), by h, and the heads in file order.
+    Lines that are not valid records are left out (the scan names them)."""
+
+    def __init__(self, path: str, end: int | None = None) -> None:
+        self.path = path
+        self.index: dict[str, Node] = {}
+        heads = wal.Heads()
+        for line, rec, _ in wal.scan(path, end):
+            if rec is None or not line.newline or rec["h"] in self.index:
+                continue
+            self.index[rec["h"]] = Node(line.offset, int(rec["seq"]), str(rec["op"]), wal.parents_of(rec))
+            heads.add(line.offset, rec)
+        self.heads: list[tuple[int, Record]] = heads.records()
+
+    def read(self, h: str) -> Record | None:
+        """The record h, read again at its offset (one line)."""
+        node = self.index.get(h)
+        return read_at(self.path, node.offset) if node is not None else None
+
+    def last_of(self, h: str, ops: tuple[str, ...]) -> Record | None:
+        """The newest record of one of ops on h's line: h itself or the first found walking back along prev (the
+        first parent: the line this worktree followed). A rotate stands in for what it carries."""
+        seen: set[str] = set()
+        at: str | None = h
+        while at is not None and at not in seen:
+            seen.add(at)
+            node = self.index.get(at)
+            if node is None:
+                return None
+            if node.op in ops or node.op == "rotate":
+                rec = read_at(self.path, node.offset)
+                if rec is None:
+                    return None
+                if rec["op"] != "rotate":
+                    return rec
+                carried = rec["data"].get("checkpoint" if "checkpoint" in ops else "handoff")
+                return carried if isinstance(carried, dict) and carried.get("op") in ops else None
+            at = node.parents[0] if node.parents else None
+        return None
+
+    def merged_since(self, h: str) -> Record | None:
+        """The newest merge record on h's line not followed by a checkpoint (the lines of work still open), or None."""
+        seen: set[str] = set()
+        at: str | None = h
+        while at is not None and at not in seen:
+            seen.add(at)
+            node = self.index.get(at)
+            if node is None or node.op in ("checkpoint", "init", "rotate", "join"):
+                return None
+            if node.op == MERGE:
+                return read_at(self.path, node.offset)
+            at = node.parents[0] if node.parents else None
+        return None
+
+
+def read_at(path: str, offset: int) -> Record | None:
+    """The record whose line starts at offset, or None if it is not one there."""
+    fd = fsio.open_read(path, WORDS)
+    if fd is None:
+        return None
+    try:
+        data = b""
+        while b"\n" not in data and len(data) <= wal.MAX_LINE:
+            chunk = os.pread(fd, 1 << 16, offset + len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    try:
+        return wal.decode(data.split(b"\n", 1)[0])
+    except wal.BadRecord:
+        return None
+
+
+def my_head(heads: list[tuple[int, Record]], mine: str | None) -> int:
+    """The index in heads of this worktree's head: the one whose h starts with `mine` (the seen cache's end), else
+    the first in file order."""
+    if mine:
+        for i, (_, rec) in enumerate(heads):
+            if str(rec["h"]).startswith(mine):
+                return i
+    return 0
+
+
+def ordered(heads: list[tuple[int, Record]], mine: int) -> list[tuple[int, Record]]:
+    """The heads, mine first, then the others in file order."""
+    return [heads[mine], *heads[:mine], *heads[mine + 1 :]]
+
+
+def _branch(rec: Record | None) -> str | None:
+    git = rec.get("git") if rec is not None else None
+    branch = git.get("branch") if isinstance(git, dict) else None
+    return clean(branch, one_line=True)[:120] if isinstance(branch, str) and branch else None
+
+
+def lines(graph: Graph, heads: list[tuple[int, Record]], my_branch: str | None = None) -> list[dict[str, Any]]:
+    """Each line of work (one per head, mine first): its head, seq, branch and last checkpoint."""
+    out: list[dict[str, Any]] = []
+    for i, (_, head) in enumerate(heads[:_MAX_LINES]):
+        cp = graph.last_of(str(head["h"]), ("checkpoint",))
+        branch = _branch(cp) or _branch(head)
+        if i == 0 and my_branch:
+            branch = clean(my_branch, one_line=True)[:120]
+        out.append({"head": head["h"], "seq": head["seq"], "branch": branch, "checkpoint": _checkpoint(cp)})
+    return out
+
+
+def _checkpoint(cp: Record | None) -> dict[str, Any] | None:
+    if cp is None:
+        return None
+    found = cp.get("data")
+    data: dict[str, Any] = found if isinstance(found, dict) else {}
+    return {
+        "seq": cp.get("seq"),
+        "h": cp.get("h"),
+        "ts": cp.get("ts"),
+        "next": clean(str(data.get("next", "")))[:_NEXT_CAP],
+        "done": clean(str(data.get("done", "")))[:_NEXT_CAP],
+    }
+
+
+def line_name(line: dict[str, Any], i: int) -> str:
+    branch = line.get("branch")
+    return clean(branch, one_line=True)[:120] if isinstance(branch, str) and branch else f"line {i + 1}"
+
+
+def valid_lines(data: Any) -> list[dict[str, Any]]:
+    """A merge record's data.lines, each a dict (the record is untrusted: anything else is left out)."""
+    found = data.get("lines") if isinstance(data, dict) else None
+    return [x for x in found if isinstance(x, dict)][:_MAX_LINES] if isinstance(found, list) else []
+
+
+def render_merged(rec: Record) -> str:
+    """99_next.md as a merge record renders it: how many lines of work were merged, then each line's branch, last
+    checkpoint, done and next action."""
+    found = valid_lines(rec.get("data"))
+    out = [f"# Next: {len(found)} lines of work were merged (a checkpoint chooses)", ""]
+    for i, line in enumerate(found):
+        cp = line.get("checkpoint")
+        name = line_name(line, i)
+        if not isinstance(cp, dict):
+            out += [f"## {name}: no checkpoint yet", ""]
+            continue
+        ts = clean(str(cp.get("ts", "")), one_line=True)[:40]
+        seq = cp.get("seq") if isinstance(cp.get("seq"), int) and not isinstance(cp.get("seq"), bool) else "?"
+        out.append(f"## {name}: checkpoint {seq}, {ts}")
+        out.append("")
+        out.append(f"Done: {clean(str(cp.get('done', '')))[:_NEXT_CAP]}")
+        out.append("")
+        out.append(f"Next: {clean(str(cp.get('next', '')))[:_NEXT_CAP]}")
+        out.append("")
+    return "\n".join(out)
