@@ -438,12 +438,20 @@ class Heads:
 
     def __init__(self) -> None:
         self.found: dict[str, tuple[int, Record]] = {}
+        self.added: set[str] = set()
+        self.ahead: set[str] = set()  # parents named before they came (a rotate that a union put first)
 
     def add(self, offset: int, rec: Record) -> None:
         found = self.found
         for parent in parents_of(rec):
-            found.pop(parent, None)
-        found[rec["h"]] = (offset, rec)
+            if found.pop(parent, None) is None and parent not in self.added:
+                self.ahead.add(parent)
+        h = rec["h"]
+        self.added.add(h)
+        if h in self.ahead:
+            self.ahead.discard(h)
+        else:
+            found[h] = (offset, rec)
 
     def records(self) -> list[tuple[int, Record]]:
         return list(self.found.values())
@@ -545,8 +553,10 @@ class _Scan:
 
     def chained(self, rec: Record, number: int, damaged: bool) -> None:
         parents = parents_of(rec)
+        if not parents and rec["op"] in ("init", "join"):
+            return  # a root: a union puts the base's records after the other side's rotate, which replaced them
         seqs = [self.known.get(p) for p in parents]
-        if not parents or None in seqs:
+        if not parents or None in seqs:  # (a rotate's prev may be in the archive: a union can put it before it)
             if not damaged and not (rec["op"] == "rotate" and not _parents(rec)):
                 self.add(
                     "chain-broken",

@@ -1,0 +1,184 @@
+"""The log as a graph (issue 13): the files git's union merge makes of one actor's log written on two sides.
+
+Each union here is git's own (`git merge-file --union`: base, then ours, then theirs), of two copies of one state
+folder that each went on writing. The scan accepts it (every record's parents come earlier in the file, seq is a
+generation number), a repeated record is information and read once, a record that only lost its newline is never cut,
+and the next write joins the heads with a merge record.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rehydrate.store import graph, wal
+from rehydrate.store.state import State
+
+
+def _log(root: Path) -> Path:
+    return root / "wal" / "agent.jsonl"
+
+
+def _fork(tmp_path: Path) -> tuple[State, State, bytes]:
+    """A state with a few records, and a copy of it (another clone: no cache); returns both and the base log."""
+    (tmp_path / "a").mkdir()
+    a, _ = State.init(tmp_path / "a" / "state", "ship the parser")
+    a.invariant("parse with a table", "it is fast")
+    a.checkpoint(done="base", next="split the work")
+    base = _log(Path(a.root)).read_bytes()
+    shutil.copytree(a.root, tmp_path / "b" / "state", ignore=shutil.ignore_patterns(".local"))
+    return a, State.open(tmp_path / "b" / "state"), base
+
+
+def _union(ours: Path, base: bytes, theirs: Path) -> bytes:
+    """git merge-file --union of three versions of a file: what a merge with `merge=union` writes."""
+    folder = ours.parent
+    (folder / "base.tmp").write_bytes(base)
+    try:
+        done = subprocess.run(
+            ["git", "merge-file", "-p", "--union", str(ours), str(folder / "base.tmp"), str(theirs)],
+            capture_output=True,
+            check=True,
+        )
+    finally:
+        (folder / "base.tmp").unlink()
+    return done.stdout
+
+
+def _merged(tmp_path: Path) -> tuple[State, State]:
+    """Both sides record and checkpoint; a's log becomes the union (a's side first)."""
+    a, b, base = _fork(tmp_path)
+    bases = {name: Path(a.root, name).read_bytes() for name in ("10_invariants.md", "99_next.md")}
+    a.reject("a regex parser", "it cannot nest")
+    a.checkpoint(done="ours", next="our next")
+    b.invariant("keep the AST immutable", "sharing")
+    b.checkpoint(done="theirs", next="their next")
+    _log(Path(a.root)).write_bytes(_union(_log(Path(a.root)), base, _log(Path(b.root))))
+    for name, was in bases.items():  # the union-merged views, as git merges them (state/.gitattributes)
+        Path(a.root, name).write_bytes(_union(Path(a.root, name), was, Path(b.root, name)))
+    return a, b
+
+
+def _lines(root: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in _log(root).read_bytes().splitlines()]
+
+
+def _not_views(problems: list[Any]) -> list[str]:
+    """The codes of problems other than a union-merged 99_next.md reported as edited (WP2 names it view-merged)."""
+    return [p.code for p in problems if not (p.code == "view-edited" and p.file == "state/99_next.md")]
+
+
+def _heads(root: Path) -> list[dict[str, Any]]:
+    heads = wal.Heads()
+    problems = wal.scan_log(str(_log(root)), "log", heads=heads)
+    assert problems == [], problems
+    return [rec for _, rec in heads.records()]
+
+
+def test_a_union_of_two_sides_scans_clean_with_two_heads_and_seq_as_generation(tmp_path: Path) -> None:
+    a, _ = _merged(tmp_path)
+    lines = _lines(Path(a.root))
+    assert [x["seq"] for x in lines] == [1, 2, 3, 4, 5, 4, 5]  # each side's records from the fork's generation
+    heads = _heads(Path(a.root))
+    assert [h["data"]["next"] for h in heads] == ["our next", "their next"]
+    assert len(list(wal.records(str(_log(Path(a.root)))))) == 7
+    snap_out = a.status()
+    assert _not_views(snap_out.problems) == [], snap_out.problems
+    assert [line["checkpoint"]["next"] for line in snap_out.lines or []] == ["our next", "their next"]
+
+
+def test_a_record_whose_parent_is_not_earlier_is_chain_broken_and_a_wrong_generation_a_seq_gap(
+    tmp_path: Path,
+) -> None:
+    a, _ = _merged(tmp_path)
+    log = _log(Path(a.root))
+    lines = log.read_bytes().splitlines()
+    moved = [*lines[:3], lines[4], lines[3], *lines[5:]]  # a child before its parent
+    log.write_bytes(b"\n".join(moved) + b"\n")
+    assert [p.code for p in wal.scan_log(str(log), "log")] == ["chain-broken"]
+    rec = json.loads(lines[-1])
+    forged = wal.seal({**rec, "seq": 7})  # its parent is seq 4: it must be 5
+    log.write_bytes(b"\n".join([*lines[:-1], wal.encode(forged)[:-1]]) + b"\n")
+    assert [p.code for p in wal.scan_log(str(log), "log")] == ["seq-gap"]
+
+
+def test_a_repeated_record_is_information_and_read_once(tmp_path: Path) -> None:
+    """A cherry-pick merged again repeats a record's line (plan, experiment C)."""
+    a, _ = _merged(tmp_path)
+    log = _log(Path(a.root))
+    lines = log.read_bytes().splitlines()
+    log.write_bytes(b"\n".join([*lines, lines[-2]]) + b"\n")
+    problems = wal.scan_log(str(log), "log")
+    assert [(p.code, p.line, p.info) for p in problems] == [("duplicate-record", 8, True)]
+    assert len(list(wal.records(str(log)))) == 7
+    out = a.verify()
+    assert _not_views(out.problems) == ["duplicate-record"], out
+    a.invariant("after the merge", "joined")  # the repeat is not a head of its own: one merge joins two heads
+    assert _lines(Path(a.root))[-2]["op"] == "merge"
+    assert len(_lines(Path(a.root))[-2]["parents"]) == 1
+
+
+def test_a_foreign_last_record_that_lost_its_newline_is_kept_not_cut(tmp_path: Path) -> None:
+    """The other side's last record, last in the file after a union, without its newline: its prev is not the
+    line before it, yet it is a whole valid record: the newline is put back, nothing is cut."""
+    a, _ = _merged(tmp_path)
+    log = _log(Path(a.root))
+    log.write_bytes(log.read_bytes()[:-1])
+    out = a.reconcile(repair=True)
+    assert any("put back the final newline" in r for r in out.repaired), out
+    assert not any("cut" in r for r in out.repaired), out
+    assert not list(Path(a.root, "wal").glob("*.broken*"))
+    assert len(_lines(Path(a.root))) == 7
+    assert [p.code for p in wal.scan_log(str(log), "log")] == []
+
+
+def test_the_next_write_joins_the_heads_with_a_merge_record_until_a_checkpoint_chooses(tmp_path: Path) -> None:
+    a, _ = _merged(tmp_path)
+    heads = _heads(Path(a.root))
+    out = a.invariant("after the merge", "joined")
+    assert out.record is not None
+    merge, own = _lines(Path(a.root))[-2:]
+    assert merge["op"] == "merge" and merge["prev"] == heads[0]["h"] and merge["parents"] == [heads[1]["h"]]
+    assert merge["seq"] == 6 and own["prev"] == merge["h"] and own["seq"] == 7
+    assert [line["head"] for line in merge["data"]["lines"]] == [h["h"] for h in heads]
+    assert [line["checkpoint"]["next"] for line in merge["data"]["lines"]] == ["our next", "their next"]
+    assert Path(a.root, "99_next.md").read_text() == graph.render_merged(merge)
+    assert own["views"]["99_next.md"] == merge["views"]["99_next.md"] == wal.sha256(graph.render_merged(merge).encode())
+    assert len(_heads(Path(a.root))) == 1
+    status = a.status()
+    assert status.ok and [line["branch"] for line in status.lines or []] == [None, None], status.problems
+    assert a.verify().ok
+    fresh = State.open(a.root)  # another process: from the cache (cheap path), the lines still shown
+    assert [line["checkpoint"]["next"] for line in fresh.status().lines or []] == ["our next", "their next"]
+    a.checkpoint(done="merged both", next="the chosen next")
+    assert a.status().lines is None
+    assert State.open(a.root).status().lines is None
+    assert a.verify().ok
+
+
+def test_a_second_write_does_not_merge_again(tmp_path: Path) -> None:
+    a, _ = _merged(tmp_path)
+    a.invariant("one", "x")
+    a.reject("two", "y")
+    assert [x["op"] for x in _lines(Path(a.root))].count("merge") == 1
+
+
+@pytest.mark.parametrize("rotating", ["ours", "theirs"])
+def test_a_rotate_unioned_with_an_append_scans_clean(tmp_path: Path, rotating: str) -> None:
+    """One side rotates (its log replaced by one record), the other appends: the union brings the archived records
+    back, after the rotate line (ours rotated) or before it (theirs): both scan clean, with two heads."""
+    a, b, base = _fork(tmp_path)
+    (a if rotating == "ours" else b).rotate()
+    (b if rotating == "ours" else a).checkpoint(done="appended", next="the next")
+    _log(Path(a.root)).write_bytes(_union(_log(Path(a.root)), base, _log(Path(b.root))))
+    ops = [x["op"] for x in _lines(Path(a.root))]
+    assert ops.count("rotate") == 1 and ops.count("checkpoint") == 2, ops
+    heads = _heads(Path(a.root))
+    assert sorted(h["op"] for h in heads) == ["checkpoint", "rotate"]
+    a.reconcile(repair=True)  # a rotate that is one of several heads is not "interrupted": the log is kept whole
+    assert [x["op"] for x in _lines(Path(a.root))] == ops
