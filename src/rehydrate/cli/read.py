@@ -172,7 +172,7 @@ def args_log(p: argparse.ArgumentParser) -> None:
     p.description = (
         "List every record of the state folder (state/wal/*.jsonl and state/archive/*.jsonl, every "
         "actor), oldest first: by time, then actor, then seq; one line each (seq, actor, op, time, a short "
-        "summary), or with --json one JSON object per line (seq, actor, op, ts, data). A line that is not a "
+        "summary), or with --json one JSON object per line (seq, actor, op, ts, data, h). A line that is not a "
         "valid record is named on stderr and skipped (exit 1). Read-only: it takes no lock and repairs nothing."
     )
     p.add_argument("--op", action="append", metavar="OP", help="only records of this op (repeatable)")
@@ -181,7 +181,7 @@ def args_log(p: argparse.ArgumentParser) -> None:
         "--since", metavar="TIME", help="only records at or after TIME (UTC: YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS])"
     )
     p.add_argument("--dir", metavar="DIR", help=DIR_HELP)
-    p.add_argument("--json", action="store_true", help="one JSON object per line: seq, actor, op, ts, data")
+    p.add_argument("--json", action="store_true", help="one JSON object per line: seq, actor, op, ts, data, h")
 
 
 def cmd_log(args: argparse.Namespace) -> int:

@@ -38,7 +38,7 @@ class Entry:
         self.line = line
 
     def as_dict(self) -> dict[str, Any]:
-        return {"seq": self.seq, "actor": self.actor, "op": self.op, "ts": self.ts, "data": self.data}
+        return {"seq": self.seq, "actor": self.actor, "op": self.op, "ts": self.ts, "data": self.data, "h": self.h}
 
     def summary(self, limit: int = SUMMARY) -> str:
         """A short, cleaned, one-line summary of the record's data."""
@@ -131,7 +131,7 @@ def _read_file(
     since: str | None,
 ) -> None:
     for line, rec, why in wal.scan(path):
-        if line.raw is not None and not line.newline:
+        if line.raw is not None and not line.newline and rec is None:  # (a valid record only lost its newline)
             if line.raw.strip(b"\0 \t\r"):
                 damaged.append(Damaged(rel, line.number, "the last line has no newline (a write in progress, or torn)"))
             continue

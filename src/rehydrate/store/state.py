@@ -256,6 +256,10 @@ class State:
         self.joined = None
         if snap is not None and last is not None and len(snap.heads) > 1 and op != "resume":
             # lines of work were merged (several heads): this write joins them, with a merge record first
+            if any(p.code == "view-merged" and p.file == self.rel(HANDOFF) for p in snap.problems):
+                merged = self.view_bytes(HANDOFF, snap)  # 20_handoff.md as the union left it (WP2 recognized it)
+                if merged is not None:
+                    bound[HANDOFF] = wal.sha256(merged)
             self.joined, line = self._seal(
                 last, "merge", {"lines": snap.merged or []}, dict(bound), None, snap.heads[1:]
             )
