@@ -182,3 +182,19 @@ def test_a_rotate_unioned_with_an_append_scans_clean(tmp_path: Path, rotating: s
     assert sorted(h["op"] for h in heads) == ["checkpoint", "rotate"]
     a.reconcile(repair=True)  # a rotate that is one of several heads is not "interrupted": the log is kept whole
     assert [x["op"] for x in _lines(Path(a.root))] == ops
+
+
+def test_a_write_upgrades_the_old_gitattributes_and_leaves_an_edited_one_alone(tmp_path: Path) -> None:
+    from rehydrate.store import views
+
+    a, b, _ = _fork(tmp_path)
+    for state, text in ((a, views.GITATTRIBUTES_V1), (b, views.GITATTRIBUTES_V1 + "*.bin binary\n")):
+        Path(state.root, ".gitattributes").write_text(text)
+    assert not any("gitattributes" in r for r in a.status().repaired)  # a read leaves it
+    assert Path(a.root, ".gitattributes").read_text() == views.GITATTRIBUTES_V1
+    out = a.invariant("one", "x")
+    assert Path(a.root, ".gitattributes").read_text() == views.GITATTRIBUTES_TEXT
+    assert any("upgraded state/.gitattributes" in r and "union" in r for r in out.repaired), out.repaired
+    out = b.invariant("one", "x")
+    assert Path(b.root, ".gitattributes").read_text() == views.GITATTRIBUTES_V1 + "*.bin binary\n"
+    assert not any("gitattributes" in r for r in out.repaired)

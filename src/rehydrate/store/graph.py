@@ -20,12 +20,14 @@ from __future__ import annotations
 import os
 
 from rehydrate.store import WORDS, fsio, wal
-from rehydrate.store.views import clean
+from rehydrate.store.views import HANDOFF, clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.state import State
     from rehydrate.store.wal import Record
 
 MERGE = "merge"
@@ -197,3 +199,14 @@ def render_merged(rec: Record) -> str:
         out.append(f"Next: {clean(str(cp.get('next', '')))[:_NEXT_CAP]}")
         out.append("")
     return "\n".join(out)
+
+
+def join(state: State, snap: Snapshot, last: Record, bound: dict[str, str]) -> tuple[Record, bytes]:
+    """The merge record (sealed, and its line) that the first write after a merge appends first: prev my head,
+    parents the other heads, data.lines each line of work (mine first). It binds 99_next.md as render_merged
+    renders it, and a 20_handoff.md that reconciliation found merge-shaped (view-merged) as it is."""
+    if any(p.code == "view-merged" and p.file == state.rel(HANDOFF) for p in snap.problems):
+        merged = state.view_bytes(HANDOFF, snap)  # 20_handoff.md as the union left it
+        if merged is not None:
+            bound[HANDOFF] = wal.sha256(merged)
+    return state._seal(last, MERGE, {"lines": snap.merged or []}, dict(bound), None, snap.heads[1:])

@@ -12,6 +12,7 @@ known. The memo holds nothing the files do not: losing it costs a read.
 
 from __future__ import annotations
 
+import os
 import stat
 
 from rehydrate.store import fsio, wal
@@ -19,8 +20,6 @@ from rehydrate.store.seen import Seen, fingerprint
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
-    import os
-
     from rehydrate.store.wal import Record
 
 _VIEW_MAX = 64 << 10  # a view's bytes are kept up to this size (99_next.md is far smaller; a long handoff is not kept)
@@ -37,13 +36,17 @@ class Memo:
         # the record of its last line
         self.views: dict[str, tuple[str, bytes]] = {}  # a view's fingerprint after it was replaced, and its bytes
 
-    def load_seen(self, path: str) -> Seen | None:
-        """The rollback cache: a copy of the one this process saved while the file is still that one, else read."""
+    def load_seen(self, path: str, old: str | None = None) -> Seen | None:
+        """The rollback cache: a copy of the one this process saved while the file is still that one, else read;
+        while there is no file at path, the one at `old` (where earlier versions kept it) is read instead."""
         known = self.seen
         if known is not None and _same(path, known[0]):
             return known[1].copy()
         self.seen = None
-        return Seen.load(path)
+        seen = Seen.load(path)
+        if seen is None and old is not None and not os.path.lexists(path):
+            seen = Seen.load(old)
+        return seen
 
     def saved_seen(self, st: os.stat_result | None, seen: Seen) -> None:
         """The cache was written (st: the file's fstat after the write; None: not written). Kept as it is, not

@@ -195,6 +195,31 @@ def _branch(state: State) -> str | None:
     return local.head(found)[0] if found is not None else None
 
 
+def upgrade_attributes(state: State, snap: Snapshot) -> None:
+    """A write upgrades state/.gitattributes as earlier versions wrote it (exactly: a file the user changed is
+    left alone) to the text that merges the logs with git's union driver (one lstat when it is not that)."""
+    path = state.path(layout.GITATTRIBUTES)
+    old = layout.GITATTRIBUTES_V1.encode()
+    st = fsio.lstat(path)
+    if st is None or st.st_size != len(old) or fsio.read_bytes(path, len(old) + 1, WORDS) != old:
+        return
+    fsio.replace(path, layout.GITATTRIBUTES_TEXT.encode(), "view.replace", words=WORDS)
+    snap.repaired.append(
+        f"upgraded {state.rel(layout.GITATTRIBUTES)} to merge logs with git's union driver: "
+        "commit it on your main line before branching"
+    )
+
+
+def written_on(state: State, git: Any) -> str | None:
+    """The branch a write was made on: from the git facts a checkpoint gathered, else HEAD read (local.py)."""
+    if isinstance(git, dict) and "head" in git:
+        branch = git.get("branch")
+        return branch if isinstance(branch, str) else None
+    if isinstance(git, dict):  # not in a repository
+        return None
+    return _branch(state)
+
+
 def _whole_chain(
     state: State, seen: Seen | None, end: int | None, chain: Callable[[int | None], ScanInfo] | None
 ) -> tuple[Seen | None, ScanInfo]:

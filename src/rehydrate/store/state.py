@@ -16,9 +16,10 @@ from rehydrate.store import WORDS, Problem, binding, fsio, local, wal
 from rehydrate.store import views as layout
 from rehydrate.store.locate import locate, resolve_actor
 from rehydrate.store.memo import Memo
-from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile
+from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile, upgrade_attributes, written_on
 from rehydrate.store.seen import Seen, fingerprint
 from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
+from rehydrate.store.writing import current_goal, refuse_unsafe, render
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -141,10 +142,7 @@ class State:
 
     def load_seen(self) -> Seen | None:
         """This worktree's cache of the log (seen.py); the old wal/.<actor>.seen while the new one is absent."""
-        seen = self.memo.load_seen(self.seen_path)
-        if seen is None and not os.path.lexists(self.seen_path):
-            seen = Seen.load(self.old_seen_path)
-        return seen
+        return self.memo.load_seen(self.seen_path, self.old_seen_path)
 
     def _actors(self) -> list[str]:
         try:
@@ -193,7 +191,7 @@ class State:
         if op in ("checkpoint", "handoff", "merge"):
             name = HANDOFF if op == "handoff" else NEXT
             known = self.rendered is not None and self.rendered[0] is rec  # the record _seal just rendered
-            raw = self.rendered[1] if known and self.rendered is not None else _render(rec).encode()
+            raw = self.rendered[1] if known and self.rendered is not None else render(rec).encode()
             self.rendered = None
             st = self.wrote[name] = fsio.replace(self.path(name), raw, "view.replace", words=WORDS)
             self.memo.wrote_view(name, st, raw)
@@ -256,13 +254,9 @@ class State:
         self.joined = None
         if snap is not None and last is not None and len(snap.heads) > 1 and op != "resume":
             # lines of work were merged (several heads): this write joins them, with a merge record first
-            if any(p.code == "view-merged" and p.file == self.rel(HANDOFF) for p in snap.problems):
-                merged = self.view_bytes(HANDOFF, snap)  # 20_handoff.md as the union left it (WP2 recognized it)
-                if merged is not None:
-                    bound[HANDOFF] = wal.sha256(merged)
-            self.joined, line = self._seal(
-                last, "merge", {"lines": snap.merged or []}, dict(bound), None, snap.heads[1:]
-            )
+            from rehydrate.store import graph
+
+            self.joined, line = graph.join(self, snap, last, bound)
             bound[NEXT] = self.joined["views"][NEXT]
             recs.append(self.joined)
             lines.append(line)
@@ -282,7 +276,7 @@ class State:
             cache.multi = False
         if snap is not None:
             snap.heads, snap.merged = [recs[-1]], cache.merged
-        cache.branch = _written_on(self, git)
+        cache.branch = written_on(self, git)
         if snap is not None and acknowledged is not None:
             snap.lost = cache.lost = None
             snap.repaired.append(
@@ -323,7 +317,7 @@ class State:
         if git is not None:
             rec["git"] = git
         if op in layout.PRODUCERS[NEXT] or op == "merge":
-            text = _render(rec).encode()
+            text = render(rec).encode()
             rec["views"][NEXT] = wal.sha256(text)
             sealed, line = wal.seal_line(rec)
             self.rendered = (sealed, text)  # _apply writes these bytes, not rendered again
@@ -339,10 +333,11 @@ class State:
             pending = gitinfo.start(self.root) if with_git else None
             try:
                 snap = self._begin()
-                self._refuse_unsafe(snap, _TOUCHES.get(op, ()))
+                refuse_unsafe(self, snap, _TOUCHES.get(op, ()))
             finally:
                 git = gitinfo.finish(pending) if pending is not None else None
             out = Outcome(repaired=snap.repaired)
+            upgrade_attributes(self, snap)
             views: dict[str, str] = {}
             if len(snap.heads) > 1:  # the merge record this write starts with replaces 99_next.md
                 layout.keep_edit(self, NEXT, snap, out)
@@ -354,7 +349,7 @@ class State:
             elif op == "checkpoint":
                 layout.keep_edit(self, NEXT, snap, out)
                 if data.get("goal") is None:
-                    data["goal"] = self._current_goal(snap)
+                    data["goal"] = current_goal(self, snap)
             bound = snap.inv_ok and snap.inv is not None  # the binding extends what reconciliation found on disk
             rec = self._append(snap, op, data, views=views, git=git)
             if self.joined is not None:
@@ -367,20 +362,6 @@ class State:
             flush(self)
             return out
 
-    def _refuse_unsafe(self, snap: Snapshot, touches: tuple[str, ...] = ()) -> None:
-        """A state file that is a symlink, FIFO or folder means the folder cannot be trusted: write nothing.
-        A view the write would change that holds git's conflict markers is never changed: finish the merge first."""
-        for p in snap.problems:
-            if p.code in ("not-regular-file", "unreadable"):
-                raise RehydrateError(f"refusing to write: {p.message}", "move it away, then run the command again")
-        for p in snap.problems:
-            if p.code == "merge-conflict" and p.file in [self.rel(name) for name in touches]:
-                raise RehydrateError(
-                    f"refusing to write: {p.file} line {p.line} holds an unresolved git merge conflict "
-                    "[merge-conflict]; this command would change it",
-                    p.message if p.file != self.rel(INVARIANTS) else f"finish the merge first: {p.message}",
-                )
-
     def view_bytes(self, name: str, snap: Snapshot | None = None) -> bytes | None:
         """A view's bytes: as reconciliation read them into snap when it repaired nothing since, else from disk."""
         found = None
@@ -391,19 +372,6 @@ class State:
         # as this object wrote it, while the file is still that one (found: as this command found it, under the lock)
         known = self.memo.view(name, self.path(name), found)
         return known if known is not None else fsio.read_bytes(self.path(name), layout.MAX_VIEW, WORDS)
-
-    def _current_goal(self, snap: Snapshot) -> str:
-        current = self.view_bytes(NEXT, snap)
-        if current is not None and layout.sha(current) == snap.last["views"].get(NEXT):
-            goal = layout.parse_next(current.decode("utf-8", "replace")).get("goal")
-            if goal:
-                return goal
-        producer = layout.last_producer(self, NEXT)  # 99 was edited or deleted: ask the WAL (a full read)
-        if producer is not None and producer["op"] == "checkpoint":
-            return str(producer["data"]["goal"])
-        from rehydrate.store import latches
-
-        return str(latches.goal_data(self)["goal"]).split("\n")[0]
 
     # ----------------------------------------------------------------------------------------------- commands
 
@@ -468,7 +436,8 @@ class State:
         """Archive the WAL (end of a task) and start a new one whose first record is anchored to the old last hash."""
         with fsio.locked(self.root, words=WORDS):
             snap = self._begin()
-            self._refuse_unsafe(snap)
+            refuse_unsafe(self, snap)
+            upgrade_attributes(self, snap)
             from rehydrate.store.latches import rotate_data
 
             data = rotate_data(self, snap.last)
@@ -527,27 +496,3 @@ class State:
     def extra_views(self) -> list[str]:
         """Other NN_*.md files in the state folder, in lexical (boot) order."""
         return layout.extra_views(self.root)
-
-
-def _render(rec: Record) -> str:
-    """A replaceable view as a record renders it: 99_next.md for a checkpoint or init (views.py) or a merge record
-    (graph.py), 20_handoff.md for a handoff."""
-    if rec["op"] == "merge":
-        from rehydrate.store.graph import render_merged
-
-        return render_merged(rec)
-    if rec["op"] == "handoff":
-        return layout.render_handoff(rec["data"]["text"])
-    return layout.render_next_record(rec)
-
-
-def _written_on(state: State, git: Any) -> str | None:
-    """The branch a write was made on: from the git facts a checkpoint gathered, else HEAD read (local.py)."""
-    if isinstance(git, dict) and "head" in git:
-        branch = git.get("branch")
-        return branch if isinstance(branch, str) else None
-    if isinstance(git, dict):  # not in a repository
-        return None
-    from rehydrate.store.reconcile import _branch
-
-    return _branch(state)

@@ -12,11 +12,11 @@ import time
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import INFO, WORDS, Problem, digest, fsio
+from rehydrate.store import WORDS, digest, fsio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
     from typing import Any
 
     Record = dict[str, Any]
@@ -372,6 +372,8 @@ def only_newline_lost(t: Tail, path: str | None = None) -> bool:
     before = t.records[-1][1] if t.records else None
     if rec["prev"] == (before["h"] if before else None):
         return True
+    from rehydrate.store.walscan import parents_of
+
     wanted = set(parents_of(rec))
     if path is None or not wanted:
         return False
@@ -391,206 +393,15 @@ def cut_torn(path: str, wal_rel: str, t: Tail) -> str:
     return f"cut a torn last line off {wal_rel} (line {n}, {len(t.torn)} bytes: {t.torn_reason}); kept in {kept}"
 
 
-def check_chain(
-    path: str, wal_rel: str, end: int | None, visit: Callable[[Record], None], heads: Heads | None = None
-) -> list[Problem]:
-    """The whole log, once: every record's hash and place in the graph (visit sees each valid record once; heads
-    collects the heads). Bytes from `end` on (a torn tail) are left to the repair. Raises RehydrateError for any
-    damage that cannot be repaired; returns the problems that are only information (duplicate-record)."""
-    problems = scan_log(path, wal_rel, end, visit, heads)
-    error = chain_error(path, wal_rel, problems)
-    if error is not None:
-        raise error
-    return [p for p in problems if p.code in INFO]
+# The scan of a whole log as a graph (walscan.py), named here as before.
+from rehydrate.store.walscan import (  # noqa: E402  (walscan reads this module's names when it is loaded)
+    ARCHIVE_NAME,
+    Heads,
+    archive_error,
+    chain_error,
+    check_chain,
+    parents_of,
+    scan_log,
+)
 
-
-def chain_error(path: str, wal_rel: str, problems: list[Problem]) -> RehydrateError | None:
-    """What check_chain raises for a log's problems (scan_log's), or None: only a torn tail can be repaired."""
-    for p in problems:
-        if p.code == "merge-conflict":
-            return conflicted(path, wal_rel)
-        if p.code not in ("torn-tail", "empty-wal", "missing-newline") and p.code not in INFO:
-            return RehydrateError(f"{wal_rel} line {p.line}: {p.message} [{p.code}]", unrepairable(wal_rel))
-    return None
-
-
-# An archive named by a rotate record: a plain file name in state/archive/, nothing else (the record is untrusted).
-ARCHIVE_NAME = r"^archive/[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl\Z"
-
-
-def archive_error(rec: Record) -> str | None:
-    """Why a rotate record's archive path is not a plain file name in archive/, or None."""
-    import re
-
-    from rehydrate.store.views import clean
-
-    data = rec.get("data")
-    name = data.get("archive") if isinstance(data, dict) else None
-    if isinstance(name, str) and re.match(ARCHIVE_NAME, name):
-        return None
-    shown = clean(str(name)[:160], one_line=True)[:120]
-    return f"its archive path {shown!r} is not archive/<file name>.jsonl inside the state folder"
-
-
-class Heads:
-    """The records that no later record of the same file names as its prev or among its parents, in file order, each
-    with its byte offset: one when the log is a line, several after git merged two lines of work (union)."""
-
-    def __init__(self) -> None:
-        self.found: dict[str, tuple[int, Record]] = {}
-        self.added: set[str] = set()
-        self.ahead: set[str] = set()  # parents named before they came (a rotate that a union put first)
-
-    def add(self, offset: int, rec: Record) -> None:
-        found = self.found
-        for parent in parents_of(rec):
-            if found.pop(parent, None) is None and parent not in self.added:
-                self.ahead.add(parent)
-        h = rec["h"]
-        self.added.add(h)
-        if h in self.ahead:
-            self.ahead.discard(h)
-        else:
-            found[h] = (offset, rec)
-
-    def records(self) -> list[tuple[int, Record]]:
-        return list(self.found.values())
-
-
-def _parents(rec: Record) -> list[str]:
-    """A record's other parents (a merge record's `parents`): [] when absent or not a list of strings."""
-    parents = rec.get("parents")
-    if not isinstance(parents, list):
-        return []
-    return [p for p in parents if isinstance(p, str)]
-
-
-def parents_of(rec: Record) -> list[str]:
-    """Every parent of a record: its prev (if any), then its other parents."""
-    prev = rec["prev"]
-    return ([prev] if isinstance(prev, str) else []) + _parents(rec)
-
-
-class _Scan:
-    """One pass over a log as a graph: each record's prev and parents must be records earlier in the file."""
-
-    def __init__(self, rel: str, visit: Callable[[Record], None] | None, heads: Heads | None = None) -> None:
-        self.rel = rel
-        self.visit = visit
-        self.heads = heads
-        self.problems: list[Problem] = []
-        self.conflicts: list[Problem] = []
-        self.known: dict[str, int] = {}  # h: seq of every valid record so far
-        self.damaged = False  # the line before was not a record: a record following it is not checked against it
-        self.count = 0
-        self.duplicates = 0
-
-    def add(self, code: str, number: int | None, message: str, repairable: bool = False) -> None:
-        self.problems.append(Problem(code, self.rel, number, message, repairable))
-
-    def line(self, line: Line, rec: Record | None, why: str | None, is_last: bool) -> None:
-        self.count += 1
-        rel, number = self.rel, line.number
-        if line.raw is not None and is_conflict_marker(line.raw):
-            self.conflicts.append(
-                Problem(
-                    "merge-conflict",
-                    rel,
-                    number,
-                    "an unresolved git merge conflict marker: finish the merge (keep one side's records: "
-                    f"`git checkout --ours -- {rel}` or `--theirs`, then `git add {rel}`), or `git merge --abort`",
-                )
-            )
-        elif line.raw is None:
-            self.add("oversized-line", number, str(why))
-            self.damaged = True
-        elif not line.newline:
-            if rec is not None and self.follows(rec):  # a whole, valid record: only its newline was lost
-                self.add("missing-newline", number, "the last record lost its final newline", True)
-            else:
-                self.add("torn-tail", number, "the last line has no newline (a torn write)", True)
-        elif rec is None:
-            self.add("torn-tail" if is_last else "damaged-record", number, str(why), is_last)
-            self.damaged = True
-        else:
-            self.record(rec, number, line.offset)
-
-    def follows(self, rec: Record) -> bool:
-        """Whether a record's parents are all earlier records of the file (or it may start the log)."""
-        parents = parents_of(rec)
-        if not self.known:
-            return not parents or rec["op"] == "rotate"
-        return bool(parents) and all(p in self.known for p in parents)
-
-    def record(self, rec: Record, number: int, offset: int) -> None:
-        h = rec["h"]
-        if h in self.known:  # the same record twice (a cherry-pick, then a merge): the repeat is skipped
-            self.duplicates += 1
-            self.add("duplicate-record", number, f"record {rec['seq']}·{h[:6]} repeats an earlier line (skipped)")
-            return
-        if self.visit is not None:
-            self.visit(rec)
-        if self.heads is not None:
-            self.heads.add(offset, rec)
-        if rec["op"] == "rotate":
-            why = archive_error(rec)
-            if why is not None:
-                self.add("unsafe-path", number, f"refusing record {rec['seq']} (rotate): {why}")
-        damaged, self.damaged = self.damaged, False
-        if not self.known:
-            self.first(rec, number, damaged)
-        else:
-            self.chained(rec, number, damaged)
-        self.known[h] = rec["seq"]
-
-    def first(self, rec: Record, number: int, damaged: bool) -> None:
-        if damaged:
-            return
-        if rec["op"] in ("init", "join") and rec["prev"] is not None:
-            self.add("chain-broken", number, f"the {rec['op']} record has a prev hash")
-        elif rec["op"] not in ("init", "join", "rotate"):
-            self.add("chain-broken", number, "the log does not start with init or rotate")
-
-    def chained(self, rec: Record, number: int, damaged: bool) -> None:
-        parents = parents_of(rec)
-        if not parents and rec["op"] in ("init", "join"):
-            return  # a root: a union puts the base's records after the other side's rotate, which replaced them
-        seqs = [self.known.get(p) for p in parents]
-        if not parents or None in seqs:  # (a rotate's prev may be in the archive: a union can put it before it)
-            if not damaged and not (rec["op"] == "rotate" and not _parents(rec)):
-                self.add(
-                    "chain-broken",
-                    number,
-                    "does not follow an earlier record of the log (line deleted, moved or edited?)",
-                )
-            return
-        want = 1 + max(s for s in seqs if s is not None)
-        if rec["seq"] != want:
-            self.add("seq-gap", number, f"seq {rec['seq']} follows {want - 1}")
-
-
-def scan_log(
-    path: str,
-    rel: str,
-    end: int | None = None,
-    visit: Callable[[Record], None] | None = None,
-    heads: Heads | None = None,
-) -> list[Problem]:
-    """Every line of one log (up to byte `end`): parse, canonical form, hash, graph, sequence, archive paths.
-    visit is called with each valid record, in order, a repeated one (same h) skipped; heads collects the log's heads.
-    A log holding git's conflict markers is named by them alone: its chain means nothing until the merge is
-    finished."""
-    digest.long_pass()
-    pass_ = _Scan(rel, visit, heads)
-    held: tuple[Line, Record | None, str | None] | None = None
-    for item in scan(path, end):  # each line with whether it is the last, holding one line at a time
-        if held is not None:
-            pass_.line(*held, False)
-        held = item
-    if held is not None:
-        pass_.line(*held, True)
-    if pass_.conflicts:
-        return pass_.conflicts
-    if not pass_.count:
-        pass_.add("empty-wal", None, "the WAL is empty")
-    return pass_.problems
+__all__ = ["ARCHIVE_NAME", "Heads", "archive_error", "chain_error", "check_chain", "parents_of", "scan_log"]

@@ -1,0 +1,55 @@
+"""What a write needs beside the write path itself (state.py): what refuses it, the goal a checkpoint carries when
+none is given, and how a record renders the replaceable view it produces."""
+
+from __future__ import annotations
+
+from rehydrate.errors import RehydrateError
+from rehydrate.store import views as layout
+from rehydrate.store.views import INVARIANTS, NEXT
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.state import State
+    from rehydrate.store.wal import Record
+
+
+def refuse_unsafe(state: State, snap: Snapshot, touches: tuple[str, ...] = ()) -> None:
+    """A state file that is a symlink, FIFO or folder means the folder cannot be trusted: write nothing.
+    A view the write would change that holds git's conflict markers is never changed: finish the merge first."""
+    for p in snap.problems:
+        if p.code in ("not-regular-file", "unreadable"):
+            raise RehydrateError(f"refusing to write: {p.message}", "move it away, then run the command again")
+    for p in snap.problems:
+        if p.code == "merge-conflict" and p.file in [state.rel(name) for name in touches]:
+            raise RehydrateError(
+                f"refusing to write: {p.file} line {p.line} holds an unresolved git merge conflict "
+                "[merge-conflict]; this command would change it",
+                p.message if p.file != state.rel(INVARIANTS) else f"finish the merge first: {p.message}",
+            )
+
+
+def current_goal(state: State, snap: Snapshot) -> str:
+    current = state.view_bytes(NEXT, snap)
+    if current is not None and layout.sha(current) == snap.last["views"].get(NEXT):
+        goal = layout.parse_next(current.decode("utf-8", "replace")).get("goal")
+        if goal:
+            return goal
+    producer = layout.last_producer(state, NEXT)  # 99 was edited or deleted: ask the WAL (a full read)
+    if producer is not None and producer["op"] == "checkpoint":
+        return str(producer["data"]["goal"])
+    from rehydrate.store import latches
+
+    return str(latches.goal_data(state)["goal"]).split("\n")[0]
+
+
+def render(rec: Record) -> str:
+    """A replaceable view as a record renders it: 99_next.md for a checkpoint or init (views.py) or a merge record
+    (graph.py), 20_handoff.md for a handoff."""
+    if rec["op"] == "merge":
+        from rehydrate.store.graph import render_merged
+
+        return render_merged(rec)
+    if rec["op"] == "handoff":
+        return layout.render_handoff(rec["data"]["text"])
+    return layout.render_next_record(rec)
