@@ -126,14 +126,18 @@ def test_a_repeated_record_is_information_and_read_once(tmp_path: Path) -> None:
 def test_a_foreign_last_record_that_lost_its_newline_is_kept_not_cut(tmp_path: Path) -> None:
     """The other side's last record, last in the file after a union, without its newline: its prev is not the
     line before it, yet it is a whole valid record: the newline is put back, nothing is cut."""
-    a, _ = _merged(tmp_path)
+    a, b, base = _fork(tmp_path)
+    a.reject("a regex parser", "it cannot nest")
+    a.checkpoint(done="ours", next="our next")
+    b.checkpoint(done="theirs", next="their next")  # one record: its prev is the base's last, not a's
     log = _log(Path(a.root))
-    log.write_bytes(log.read_bytes()[:-1])
+    log.write_bytes(_union(log, base, _log(Path(b.root)))[:-1])
+    assert [p.code for p in wal.scan_log(str(log), "log")] == ["missing-newline"]
     out = a.reconcile(repair=True)
     assert any("put back the final newline" in r for r in out.repaired), out
     assert not any("cut" in r for r in out.repaired), out
     assert not list(Path(a.root, "wal").glob("*.broken*"))
-    assert len(_lines(Path(a.root))) == 7
+    assert len(_lines(Path(a.root))) == 6
     assert [p.code for p in wal.scan_log(str(log), "log")] == []
 
 
@@ -182,6 +186,21 @@ def test_a_rotate_unioned_with_an_append_scans_clean(tmp_path: Path, rotating: s
     assert sorted(h["op"] for h in heads) == ["checkpoint", "rotate"]
     a.reconcile(repair=True)  # a rotate that is one of several heads is not "interrupted": the log is kept whole
     assert [x["op"] for x in _lines(Path(a.root))] == ops
+
+
+def test_a_rotate_that_is_my_head_among_others_is_not_finished_as_interrupted(tmp_path: Path) -> None:
+    """b rotated, then took a's appends with its rotate replayed on top (a rebase: theirs is b's): b's head is its
+    rotate, not the log's first line. It is not an interrupted rotate: the log is never replaced by it."""
+    a, b, base = _fork(tmp_path)
+    a.checkpoint(done="appended", next="the next")
+    b.rotate()
+    log = _log(Path(b.root))
+    log.write_bytes(_union(_log(Path(a.root)), base, log))
+    ops = [x["op"] for x in _lines(Path(b.root))]
+    assert ops[0] != "rotate", ops
+    out = b.reconcile(repair=True)
+    assert [x["op"] for x in _lines(Path(b.root))] == ops, out.repaired
+    assert not any("rotate" in r for r in out.repaired)
 
 
 def test_a_write_upgrades_the_old_gitattributes_and_leaves_an_edited_one_alone(tmp_path: Path) -> None:

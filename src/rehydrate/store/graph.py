@@ -121,12 +121,19 @@ def read_at(path: str, offset: int) -> Record | None:
         return None
 
 
-def my_head(heads: list[tuple[int, Record]], mine: str | None) -> int:
+def my_head(
+    heads: list[tuple[int, Record]], mine: str | None, graph: Graph | None = None, branch: str | None = None
+) -> int:
     """The index in heads of this worktree's head: the one whose h starts with `mine` (the seen cache's end), else
-    the first in file order."""
+    the first whose last checkpoint was made on `branch`, else the first in file order (union puts the receiving
+    side first)."""
     if mine:
         for i, (_, rec) in enumerate(heads):
             if str(rec["h"]).startswith(mine):
+                return i
+    if graph is not None and branch:
+        for i, (_, rec) in enumerate(heads):
+            if _branch(graph.last_of(str(rec["h"]), ("checkpoint",))) == branch:
                 return i
     return 0
 

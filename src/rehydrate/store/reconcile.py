@@ -167,9 +167,12 @@ def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last
         return last_offset
     from rehydrate.store import graph
 
-    mine = graph.my_head(heads, seen.end[1] if seen is not None and seen.end is not None else None)
-    ordered = graph.ordered(heads, mine) if heads else []
     g = graph.Graph(state.wal_path)
+    # the cache's end, if this worktree was on the same branch when it wrote it (a `git switch` in between runs no
+    # command), else the head whose last checkpoint was made on this branch, else the first in the file
+    same = seen is not None and seen.end is not None and seen.branch in (None, snap.branch)
+    mine = graph.my_head(heads, seen.end[1] if same and seen is not None and seen.end else None, g, snap.branch)
+    ordered = graph.ordered(heads, mine) if heads else []
     if ordered:
         offset, rec = ordered[0]
         if rec["h"] != snap.last["h"]:

@@ -67,20 +67,12 @@ class Heads:
 
     def __init__(self) -> None:
         self.found: dict[str, tuple[int, Record]] = {}
-        self.added: set[str] = set()
-        self.ahead: set[str] = set()  # parents named before they came (a rotate that a union put first)
 
     def add(self, offset: int, rec: Record) -> None:
         found = self.found
         for parent in parents_of(rec):
-            if found.pop(parent, None) is None and parent not in self.added:
-                self.ahead.add(parent)
-        h = rec["h"]
-        self.added.add(h)
-        if h in self.ahead:
-            self.ahead.discard(h)
-        else:
-            found[h] = (offset, rec)
+            found.pop(parent, None)
+        found[rec["h"]] = (offset, rec)
 
     def records(self) -> list[tuple[int, Record]]:
         return list(self.found.values())
