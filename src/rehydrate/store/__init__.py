@@ -21,6 +21,11 @@ WORDS = Words(
 )
 
 
+# Problems that inform and fail nothing (Outcome.ok, verify's exit, the state check's verdict): what a union merge
+# leaves for the next write to settle.
+INFO = frozenset(("duplicate-record", "duplicate-line", "view-merged", "switched"))
+
+
 class Problem:
     """One discrepancy, named with its file and (where it has one) its line."""
 
@@ -33,6 +38,11 @@ class Problem:
 
     def __repr__(self) -> str:
         return f"Problem({self.code!r}, {self.file!r}, {self.line!r}, {self.message!r})"
+
+    @property
+    def info(self) -> bool:
+        """An information (INFO), not a failure."""
+        return self.code in INFO
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("code", "file", "line", "message", "repairable")}

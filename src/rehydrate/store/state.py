@@ -51,7 +51,7 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return all(p.info for p in self.problems)  # informations (store.INFO) fail nothing
 
 
 class _Reading:
@@ -305,6 +305,10 @@ class State:
                 self._refuse_unsafe(snap, _TOUCHES.get(op, ()))
             finally:
                 git = gitinfo.finish(pending) if pending is not None else None
+            if any(p.code == "duplicate-line" for p in snap.problems):  # a merge kept two copies: a write removes one
+                from rehydrate.store import latches
+
+                latches.dedupe(self, snap)
             out = Outcome(repaired=snap.repaired)
             views: dict[str, str] = {}
             if op in ("invariant", "reject"):  # the binding extended by the line: the file is not read again
