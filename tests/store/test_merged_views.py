@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import git, records
-from rehydrate.store import views
+from rehydrate.store import views, wal
 from rehydrate.store.reconcile import Snapshot
 from rehydrate.store.state import Outcome, State
 
@@ -111,3 +111,83 @@ def test_a_single_head_rendering_is_unchanged(state: State) -> None:
     rec = records(state.root)[-1]
     assert views.render_view(NEXT, rec) == views.render_next_record(rec)
     assert Path(state.path(NEXT)).read_text() == views.render_next_record(rec)
+
+
+# --- the lines of work merged, and the entries' authors, in the brief and the state check -------------------------
+
+
+def _line(branch: str, seq: int, ts: str, done: str, nxt: str) -> dict[str, Any]:
+    cp = {"seq": seq, "ts": ts, "done": done, "next": nxt}
+    return {"head": "a" * 64, "seq": seq + 1, "branch": branch, "checkpoint": cp}
+
+
+LINES = [
+    _line("main", 8, "2026-12-01T06:10:00.000Z", "main: the docs", "main: release"),
+    _line("feat\x1b[2J", 6, "2026-12-01T06:00:00.000Z", "feat: lexer", "feat: parser"),
+]
+
+
+def test_the_state_check_names_the_lines_of_work_merged(state: State) -> None:
+    from rehydrate import checks
+    from rehydrate.checks.state import StateCheck
+
+    out = Outcome(record=records(state.root)[-1])
+    out.merged = LINES
+    found = StateCheck().run(checks.Context(state, out))
+    messages = [f.message for f in found if f.status == "ok"]
+    assert (
+        'ok: 2 lines of work merged (main: next "main: release"; feat[2J: next "feat: parser"): a checkpoint chooses'[
+            4:
+        ]
+        in messages
+    ), messages
+    out.merged = None
+    assert not [f for f in StateCheck().run(checks.Context(state, out)) if "lines of work" in f.message]
+    # an information problem is an ok finding, and the state still verified
+    out.problems = [views.Problem("view-merged", "state/99_next.md", None, "merged")]
+    found = StateCheck().run(checks.Context(state, out))
+    assert {f.status for f in found} == {"ok"} and any("verified" in f.message for f in found)
+
+
+def test_the_brief_shows_each_line_of_work_under_the_next_step(state: State, monkeypatch: Any) -> None:
+    from rehydrate import brief
+
+    monkeypatch.setattr(Snapshot, "merged", LINES, raising=False)  # WP1 sets it on the snapshot of a merged log
+    text = brief.resume(state).text
+    nxt = text[text.index("## Next") :]
+    assert "2 lines of work merged (a checkpoint chooses):" in nxt
+    assert '> - main: checkpoint 8 (2026-12-01T06:10): done "main: the docs"; next "main: release"' in nxt
+    assert "> - feat[2J: checkpoint 6" in nxt and "\x1b" not in text  # untrusted: cleaned, and quoted
+    assert "lines of work merged" in next(ln for ln in text.splitlines() if ln.startswith("- state: ok: 2 lines"))
+    monkeypatch.undo()
+    assert "lines of work merged" not in brief.resume(state).text
+
+
+def _bob(state: State) -> State:
+    """A second actor in the state (a legacy init of its own, as before `join`), with one decision of its own."""
+    first = records(state.root)[0]
+    (Path(state.root) / "wal" / "bob.jsonl").write_bytes(
+        wal.encode(wal.seal({**{k: v for k, v in first.items() if k != "h"}, "actor": "bob"}))
+    )
+    bob = State(state.root, "bob")
+    bob.invariant("Bob's decision", because="bob")
+    return bob
+
+
+def test_with_several_actors_the_brief_marks_each_entry_with_its_author(state: State, monkeypatch: Any) -> None:
+    from rehydrate import brief
+    from rehydrate.store import latches
+
+    _bob(state)
+    text = brief.resume(state).text
+    assert "> [bob] - D-" in text and "Bob's decision" in text
+    assert "> [agent] - D-" in text and "> [agent] - R-" in text
+    # the authors are cached with the scan of 10: an unchanged state does not read every log again
+    monkeypatch.setattr(latches, "recorded_lines", lambda *_: (_ for _ in ()).throw(AssertionError("read the logs")))
+    assert "> [bob] - D-" in brief.resume(state).text
+
+
+def test_one_actor_no_marks(state: State) -> None:
+    from rehydrate import brief
+
+    assert "> [agent]" not in brief.resume(state).text

@@ -224,6 +224,18 @@ class _Binding:
                 self.out.append(("latch-missing", cursor + 1, why))
 
 
+def _cursor(item: object, i: int, cursors: list[int]) -> int:
+    """The line item i of an actor's list must follow: its ancestors' newest (cursors: each earlier item's place)."""
+    after = item.after if isinstance(item, Line) else None
+    if after is None:
+        return cursors[-1] if cursors else 0
+    return max((cursors[j] for j in after if 0 <= j < i), default=0)
+
+
+def _shared(item: object) -> bool:
+    return isinstance(item, Line) and item.shared
+
+
 def check_lines(
     file_lines: list[str],
     recorded: dict[str, list[Bound]] | dict[str, list[str]],
@@ -245,16 +257,10 @@ def check_lines(
         items = recorded[actor]
         cursors: list[int] = []
         for i, item in enumerate(items):
-            if isinstance(item, str):
-                text, ordered = item, True
-            else:  # (a Line is a tuple subclass: mypy loses its items' types)
-                text, ordered = str(item[0]), item[1] is True
-            after = item.after if isinstance(item, Line) else None
-            if after is None:
-                cursor = cursors[-1] if cursors else 0
-            else:
-                cursor = max((cursors[j] for j in after if 0 <= j < i), default=0)
-            cursors.append(binding.bind(text, ordered, cursor, isinstance(item, Line) and item.shared))
+            text = item if isinstance(item, str) else str(item[0])  # (a Line is a tuple subclass: mypy loses types)
+            cursors.append(
+                binding.bind(text, item is text or item[1] is True, _cursor(item, i, cursors), _shared(item))
+            )
             ident = entry_id(text) if text.startswith("- ") else None
             if ident:
                 texts.setdefault(ident, text)
@@ -300,3 +306,18 @@ def minted_as(actor: str, ts: str, ident: str, line: str, recorded: str | None =
                 return True
             cut = rest.find(" because: ", cut + 1)
     return False
+
+
+def line_authors(file_lines: list[str], recorded: dict[str, list[Bound]]) -> list[str | None]:
+    """Per line of the file, the actor whose record binds it (None: no record does), as check_lines binds them."""
+    binding = _Binding(file_lines)
+    out: list[str | None] = [None] * len(file_lines)
+    for actor in sorted(recorded):
+        before = set(binding.used)
+        items = recorded[actor]
+        cursors: list[int] = []
+        for i, item in enumerate(items):
+            cursors.append(binding.bind(str(item[0]), item[1] is True, _cursor(item, i, cursors), _shared(item)))
+        for n in binding.used - before:
+            out[n - 1] = actor
+    return out

@@ -69,7 +69,9 @@ class Snapshot:
         """What reconciliation found, as a command's outcome."""
         from rehydrate.store.state import Outcome
 
-        return Outcome(record=self.last, repaired=self.repaired, problems=self.problems)
+        out = Outcome(record=self.last, repaired=self.repaired, problems=self.problems)
+        out.merged = getattr(self, "merged", None)  # the lines of work a merge joined (checks/state.py shows them)
+        return out
 
 
 def check_archive(state: State, rec: Record, line: int | None) -> None:

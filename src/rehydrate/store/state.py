@@ -43,6 +43,7 @@ class Outcome:
     ) -> None:
         self.record = record
         self.repaired: list[str] = repaired if repaired is not None else []
+        self.merged: list[dict[str, Any]] | None = None  # Snapshot.merged: lines of work a merge joined, not chosen
         self.problems: list[Problem] = problems if problems is not None else []
         self.extra: dict[str, Any] = {}
 
