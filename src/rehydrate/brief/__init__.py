@@ -181,6 +181,9 @@ def resume(
         summed = _ledger(shown, findings, _deferred(context, cfg))
         inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts, summed)
         _capture(inp, found)
+        from rehydrate.brief.read import annotate
+
+        annotate(inp, state, snap)  # the lines of work merged; the entries' authors when there are several actors
         out = render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)
         data = {
             "budget": budget,

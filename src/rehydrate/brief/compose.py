@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from rehydrate.brief.capture import section
 from rehydrate.brief.draft import FINDING_CAP
-from rehydrate.brief.fence import _chars, _cut, _cut_left, _cut_quoted, _fence, _plural
+from rehydrate.brief.fence import _chars, _cut, _cut_left, _cut_quoted, _fence, _flat, _plural, _quoted_lines, _untoken
+from rehydrate.brief.read import MERGED_MOST
 from rehydrate.store import views
 
 TYPE_CHECKING = False
@@ -124,7 +125,7 @@ def _rejected_part(o: _Out, inv_src: str) -> str | None:
     if every is None:
         every = d.rejected_lines[p.rejected_cap] = [e.show(p.rejected_cap) for e in d.rejected]
     shown = every[len(every) - p.rejected :]
-    lines = [line for line, _ in shown]
+    lines = [_mark(d, line) for line, _ in shown]
     cut = [folded + i for i, (_, c) in enumerate(shown) if c]  # the shortened ones, by index in the file
     out = "Rejected approaches (never retry these):"
     if folded:
@@ -147,6 +148,14 @@ def _rejected_part(o: _Out, inv_src: str) -> str | None:
     return out
 
 
+def _mark(d: _Draft, shown: str) -> str:
+    """An entry as shown (`> - D-… …`), marked with its author when the state has several actors (`> [bob] - …`)."""
+    if not d.authors:
+        return shown
+    author = d.authors.get(views.entry_id(shown[2:]) or "")
+    return f"> [{author}] {shown[2:]}" if author else shown
+
+
 def _lines_at(src: str, first: int, last: int) -> str:
     return f"{src} line {first:,}" if first == last else f"{src} lines {first:,}-{last:,}"
 
@@ -166,7 +175,8 @@ def _invariants(o: _Out) -> None:
         if short:
             note = o.note(f"{_plural(short, 'entry', 'entries')} shortened (…): read {inv_src}")
             o.cut(2, f"the end of {_plural(short, 'long decision')} ({inv_src})", f"ends of {short} decisions")
-        inv.append("Decisions:\n" + _fence("\n".join(x for x, _ in shown_dec), f"{inv_src}, decisions", d.token, note))
+        decisions = "\n".join(_mark(d, x) for x, _ in shown_dec)
+        inv.append("Decisions:\n" + _fence(decisions, f"{inv_src}, decisions", d.token, note))
     if dropped:
         size = f" ({d.invariants_size:,} bytes in all)" if d.invariants_size is not None else ""
         o.cut(2, f"{dropped} older decision(s) in {inv_src}{size}", f"{dropped} older decisions")
@@ -227,6 +237,45 @@ def _next(o: _Out) -> None:
     d = o.d
     src = f"{d.f}/{views.NEXT}"
     _never_dropped(o, "Next", src, d.next_body, d.next, o.p.next, (7, f"the end of {src}", f"end of {views.NEXT}"))
+    if d.merged:
+        o.sections[-1] += "\n" + _merged(d, o.p.terse)
+
+
+_MERGED_CAPS = ((40, 120, 200), (24, 60, 100))  # branch, done, next: in full, and terse
+
+
+def line_fields(i: int, line: object, caps: tuple[int, int, int]) -> tuple[str, str | None, str, str]:
+    """One line of work's name (its branch, or its place), its last checkpoint ("checkpoint 7 (2026-12-01T06:10)",
+    None if it has none), done and next: from records (untrusted), cleaned to one line, each cut to its cap."""
+    line = line if isinstance(line, dict) else {}
+    branch = line.get("branch")
+    name = _cut(_flat(branch), caps[0])[0] if isinstance(branch, str) and _flat(branch) else f"line {i + 1}"
+    cp = line.get("checkpoint")
+    if not isinstance(cp, dict):
+        return name, None, "", ""
+    seq, ts = cp.get("seq"), cp.get("ts")
+    what = f"checkpoint {seq}" if isinstance(seq, int) and not isinstance(seq, bool) else "checkpoint"
+    what += f" ({_flat(ts)[:16]})" if isinstance(ts, str) else ""
+    done = _cut(_flat(str(cp.get("done") or "")), caps[1])[0]
+    return name, what, done, _cut(_flat(str(cp.get("next") or "")), caps[2])[0]
+
+
+def merged_line(i: int, line: object, caps: tuple[int, int, int] = _MERGED_CAPS[0]) -> str:
+    """One line of work as the brief names it: its branch, its last checkpoint, done and next action."""
+    name, what, done, nxt = line_fields(i, line, caps)
+    return f'{name}: {what}: done "{done}"; next "{nxt}"' if what else f"{name}: no checkpoint on this line"
+
+
+def _merged(d: _Draft, terse: bool) -> str:
+    """The lines of work a git merge joined, each with its last checkpoint and next action, quoted (text from the
+    log): shown until a checkpoint chooses."""
+    lines = d.merged or []
+    shown = [merged_line(i, x, _MERGED_CAPS[terse]) for i, x in enumerate(lines[:MERGED_MOST])]
+    if len(lines) > MERGED_MOST:
+        shown.append(f"and {len(lines) - MERGED_MOST} more")
+    body = _untoken("\n".join("- " + x for x in shown), d.token)
+    head = f"{_plural(len(lines), 'line')} of work merged (a checkpoint chooses):"
+    return head + "\n" + _fence(_quoted_lines(body), f"{d.f}/{views.WAL_DIR}, lines of work merged", d.token)
 
 
 def _record(o: _Out) -> None:

@@ -82,6 +82,10 @@ class BriefInput:
         self.capture_meta = capture_meta
         self.ask = ask  # the one fact to ask a human for, when no next safe action is known (checks/ledger)
         self.deferred = deferred  # what hook scope left to `rehydrate recover` (checks/ledger), dropped under terse
+        # lines of work merged and not yet chosen between (Snapshot.merged: untrusted records), and the author of each
+        # entry of 10 by its id when the state has several actors (brief/read.py: annotate)
+        self.merged: list[object] | None = None
+        self.authors: dict[str, str] = {}
 
 
 class Brief:
@@ -194,6 +198,7 @@ class _Draft:
         self.capture: Material | None = None
         if inp.capture is not None:
             self.capture = Material(inp.capture, inp.capture_meta, token)
+        self.merged, self.authors = inp.merged, inp.authors
 
     def _invariants(self, inp: BriefInput, budget: int, size: int | None) -> None:
         """Rejected approaches: all found (one scan of the bytes, read.scan_invariants), the newest whose ids could fit

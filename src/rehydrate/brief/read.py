@@ -15,6 +15,11 @@ import os
 
 from rehydrate.store import WORDS, fsread
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.state import State
+
 CHUNK = 1 << 20  # bytes read at a time by the scan
 HEAD = 4 * 1200 + 64  # bytes kept of each rejected approach's line: its longest shown form (draft.REJECTED_CAP)
 _CARRY = 64 << 10  # an unfinished line longer than this is noted and the rest of it skipped
@@ -256,7 +261,7 @@ def _unpairs(text: str) -> tuple[list[int], list[int]]:
 def extend_summary(text: str, old: str, new: str, line: bytes) -> str | None:
     """The summary after an append of `line` took 10 from binding `old` to `new` (None: dropped, rescanned later)."""
     parts = text.split(" ")
-    if len(parts) != 5 or parts[0] != old:
+    if len(parts) not in (5, 6) or parts[0] != old:  # (the entries' authors, a 6th part, are dropped: annotate)
         return None
     from rehydrate.store.binding import Lines
 
@@ -284,7 +289,7 @@ def extend_summary(text: str, old: str, new: str, line: bytes) -> str | None:
 def from_summary(src: Source, text: str, bound: str, lines_n: int, keep: int, tail_room: int) -> Invariants | None:
     """What scan_invariants would find, from the summary: only what a brief could show is read, and checked (see
     above). None if the summary is not for this binding (of lines_n lines), names too few, or does not hold."""
-    parts = text.split(" ")
+    parts = text.split(" ")[:5]  # (a 6th part: the entries' authors, annotate's)
     if len(parts) != 5 or parts[0] != bound:
         return None
     try:
@@ -382,3 +387,70 @@ def _read_rejected(inv: Invariants, src: Source, at: list[int], numbers: list[in
     inv.ids = ids[:1] + [b""] * gap + ids[1:]
     inv.heads = heads
     return len(inv.ids) == len(inv.offsets)
+
+
+# --- lines of work merged, and the entries' authors (issue 13) -----------------------------------------------------
+#
+# The entries' authors are cached as a 6th part of the scan summary (the binding it names is the first part): the
+# newest AUTHORS_MOST entries of 10 (those a brief could show) grouped by the actor whose record binds each,
+# "actor=ID,ID;actor=ID", found once by binding every actor's recorded lines (which reads every log), then used while
+# 10 is as bound. Untrusted: an actor's name and an id are used only if well formed.
+
+AUTHORS_MOST = 1024
+MERGED_MOST = 4  # the lines of work a brief names one by one
+
+
+def annotate(inp: object, state: State, snap: Snapshot) -> None:
+    """The brief's input given what the views do not say: the lines of work merged and not yet chosen between
+    (snap.merged, WP1's), and, when the state has more than one actor, the author of each entry of 10 it may show."""
+    merged = getattr(snap, "merged", None)
+    setattr(inp, "merged", merged if isinstance(merged, list) else None)  # noqa: B010 (draft.BriefInput's)
+    if len(state._actors()) > 1:
+        setattr(inp, "authors", entry_authors(state, snap))  # noqa: B010
+
+
+def entry_authors(state: State, snap: Snapshot) -> dict[str, str]:
+    """Entry id -> actor for the newest entries of 10 (from the cache while 10 is as bound; else found and kept)."""
+    bound = snap.inv.text() if snap.inv is not None and snap.inv_ok and not snap.repaired else None
+    parts = snap.cache.scan.split(" ") if bound is not None else []
+    if len(parts) == 6 and parts[0] == bound:
+        return parse_authors(parts[5])
+    from rehydrate.store import fsio
+    from rehydrate.store.binding import MAX_INVARIANTS
+    from rehydrate.store.latches import lines, recorded_lines
+    from rehydrate.store.lineorder import line_authors
+    from rehydrate.store.views import INVARIANTS, entry_id, is_actor
+
+    data = fsio.read_bytes(state.path(INVARIANTS), MAX_INVARIANTS, WORDS) or b""
+    file_lines = lines(data)
+    who = line_authors(file_lines, recorded_lines(state))
+    by: dict[str, list[str]] = {}
+    n = 0
+    for text, actor in zip(reversed(file_lines), reversed(who), strict=True):
+        ident = entry_id(text) if text.startswith("- ") else None
+        if ident is None:
+            continue
+        n += 1
+        if n > AUTHORS_MOST:
+            break
+        if actor is not None and is_actor(actor):
+            by.setdefault(actor, []).append(ident)
+    field = ";".join(f"{a}={','.join(ids)}" for a, ids in sorted(by.items())) or "-"
+    if len(parts) >= 5 and parts[0] == bound:
+        snap.cache.remember_scan(" ".join(parts[:5]) + " " + field)
+    return parse_authors(field)
+
+
+def parse_authors(field: str) -> dict[str, str]:
+    """annotate's cache part back (untrusted: a malformed name or id is left out)."""
+    from rehydrate.store.views import entry_id, is_actor
+
+    out: dict[str, str] = {}
+    for group in field.split(";") if field != "-" else ():
+        actor, _, ids = group.partition("=")
+        if not is_actor(actor):
+            continue
+        for ident in ids.split(","):
+            if entry_id(f"- {ident} ") == ident:
+                out[ident] = actor
+    return out

@@ -13,16 +13,31 @@ class StateCheck:
         if context.state is None or out is None:
             return [Finding(self.name, "failed", context.error or "the state could not be read")]
         findings = [Finding(self.name, "ok", f"repaired: {r}") for r in out.repaired]
+        merged = getattr(out, "merged", None)  # WP1's: the lines of work a merge joined, until a checkpoint chooses
+        if isinstance(merged, list) and len(merged) > 1:
+            findings.append(Finding(self.name, "ok", merged_finding(merged)))
         for p in out.problems:
             where = p.file + (f":{p.line}" if p.line else "")
-            if p.info:  # information (a branch switch, a repeated record): named, not degraded
-                findings.append(Finding(self.name, "ok", f"{where}: {p.message} [{p.code}]"))
-                continue
-            findings.append(Finding(self.name, "degraded", f"{where}: {p.message} [{p.code}]", _action(p.code, where)))
-        if out.ok:
+            status = "ok" if p.info else "degraded"  # an information (a merge left it for the next write)
+            findings.append(Finding(self.name, status, f"{where}: {p.message} [{p.code}]", _action(p.code, where)))
+        if not any(not p.info for p in out.problems):
             seq = out.record["seq"] if out.record else "?"
             findings.append(Finding(self.name, "ok", f"WAL tail (record {seq}) verified; views and latches match it"))
         return findings
+
+
+def merged_finding(merged: list[object]) -> str:
+    """`2 lines of work merged (feat: next "X"; main: next "Y"): a checkpoint chooses` (text from records: cleaned,
+    each part cut)."""
+    from rehydrate.brief.compose import line_fields
+    from rehydrate.brief.read import MERGED_MOST
+
+    parts = []
+    for i, line in enumerate(merged[:MERGED_MOST]):
+        name, what, _, nxt = line_fields(i, line, (40, 0, 80))
+        parts.append(f'{name}: next "{nxt}"' if what else f"{name}: no checkpoint")
+    more = f"; and {len(merged) - MERGED_MOST} more" if len(merged) > MERGED_MOST else ""
+    return f"{len(merged)} lines of work merged ({'; '.join(parts)}{more}): a checkpoint chooses"
 
 
 def _action(code: str, where: str) -> str:

@@ -9,12 +9,19 @@ that true). Lines that no record carries were added by hand: reported, and adopt
 from __future__ import annotations
 
 import os
-from bisect import bisect_right
-from collections.abc import Iterator
 
 from rehydrate.errors import UsageError
 from rehydrate.store import WORDS, Problem, digest, fsio, wal
 from rehydrate.store.binding import MAX_INVARIANTS, Lines, is_bound, lines_of
+from rehydrate.store.lineorder import (
+    DUPLICATE,
+    Bound,
+    _quoted,
+    actor_lines,
+    bound_lines,
+    check_lines,
+    minted_as,
+)
 from rehydrate.store.seen import file_fingerprint
 from rehydrate.store.views import (
     ARCHIVE_DIR,
@@ -26,12 +33,13 @@ from rehydrate.store.views import (
     MAX_FIELD,
     NEXT,
     cap,
-    clean,
     conflict_lines,
     entry_id,
     last_producer,
     render_goal,
 )
+
+__all__ = ["DUPLICATE", "Bound", "actor_lines", "bound_lines", "check_lines", "minted_as"]  # (lineorder's)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -39,8 +47,6 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
     from rehydrate.store.state import Snapshot, State
     from rehydrate.store.wal import Record
-
-Bound = tuple[str, bool]  # a recorded line of 10_invariants.md, and whether its place in its actor's order is bound
 
 
 def lines(data: bytes) -> list[str]:
@@ -55,43 +61,11 @@ def _complete_lines(data: bytes) -> list[bytes]:
     return data.split(b"\n")[:-1]
 
 
-def _quoted(text: str, limit: int) -> str:
-    """A recorded text quoted in a message: one line, no control or invisible characters (records are untrusted)."""
-    return clean(text[: 4 * limit], one_line=True)[:limit]
-
-
 def _first_difference(a: list[str], b: list[str]) -> int:
     for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return i + 1
     return min(len(a), len(b)) + 1
-
-
-def bound_lines(rec: Record) -> list[Bound]:
-    """The lines of 10_invariants.md that a record binds. A line adopted from a hand edit is bound where it stands."""
-    op, data = rec.get("op"), rec.get("data")
-    if not isinstance(data, dict):
-        return []
-    if op == "init":
-        return [(ln, True) for ln in str(data.get("header", "")).split("\n") if ln.strip()]
-    if op in ("invariant", "reject") and isinstance(data.get("line"), str):
-        return [(data["line"], not data.get("adopted"))]
-    if op == "rotate" and isinstance(data.get("lines"), list):
-        adopted: list[Any] = data["adopted"] if isinstance(data.get("adopted"), list) else []
-        return [(ln, True) for ln in data["lines"] if isinstance(ln, str)] + [
-            (ln, False) for ln in adopted if isinstance(ln, str)
-        ]
-    return []
-
-
-def actor_lines(records: Iterator[Record]) -> list[Bound]:
-    """One actor's recorded lines in order. A rotate record carries all lines recorded before it, so it resets."""
-    out: list[Bound] = []
-    for rec in records:
-        if rec.get("op") == "rotate":
-            out = []
-        out.extend(bound_lines(rec))
-    return out
 
 
 # Recorded lines that a pass over a log already read (verify's one pass), by the log's path, with the log's identity
@@ -110,88 +84,6 @@ def recorded_lines(state: State) -> dict[str, list[Bound]]:
         else:
             out[a] = actor_lines(wal.records(path))
     return out
-
-
-class _Binding:
-    """Binding one actor's recorded lines to the file's lines, in order: linear in the file and the records (each
-    text's places in the file are looked up, never the whole file scanned for one line)."""
-
-    def __init__(self, file_lines: list[str]) -> None:
-        self.file_lines = file_lines
-        self.where: dict[str, list[int]] = {}
-        for n, text in enumerate(file_lines, 1):
-            self.where.setdefault(text, []).append(n)
-        self.first: dict[str, int] = {}  # per text: the index in where[text] before which every place is used
-        self.ids: dict[str, list[int]] | None = None  # the places of each entry id, built when a line is not found
-        self.used: set[int] = set()
-        self.out: list[tuple[str, int, str]] = []
-
-    def _free(self, text: str, cursor: int) -> tuple[int | None, int | None]:
-        """(the first unused place of text after cursor, the first unused place of text)."""
-        spots = self.where.get(text)
-        if not spots:
-            return None, None
-        i = self.first.get(text, 0)
-        while i < len(spots) and spots[i] in self.used:
-            i += 1
-        self.first[text] = i
-        j = max(i, bisect_right(spots, cursor))
-        while j < len(spots) and spots[j] in self.used:
-            j += 1
-        return (spots[j] if j < len(spots) else None), (spots[i] if i < len(spots) else None)
-
-    def _changed(self, text: str) -> int | None:
-        """The first unused line that carries the recorded line's entry id (the line was edited)."""
-        ident = entry_id(text)
-        if not ident:
-            return None
-        if self.ids is None:
-            self.ids = {}
-            for n, t in enumerate(self.file_lines, 1):
-                found = entry_id(t) if t.startswith("- ") else None
-                if found:
-                    self.ids.setdefault(found, []).append(n)
-        return next((n for n in self.ids.get(ident, ()) if n not in self.used), None)
-
-    def bind(self, text: str, ordered: bool, cursor: int) -> int:
-        """Bind one recorded line; returns the cursor (the line its actor's next line must follow)."""
-        after, free = self._free(text, cursor)
-        if after is not None and ordered:
-            self.used.add(after)
-            return after
-        if free is not None:
-            self.used.add(free)
-            if ordered:
-                why = f"latch violation: a recorded line was moved out of its order: {_quoted(text, 120)}"
-                self.out.append(("latch-reordered", free, why))
-            # else: adopted from a hand edit, bound where it stands
-            return cursor
-        changed = self._changed(text)
-        if changed is not None:
-            self.used.add(changed)
-            why = f"latch violation: a recorded line was changed; it was: {_quoted(text, 160)}"
-            self.out.append(("latch-changed", changed, why))
-        else:
-            why = f"latch violation: a recorded line is missing (expected here): {_quoted(text, 160)}"
-            self.out.append(("latch-missing", cursor + 1, why))
-        return cursor
-
-
-def check_lines(
-    file_lines: list[str], recorded: dict[str, list[Bound]] | dict[str, list[str]]
-) -> tuple[list[tuple[str, int, str]], list[int]]:
-    """Bind 10_invariants.md line by line: every recorded line present verbatim, in its actor's order.
-
-    Returns (violations as (code, line number, message), line numbers that no record carries).
-    """
-    binding = _Binding(file_lines)
-    for actor in sorted(recorded):
-        cursor = 0
-        for item in recorded[actor]:
-            text, ordered = (item, True) if isinstance(item, str) else item
-            cursor = binding.bind(text, ordered, cursor)
-    unrecorded = [n for n, t in enumerate(file_lines, 1) if t.strip() and n not in binding.used]
-    return binding.out, unrecorded
 
 
 def check_entry(word: str, text: str, because: str, guard: str | None, contains: str | None) -> None:
@@ -394,11 +286,13 @@ def _settle(
 def _bind(
     state: State, snap: Snapshot, data: bytes, conflicts: set[int], recorded: dict[str, list[Bound]], repair: bool
 ) -> None:
-    """Every recorded line against the file: violations named; lines added by hand adopted or reported."""
+    """Every recorded line against the file: violations named; lines added by hand adopted or reported; exact
+    copies of recorded lines named (the next write removes them: dedupe)."""
     rel = state.rel(INVARIANTS)
     file_lines, blocked = _format_problems(rel, data, conflicts, snap)
-    violations, unrecorded = check_lines(file_lines, recorded)
-    for code, n, message in violations:
+    found, unrecorded = check_lines(file_lines, recorded, lambda ident, line: _minted(state, ident, line))
+    violations = [v for v in found if v[0] != DUPLICATE]
+    for code, n, message in found:
         snap.problems.append(Problem(code, rel, n, message))
     snap.inv_ok = not violations and not blocked
     snap.set_invariants(lines_of(data))
@@ -411,6 +305,60 @@ def _bind(
             snap.problems.append(
                 Problem("unrecorded-line", rel, n, f"added by hand, not through the WAL; {why}", snap.inv_ok)
             )
+
+
+def _minted(state: State, ident: str, line: str) -> bool:
+    """Whether a line that carries a recorded entry's id was minted under it (a collision of the 24-bit ids: another
+    entry, written by the recorded one's actor at its very time), rather than an edit of it. The recorded entry's
+    record is looked for in every log (this is asked only for such a line: rare); an entry whose time cannot be
+    confirmed (its own text does not give its id with its record's time) counts as edited."""
+    for a in state._actors():
+        for rec in wal.records(os.path.join(state.wal_dir, a + ".jsonl")):
+            data = rec.get("data")
+            if rec.get("op") not in ("invariant", "reject") or not isinstance(data, dict) or data.get("id") != ident:
+                continue
+            actor, ts, text = rec.get("actor"), rec.get("ts"), data.get("text")
+            if not (isinstance(actor, str) and isinstance(ts, str) and isinstance(text, str)):
+                continue
+            if wal.sha256(f"{actor}\0{ts}\0{text}".encode())[:6] == ident[2:]:
+                return minted_as(actor, ts, ident, line, text)
+    return False
+
+
+def dedupe(state: State, snap: Snapshot) -> None:
+    """A write's first step after a merge: the exact copies of recorded lines (duplicate-line) removed from
+    10_invariants.md (temp + replace), each named in `repaired`; the file's new binding is what the write binds.
+    Only a line that is still an exact copy of another line of the file is removed."""
+    rel = state.rel(INVARIANTS)
+    dups = {p.line for p in snap.problems if p.code == DUPLICATE and p.file == rel and p.line}
+    data = fsio.read_bytes(state.path(INVARIANTS), MAX_INVARIANTS, WORDS) if dups else None
+    if not data:
+        return
+    parts = data.split(b"\n")
+    counts: dict[bytes, int] = {}
+    for part in parts:
+        counts[part] = counts.get(part, 0) + 1
+    keep: list[bytes] = []
+    gone: list[tuple[int, bytes]] = []
+    for n, part in enumerate(parts, 1):
+        if n in dups and n < len(parts) and counts[part] > 1:
+            counts[part] -= 1
+            gone.append((n, part))
+        else:
+            keep.append(part)
+    if not gone:
+        return
+    new = b"\n".join(keep)
+    fsio.replace(state.path(INVARIANTS), new, "view.replace", words=WORDS)
+    snap.cache.forget(INVARIANTS)
+    snap.seen.pop(INVARIANTS, None)
+    snap.set_invariants(lines_of(new))
+    snap.problems = [p for p in snap.problems if not (p.code == DUPLICATE and p.file == rel)]
+    for n, part in gone:
+        text = part.decode("utf-8", "replace")
+        snap.repaired.append(
+            f"removed line {n} of {rel}, an exact copy of a recorded line (a merge kept both): " + _quoted(text, 80)
+        )
 
 
 def adopt(state: State, snap: Snapshot) -> None:

@@ -44,6 +44,7 @@ class Outcome:
     ) -> None:
         self.record = record
         self.repaired: list[str] = repaired if repaired is not None else []
+        self.merged: list[dict[str, Any]] | None = None  # Snapshot.merged: lines of work a merge joined, not chosen
         self.problems: list[Problem] = problems if problems is not None else []
         self.extra: dict[str, Any] = {}
         self.lines: list[dict[str, Any]] | None = None  # the merged lines of work not yet chosen (Snapshot.merged)
@@ -336,6 +337,10 @@ class State:
                 refuse_unsafe(self, snap, _TOUCHES.get(op, ()))
             finally:
                 git = gitinfo.finish(pending) if pending is not None else None
+            if any(p.code == "duplicate-line" for p in snap.problems):  # a merge kept two copies: a write removes one
+                from rehydrate.store import latches
+
+                latches.dedupe(self, snap)
             out = Outcome(repaired=snap.repaired)
             upgrade_attributes(self, snap)
             views: dict[str, str] = {}

@@ -60,9 +60,10 @@ GITATTRIBUTES_TEXT = (
     "handoff/*.md merge=union\n"
     "* -text\n"
 )
+# the text of states made before union merges: upgraded by the next write
 GITATTRIBUTES_V1 = (
     "# written by rehydrate: state files are hash-bound byte for byte; git must not convert them\n* -text\n"
-)  # the text of states made before union merges: upgraded by the next write
+)
 
 INVARIANTS_HEADER = (
     "# Decisions and rejected approaches\n"
@@ -346,8 +347,59 @@ def reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
             if not lags:
                 code, message = ("view-missing", "is missing; it can be redone from the WAL")
             snap.problems.append(Problem(code, state.rel(name), None, message, True))
+        elif data is not None and is_merge_shaped(data, head_renderings(snap, name)):
+            snap.problems.append(_merged(state, name))
         else:
             snap.problems.append(_hand_edit(state, name, expected))
+
+
+def is_merge_shaped(data: bytes, renderings: list[bytes]) -> bool:
+    """Whether a view is what git's union merge makes of these renderings: every line of it (blank lines aside) is
+    a line of one of them, and it has one. (Union interleaves the sides and keeps a line they share once, so this
+    is line membership, not blocks; a line deleted by hand from such a file is not seen: the view is derived, and
+    the next write renders it whole again.)"""
+    known = {line for r in renderings for line in r.split(b"\n")}
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    return bool(lines) and bool(renderings) and all(line in known for line in lines)
+
+
+def head_renderings(snap: Snapshot, name: str) -> list[bytes]:
+    """The renderings of a view by each head's last record that produced it (snap.head_views: filled when the log
+    has several heads, after a union merge; none otherwise). A record that cannot be rendered is left out."""
+    heads = getattr(snap, "head_views", None)
+    recs = heads.get(name) if isinstance(heads, dict) else None
+    out: list[bytes] = []
+    for rec in recs if isinstance(recs, list) else ():
+        try:
+            out.append(render_view(name, rec).encode())
+        except (KeyError, TypeError, AttributeError, ValueError, ImportError):  # untrusted, or no graph.py yet
+            continue
+    return out
+
+
+def render_view(name: str, rec: Record) -> str:
+    """A replaceable view as a record renders it: 99_next.md by a checkpoint, an init or a merge record (its lines of
+    work: store/graph.py), 20_handoff.md by a handoff. A rotate's carried record stands for the archived one."""
+    if rec.get("op") == "rotate":
+        carried = rec["data"]["checkpoint" if name == NEXT else "handoff"]
+        return render_view(name, carried)
+    if name != NEXT:
+        return render_handoff(rec["data"]["text"])
+    if rec.get("op") == "merge":
+        from rehydrate.store import graph  # type: ignore[attr-defined,unused-ignore]
+
+        return str(graph.render_merged(rec))
+    return render_next_record(rec)
+
+
+def _merged(state: State, name: str) -> Problem:
+    rel = state.rel(name)
+    writer = "checkpoint" if name == NEXT else "handoff"
+    why = (
+        "holds the lines of work that a git merge joined (each side's version, merged line by line); the next "
+        f"{writer} writes it whole (nothing is lost: the records hold every side's)"
+    )
+    return Problem("view-merged", rel, None, why)
 
 
 def _hand_edit(state: State, name: str, expected: str | None) -> Problem:
