@@ -110,12 +110,12 @@ def push(ctx: Ctx, up: Upstream, head: str, report: Report) -> bool:
         report.pushed = head
         report.say(f"pushed {head[:7]} to {up.name}")
         return True
-    rejected = any(w in text for w in (b"[rejected]", b"non-fast-forward", b"fetch first"))
-    if rejected and b"[remote rejected]" not in text:  # a hook's refusal is not a race: it would refuse again
+    # the remote moved meanwhile: refused as not a fast-forward, or (a race inside the receiving side) its ref
+    # changed between our look and the update; a hook's refusal ("[remote rejected] ... declined") is not a race
+    race = (b"[rejected]", b"non-fast-forward", b"fetch first", b"failed to update ref", b"cannot lock ref")
+    if any(w in text for w in race):
         report.say(f"push rejected: {up.name} moved meanwhile; fetching again")
         return False
-    if any(w in result.err for w in (b"index.lock", b"cannot lock ref")):
-        raise GitFailed("`git push` failed: a lock is held", locked=True)
     err = result.err.decode("utf-8", "replace").strip()
     report.stopped = "push-failed"
     report.say(f"stopped: the push to {up.name} failed: {err.splitlines()[-1] if err else 'error'}")

@@ -238,20 +238,20 @@ def integrate(ctx: Ctx, report: Report, head: str, up: str) -> str:
     """HEAD with the upstream integrated (a fast-forward or an in-memory rebase of the state commits), or HEAD
     unchanged with report.stopped set."""
     git = ctx.git
-    if git.ok("merge-base", "--is-ancestor", up, head):
-        return head
-    if git.ok("merge-base", "--is-ancestor", head, up):
-        report.pulled = int(git.out("rev-list", "--count", f"{head}..{up}"))
-        return move(ctx, report, head, up, f"fast-forwarded to {up[:7]} ({report.pulled} commit(s))")
-    forced = report.forced_push
+    forced = report.forced_push  # carry only this clone's commits since the tip it saw, never what the push dropped
     base = forced["old"] if forced and git.ok("merge-base", "--is-ancestor", forced["old"], head) else None
     is_merge_base = base is None
     if base is None:
+        if git.ok("merge-base", "--is-ancestor", up, head):
+            return head
+        if git.ok("merge-base", "--is-ancestor", head, up):
+            report.pulled = int(git.out("rev-list", "--count", f"{head}..{up}"))
+            return move(ctx, report, head, up, f"fast-forwarded to {up[:7]} ({report.pulled} commit(s))")
         found = git.run("merge-base", head, up)
         base = found.out.decode().strip()
         if found.code != 0 or not base:
             report.stopped = "unrelated"
-            report.say(f"stopped: HEAD and {ctx.upstream.name if ctx.upstream else 'the upstream'} share no history")
+            report.say("stopped: HEAD and the upstream share no history")
             return head
     own = [c for c in git.out("rev-list", f"{base}..{head}").split() if c]
     report.pulled = int(git.out("rev-list", "--count", f"{base}..{up}"))
