@@ -134,3 +134,11 @@ def snapshot(team: Team, cwd: Path) -> dict[str, object]:
         "stash": team.git(cwd, "stash", "list"),
         "files": files,
     }
+
+
+def outside(snap: dict[str, object]) -> dict[str, object]:
+    """What a snapshot says of the paths outside state/."""
+    files = {k: v for k, v in snap["files"].items() if not k.startswith("state/")}  # type: ignore[attr-defined]
+    index = [ln for ln in str(snap["index"]).splitlines() if "\tstate/" not in ln and not ln.startswith("  ")]
+    status = [e for e in str(snap["status"]).split("\0") if e and " state/" not in e and not e.startswith("state/")]
+    return {"files": files, "index": index, "status": status, "stash": snap["stash"]}

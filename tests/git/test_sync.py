@@ -217,3 +217,26 @@ def test_dry_run_changes_nothing_at_all(tmp_path: Path) -> None:
     assert team.sync(a).code == 0  # and the real one does it
     r = team.sync(a, "--dry-run")
     assert r.code == 0 and "nothing to commit" in r.out and "0 commit(s) ahead" in r.out, r
+
+
+def test_a_conflict_on_a_union_able_state_file_is_merged_line_by_line_without_the_attributes(tmp_path: Path) -> None:
+    """review F6: git merge-tree reads the attributes of the working tree; with them overridden (a local
+    `merge=text`) both sides' appends to one log conflict, and sync settles them as the union driver would."""
+    team = Team(tmp_path)
+    a, b = team.clone("a"), team.clone("b")
+    append_lines(b / "state/wal/shared.jsonl", "b0", "b1")
+    assert team.sync(b).code == 0
+    (a / ".git" / "info" / "attributes").write_text("* merge=text\n")
+    append_lines(a / "state/wal/shared.jsonl", "a0")
+    r = team.sync(a)
+    assert r.code == 0 and "merged 1 state file(s) line by line (union): state/wal/shared.jsonl" in r.out, r
+    assert lines(a / "state/wal/shared.jsonl") == ["b0", "b1", "a0"]
+    assert team.git(a, "show", "origin/main:state/wal/shared.jsonl").splitlines() == ["b0", "b1", "a0"]
+    team.git(b, "pull", "-q", "--ff-only")  # a conflict outside the union-able files stops it, changing nothing
+    append_lines(b / "state/00_goal.md", "b's edit")
+    assert team.sync(b).code == 0
+    append_lines(a / "state/00_goal.md", "a's edit")
+    head, remote = team.head(a), team.remote_head()
+    r = team.sync(a)
+    assert r.code == 1 and "conflicts in state/00_goal.md" in r.out and team.head(a, "HEAD~1") == head, r
+    assert team.remote_head() == remote and team.git(a, "status", "--porcelain") == ""
