@@ -13,6 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "git"))
 
 from gitutil import Team, append_lines
 
+from rehydrate.store import gitsync
+
 STEPS = ["fetched", "committed", "integrated", "pushed"]
 
 
@@ -40,6 +42,8 @@ def test_a_sync_stopped_at_each_step_converges_on_the_next(tmp_path: Path, step:
     assert stopped.code == 75, stopped
     pending = a / ".git" / "rehydrate" / "state" / "sync.pending"
     assert pending.exists() == (step in ("committed", "integrated")), step
+    said = gitsync.pending_message(str(a / "state"))  # what `status` can show with one lstat
+    assert (said is not None and "run `rehydrate sync` to finish it" in said) == pending.exists(), said
     r = team.sync(a)
     assert r.code == 0, r
     if step in ("committed", "integrated"):

@@ -7,8 +7,11 @@ uses the real CLI's records and verifies them."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
+import pytest
 from gitutil import IDENTITY, Team, append_lines, snapshot
 
 
@@ -240,3 +243,56 @@ def test_a_conflict_on_a_union_able_state_file_is_merged_line_by_line_without_th
     r = team.sync(a)
     assert r.code == 1 and "conflicts in state/00_goal.md" in r.out and team.head(a, "HEAD~1") == head, r
     assert team.remote_head() == remote and team.git(a, "status", "--porcelain") == ""
+
+
+def _waiting_for_a_lock(pid: int) -> bool:
+    """Whether the process is blocked on a flock (a `->` line of /proc/locks names the waiters)."""
+    with open("/proc/locks") as f:
+        return any("->" in line and f" {pid} " in line for line in f)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux's /proc/locks to see a waiter")
+def test_sync_commits_and_integrates_under_the_state_lock(tmp_path: Path) -> None:
+    """review F5: a writer holding the state's lock keeps sync from committing half a write; sync waits for it and
+    then commits the whole of it."""
+    from rehydrate.store import fsio
+
+    team = Team(tmp_path)
+    a = team.clone("a")
+    append_lines(a / "state/wal/alice.jsonl", "a0")
+    with fsio.locked(str(a / "state")):
+        sync = team.start_rh(a, "sync")
+        deadline = time.monotonic() + 60
+        while not _waiting_for_a_lock(sync.pid):  # the observable event: sync blocked on the lock
+            assert sync.poll() is None and time.monotonic() < deadline, sync.communicate()
+            time.sleep(0.005)
+        append_lines(a / "state/wal/alice.jsonl", "a1")  # the rest of the writer's work, under its lock
+    out, err = sync.communicate(timeout=120)
+    assert sync.returncode == 0, (out, err)
+    assert team.git(a, "show", "origin/main:state/wal/alice.jsonl") == "a0\na1\n"
+
+
+def test_a_git_lock_held_by_another_process_is_retried(tmp_path: Path) -> None:
+    """review F15: git's "Unable to create .../index.lock" (another git process at work) is another round, not a
+    failure. A git on PATH that answers the first `reset` so (a fake: the real git does the rest)."""
+    import shutil
+
+    team = Team(tmp_path)
+    a = team.clone("a")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(
+        "#!/bin/sh\n"
+        f'if [ "$3" = reset ] && [ ! -e {tmp_path / "once"} ]; then touch {tmp_path / "once"}; '
+        "echo \"fatal: Unable to create '$2/.git/index.lock': File exists.\" >&2; exit 128; fi\n"
+        f'exec {shutil.which("git")} "$@"\n'
+    )
+    (fake / "git").chmod(0o755)
+    append_lines(a / "state/wal/alice.jsonl", "a0")
+    r = team.rh(a, "sync", "--json", env={"PATH": f"{fake}:{os.environ['PATH']}"})
+    report = json.loads(r.out)
+    assert r.code == 0 and report["attempts"] == 2 and report["pushed"] == team.remote_head(), r
+    assert (tmp_path / "once").exists()
+    said = " ".join(report["actions"])
+    assert "git was busy" in said and "finished an interrupted sync" in said, said
+    assert team.git(a, "status", "--porcelain") == ""

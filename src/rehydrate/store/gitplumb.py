@@ -22,7 +22,7 @@ LOCAL_TIMEOUT = 60.0  # a local git command (a large repository on a loaded mach
 NETWORK_TIMEOUT = 120.0  # fetch, ls-remote, push
 PENDING = "sync.pending"
 # git's words for a lock another git process holds: worth another attempt, not a failure
-_LOCK_WORDS = (b"index.lock", b"cannot lock ref", b"Unable to create", b".lock': File exists", b"is at ")
+_LOCK_WORDS = (b"index.lock", b"cannot lock ref", b"Unable to create", b".lock': File exists")
 # the state files whose lines two sides may both add to: state/.gitattributes merges them with git's union driver
 _UNION_TOP = ("10_invariants.md", "20_handoff.md", "99_next.md")
 _UNION_DIRS = {"wal": ".jsonl", "next": ".md", "handoff": ".md"}
