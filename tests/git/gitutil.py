@@ -125,13 +125,15 @@ def snapshot(team: Team, cwd: Path) -> dict[str, object]:
             p = Path(folder) / name
             st = os.lstat(p)
             files[str(p.relative_to(cwd))] = (st.st_mode, p.read_bytes() if p.is_file() else None)
+    quiet = {**team.env, "GIT_OPTIONAL_LOCKS": "0"}  # the snapshot's own `git status` must not refresh the index
     return {
-        "refs": team.git(cwd, "for-each-ref"),
-        "head": team.git(cwd, "rev-parse", "HEAD"),
-        "symbolic": team.git(cwd, "symbolic-ref", "-q", "HEAD", check=False),
-        "index": team.git(cwd, "ls-files", "-s", "--debug"),
-        "status": team.git(cwd, "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored"),
-        "stash": team.git(cwd, "stash", "list"),
+        "refs": team.git(cwd, "for-each-ref", env=quiet),
+        "head": team.git(cwd, "rev-parse", "HEAD", env=quiet),
+        "symbolic": team.git(cwd, "symbolic-ref", "-q", "HEAD", check=False, env=quiet),
+        "index": team.git(cwd, "ls-files", "-s", "--debug", env=quiet),
+        "index_bytes": (cwd / ".git" / "index").read_bytes(),
+        "status": team.git(cwd, "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored", env=quiet),
+        "stash": team.git(cwd, "stash", "list", env=quiet),
         "files": files,
     }
 

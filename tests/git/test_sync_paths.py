@@ -85,3 +85,19 @@ def test_sync_refuses_outside_a_repository(tmp_path: Path) -> None:
     assert team.rh(plain, "init", "--goal", "g").code == 0
     r = team.sync(plain)
     assert r.code == 3 and "not inside a git repository" in r.err, r
+
+
+def test_a_detached_head_or_a_branch_without_upstream_is_committed_and_stops(tmp_path: Path) -> None:
+    team = Team(tmp_path)
+    a = team.clone("a")
+    remote = team.remote_head()
+    team.git(a, "checkout", "-q", "--detach")
+    append_lines(a / "state/wal/alice.jsonl", "a0")
+    r = team.sync(a, "--json")
+    assert r.code == 1 and '"stopped": "detached"' in r.out and "HEAD is detached" in r.out, r
+    assert team.git(a, "diff-tree", "-r", "--name-only", "HEAD~1", "HEAD").split() == ["state/wal/alice.jsonl"]
+    team.git(a, "checkout", "-q", "-b", "topic")
+    append_lines(a / "state/wal/alice.jsonl", "a1")
+    r = team.sync(a)
+    assert r.code == 1 and "`git push -u origin topic`" in r.out and "committed 1 path(s)" in r.out, r
+    assert team.remote_head() == remote and team.git(a, "status", "--porcelain") == ""
