@@ -296,3 +296,50 @@ def test_a_git_lock_held_by_another_process_is_retried(tmp_path: Path) -> None:
     said = " ".join(report["actions"])
     assert "git was busy" in said and "finished an interrupted sync" in said, said
     assert team.git(a, "status", "--porcelain") == ""
+
+
+def test_two_worktrees_of_one_clone_sync_their_branches_at_once(tmp_path: Path) -> None:
+    """Each worktree has its own sync.lock, pending marker and remote tips (its own git folder); refs are shared."""
+    team = Team(tmp_path)
+    a = team.clone("a")
+    wt = tmp_path / "wt"
+    team.git(a, "worktree", "add", "-q", "-b", "feat", str(wt))
+    team.git(wt, "push", "-q", "-u", "origin", "feat")
+    append_lines(a / "state/wal/alice.jsonl", "main 0")
+    append_lines(wt / "state/wal/alice.jsonl", "feat 0")
+    both = [team.start_rh(a, "sync"), team.start_rh(wt, "sync")]
+    for p in both:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0 and "pushed" in out, (out, err)
+    assert team.git(team.remote, "show", "main:state/wal/alice.jsonl") == "main 0\n"
+    assert team.git(team.remote, "show", "feat:state/wal/alice.jsonl") == "feat 0\n"
+    assert (a / ".git" / "rehydrate" / "state" / "remotes.json").exists()
+    assert (a / ".git" / "worktrees" / "wt" / "rehydrate" / "state" / "remotes.json").exists()
+
+
+@pytest.mark.slow
+def test_three_clones_syncing_concurrently_in_random_order_converge(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(13)
+    team = Team(tmp_path)
+    clones = {name: team.clone(name) for name in ("a", "b", "c")}
+    written: dict[str, list[str]] = {name: [] for name in clones}
+    for n in range(10):
+        for name, path in clones.items():
+            if rng.random() < 0.7:
+                written[name].append(f"{name}{n}")
+                append_lines(path / f"state/wal/{name}.jsonl", f"{name}{n}")
+        chosen = rng.sample(sorted(clones), rng.randint(1, 3))
+        running = [team.start_rh(clones[name], "sync") for name in chosen]
+        for p in running:
+            out, err = p.communicate(timeout=180)
+            assert p.returncode == 0 and "Traceback" not in err, (out, err)
+    for path in [*clones.values(), *clones.values()]:
+        assert team.sync(path).code == 0
+    heads = {team.head(path) for path in clones.values()}
+    assert heads == {team.remote_head()}
+    for path in clones.values():
+        for other in clones:
+            assert lines(path / f"state/wal/{other}.jsonl") == written[other]
+        assert team.git(path, "status", "--porcelain") == ""

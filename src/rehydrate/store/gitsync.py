@@ -153,15 +153,15 @@ def _round(ctx: Ctx, report: Report) -> bool:
         if up_name is None:
             report.stopped = "detached" if ctx.branch is None else "no-upstream"
             report.say(
-                "HEAD is detached: state/ is committed on it; sync pulls and pushes a branch only (`git switch`)"
+                f"HEAD is detached: {ctx.rel}/ is committed on it; sync pulls and pushes a branch only (`git switch`)"
                 if ctx.branch is None
-                else f"{ctx.branch} has no upstream: state/ is committed; publish the branch once with "
+                else f"{ctx.branch} has no upstream: {ctx.rel}/ is committed; publish the branch once with "
                 f"`git push -u origin {ctx.branch}`, then sync"
             )
             return True
         up = ctx.git.rev(up_name.tracking)
         if up is not None:
-            report.forced_push = forced_push(ctx, up_name, up, report)
+            report.forced_push = forced_push(ctx, up_name, up, report) or report.forced_push  # named once
             head = integrate(ctx, report, head, up)
             if report.stopped:
                 return True
@@ -196,7 +196,7 @@ def commit(ctx: Ctx, report: Report) -> str:
     stop_here("committed")
     git.out("reset", "-q", "--", ctx.spec)
     clear_pending(ctx.local)
-    report.committed, report.paths = new, paths
+    report.committed, report.paths = new, sorted(set(report.paths) | set(paths))
     report.say(f"committed {len(paths)} path(s) under {ctx.rel}/: {new[:7]}")
     return new
 
