@@ -314,11 +314,10 @@ def conflicted(path: str, wal_rel: str) -> RehydrateError:
     return RehydrateError(
         f"{wal_rel} {where}: an unresolved git merge conflict ({len(lines)} marker line(s)) [merge-conflict]; "
         "rehydrate changes nothing in it until the merge is finished",
-        f"this actor's log was written on both branches, and a log cannot be merged line by line (both sides' "
-        f"records follow the same one): keep one side (`git checkout --ours -- {wal_rel}` or `--theirs`), then "
-        f"`git add {wal_rel}` and `rehydrate verify --repair` (the clone that wrote the other side reports its "
-        "records as rolled back); or `git merge --abort`. Give each clone its own actor (REHYDRATE_ACTOR) so "
-        "that logs never conflict",
+        "this actor's log was written on both branches and the merge did not use the union attributes of "
+        "state/.gitattributes: `rehydrate resolve` keeps both sides' records and says what finishes the merge; "
+        f"or keep one side (`git checkout --ours -- {wal_rel}` or `--theirs`, then `git add {wal_rel}`); or "
+        "`git merge --abort`. `rehydrate team init` sets the union attributes up for this clone",
     )
 
 
