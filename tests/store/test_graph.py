@@ -217,3 +217,16 @@ def test_a_write_upgrades_the_old_gitattributes_and_leaves_an_edited_one_alone(t
     out = b.invariant("one", "x")
     assert Path(b.root, ".gitattributes").read_text() == views.GITATTRIBUTES_V1 + "*.bin binary\n"
     assert not any("gitattributes" in r for r in out.repaired)
+
+
+def test_reading_back_along_one_line_skips_the_other_lines_records(tmp_path: Path) -> None:
+    """walback.along: the records of my line, newest first, from a union-merged log read backwards."""
+    from rehydrate.store import walback
+
+    a, _ = _merged(tmp_path)
+    mine, theirs = _heads(Path(a.root))
+    path = str(_log(Path(a.root)))
+    ops = [rec["op"] for _, rec in walback.along(walback.Back(path, 1 << 20), mine["h"])]
+    assert ops == ["checkpoint", "reject", "checkpoint", "invariant", "init"]
+    nexts = [rec["data"].get("next") for _, rec in walback.along(walback.Back(path, 1 << 20), theirs["h"])]
+    assert nexts == ["their next", None, "split the work", None, None]

@@ -185,8 +185,14 @@ class Seen:
         data = self.dump()
         st = fsio.write_hint(path, data)
         if st is None and not os.path.isdir(os.path.dirname(path)):  # the first save in this worktree
+            missing: list[str] = []
+            folder = os.path.dirname(path)
+            while folder and not os.path.isdir(folder) and len(missing) < 8:
+                missing.append(folder)
+                folder = os.path.dirname(folder)
             try:
-                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                for folder in reversed(missing):  # (through fsio's calls, as every change to the disk)
+                    fsio.calls.mkdir(folder)
             except OSError:
                 return None
             st = fsio.write_hint(path, data)
