@@ -9,6 +9,7 @@ and the next write joins the heads with a merge record.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -230,3 +231,20 @@ def test_reading_back_along_one_line_skips_the_other_lines_records(tmp_path: Pat
     assert ops == ["checkpoint", "reject", "checkpoint", "invariant", "init"]
     nexts = [rec["data"].get("next") for _, rec in walback.along(walback.Back(path, 1 << 20), theirs["h"])]
     assert nexts == ["their next", None, "split the work", None, None]
+
+
+def test_the_cache_of_earlier_versions_is_read_once_when_the_new_one_is_absent(tmp_path: Path) -> None:
+    """An upgrade: what this clone saw is in state/wal/.agent.seen (the old place); it is read while the worktree's
+    own cache is absent, so a rollback since the last command of the old version is still named; then left alone."""
+    a, _, _ = _fork(tmp_path)
+    a.checkpoint(done="more", next="the lost next action")
+    old = Path(a.root, "wal", ".agent.seen")
+    shutil.copyfile(a.seen_path, old)
+    os.unlink(a.seen_path)
+    before = old.read_bytes()
+    log = _log(Path(a.root))
+    log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:-1]))  # the last record is gone
+    out = State.open(a.root).status()
+    assert _not_views(out.problems) == ["rolled-back"], out.problems  # (99_next.md went on ahead of the log)
+    assert "the lost next action" in next(p.message for p in out.problems if p.code == "rolled-back")
+    assert old.read_bytes() == before and os.path.exists(a.seen_path)
