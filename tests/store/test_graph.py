@@ -248,3 +248,27 @@ def test_the_cache_of_earlier_versions_is_read_once_when_the_new_one_is_absent(t
     assert _not_views(out.problems) == ["rolled-back"], out.problems  # (99_next.md went on ahead of the log)
     assert "the lost next action" in next(p.message for p in out.problems if p.code == "rolled-back")
     assert old.read_bytes() == before and os.path.exists(a.seen_path)
+
+
+def test_an_unchanged_merged_log_is_not_read_whole_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the one pass that found several heads, the next command neither checks the chain again nor builds the
+    graph: it reads each head where the cache says (until the next write joins them), and the join is the same."""
+    from rehydrate.store import walscan
+
+    a, _ = _merged(tmp_path)
+    heads = _heads(Path(a.root))
+    assert len(State.open(a.root).status().lines or []) == 2  # the whole log, once
+
+    def whole(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the log was read whole")
+
+    monkeypatch.setattr(walscan, "scan", whole)  # the chain's pass (latches.py may still read 10's records: WP2)
+    monkeypatch.setattr(graph, "Graph", whole)
+    again = State.open(a.root)
+    out = again.status()
+    assert [line["checkpoint"]["next"] for line in out.lines or []] == ["our next", "their next"]
+    again.invariant("joined", "from the cached heads")
+    monkeypatch.undo()
+    merge = _lines(Path(a.root))[-2]
+    assert merge["op"] == "merge" and merge["prev"] == heads[0]["h"] and merge["parents"] == [heads[1]["h"]]
+    assert [p.code for p in wal.scan_log(str(_log(Path(a.root))), "log")] == []

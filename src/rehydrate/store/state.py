@@ -16,10 +16,10 @@ from rehydrate.store import WORDS, Problem, binding, fsio, local, wal
 from rehydrate.store import views as layout
 from rehydrate.store.locate import locate, resolve_actor
 from rehydrate.store.memo import Memo
-from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile, upgrade_attributes, written_on
+from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile
 from rehydrate.store.seen import Seen, fingerprint
 from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
-from rehydrate.store.writing import current_goal, refuse_unsafe, render
+from rehydrate.store.writing import current_goal, refuse_unsafe, render, upgrade_attributes, written_on
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -271,7 +271,7 @@ class State:
         for rec in recs:
             cache.saw(rec)
         if self.joined is not None:
-            cache.multi = False
+            cache.heads = ""
         if snap is not None:
             snap.heads, snap.merged = [recs[-1]], cache.merged
         cache.branch = written_on(self, git)
