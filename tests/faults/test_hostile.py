@@ -53,11 +53,12 @@ class World:
 
 
 def snapshot(top: Path, skip: Path) -> dict[str, tuple[int, bytes | None, int]]:
-    """Every entry under top but skip: (mode, bytes of regular files, mtime)."""
+    """Every entry under top but skip and the worktree's own rehydrate folder (.git/rehydrate: what this worktree
+    has seen of the state, store/local.py): (mode, bytes of regular files, mtime)."""
     out: dict[str, tuple[int, bytes | None, int]] = {}
     for folder, dirs, files in os.walk(top):
         here = Path(folder)
-        dirs[:] = [d for d in dirs if here / d != skip]
+        dirs[:] = [d for d in dirs if here / d != skip and not (here.name == ".git" and d == "rehydrate")]
         for name in dirs + files:
             p = here / name
             if p == skip:

@@ -8,6 +8,7 @@ test_transcript_scenarios.py, the gh scenarios (7, 19-22) in test_gh_scenarios.p
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -406,6 +407,9 @@ def test_scenario(scenario: Scenario, tmp_path: Path) -> None:
 
 
 def _restore(root: Path, files: dict[str, bytes]) -> None:
+    """The state folder as it was, and what this worktree saw of it forgotten (its cache, .git/rehydrate: it saw
+    the record now taken back)."""
+    shutil.rmtree(root.parent / ".git" / "rehydrate", ignore_errors=True)
     for name in set(_files(root)) - set(files):
         (root / name).unlink()
     for name, data in files.items():

@@ -9,6 +9,7 @@ and the next write joins the heads with a merge record.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -217,3 +218,57 @@ def test_a_write_upgrades_the_old_gitattributes_and_leaves_an_edited_one_alone(t
     out = b.invariant("one", "x")
     assert Path(b.root, ".gitattributes").read_text() == views.GITATTRIBUTES_V1 + "*.bin binary\n"
     assert not any("gitattributes" in r for r in out.repaired)
+
+
+def test_reading_back_along_one_line_skips_the_other_lines_records(tmp_path: Path) -> None:
+    """walback.along: the records of my line, newest first, from a union-merged log read backwards."""
+    from rehydrate.store import walback
+
+    a, _ = _merged(tmp_path)
+    mine, theirs = _heads(Path(a.root))
+    path = str(_log(Path(a.root)))
+    ops = [rec["op"] for _, rec in walback.along(walback.Back(path, 1 << 20), mine["h"])]
+    assert ops == ["checkpoint", "reject", "checkpoint", "invariant", "init"]
+    nexts = [rec["data"].get("next") for _, rec in walback.along(walback.Back(path, 1 << 20), theirs["h"])]
+    assert nexts == ["their next", None, "split the work", None, None]
+
+
+def test_the_cache_of_earlier_versions_is_read_once_when_the_new_one_is_absent(tmp_path: Path) -> None:
+    """An upgrade: what this clone saw is in state/wal/.agent.seen (the old place); it is read while the worktree's
+    own cache is absent, so a rollback since the last command of the old version is still named; then left alone."""
+    a, _, _ = _fork(tmp_path)
+    a.checkpoint(done="more", next="the lost next action")
+    old = Path(a.root, "wal", ".agent.seen")
+    shutil.copyfile(a.seen_path, old)
+    os.unlink(a.seen_path)
+    before = old.read_bytes()
+    log = _log(Path(a.root))
+    log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:-1]))  # the last record is gone
+    out = State.open(a.root).status()
+    assert _not_views(out.problems) == ["rolled-back"], out.problems  # (99_next.md went on ahead of the log)
+    assert "the lost next action" in next(p.message for p in out.problems if p.code == "rolled-back")
+    assert old.read_bytes() == before and os.path.exists(a.seen_path)
+
+
+def test_an_unchanged_merged_log_is_not_read_whole_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the one pass that found several heads, the next command neither checks the chain again nor builds the
+    graph: it reads each head where the cache says (until the next write joins them), and the join is the same."""
+    from rehydrate.store import walscan
+
+    a, _ = _merged(tmp_path)
+    heads = _heads(Path(a.root))
+    assert len(State.open(a.root).status().lines or []) == 2  # the whole log, once
+
+    def whole(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the log was read whole")
+
+    monkeypatch.setattr(walscan, "scan", whole)  # the chain's pass (latches.py may still read 10's records: WP2)
+    monkeypatch.setattr(graph, "Graph", whole)
+    again = State.open(a.root)
+    out = again.status()
+    assert [line["checkpoint"]["next"] for line in out.lines or []] == ["our next", "their next"]
+    again.invariant("joined", "from the cached heads")
+    monkeypatch.undo()
+    merge = _lines(Path(a.root))[-2]
+    assert merge["op"] == "merge" and merge["prev"] == heads[0]["h"] and merge["parents"] == [heads[1]["h"]]
+    assert [p.code for p in wal.scan_log(str(_log(Path(a.root))), "log")] == []

@@ -13,7 +13,7 @@ from conftest import rehydrate
 from rehydrate.store import history, wal
 from rehydrate.store.state import State
 
-KEYS = ["seq", "actor", "op", "ts", "data"]
+KEYS = ["seq", "actor", "op", "ts", "data", "h"]
 
 
 def _lines(out: str) -> list[dict]:  # type: ignore[type-arg]

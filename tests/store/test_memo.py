@@ -212,7 +212,7 @@ def test_the_cache_is_written_as_the_canonical_json_of_its_fields(state: State) 
             "ring": ring,
             "cp": [c.cp[0], c._cleaned(c.cp[1]), c.cp_h] if c.cp else None,
             "branch": c.branch,
-            "multi": c.multi,
+            "heads": c.heads,
             "merged": c.merged,
             "lost": c.lost,
             "views": {name: list(pair) for name, pair in c.views.items()},

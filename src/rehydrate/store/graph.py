@@ -17,10 +17,8 @@ when a write joins them.
 
 from __future__ import annotations
 
-import os
-
-from rehydrate.store import WORDS, fsio, wal
-from rehydrate.store.views import HANDOFF, clean
+from rehydrate.store import wal
+from rehydrate.store.views import HANDOFF, NEXT, clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,7 +61,7 @@ class Graph:
     def read(self, h: str) -> Record | None:
         """The record h, read again at its offset (one line)."""
         node = self.index.get(h)
-        return read_at(self.path, node.offset) if node is not None else None
+        return wal.read_at(self.path, node.offset) if node is not None else None
 
     def last_of(self, h: str, ops: tuple[str, ...]) -> Record | None:
         """The newest record of one of ops on h's line: h itself or the first found walking back along prev (the
@@ -76,7 +74,7 @@ class Graph:
             if node is None:
                 return None
             if node.op in ops or node.op == "rotate":
-                rec = read_at(self.path, node.offset)
+                rec = wal.read_at(self.path, node.offset)
                 if rec is None:
                     return None
                 if rec["op"] != "rotate":
@@ -96,28 +94,8 @@ class Graph:
             if node is None or node.op in ("checkpoint", "init", "rotate", "join"):
                 return None
             if node.op == MERGE:
-                return read_at(self.path, node.offset)
+                return wal.read_at(self.path, node.offset)
             at = node.parents[0] if node.parents else None
-        return None
-
-
-def read_at(path: str, offset: int) -> Record | None:
-    """The record whose line starts at offset, or None if it is not one there."""
-    fd = fsio.open_read(path, WORDS)
-    if fd is None:
-        return None
-    try:
-        data = b""
-        while b"\n" not in data and len(data) <= wal.MAX_LINE:
-            chunk = os.pread(fd, 1 << 16, offset + len(data))
-            if not chunk:
-                break
-            data += chunk
-    finally:
-        os.close(fd)
-    try:
-        return wal.decode(data.split(b"\n", 1)[0])
-    except wal.BadRecord:
         return None
 
 
@@ -217,3 +195,21 @@ def join(state: State, snap: Snapshot, last: Record, bound: dict[str, str]) -> t
         if merged is not None:
             bound[HANDOFF] = wal.sha256(merged)
     return state._seal(last, MERGE, {"lines": snap.merged or []}, dict(bound), None, snap.heads[1:])
+
+
+def head_views(graph: Graph, heads: list[Record]) -> dict[str, list[Record]]:
+    """For 99_next.md and 20_handoff.md, each head's last record that produced the view (a merge record renders 99)."""
+    out: dict[str, list[Record]] = {}
+    for name, ops in ((NEXT, ("checkpoint", "init", MERGE)), (HANDOFF, ("handoff",))):
+        found = [graph.last_of(str(r["h"]), ops) for r in heads]
+        out[name] = [r for r in found if r is not None]
+    return out
+
+
+def heads_text(graph: Graph, heads: list[tuple[int, Record]]) -> str:
+    """The heads as the seen cache keeps them: "seq:h16:offset:prev's offset" each (-1: no prev), mine first."""
+    out = []
+    for offset, rec in heads:
+        node = graph.index.get(rec["prev"]) if isinstance(rec["prev"], str) else None
+        out.append(f"{int(rec['seq'])}:{str(rec['h'])[:16]}:{offset}:{node.offset if node is not None else -1}")
+    return " ".join(out)

@@ -53,8 +53,21 @@ class Snapshot:
         # "done"} | None}]; None when there is nothing to choose
         self.merged: list[dict[str, Any]] | None = None
         # with several heads, for 99_next.md and 20_handoff.md each head's last record that produced the view
-        self.head_views: dict[str, list[Record]] = {}
+        self._head_views: dict[str, list[Record]] = {}
+        self.views_from: str | None = None  # the log head_views is computed from when first asked (cheap path)
+        self.heads_text = ""  # the heads as the cache keeps them (Seen.heads)
         self.branch: str | None = None  # the worktree's branch, when it was read (a full pass or a write)
+
+    @property
+    def head_views(self) -> dict[str, list[Record]]:
+        """For 99_next.md and 20_handoff.md, each head's last record that produced it (several heads only; on the
+        cheap path read from the log when first asked: one pass)."""
+        if self.views_from is not None:
+            from rehydrate.store import graph
+
+            path, self.views_from = self.views_from, None
+            self._head_views = graph.head_views(graph.Graph(path), self.heads)
+        return self._head_views
 
     @property
     def prev(self) -> Record | None:
@@ -116,16 +129,17 @@ def reconcile(
     # When the log is as this clone left it, its last record is read where the cache says it is, and the one before
     # it only if a view needs it (Snapshot.prev): it may be a record of megabytes (a handoff's). Otherwise the tail
     # (a conflicted log or damage before the tail raises here).
-    # With several heads (a merge not yet joined) the last line is not this worktree's head: the log is read whole.
-    cheap = seen is not None and log is not None and seen.fp == log_fp and not seen.multi
-    tail = (_known_tail(state, seen, log, log_fp) if cheap else None) or wal.tail(state.wal_path, state.wal_rel)
+    # With several heads (a merge not yet joined) the last line is not this worktree's head: each head is read where
+    # the cache says it is.
+    tail, cached = _tail(state, seen, log, log_fp)
     end = tail.torn_offset if tail.torn else None
     info: ScanInfo | None = None
-    if seen is None or seen.fp != log_fp or seen.multi or not _ends_as_seen(seen, tail):
+    if seen is None or seen.fp != log_fp or (seen.multi and not cached) or not _ends_as_seen(seen, tail):
         seen, info = _whole_chain(state, seen, end, chain)
+        cached = None
     tail = _repair_tail(state, tail, repair, problems, repaired)
     snap = _recovery_point(state, tail, problems, repaired, checked=info is not None)
-    if len(tail.records) == 1 and tail.records[0][0] > 0:
+    if len(tail.records) == 1 and tail.records[0][0] > 0 and not cached:
         snap.prev_at = (state.wal_path, state.wal_rel)
     snap.trust_cache = trust_cache
     if info is not None and end is not None:
@@ -138,15 +152,10 @@ def reconcile(
         last_offset = _graph(state, snap, seen, info, last_offset)
     elif seen is not None:
         snap.merged = seen.merged
-    last = snap.last
-    if last["op"] == "rotate" and last_offset > 0 and len(snap.heads) == 1:
-        check_archive(state, last, wal.line_number(state.wal_path, last_offset))
-        if repair:
-            state._apply(last)
-            repaired.append(f"finished an interrupted rotate ({last['data'].get('archive')})")
-            snap.prev = None
-        else:
-            problems.append(Problem("interrupted-rotate", state.wal_rel, None, "a rotate was interrupted", True))
+        if cached:  # several heads, each read where the cache says
+            snap.heads, snap.prev, snap.heads_text = [r for _, r, _ in cached], cached[0][2], seen.heads
+            snap.views_from = state.wal_path
+    _finish_rotate(state, snap, last_offset, repair)
     _follow(state, snap, seen, info, repair, log_fp)
     if not repaired and snap.cache.at != last_offset:  # where the next command reads the last record
         snap.cache.at, snap.cache.dirty = last_offset, True
@@ -181,13 +190,48 @@ def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last
         snap.heads = [r for _, r in ordered]
     if len(ordered) > 1:
         snap.merged = graph.lines(g, ordered, snap.branch)
-        for name, ops in ((layout.NEXT, ("checkpoint", "init", "merge")), (layout.HANDOFF, ("handoff",))):
-            found = [g.last_of(str(r["h"]), ops) for r in snap.heads]
-            snap.head_views[name] = [r for r in found if r is not None]
+        snap._head_views = graph.head_views(g, snap.heads)
+        snap.heads_text = graph.heads_text(g, ordered[:16])
     else:
         merge = g.merged_since(str(snap.last["h"]))
         snap.merged = graph.valid_lines(merge["data"]) if merge is not None else None
     return last_offset
+
+
+def _tail(
+    state: State, seen: Seen | None, log: os.stat_result | None, log_fp: str
+) -> tuple[wal.Tail, list[tuple[int, Record, Record | None]] | None]:
+    """The log's last record (my head), read where the cache says while the log is as this worktree left it (with
+    several heads, each head: the cached heads), else the tail read."""
+    cheap = seen is not None and log is not None and seen.fp == log_fp
+    if cheap and seen is not None and log is not None and seen.multi:
+        cached = _cached_heads(state, seen)
+        if cached:
+            return wal.Tail([cached[0][:2]], b"", log.st_size, ""), cached
+    elif cheap:
+        known = _known_tail(state, seen, log, log_fp)
+        if known is not None:
+            return known, None
+    return wal.tail(state.wal_path, state.wal_rel), None
+
+
+def _cached_heads(state: State, seen: Seen) -> list[tuple[int, Record, Record | None]] | None:
+    """The heads the cache names, each read at its offset, mine first with its prev: (offset, head, prev); None if
+    any is not there as named (the log is then read whole)."""
+    found: list[tuple[int, Record, Record | None]] = []
+    try:
+        tokens = seen.head_tokens()
+    except ValueError:
+        return None
+    for seq, h16, at, before in tokens:
+        rec = wal.read_at(state.wal_path, at)
+        if rec is None or rec["seq"] != seq or not str(rec["h"]).startswith(h16):
+            return None
+        prev = wal.read_at(state.wal_path, before) if before >= 0 and not found else None
+        if (not found and (prev is None) != (before < 0)) or (prev is not None and prev["h"] != rec["prev"]):
+            return None
+        found.append((at, rec, prev))
+    return found if len(found) > 1 else None
 
 
 def _branch(state: State) -> str | None:
@@ -198,29 +242,18 @@ def _branch(state: State) -> str | None:
     return local.head(found)[0] if found is not None else None
 
 
-def upgrade_attributes(state: State, snap: Snapshot) -> None:
-    """A write upgrades state/.gitattributes as earlier versions wrote it (exactly: a file the user changed is
-    left alone) to the text that merges the logs with git's union driver (one lstat when it is not that)."""
-    path = state.path(layout.GITATTRIBUTES)
-    old = layout.GITATTRIBUTES_V1.encode()
-    st = fsio.lstat(path)
-    if st is None or st.st_size != len(old) or fsio.read_bytes(path, len(old) + 1, WORDS) != old:
-        return
-    fsio.replace(path, layout.GITATTRIBUTES_TEXT.encode(), "view.replace", words=WORDS)
-    snap.repaired.append(
-        f"upgraded {state.rel(layout.GITATTRIBUTES)} to merge logs with git's union driver: "
-        "commit it on your main line before branching"
-    )
-
-
-def written_on(state: State, git: Any) -> str | None:
-    """The branch a write was made on: from the git facts a checkpoint gathered, else HEAD read (local.py)."""
-    if isinstance(git, dict) and "head" in git:
-        branch = git.get("branch")
-        return branch if isinstance(branch, str) else None
-    if isinstance(git, dict):  # not in a repository
-        return None
-    return _branch(state)
+def _finish_rotate(state: State, snap: Snapshot, last_offset: int, repair: bool) -> None:
+    """My head a rotate record that is not the log's first line, and the only head: a rotate was interrupted
+    between its append and the log's replacement. Finished (with repair), else named."""
+    last = snap.last
+    if last["op"] == "rotate" and last_offset > 0 and len(snap.heads) == 1:
+        check_archive(state, last, wal.line_number(state.wal_path, last_offset))
+        if repair:
+            state._apply(last)
+            snap.repaired.append(f"finished an interrupted rotate ({last['data'].get('archive')})")
+            snap.prev = None
+        else:
+            snap.problems.append(Problem("interrupted-rotate", state.wal_rel, None, "a rotate was interrupted", True))
 
 
 def _whole_chain(
@@ -407,7 +440,7 @@ def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | No
         snap.cache.branch = snap.branch
         if snap.cache.end is not None and snap.cache.end[1] != str(snap.last["h"])[:16]:
             snap.cache.saw(snap.last)  # my head is the ring's end: the record the next write follows
-        snap.cache.multi = len(snap.heads) > 1
+        snap.cache.heads = snap.heads_text if len(snap.heads) > 1 else ""
         snap.cache.merged = snap.merged
         snap.lost = snap.cache.lost = found or pending
     if snap.repaired:  # the tail was repaired or a rotate finished: the log changed since it was looked at

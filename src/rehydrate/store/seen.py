@@ -45,8 +45,8 @@ class Seen:
     - cp: the last checkpoint seen: its seq, its next action and its h's first 16 hex digits;
     - branch: the branch (store/local.head) of the last command that looked at the log or wrote to it: records
       missing after a branch change are `switched`, on the same branch `rolled-back`;
-    - multi: the log has several heads (a merge not yet joined): its tail is not this worktree's head, so every
-      command reads it whole until the next write joins them;
+    - heads: when the log has several heads (a merge not yet joined), each as "seq:h:offset:prev's offset" (h: 16
+      hex digits; -1: none), mine first, else "": while fp holds, each is read at its offset, not the last line;
     - merged: the lines of work of the newest merge record on this worktree's line not yet followed by a
       checkpoint (its data.lines), shown by status and the brief;
     - lost: a rollback found and not yet acknowledged (see `State._follow` in state.py);
@@ -69,7 +69,7 @@ class Seen:
         self.cp: tuple[int, str] | None = None
         self.cp_h = ""  # the last checkpoint's h (16 hex digits)
         self.branch: str | None = None
-        self.multi = False
+        self.heads = ""
         self.merged: list[dict[str, Any]] | None = None
         self.lost: dict[str, Any] | None = None
         self.views: dict[str, tuple[str, str]] = {}
@@ -104,9 +104,10 @@ class Seen:
             _need(seen.cp is None or (isinstance(seen.cp[1], str) and len(seen.cp[1]) <= _NEXT_CAP))
             seen.cp_h = cp[2] if cp is not None and len(cp) > 2 else ""
             _need(isinstance(seen.cp_h, str) and len(seen.cp_h) <= 16)
-            seen.branch, seen.multi, seen.merged = obj.get("branch"), obj.get("multi", False), obj.get("merged")
+            seen.branch, seen.heads, seen.merged = obj.get("branch"), obj.get("heads", ""), obj.get("merged")
             _need(seen.branch is None or (isinstance(seen.branch, str) and len(seen.branch) <= 255))
-            _need(isinstance(seen.multi, bool))
+            _need(isinstance(seen.heads, str) and len(seen.heads) <= 16 * 80)
+            seen.head_tokens()
             merged = seen.merged
             _need(merged is None or (isinstance(merged, list) and all(isinstance(x, dict) for x in merged)))
             lost = obj.get("lost")
@@ -167,7 +168,7 @@ class Seen:
         branch = enc(self.branch) if self.branch is not None else "null"
         body = (
             f'{{"at":{int(self.at)},"branch":{branch},"cp":{cp},"dirs":{enc(self.dirs)},"fp":{enc(self.fp)},'
-            f'"lost":{lost},"merged":{merged},"multi":{"true" if self.multi else "false"},'
+            f'"heads":{enc(self.heads)},"lost":{lost},"merged":{merged},'
             f'"ring":{enc(ring)},{scan}"v":3,"views":{{{views}}}}}'
         ).encode()
         return wal.sha256(body).encode()[:16] + b" " + body
@@ -185,8 +186,14 @@ class Seen:
         data = self.dump()
         st = fsio.write_hint(path, data)
         if st is None and not os.path.isdir(os.path.dirname(path)):  # the first save in this worktree
+            missing: list[str] = []
+            folder = os.path.dirname(path)
+            while folder and not os.path.isdir(folder) and len(missing) < 8:
+                missing.append(folder)
+                folder = os.path.dirname(folder)
             try:
-                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                for folder in reversed(missing):  # (through fsio's calls, as every change to the disk)
+                    fsio.calls.mkdir(folder)
             except OSError:
                 return None
             st = fsio.write_hint(path, data)
@@ -242,6 +249,22 @@ class Seen:
         if isinstance(data, dict) and isinstance(seq, int) and isinstance(data.get("next"), str):
             self.cp = (seq, data["next"][: 4 * _NEXT_CAP])  # cleaned once, when written (a full pass sees many)
             self.cp_h = h16
+
+    @property
+    def multi(self) -> bool:
+        """The log has several heads (cached as `heads`)."""
+        return bool(self.heads)
+
+    def head_tokens(self) -> list[tuple[int, str, int, int]]:
+        """(seq, h16, offset, offset of its prev or -1) of each cached head, mine first ([] when one head);
+        ValueError if garbled."""
+        out = []
+        for tok in self.heads.split(" ") if self.heads else []:
+            seq, h, at, before = tok.split(":")
+            nums = (seq, at, before.removeprefix("-"))
+            _need(all(n.isdigit() and len(n) < 20 for n in nums) and 0 < len(h) <= 16)
+            out.append((int(seq), h, int(at), int(before)))
+        return out
 
     def fresh(self, name: str, path: str, bound: str | None) -> bool:
         """Whether a view is still as this clone wrote or last found it, bound as the WAL's last record binds it:

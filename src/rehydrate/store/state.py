@@ -16,10 +16,10 @@ from rehydrate.store import WORDS, Problem, binding, fsio, local, wal
 from rehydrate.store import views as layout
 from rehydrate.store.locate import locate, resolve_actor
 from rehydrate.store.memo import Memo
-from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile, upgrade_attributes, written_on
+from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile
 from rehydrate.store.seen import Seen, fingerprint
 from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
-from rehydrate.store.writing import current_goal, refuse_unsafe, render
+from rehydrate.store.writing import current_goal, refuse_unsafe, render, upgrade_attributes, written_on
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -87,9 +87,7 @@ class State:
         self.wal_dir = os.path.join(root, layout.WAL_DIR)
         self.wal_path = os.path.join(self.wal_dir, actor + ".jsonl")
         self.wal_rel = self.rel(layout.WAL_DIR, actor + ".jsonl")  # the log as named to users
-        # What this worktree saw of the log (seen.py), kept in its own git folder (local.py): if the log's identity
-        # still matches, nothing outside rehydrate touched it, and reading its tail is enough; if not, the whole log
-        # is checked once. Earlier versions kept it in wal/.<actor>.seen: read once when the new one is absent.
+        # What this worktree saw of the log (seen.py), in its own git folder (local.py); the old place is read once
         self.seen_path = os.path.join(local.local_dir(root), "seen", f"{actor}.seen")
         self.old_seen_path = os.path.join(self.wal_dir, f".{actor}.seen")
         self.joined: Record | None = None  # the merge record the last append wrote first (see _append_many)
@@ -274,7 +272,7 @@ class State:
         for rec in recs:
             cache.saw(rec)
         if self.joined is not None:
-            cache.multi = False
+            cache.heads = ""
         if snap is not None:
             snap.heads, snap.merged = [recs[-1]], cache.merged
         cache.branch = written_on(self, git)
@@ -487,7 +485,9 @@ class State:
         # the files may hold anything (escape sequences, NUL, CR, a right-to-left override): cleaned for a terminal
         out.extra = {
             "goal": layout.clean(next((ln for ln in goal if ln.strip() and not ln.startswith("#")), ""), one_line=True),
-            "checkpoint": layout.clean(nxt.split("\n", 1)[0].removeprefix("# Next (").removesuffix(")"), one_line=True),
+            "checkpoint": layout.clean(nxt.split("\n", 1)[0].removeprefix("# Next (").removesuffix(")"), one_line=True)
+            if not out.lines
+            else f"none chosen yet: {len(out.lines)} lines of work were merged",
             "next": {k: layout.clean(v) for k, v in layout.parse_next(nxt).items()},
             "records": out.record["seq"] if out.record else None,
             "lines": out.lines,

@@ -358,6 +358,28 @@ def tail(path: str, wal_rel: str) -> Tail:
         return Tail(read_tail(path, 2, end=offset).records, torn, offset, reason)
 
 
+def read_at(path: str, offset: int) -> Record | None:
+    """The record whose line starts at byte offset (one bounded read), or None if there is none there."""
+    fd = fsio.open_read(path, WORDS)
+    if fd is None:
+        return None
+    try:
+        data = b""
+        while b"\n" not in data and len(data) <= MAX_LINE:
+            chunk = os.pread(fd, 1 << 16, offset + len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    if b"\n" not in data:
+        return None
+    try:
+        return decode(data.split(b"\n", 1)[0])
+    except BadRecord:
+        return None
+
+
 def only_newline_lost(t: Tail, path: str | None = None) -> bool:
     """The torn piece is a whole, valid record that follows the one before it, or (given the log's path) any
     earlier record of the log (a union merge puts the other side's records last): only its newline is missing

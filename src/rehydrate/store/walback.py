@@ -16,7 +16,7 @@ from rehydrate.store import WORDS, fsio, wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from rehydrate.store.wal import Record
 
@@ -77,6 +77,20 @@ class Back:
             if len(carry) > wal.MAX_LINE:
                 raise wal.BadRecord(f"a line longer than {wal.MAX_LINE:,} bytes ends at byte {start + len(carry)}")
             chunk = min(chunk * 4, MAX_CHUNK)
+
+
+def along(back: Iterable[tuple[int, Record]], head: str) -> Iterator[tuple[int, Record]]:
+    """The records of one line of work, newest first: `head`, then its prev, and so on (a union merge interleaves
+    two lines in the file: the other line's records are skipped). A parent always comes before its child in the
+    file, so this is one backward pass over the bytes `back` reads. A merge record is followed along its prev (the
+    line this worktree followed)."""
+    want: object = head
+    for offset, rec in back:
+        if rec["h"] == want:
+            yield offset, rec
+            want = rec["prev"]
+            if not isinstance(want, str):
+                return
 
 
 def _pread(fd: int, size: int, at: int, path: str) -> bytes:

@@ -4,11 +4,14 @@ none is given, and how a record renders the replaceable view it produces."""
 from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
+from rehydrate.store import WORDS, fsio
 from rehydrate.store import views as layout
 from rehydrate.store.views import INVARIANTS, NEXT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from typing import Any
+
     from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import State
     from rehydrate.store.wal import Record
@@ -53,3 +56,30 @@ def render(rec: Record) -> str:
     if rec["op"] == "handoff":
         return layout.render_handoff(rec["data"]["text"])
     return layout.render_next_record(rec)
+
+
+def upgrade_attributes(state: State, snap: Snapshot) -> None:
+    """A write upgrades state/.gitattributes as earlier versions wrote it (exactly: a file the user changed is
+    left alone) to the text that merges the logs with git's union driver (one lstat when it is not that)."""
+    path = state.path(layout.GITATTRIBUTES)
+    old = layout.GITATTRIBUTES_V1.encode()
+    st = fsio.lstat(path)
+    if st is None or st.st_size != len(old) or fsio.read_bytes(path, len(old) + 1, WORDS) != old:
+        return
+    fsio.replace(path, layout.GITATTRIBUTES_TEXT.encode(), "view.replace", words=WORDS)
+    snap.repaired.append(
+        f"upgraded {state.rel(layout.GITATTRIBUTES)} to merge logs with git's union driver: "
+        "commit it on your main line before branching"
+    )
+
+
+def written_on(state: State, git: Any) -> str | None:
+    """The branch a write was made on: from the git facts a checkpoint gathered, else HEAD read (local.py)."""
+    if isinstance(git, dict) and "head" in git:
+        branch = git.get("branch")
+        return branch if isinstance(branch, str) else None
+    if isinstance(git, dict):  # not in a repository
+        return None
+    from rehydrate.store.reconcile import _branch
+
+    return _branch(state)
