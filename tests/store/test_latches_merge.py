@@ -261,3 +261,11 @@ def test_a_join_record_binds_nothing(state: State) -> None:
     recorded = state.recorded_lines()  # (the log's scan of a join is the graph's: store/wal.py)
     assert recorded["bob"] == []
     assert check_lines(lines(Path(state.path(INV)).read_bytes()), recorded) == ([], [])
+
+
+def test_a_missing_line_is_never_matched_with_a_line_another_record_binds() -> None:
+    """A recorded line not found verbatim is matched with an edited line (its entry id) only once every actor's
+    lines are bound: a colliding id on a line another actor recorded is that actor's, not the missing line's edit."""
+    a_line, b_line = "- D-abcdef 2026-01-01 decision: a's because: a", "- D-abcdef 2026-01-01 decision: b's because: b"
+    found, unrecorded = check_lines([b_line], {"a": [(a_line, True)], "b": [(b_line, True)]})
+    assert [(c, n) for c, n, _ in found] == [("latch-missing", 1)] and unrecorded == []
