@@ -158,8 +158,9 @@ def test_a_rotate_merged_with_an_append_keeps_the_other_sides_line() -> None:
 
     base = [rec("a", None, "- D-aaaaaa a"), rec("b", "a", "- D-bbbbbb b")]
     rot = {"h": "r", "prev": "b", "op": "rotate", "data": {"lines": ["- D-aaaaaa a", "- D-bbbbbb b"]}}
-    got = actor_lines(iter([*base, rot, rec("f", "b", "- D-ffffff f")]))
-    assert [t for t, _ in got] == ["- D-aaaaaa a", "- D-bbbbbb b", "- D-ffffff f"]
+    # the other side's record may come before the rotate in the file (union: base, ours, theirs)
+    got = actor_lines(iter([*base, rec("f", "b", "- D-ffffff f"), rot]))
+    assert sorted(t for t, _ in got) == ["- D-aaaaaa a", "- D-bbbbbb b", "- D-ffffff f"]  # each once
     assert check_lines(["- D-aaaaaa a", "- D-bbbbbb b", "- D-ffffff f"], {"agent": got}) == ([], [])
 
 
@@ -260,3 +261,11 @@ def test_a_join_record_binds_nothing(state: State) -> None:
     recorded = state.recorded_lines()  # (the log's scan of a join is the graph's: store/wal.py)
     assert recorded["bob"] == []
     assert check_lines(lines(Path(state.path(INV)).read_bytes()), recorded) == ([], [])
+
+
+def test_a_missing_line_is_never_matched_with_a_line_another_record_binds() -> None:
+    """A recorded line not found verbatim is matched with an edited line (its entry id) only once every actor's
+    lines are bound: a colliding id on a line another actor recorded is that actor's, not the missing line's edit."""
+    a_line, b_line = "- D-abcdef 2026-01-01 decision: a's because: a", "- D-abcdef 2026-01-01 decision: b's because: b"
+    found, unrecorded = check_lines([b_line], {"a": [(a_line, True)], "b": [(b_line, True)]})
+    assert [(c, n) for c, n, _ in found] == [("latch-missing", 1)] and unrecorded == []

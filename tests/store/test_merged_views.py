@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import git, records
 from rehydrate.store import views, wal
 from rehydrate.store.reconcile import Snapshot
@@ -20,7 +22,7 @@ def _last(recs: list[dict[str, Any]], op: str) -> dict[str, Any]:
     return next(r for r in reversed(recs) if r["op"] == op)
 
 
-def _merged(repo: Path) -> tuple[State, dict[str, list[dict[str, Any]]], dict[str, Any]]:
+def _merged(repo: Path, how: str = "merge") -> tuple[State, dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """main and feat each checkpoint and hand off, then `git merge feat` on main: the state, each head's last
     producer of 99 and 20 (main's first, read from each branch's log before the merge), and main's last record."""
     st, _ = State.init(repo / "state", "Ship the parser", None)
@@ -39,7 +41,13 @@ def _merged(repo: Path) -> tuple[State, dict[str, list[dict[str, Any]]], dict[st
     git(repo, "add", "-A", "state")
     git(repo, "commit", "-qm", "main")
     main = records(st.root)
-    git(repo, "merge", "-q", "--no-edit", "feat")
+    if how == "merge":
+        git(repo, "merge", "-q", "--no-edit", "feat")
+    elif how == "rebase":
+        git(repo, "checkout", "-q", "feat")
+        git(repo, "rebase", "-q", "main")
+    else:
+        git(repo, "cherry-pick", "main..feat")
     assert not git(repo, "ls-files", "-u")  # union: no conflict
     heads = {
         NEXT: [_last(main, "checkpoint"), _last(feat, "checkpoint")],
@@ -61,8 +69,9 @@ def _render(name: str, recs: list[dict[str, Any]]) -> list[bytes]:
     return [views.render_view(name, r).encode() for r in recs]
 
 
-def test_union_merged_views_are_merge_shaped(repo: Path) -> None:
-    st, heads, _ = _merged(repo)
+@pytest.mark.parametrize("how", ["merge", "rebase", "cherry-pick"])
+def test_union_merged_views_are_merge_shaped(repo: Path, how: str) -> None:
+    st, heads, _ = _merged(repo, how)
     for name in (NEXT, HANDOFF):
         data = Path(st.path(name)).read_bytes()
         assert b"main" in data and b"feat" in data  # both sides' lines, interleaved by the union
