@@ -128,7 +128,8 @@ def resolve(root: str) -> tuple[list[str], list[str], str]:
             why = f"outside {rel}/: yours to resolve" if not inside else "not a file rehydrate merges: take a side"
             left.append(f"{path} ({why})")
             continue
-        if not os.path.realpath(os.path.dirname(target)).startswith(os.path.join(top, rel)):
+        folder, base = os.path.realpath(os.path.dirname(target)), os.path.join(top, rel)
+        if folder != base and not folder.startswith(base + os.sep):
             left.append(f"{path} (its folder leads outside {rel}/: not touched)")
             continue
         blob = union_blob(git, sides, scratch)
