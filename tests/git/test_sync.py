@@ -343,3 +343,15 @@ def test_three_clones_syncing_concurrently_in_random_order_converge(tmp_path: Pa
         for other in clones:
             assert lines(path / f"state/wal/{other}.jsonl") == written[other]
         assert team.git(path, "status", "--porcelain") == ""
+
+
+def test_sync_pushes_to_the_upstream_branch_s_own_name(tmp_path: Path) -> None:
+    """review F15: a local branch `work` tracking origin/main publishes to main, never to a new `work`."""
+    team = Team(tmp_path)
+    a = team.clone("a")
+    team.git(a, "checkout", "-q", "-b", "work", "--track", "origin/main")
+    append_lines(a / "state/wal/alice.jsonl", "a0")
+    r = team.sync(a)
+    assert r.code == 0 and "pushed" in r.out and "origin/main" in r.out, r
+    assert team.remote_head() == team.head(a)
+    assert team.git(team.remote, "branch", "--list", "work") == ""

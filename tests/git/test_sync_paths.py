@@ -101,3 +101,35 @@ def test_a_detached_head_or_a_branch_without_upstream_is_committed_and_stops(tmp
     r = team.sync(a)
     assert r.code == 1 and "`git push -u origin topic`" in r.out and "committed 1 path(s)" in r.out, r
     assert team.remote_head() == remote and team.git(a, "status", "--porcelain") == ""
+
+
+def test_sync_refuses_unmerged_paths_left_by_a_stash_pop(tmp_path: Path) -> None:
+    team = Team(tmp_path)
+    a = team.clone("a")
+    (a / "app.py").write_text("print('stashed')\n")
+    team.git(a, "stash", "push", "-q")
+    team.commit_code(a, "app.py", "print('committed')\n")
+    team.git(a, "stash", "pop", check=False)
+    before = snapshot(team, a)
+    r = team.sync(a)
+    assert r.code == 3 and "unmerged paths" in r.err, r
+    assert snapshot(team, a) == before
+
+
+def test_sync_refuses_a_git_older_than_2_38(tmp_path: Path) -> None:
+    import shutil
+
+    team = Team(tmp_path)
+    a = team.clone("a")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(
+        '#!/bin/sh\nif [ "$3" = version ]; then echo "git version 2.37.1"; exit 0; fi\n'
+        f'exec {shutil.which("git")} "$@"\n'
+    )
+    (fake / "git").chmod(0o755)
+    append_lines(a / "state/wal/alice.jsonl", "a0")
+    before = snapshot(team, a)
+    r = team.rh(a, "sync", env={"PATH": f"{fake}:{os.environ['PATH']}"})
+    assert r.code == 3 and "sync needs git 2.38 or later (this is 2.37.1)" in r.err, r
+    assert snapshot(team, a) == before

@@ -16,8 +16,12 @@ def test_team_init_writes_both_attribute_files_and_says_so(tmp_path: Path) -> No
     a = team.clone("a")
     attrs = a / "state" / ".gitattributes"
     attrs.write_text(views.GITATTRIBUTES_V1 + "*.png binary\n")
+    ignore = a / "state" / ".gitignore"
+    ignore.write_text(views.GITIGNORE_TEXT.replace(".local/\n", "") + "mine.txt\n")
     r = team.rh(a, "team", "init")
     assert r.code == 0, r
+    assert "added .local/ to state/.gitignore" in r.out, r
+    assert ignore.read_text() == views.GITIGNORE_TEXT.replace(".local/\n", "") + "mine.txt\n.local/\n"
     assert "updated state/.gitattributes" in r.out and "added union merges for state/ to .git/info/attributes" in r.out
     assert "commit state/.gitattributes on your main line before branching" in r.out
     assert attrs.read_text() == views.GITATTRIBUTES_TEXT + "*.png binary\n"

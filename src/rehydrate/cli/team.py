@@ -28,7 +28,7 @@ def cmd_team(args: argparse.Namespace) -> int:
     from rehydrate.store.locate import locate
 
     root = locate(args.dir)
-    if not fsio.check_dir(root):
+    if not fsio.check_dir(root) or not fsio.check_dir(os.path.join(root, "wal")):
         raise StateMissing(f"no state folder at {root}", "run `rehydrate init --goal TEXT` to create one")
     with fsio.locked(root):
         actions = team.init(root)

@@ -54,14 +54,13 @@ def init(root: str) -> list[str]:
         actions.append(f"{name}/.gitattributes already merges logs and append-only views line by line")
     ignore = os.path.join(root, ".gitignore")
     had = (fsio.read_bytes(ignore, 1 << 20) or b"").decode("utf-8", "replace")
-    missing = [line for line in views.GITIGNORE_TEXT.splitlines() if line and line not in had.splitlines()]
+    ours = views.GITIGNORE_TEXT.splitlines()
+    missing = [line for line in ours if line and not line.startswith("#") and line not in had.splitlines()]
     if missing:
-        fsio.replace(
-            ignore,
-            (had + ("" if not had or had.endswith("\n") else "\n") + "\n".join(missing) + "\n").encode(),
-            "team.ignore",
-        )
-        actions.append(f"added {', '.join(m for m in missing if not m.startswith('#'))} to {name}/.gitignore")
+        lines = ours if not had else missing  # a new file gets rehydrate's own, comment included
+        sep = "" if not had or had.endswith("\n") else "\n"
+        fsio.replace(ignore, (had + sep + "".join(line + "\n" for line in lines)).encode(), "team.ignore")
+        actions.append(f"added {', '.join(missing)} to {name}/.gitignore")
     found = local.repo(root)
     if found is None:
         actions.append("not inside a git repository: nothing else to set up")
@@ -128,7 +127,8 @@ def resolve(root: str) -> tuple[list[str], list[str], str]:
             why = f"outside {rel}/: yours to resolve" if not inside else "not a file rehydrate merges: take a side"
             left.append(f"{path} ({why})")
             continue
-        if not os.path.realpath(os.path.dirname(target)).startswith(os.path.join(top, rel)):
+        folder, base = os.path.realpath(os.path.dirname(target)), os.path.join(top, rel)
+        if folder != base and not folder.startswith(base + os.sep):
             left.append(f"{path} (its folder leads outside {rel}/: not touched)")
             continue
         blob = union_blob(git, sides, scratch)
