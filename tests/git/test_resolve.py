@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gitutil import Team, append_lines
+from .gitutil import Team, append_lines
 
 
 def conflicted(team: Team, a: Path, *, code_conflict: bool = False) -> tuple[list[str], list[str]]:

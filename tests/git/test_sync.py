@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from gitutil import IDENTITY, Team, append_lines, snapshot
+from .gitutil import IDENTITY, Team, append_lines, snapshot
 
 
 def lines(path: Path) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gitutil import Team, append_lines, outside, snapshot
+from .gitutil import Team, append_lines, outside, snapshot
 
 
 def user_work(team: Team, a: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gitutil import Team
+from .gitutil import Team
 
 from rehydrate.store import views
 
