@@ -58,11 +58,13 @@ def _mark(current: str) -> str:
 
 
 def shown(state: State) -> str:
-    """The journal as named to users: from the worktree's git folder (.git/rehydrate/...), or the state folder's."""
+    """The journal as named to users: from the worktree's top (.git/rehydrate/...) or the state folder's parent
+    when it is inside, else in full (a linked worktree's git folder)."""
     full = path(state)
     found = local.repo(state.root)
-    base = os.path.dirname(found.git_dir) if found is not None else os.path.dirname(state.root)
-    return os.path.relpath(full, base)
+    base = found.top if found is not None else os.path.dirname(state.root)
+    rel = os.path.relpath(full, base)
+    return full if rel.startswith("..") else rel
 
 
 # ---------------------------------------------------------------------------------------------------- writing
