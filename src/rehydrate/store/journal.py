@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store import WORDS, Problem, fsio, local, wal, walback
+from rehydrate.store import WORDS, Problem, fsio, local, wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -152,6 +152,8 @@ def _rename(src: str, dst: str) -> None:
 def _lines(state: State, max_bytes: int) -> Iterator[bytes]:
     """The journal's lines, newest first, across the current and the previous generation, at most max_bytes in
     all; not decoded. A journal that cannot be read (a link, a FIFO, a line too long) ends the lines quietly."""
+    from rehydrate.store import walback  # loaded once a journal is there to read (a checkpoint's fold, mostly not)
+
     current = path(state)
     left = max_bytes
     for name in (current, _previous(current)):
