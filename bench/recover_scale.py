@@ -752,13 +752,14 @@ def _cut_case(args: argparse.Namespace, template: str, tmp: str, path: str, size
 
 # ---------------------------------------------------------------------------------------------------- history
 # Part 3: the SessionStart hook must not grow with the sessions since the checkpoint. Each SessionStart writes a
-# `resume` record, and store/since.find reads the WAL back to the last checkpoint: 10 against 1,000 resume records.
+# `resume` record to the worktree's journal (store/journal.py), which the hook reads back (events._already_given,
+# store/since.find) besides the WAL: 10 against 1,000 resume records.
 
 
 def history_project(folder: str, resumes: int) -> tuple[str, dict[str, str]]:
-    """A git repository with a state and a checkpoint, one real SessionStart hook (its `resume` record), then that
-    record's sealed, chained copies (_common.pad_wal: the store's wal.seal and wal.encode) up to `resumes` records
-    after the checkpoint. (the project, its environment)"""
+    """A git repository with a state and a checkpoint, one real SessionStart hook (its `resume` record, in the
+    journal), then that record's sealed, chained copies (_common.pad_wal: the store's wal.seal and wal.encode) up to
+    `resumes` records after the checkpoint. (the project, its environment)"""
     env = {**env_for(folder), "PYTHONPATH": _common.SRC}
     project = os.path.join(folder, "project")
     _common.git_repo(project)
@@ -771,10 +772,7 @@ def history_project(folder: str, resumes: int) -> tuple[str, dict[str, str]]:
     )
     if proc.returncode != 0:
         raise _common.BenchError(f"the SessionStart hook exited {proc.returncode}: {proc.stderr[-2000:]!r}")
-    wal_path = os.path.join(project, "state", "wal", "agent.jsonl")
-    with open(wal_path, "rb") as f:
-        seqs = [json.loads(x)["seq"] for x in f.read().splitlines() if b'"op":"checkpoint"' in x]
-    _common.pad_wal(wal_path, seqs[-1] + resumes)
+    _common.pad_wal(os.path.join(project, ".git", "rehydrate", "state", "journal", "agent.jsonl"), resumes)
     return project, {**env, "PYTHONPYCACHEPREFIX": os.path.join(os.path.dirname(folder), "pycache")}
 
 

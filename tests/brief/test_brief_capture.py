@@ -23,7 +23,7 @@ from rehydrate.brief.compose import compose
 from rehydrate.brief.draft import _Draft, _Plan
 from rehydrate.checks import ledger
 from rehydrate.harness import hook
-from rehydrate.store import views, wal
+from rehydrate.store import journal, views, wal
 from rehydrate.store.state import State
 
 pytestmark = pytest.mark.usefixtures("_pinned")
@@ -348,7 +348,7 @@ def test_the_checks_get_the_hook_event_and_the_resume_record_names_the_transcrip
     assert ctx.event is not None and ctx.since is not None and ctx.since.seq == 2
     assert (ctx.event.harness, ctx.event.session_id, ctx.event.transcript_path) == ("claude", "s-42", str(transcript))
     assert "\nnot run at session start: PR and CI (gh), 2 user checks: `rehydrate recover` runs them\n" in text
-    last = json.loads(Path(project / "state" / "wal" / "agent.jsonl").read_text().splitlines()[-1])
+    last = journal.tail(State.open(str(project / "state")), 1)[0]  # logged in the journal
     assert last["op"] == "resume"
     assert {k: last["data"][k] for k in ("harness", "transcript_path", "transcript_size")} == {
         "harness": "claude",

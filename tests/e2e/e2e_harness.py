@@ -145,9 +145,13 @@ def reject_many(repo: Path, count: int = 40) -> list[str]:
 
 
 def _records(repo: Path) -> list[dict[str, Any]]:
-    """Every WAL record of every actor of the repository's state, in order of time."""
+    """Every WAL record of every actor of the repository's state, and every read its journal logged (the `resume`
+    records, store/journal.py: in the worktree's git folder), in order of time."""
     logs = sorted((repo / "state" / "wal").glob("*.jsonl"))
-    return sorted((r for log in logs for r in records(repo / "state", log.stem)), key=lambda r: (r["ts"], r["seq"]))
+    found = [r for log in logs for r in records(repo / "state", log.stem)]
+    for journal in sorted((repo / ".git" / "rehydrate" / "state" / "journal").glob("*.jsonl")):
+        found += [json.loads(x) for x in journal.read_bytes().splitlines()]
+    return sorted(found, key=lambda r: (r["ts"], r["seq"]))
 
 
 def make_harness(name: str, repo: Path, tmp_path: Path) -> Harness:

@@ -39,7 +39,8 @@ SEQUENCE: list[tuple[str, Callable[[Path], object]]] = [
 
 
 def logical(base: Path) -> Snapshot:
-    """What the state means: every record (archived or current) and the views' bytes. None: no state yet."""
+    """What the state means: every record (archived or current), the views' bytes, and the journal's records (the
+    reads, store/journal.py: outside git, in state/.local/journal). None: no state yet."""
     root = base / "state"
     try:
         State.open(root)
@@ -57,7 +58,9 @@ def logical(base: Path) -> Snapshot:
     for name in ("00_goal.md", "10_invariants.md", "20_handoff.md", "99_next.md"):
         p = root / name
         views[name] = p.read_bytes() if p.exists() else None
-    return (tuple(sorted(records.values())), tuple(sorted(views.items())))
+    journal = root / ".local" / "journal" / "agent.jsonl"  # a torn last line is no record: the next append cuts it
+    reads = [wal.decode(x)["h"] for x in journal.read_bytes().split(b"\n")[:-1]] if journal.exists() else []
+    return (tuple(sorted(records.values())), tuple(sorted(views.items())), tuple(reads))
 
 
 def record_sequence(base: Path) -> tuple[list[crashsim.Op], list[int], list[Snapshot]]:
@@ -147,6 +150,7 @@ def test_every_crash_point_recovers(recording: tuple[list[crashsim.Op], list[int
 
 # Every fsync a command of SEQUENCE makes, by the name its call site gives it in rehydrate.store.fsio.
 SYNC_POINTS = [
+    "journal.append", "journal.append.dir", "journal.mkdir",
     "mkdir.archive", "mkdir.state", "rotate.link", "rotate.replace.dir", "rotate.replace.file",
     "view.append", "view.replace.dir", "view.replace.file", "wal.append", "wal.append.dir",
 ]  # fmt: skip

@@ -52,16 +52,17 @@ class World:
         shutil.copytree(self.pristine, self.state, symlinks=True)
 
 
-def snapshot(top: Path, skip: Path) -> dict[str, tuple[int, bytes | None, int]]:
-    """Every entry under top but skip and the worktree's own rehydrate folder (.git/rehydrate: what this worktree
-    has seen of the state, store/local.py): (mode, bytes of regular files, mtime)."""
+def snapshot(top: Path, skip: Path, *more: Path) -> dict[str, tuple[int, bytes | None, int]]:
+    """Every entry under top but skip (and more) and the worktree's own rehydrate folder (.git/rehydrate: what this
+    worktree has seen of the state, store/local.py): (mode, bytes of regular files, mtime)."""
     out: dict[str, tuple[int, bytes | None, int]] = {}
+    skipped = {skip, *more}
     for folder, dirs, files in os.walk(top):
         here = Path(folder)
-        dirs[:] = [d for d in dirs if here / d != skip and not (here.name == ".git" and d == "rehydrate")]
+        dirs[:] = [d for d in dirs if here / d not in skipped and not (here.name == ".git" and d == "rehydrate")]
         for name in dirs + files:
             p = here / name
-            if p == skip:
+            if p in skipped:
                 continue
             st = os.lstat(p)
             data = p.read_bytes() if stat.S_ISREG(st.st_mode) else None
@@ -86,6 +87,7 @@ def world(repo: Path, tmp_path: Path) -> World:
     shutil.copytree(repo / "state", copy)
     pristine = tmp_path / "pristine"
     shutil.copytree(repo / "state", pristine)
+    (repo / ".git" / "rehydrate").mkdir(exist_ok=True)  # this worktree's own folder (store/local.py): the journal
     return World(repo, repo / "state", pristine, outside, secret, copy)
 
 
@@ -147,7 +149,7 @@ def test_hostile_state_path(world: World, target: str) -> None:
     for kind, (args, _writes) in itertools.product(KINDS[target], COMMANDS):
         world.reset()
         path = make(world, target, kind)
-        outside_before = snapshot(world.repo.parent, skip=world.state)
+        outside_before = snapshot(world.repo.parent, world.state, world.repo / ".git" / "rehydrate")
         result = run(*args, cwd=world.repo, stdin="the handoff note\n")
         what = f"`rehydrate {args[0]}` with {target or 'state'} as a {kind}"
         text = result.out + result.err
@@ -161,7 +163,7 @@ def test_hostile_state_path(world: World, target: str) -> None:
             failures.append(f"{what}: the {kind} was removed")
         elif kind_of(path) != ("symlink" if kind.startswith("symlink") else kind):
             failures.append(f"{what}: the {kind} was replaced by a {kind_of(path)}")
-        after = snapshot(world.repo.parent, skip=world.state)
+        after = snapshot(world.repo.parent, world.state, world.repo / ".git" / "rehydrate")
         changed = sorted(k for k in outside_before.keys() | after.keys() if outside_before.get(k) != after.get(k))
         if changed:
             failures.append(f"{what}: wrote outside the state folder: {changed[:10]}")

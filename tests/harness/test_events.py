@@ -20,7 +20,7 @@ import pytest
 
 from conftest import claude_event, records, run_hook
 from rehydrate import brief
-from rehydrate.store import since, wal
+from rehydrate.store import journal, since, wal
 from rehydrate.store.state import State
 
 SESSION = "9f1c7d2e-0000-4000-8000-000000000001"  # claude_event's
@@ -43,7 +43,8 @@ def test_session_start_injects_the_brief(repo: Path, state: State, source: str) 
     assert len(context) <= 9000  # Claude Code cuts hook output at 10,000
     assert "Ship the parser" in context and "next safe action: write the parser" in context
     assert context.startswith("A context compaction just happened") == (source == "compact")
-    assert records(state.root)[-1]["op"] == "resume"
+    assert journal.tail(state, 1)[0]["op"] == "resume"  # the read is logged in the journal, not the WAL
+    assert records(state.root)[-1]["op"] == "checkpoint"
 
 
 def test_session_start_from_a_subfolder_finds_the_state(repo: Path, state: State) -> None:
@@ -114,13 +115,13 @@ def test_the_notice_does_not_say_where_the_summary_is(repo: Path, state: State) 
 
 def test_compact_then_resume_gives_the_brief_once(repo: Path, state: State) -> None:
     assert is_brief(compact(repo))
-    last = records(state.root)[-2]  # the brief; PostCompact's record follows it
+    last = journal.tail(state, 1)[0]  # the brief, in the journal; PostCompact's record follows it in the WAL
     assert last["op"] == "resume" and last["data"]["session_id"] == SESSION
-    assert records(state.root)[-1]["op"] == "compacted"
+    assert records(state.root)[-1]["op"] == "compacted" and last["ts"] < records(state.root)[-1]["ts"]
     before = Path(state.wal_path).read_bytes()
     pointer = context(repo, "SessionStart", source="resume")
     assert not is_brief(pointer) and "\n" not in pointer and len(pointer) < 300
-    assert f"WAL record {last['seq']}" in pointer and "rehydrate resume" in pointer
+    assert f"journal record {last['seq']}" in pointer and "rehydrate resume" in pointer
     assert Path(state.wal_path).read_bytes() == before  # a pointer is not a brief: nothing logged
     assert "\n" not in context(repo, "SessionStart", source="resume")  # and again on a second resume
 

@@ -14,6 +14,7 @@ stderr. Every documented event of every harness, in a real subprocess.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -25,7 +26,7 @@ import pytest
 from conftest import HOOK_FIXTURES, claude_event, hook_answer, hook_event, records, run_hook, tree
 from rehydrate import brief
 from rehydrate.harness import hook
-from rehydrate.store import since, wal
+from rehydrate.store import journal, since, wal
 from rehydrate.store.state import State
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "hooks"
@@ -255,8 +256,11 @@ def test_ten_hooks_at_once_lose_nothing(repo: Path, state: State) -> None:
             err = p.stderr.read()
         assert p.wait(timeout=60) == 0, err
     recs = records(state.root)
-    assert len(recs) == before + 10
+    assert len(recs) == before + 5  # the compactions; the five reads are logged in the journal, one chain
     assert sorted(r["data"]["session_id"] for r in recs if r["op"] == "compaction") == [f"s{i}" for i in range(5)]
+    reads = journal.tail(state, 10)
+    assert [r["op"] for r in reads] == ["resume"] * 5 and [r["seq"] for r in reads] == [5, 4, 3, 2, 1]
+    assert all(new["prev"] == old["h"] for new, old in itertools.pairwise(reads))
     assert state.verify().ok
 
 

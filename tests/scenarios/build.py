@@ -100,6 +100,13 @@ class Proj:
     def records(self) -> list[dict[str, Any]]:
         return [json.loads(x) for x in (self.root / "state" / "wal" / "agent.jsonl").read_bytes().splitlines()]
 
+    def reads(self) -> list[dict[str, Any]]:
+        """The journal's records (store/journal.py: the reads, logged outside the state folder)."""
+        from rehydrate.store import local
+
+        path = Path(local.local_dir(str(self.root / "state"))) / "journal" / "agent.jsonl"
+        return [json.loads(x) for x in path.read_bytes().splitlines()] if path.exists() else []
+
     def ckpt_ts(self) -> str:
         return str(next(r for r in reversed(self.records()) if r["op"] in ("checkpoint", "init"))["ts"])
 

@@ -411,18 +411,34 @@ def _restore(root: Path, files: dict[str, bytes]) -> None:
     the record now taken back)."""
     shutil.rmtree(root.parent / ".git" / "rehydrate", ignore_errors=True)
     for name in set(_files(root)) - set(files):
-        (root / name).unlink()
+        _path(root, name).unlink()
     for name, data in files.items():
-        if (root / name).read_bytes() != data:
-            (root / name).write_bytes(data)
+        if _path(root, name).read_bytes() != data:
+            _path(root, name).write_bytes(data)
+
+
+JOURNAL = "<journal>/"  # the files of the state's journal (store/journal.py: the reads, outside the state folder)
+
+
+def _journal(root: Path) -> Path:
+    from rehydrate.store import local
+
+    return Path(local.local_dir(str(root))) / "journal"
+
+
+def _path(root: Path, name: str) -> Path:
+    return _journal(root) / name[len(JOURNAL) :] if name.startswith(JOURNAL) else root / name
 
 
 def _files(root: Path) -> dict[str, bytes]:
+    """Every file of the state folder, and of its journal (named under JOURNAL), by its relative path."""
     out = {}
-    for folder, _dirs, names in os.walk(root):
-        for name in names:
-            path = Path(folder, name)
-            out[str(path.relative_to(root))] = path.read_bytes()
+    inside = _journal(root).resolve().is_relative_to(root.resolve())  # outside git: state/.local/journal
+    for base, prefix in ((root, ""),) if inside else ((root, ""), (_journal(root), JOURNAL)):
+        for folder, _dirs, names in os.walk(base):
+            for name in names:
+                path = Path(folder, name)
+                out[prefix + str(path.relative_to(base))] = path.read_bytes()
     return out
 
 

@@ -187,7 +187,7 @@ def gemini_work(tmp: Path) -> Built:
     t.run_shell(FAILING, exit_code=1)
     code, _, err = proj.hook("gemini", "SessionStart-resume", str(t.path))
     assert code == 0, err
-    last = proj.records()[-1]
+    last = proj.reads()[-1]  # in the journal
     assert last["op"] == "resume" and last["data"]["transcript_path"] == str(t.path), last
     return Built(proj, t.path, "gemini")
 

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import records
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
-from rehydrate.store import binding, digest, fsio, gitinfo, wal
+from rehydrate.store import binding, digest, fsio, gitinfo, journal, wal
 from rehydrate.store.state import State
 
 
@@ -131,8 +131,8 @@ def test_reading_locks_reconciles_and_logs_a_resume(state: State) -> None:
         assert snap.last["op"] == "checkpoint" and snap.outcome().ok
         assert state.view_bytes("99_next.md", snap) == Path(state.path("99_next.md")).read_bytes()
         rec = state.log_resume(snap, {"read": []})
-    assert (rec["op"], rec["prev"]) == ("resume", snap.prev["h"] if snap.prev else None)
-    assert records(state.root)[-1] == rec and state.verify().ok
+    assert (rec["op"], rec["prev"], rec["seq"]) == ("resume", None, 1)  # the journal's first record: its own chain
+    assert journal.tail(state, 1) == [rec] and records(state.root)[-1] == snap.last and state.verify().ok
 
 
 def test_a_write_hashes_10_invariants_once(state: State, monkeypatch: pytest.MonkeyPatch) -> None:

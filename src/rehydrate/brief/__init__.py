@@ -146,7 +146,8 @@ def resume(
     transcript: str | None = None,
     harness: str | None = None,
 ) -> ResumeResult:
-    """The brief a fresh context reads first, logged as a `resume` record. Reads the WAL's tail, not the WAL.
+    """The brief a fresh context reads first, logged as a `resume` record in this worktree's journal (store/journal.py:
+    outside the state folder, so that reading leaves the tree clean). Reads the WAL's tail, not the WAL.
 
     session_id: the harness session the brief is given to, logged in the record (cleaned, at most 200 chars).
     max_bytes: a bound on the brief's UTF-8 bytes besides `budget` characters (see render).

@@ -11,6 +11,7 @@ from rehydrate.store import views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from types import ModuleType
     from typing import Any
 
@@ -50,9 +51,9 @@ def session_start(harness: ModuleType, event: dict[str, Any], whole: bool = True
     state = open_state(event)
     session = _session(event)
     if source == "resume" and session:
-        given = _already_given(state.wal_path, session)
+        given = _already_given(state, session)
         if given is not None:
-            return Answer(stdout=context("SessionStart", _pointer(given)))
+            return Answer(stdout=context("SessionStart", _pointer(*given)))
     from rehydrate import brief
 
     chars, size = _budget(harness)
@@ -75,21 +76,47 @@ def _recent(wal_path: str, count: int) -> list[dict[str, Any]]:
         return []
 
 
-def _already_given(wal_path: str, session: str) -> dict[str, Any] | None:
-    """The `resume` record of the brief this session was given since its last compaction, if nothing was written
-    since: a resumed conversation still holds that brief (after `/compact` then `--resume`, Claude Code's next
+def _history(state: Any, count: int) -> Iterator[tuple[dict[str, Any], bool]]:
+    """The WAL's last records and this worktree's journal's (the `resume` records, store/journal.py), newest first,
+    merged by time, at most count; each with whether it is the journal's (decoded as the caller goes on). At the
+    same millisecond the WAL's record counts as the newer: a write or a compaction then takes a brief away rather
+    than leave a stale one."""
+    from rehydrate.store import journal
+
+    logged = _recent(state.wal_path, count)
+    read = journal.records(state)
+    try:
+        mine = next(read, None)
+        i = 0
+        for _ in range(count):
+            if i < len(logged) and (mine is None or str(logged[i].get("ts", "")) >= str(mine.get("ts", ""))):
+                yield logged[i], False
+                i += 1
+            elif mine is not None:
+                yield mine, True
+                mine = next(read, None)
+            else:
+                return
+    finally:
+        read.close()  # the journal's descriptor, now rather than when the generator is collected
+
+
+def _already_given(state: Any, session: str) -> tuple[dict[str, Any], bool] | None:
+    """The `resume` record of the brief this session was given since its last compaction (and whether it is the
+    journal's; an old one may still be in the WAL), if nothing was written since: a resumed conversation still
+    holds that brief (after `/compact` then `--resume`, Claude Code's next
     request would otherwise carry two). None if the session had no brief since its last compaction (one without a
     session id counts for every session), or any record but another brief or another session's compaction came
     after it (the brief in the conversation may be stale), or the WAL's recent tail does not tell. A compaction's
     start (PreCompact, phase pre) is what takes a brief away; its end (PostCompact) comes after the brief that
     SessionStart compact gives (Claude Code 2.1: PreCompact, SessionStart compact, PostCompact)."""
 
-    for rec in _recent(wal_path, 64):
+    for rec, journaled in _history(state, 64):
         data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
         assert isinstance(data, dict)
         if rec.get("op") == "resume":
             if data.get("session_id") == session:
-                return rec
+                return rec, journaled
             continue  # another session's brief, or one printed by `rehydrate resume`: it changed nothing
         if rec.get("op") == "precompress":
             continue  # Gemini's note that a compression may follow: it changed nothing either
@@ -102,10 +129,11 @@ def _already_given(wal_path: str, session: str) -> dict[str, Any] | None:
     return None
 
 
-def _pointer(given: dict[str, Any]) -> str:
+def _pointer(given: dict[str, Any], journaled: bool = False) -> str:
     ts = views.clean(str(given.get("ts", "")), one_line=True)[:24]
+    where = "journal" if journaled else "WAL"
     return (
-        f"rehydrate: this session was given the brief at {ts} (WAL record {given.get('seq')}) and nothing was "
+        f"rehydrate: this session was given the brief at {ts} ({where} record {given.get('seq')}) and nothing was "
         "written since: it is earlier in this conversation. `rehydrate resume` prints it again."
     )
 
@@ -119,7 +147,7 @@ def after_compression(harness: ModuleType, event: dict[str, Any], whole: bool = 
     if session is None:
         return Answer()
     state = open_state(event)
-    for rec in _recent(state.wal_path, 64):
+    for rec, _ in _history(state, 64):
         data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
         assert isinstance(data, dict)
         other = data.get("session_id")

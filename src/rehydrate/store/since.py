@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 HOOK_BYTES = 4 << 20  # the most the back-scan reads on the hook path
 RECOVER_BYTES = 64 << 20  # the most `rehydrate recover` reads back
 MAX_TRANSCRIPTS = 3  # the most transcript references kept, newest first
+MAX_READS = 64  # the most `resume` records read back from the journal since the checkpoint
 
 
 class TranscriptRef:
@@ -65,8 +66,9 @@ class Since:
     `{"head", "branch", "dirty"[, "dirty_count"]}` (None: not recorded, not a repository then). handoff: the last
     `handoff` record after it, else None. compactions: the `compaction` records after it, newest first. capture: the
     newest one's `data.capture` (schema v1, harness/capture.py), else None. transcripts: the TranscriptRefs from
-    compaction, precompress and resume records after it, deduplicated by path, newest first, at most
-    MAX_TRANSCRIPTS. records: how many records were read after it. complete: whether the back-scan reached it."""
+    compaction, precompress and resume records after it (the resume records of this worktree's journal too, and the
+    old ones still in the WAL), deduplicated by path, newest first, at most MAX_TRANSCRIPTS. records: how many WAL
+    records were read after it. complete: whether the back-scan reached it."""
 
     def __init__(self) -> None:
         self.checkpoint: dict[str, Any] | None = None
@@ -116,8 +118,30 @@ def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Si
         )
         _from_next(since, state)
     since.records = len(after) + held.skipped
-    _collect(since, after)
+    _collect(since, _with_reads(state, since.ts, after))
     return since
+
+
+def _with_reads(state: State, ts: str | None, after: list[Record]) -> list[Record]:
+    """after (the WAL's records since the checkpoint, newest first) with this worktree's journal's `resume` records
+    written since the checkpoint's time (store/journal.py: where a read is logged) merged in by time, at most
+    MAX_READS of them; a WAL record counts as the newer at the same millisecond. A journal that cannot be read adds
+    nothing."""
+    from rehydrate.store import journal
+
+    read = [r for r in journal.since(state, ts, MAX_READS) if r["op"] == "resume"]
+    if not read:
+        return after
+    merged: list[Record] = []
+    i = j = 0
+    while i < len(after) or j < len(read):
+        if j >= len(read) or (i < len(after) and str(after[i]["ts"]) >= str(read[j]["ts"])):
+            merged.append(after[i])
+            i += 1
+        else:
+            merged.append(read[j])
+            j += 1
+    return merged
 
 
 class _Held:

@@ -417,7 +417,12 @@ class State:
         data: dict[str, Any] = {"done": done, "next": next, "goal": layout.clean(goal) if goal else None}
         for name, value in data.items():
             layout.cap(name, value or "", layout.MAX_FIELD)
-        return self._write("checkpoint", data, with_git=True)
+        from rehydrate.store import journal  # the reads logged since the last checkpoint, folded into this one
+
+        reads, mark = journal.reads(self)
+        out = self._write("checkpoint", {**data, "reads": reads} if reads else data, with_git=True)
+        journal.folded(self, mark)
+        return out
 
     def handoff(self, text: str) -> Outcome:
         """Replace 20_handoff.md, the note the next session reads in full."""
@@ -465,8 +470,11 @@ class State:
         return _Reading(self)
 
     def log_resume(self, snap: Snapshot, data: dict[str, Any]) -> Record:
-        """Log a rehydration (a `resume` record: what was read, which checks ran) inside `reading()`."""
-        return self._append(snap, "resume", data)
+        """Log a rehydration (a `resume` record: what was read, which checks ran) inside `reading()`, in this
+        worktree's journal (store/journal.py), never in the WAL: reading leaves the tree clean (journal.log)."""
+        from rehydrate.store import journal
+
+        return journal.log(self, snap, "resume", data)
 
     def verify(self, repair: bool = False) -> Outcome:
         """The full recognize step: every log's chain, the latches line by line, the views against the WAL."""
