@@ -43,6 +43,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rotate": ("write", "archive the WAL at the end of a task and start a new one anchored to it"),
     "status": ("read", "one screen: goal, last checkpoint, next action, problems"),
     "log": ("read", "the history of records: every actor's log and the archives, oldest first"),
+    "mail": ("mail", "read the messages other actors sent you, or send one (`mail send --to ACTOR TEXT`)"),
+    "promise": ("mail", "record a promise to other actors, or that one is done (`promise done ID`)"),
     "hook": ("hook", "answer a harness's hook call (JSON on stdin); always exits 0"),
     "install": ("install", "merge rehydrate's hooks into a harness's settings (and take them out)"),
     "mcp": ("mcp", "serve the state as an MCP server over stdio (needs the mcp extra)"),

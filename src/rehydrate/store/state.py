@@ -91,6 +91,7 @@ class State:
         self.memo = Memo()  # what this object last wrote, used while each file is still as written (memo.py)
         self.paths: dict[str, str] = {}  # path(name), joined once
         self.rendered: tuple[Record, bytes] | None = None  # the record _seal last rendered 99_next.md for, its bytes
+        self.joining = False  # an actor without a log yet in a state that has others: its first write joins
 
     # ----------------------------------------------------------------------------------------------- opening
 
@@ -101,14 +102,9 @@ class State:
         if not fsio.check_dir(root):
             raise StateMissing(f"no state folder at {root}", "run `rehydrate init --goal TEXT` to create one")
         if not fsio.check_dir(state.wal_dir) or not fsio.check_regular(state.wal_path, WORDS):
-            others = state._actors()
-            if others:
-                raise StateMissing(
-                    f"actor {state.actor!r} has no log in {state.rel(layout.WAL_DIR)}/ (found: {', '.join(others)})",
-                    f"name the actor {others[0]!r} (REHYDRATE_ACTOR); one folder serves one actor until team mode",
-                    field="actor",
-                )
-            raise StateMissing(f"no WAL in {root}", "run `rehydrate init --goal TEXT` to create the state")
+            if not state._actors():
+                raise StateMissing(f"no WAL in {root}", "run `rehydrate init --goal TEXT` to create the state")
+            state.joining = True  # another actor's state: reads say so (actors.no_history), the first write joins
         return state
 
     @classmethod
@@ -180,6 +176,11 @@ class State:
             return [INVARIANTS] if latches.append_line(self, data["line"], redo=False) else []
         if op in ("checkpoint", "handoff"):
             name = NEXT if op == "checkpoint" else HANDOFF
+            if name not in rec["views"]:  # an actor that joined: its own program counter (store/actors.py)
+                from rehydrate.store import actors
+
+                name = actors.record_view(self.actor, rec)
+                actors.ensure_folder(self, name)
             if self.rendered is not None and self.rendered[0] is rec:  # the record _seal just rendered
                 raw = self.rendered[1]
             else:
@@ -211,6 +212,10 @@ class State:
     # ----------------------------------------------------------------------------------------------- writing
 
     def _begin(self, repair: bool = True) -> Snapshot:
+        if self.joining:
+            from rehydrate.store import actors
+
+            raise actors.no_history(self)
         snap = reconcile(self, repair)
         if repair and snap.unrecorded:
             from rehydrate.store import latches
@@ -287,7 +292,7 @@ class State:
             rec["git"] = git
         if op in layout.PRODUCERS[NEXT]:
             text = layout.render_next_record(rec).encode()
-            rec["views"][NEXT] = wal.sha256(text)
+            rec["views"][self._pc(last)[0] if op != "init" else NEXT] = wal.sha256(text)
             sealed, line = wal.seal_line(rec)
             self.rendered = (sealed, text)  # _apply writes these bytes, not rendered again
             return sealed, line
@@ -297,6 +302,10 @@ class State:
         from rehydrate.store import gitinfo
 
         with fsio.locked(self.root, words=WORDS):
+            if self.joining:  # the first write of an actor without a log: its join record first (store/actors.py)
+                from rehydrate.store import actors
+
+                actors.join(self)
             # git runs while the state is reconciled; started inside the lock, so that a lock that cannot be taken
             # leaves no git child behind
             pending = gitinfo.start(self.root) if with_git else None
@@ -307,13 +316,14 @@ class State:
                 git = gitinfo.finish(pending) if pending is not None else None
             out = Outcome(repaired=snap.repaired)
             views: dict[str, str] = {}
+            next_name, handoff_name = self._pc(snap.last)
             if op in ("invariant", "reject"):  # the binding extended by the line: the file is not read again
                 snap.set_invariants((snap.inv or binding.Lines()).add(data["line"].encode()))
             elif op == "handoff":
-                views[HANDOFF] = wal.sha256(layout.render_handoff(data["text"]).encode())
-                layout.keep_edit(self, HANDOFF, snap, out)
+                views[handoff_name] = wal.sha256(layout.render_handoff(data["text"]).encode())
+                layout.keep_edit(self, handoff_name, snap, out)
             elif op == "checkpoint":
-                layout.keep_edit(self, NEXT, snap, out)
+                layout.keep_edit(self, next_name, snap, out)
                 if data.get("goal") is None:
                     data["goal"] = self._current_goal(snap)
             bound = snap.inv_ok and snap.inv is not None  # the binding extends what reconciliation found on disk
@@ -325,6 +335,14 @@ class State:
             out.problems = snap.problems
             flush(self)
             return out
+
+    def _pc(self, last: Record | None) -> tuple[str, str]:
+        """This actor's program counter: (next view, handoff view) as its last record binds them (store/actors.py)."""
+        if last is None or NEXT in last["views"] or last["op"] == "init":
+            return NEXT, HANDOFF
+        from rehydrate.store import actors
+
+        return actors.pc_names(self.actor, last)
 
     def _refuse_unsafe(self, snap: Snapshot, touches: tuple[str, ...] = ()) -> None:
         """A state file that is a symlink, FIFO or folder means the folder cannot be trusted: write nothing.
@@ -352,12 +370,13 @@ class State:
         return known if known is not None else fsio.read_bytes(self.path(name), layout.MAX_VIEW, WORDS)
 
     def _current_goal(self, snap: Snapshot) -> str:
-        current = self.view_bytes(NEXT, snap)
-        if current is not None and layout.sha(current) == snap.last["views"].get(NEXT):
+        name = self._pc(snap.last)[0]
+        current = self.view_bytes(name, snap)
+        if current is not None and layout.sha(current) == snap.last["views"].get(name):
             goal = layout.parse_next(current.decode("utf-8", "replace")).get("goal")
             if goal:
                 return goal
-        producer = layout.last_producer(self, NEXT)  # 99 was edited or deleted: ask the WAL (a full read)
+        producer = layout.last_producer(self, name)  # 99 was edited or deleted: ask the WAL (a full read)
         if producer is not None and producer["op"] == "checkpoint":
             return str(producer["data"]["goal"])
         from rehydrate.store import latches
@@ -465,7 +484,7 @@ class State:
     def status(self) -> Outcome:
         """One screen: the goal, the last checkpoint, the next action, and what is wrong (safe repairs applied)."""
         out = self.reconcile(repair=True)
-        nxt = self.view_text(NEXT) or ""
+        nxt = self.view_text(self._pc(out.record)[0]) or ""
         goal = (self.view_text(GOAL) or "").split("\n")
         # the files may hold anything (escape sequences, NUL, CR, a right-to-left override): cleaned for a terminal
         out.extra = {

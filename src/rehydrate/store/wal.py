@@ -463,10 +463,10 @@ class _Scan:
                 self.add("unsafe-path", number, f"refusing record {rec['seq']} (rotate): {why}")
         prev = self.prev
         if prev is None and self.count == 1:
-            if rec["op"] == "init" and rec["prev"] is not None:
-                self.add("chain-broken", number, "the init record has a prev hash")
-            elif rec["op"] not in ("init", "rotate"):
-                self.add("chain-broken", number, "the log does not start with init or rotate")
+            if rec["op"] in ("init", "join") and rec["prev"] is not None:
+                self.add("chain-broken", number, f"the {rec['op']} record has a prev hash")
+            elif rec["op"] not in ("init", "join", "rotate"):
+                self.add("chain-broken", number, "the log does not start with init, join or rotate")
         elif prev is not None:
             if rec["prev"] != prev["h"]:
                 self.add(
