@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from conftest import Result, rehydrate
@@ -104,3 +105,18 @@ def test_a_new_actor_reads_its_mail_before_any_other_write(repo: Path) -> None:
     r = as_("bob", "mail")
     assert r.code == 0 and "the schema is yours" in r.out
     assert [rec["op"] for rec in _log(repo, "bob")] == ["join", "read"]
+
+
+def test_mail_names_and_skips_hostile_files_without_following_them(repo: Path, tmp_path: Path) -> None:
+    rehydrate("init", "--goal", "g", "--actor", "alice")
+    as_("bob", "mail", "send", "--to", "alice", "a real one")
+    secret = tmp_path / "secret"
+    secret.write_text("from: x\n\nsecret\n")
+    folder = repo / "state" / "mail" / "alice"
+    (folder / "20261201T060000000Z-mallory-M-0123abcd.md").symlink_to(secret)
+    os.mkfifo(folder / "20261201T060000001Z-mallory-M-0123abce.md")
+    r = as_("alice", "mail", "--all")
+    assert r.code == 0 and "a real one" in r.out and "secret" not in r.out
+    warned = [ln for ln in r.err.splitlines() if ln.startswith("rehydrate: warning: state/mail/alice/")]
+    assert len(warned) == 2 and all("skipped" in ln for ln in warned), r.err
+    assert secret.read_text() == "from: x\n\nsecret\n"

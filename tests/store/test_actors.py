@@ -140,3 +140,12 @@ def test_the_brief_for_a_joined_actor_shows_its_own_program_counter(root: Path) 
     assert "next safe action: bob's next step" in text
     text = brief.resume(State.open(root, "alice")).text
     assert "quote: state/99_next.md]" in text and "alice's next step" in text and "bob's next step" not in text
+
+
+def test_a_joined_actor_before_its_first_checkpoint_is_not_degraded(root: Path) -> None:
+    """The join is the actor's first step (as init is the first actor's): the checks look back to it."""
+    from rehydrate import brief
+
+    State.open(root, "bob").invariant("Keep the AST immutable", because="shared subtrees")
+    r = brief.resume(State.open(root, "bob"))
+    assert r.confidence == "recovered", [(f.check, f.status, f.message) for f in r.findings]

@@ -27,7 +27,8 @@ class OutboxCheck:
         made = mail.promises(state)
         open_ = [(i, p) for i, p in made.items() if not p["done"]]
         if not open_:
-            return [Finding(self.name, "ok", f"no open promise ({len(made)} made, all done)")]
+            done = f"{len(made)} made, all done" if made else "none made"
+            return [Finding(self.name, "ok", f"no open promise ({done}) in {state.wal_rel}")]
         named = "; ".join(f'{i} "{_short(p["text"])}"' for i, p in open_[:SHOWN])
         more = f"; and {len(open_) - SHOWN} more" if len(open_) > SHOWN else ""
         step = "keep them, or record each one kept with `rehydrate promise done ID`"

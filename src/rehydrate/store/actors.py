@@ -72,7 +72,9 @@ def join(state: State) -> Record | None:
         return None
     # the log is created holding its first record, whole (temp file, sync, link, folder sync): never an empty log
     rec, line = state._seal(None, "join", {"goal": goal}, {GOAL: goal}, None)
-    fsio.create_new(state.wal_path, line, "wal.join", WORDS)
+    from rehydrate.store import fscreate
+
+    fscreate.create_new(state.wal_path, line, "wal.join", WORDS)
     state.joining = False
     return rec
 

@@ -309,25 +309,6 @@ def replace(
     return st
 
 
-def create_new(path: str, data: bytes, point: str, words: Words = ANY) -> None:
-    """Create a file that must not exist yet, whole or not at all: temp file in the same folder, sync, hard link to
-    path (never replacing: a file already there is an error), sync the folder. Sync points point.file, point.dir."""
-    folder = os.path.dirname(path)
-    tmp = temp_name(path)
-    with failing(path, "create", words):
-        fd = calls.open(tmp, CREATE_FLAGS, 0o644)
-        try:
-            _write_all(fd, data)
-            calls.fsync(fd, point + ".file")
-        finally:
-            calls.close(fd)
-        try:
-            calls.link(tmp, path)
-        finally:
-            _discard(tmp)
-    fsync_dir(folder, point + ".dir", words)
-
-
 def _discard(tmp: str) -> None:
     try:
         calls.unlink(tmp)

@@ -17,7 +17,7 @@ import os
 import stat
 
 from rehydrate.errors import RehydrateError, UsageError
-from rehydrate.store import WORDS, fsio, wal
+from rehydrate.store import WORDS, fscreate, fsio, wal
 from rehydrate.store import views as layout
 
 TYPE_CHECKING = False
@@ -360,7 +360,7 @@ def send(state: State, to: str, kind: str, text: str) -> Outcome:
     # a name of its own (time, sender, id): created without the lock, never over another file
     fsio.ensure_dir(state.path(MAIL_DIR), "mkdir.mail", WORDS)
     fsio.ensure_dir(state.path(f"{MAIL_DIR}/{to}"), "mkdir.mail", WORDS)
-    fsio.create_new(state.path(rel), render(state.actor, to, kind, ts, ident, text), "mail.create", WORDS)
+    fscreate.create_new(state.path(rel), render(state.actor, to, kind, ts, ident, text), "mail.create", WORDS)
     record = {"id": ident, "to": to, "kind": kind, "path": rel, "sha256": wal.sha256(text.encode())}
     return state.record("mail", record)
 

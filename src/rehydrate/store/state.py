@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
-from rehydrate.store import WORDS, Problem, binding, fsio, wal
+from rehydrate.store import WORDS, Problem, actors, binding, fsio, wal
 from rehydrate.store import views as layout
 from rehydrate.store.locate import locate, resolve_actor
 from rehydrate.store.memo import Memo
@@ -177,8 +177,6 @@ class State:
         if op in ("checkpoint", "handoff"):
             name = NEXT if op == "checkpoint" else HANDOFF
             if name not in rec["views"]:  # an actor that joined: its own program counter (store/actors.py)
-                from rehydrate.store import actors
-
                 name = actors.record_view(self.actor, rec)
                 actors.ensure_folder(self, name)
             if self.rendered is not None and self.rendered[0] is rec:  # the record _seal just rendered
@@ -213,8 +211,6 @@ class State:
 
     def _begin(self, repair: bool = True) -> Snapshot:
         if self.joining:
-            from rehydrate.store import actors
-
             raise actors.no_history(self)
         snap = reconcile(self, repair)
         if repair and snap.unrecorded:
@@ -303,8 +299,6 @@ class State:
 
         with fsio.locked(self.root, words=WORDS):
             if self.joining:  # the first write of an actor without a log: its join record first (store/actors.py)
-                from rehydrate.store import actors
-
                 actors.join(self)
             # git runs while the state is reconciled; started inside the lock, so that a lock that cannot be taken
             # leaves no git child behind
@@ -338,10 +332,6 @@ class State:
 
     def _pc(self, last: Record | None) -> tuple[str, str]:
         """This actor's program counter: (next view, handoff view) as its last record binds them (store/actors.py)."""
-        if last is None or NEXT in last["views"] or last["op"] == "init":
-            return NEXT, HANDOFF
-        from rehydrate.store import actors
-
         return actors.pc_names(self.actor, last)
 
     def _refuse_unsafe(self, snap: Snapshot, touches: tuple[str, ...] = ()) -> None:
