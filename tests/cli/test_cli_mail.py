@@ -120,3 +120,21 @@ def test_mail_names_and_skips_hostile_files_without_following_them(repo: Path, t
     warned = [ln for ln in r.err.splitlines() if ln.startswith("rehydrate: warning: state/mail/alice/")]
     assert len(warned) == 2 and all("skipped" in ln for ln in warned), r.err
     assert secret.read_text() == "from: x\n\nsecret\n"
+
+
+def test_send_refuses_a_mail_folder_that_is_a_link(repo: Path, tmp_path: Path) -> None:
+    rehydrate("init", "--goal", "g", "--actor", "alice")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / "state" / "mail").symlink_to(outside)
+    r = as_("alice", "mail", "send", "--to", "bob", "hi")
+    assert r.code == 3 and "state/mail is a symbolic link" in r.err, r.err
+    (repo / "state" / "mail").unlink()
+    (repo / "state" / "mail").mkdir()
+    (repo / "state" / "mail" / "bob").symlink_to(outside)
+    r = as_("alice", "mail", "send", "--to", "bob", "hi")
+    assert r.code == 3 and "state/mail/bob is a symbolic link" in r.err, r.err
+    r = as_("bob", "mail")
+    assert r.code == 0 and "state/mail/bob: not a real folder" in r.err
+    assert not any(outside.iterdir())  # nothing written through the link
+    assert [rec["op"] for rec in _log(repo, "alice") if rec["op"] == "mail"] == []

@@ -180,7 +180,7 @@ def listing(state: State, read: set[str], *, everything: bool = False, limit: in
     sorted by kind, then time. Only unread names are read (at most limit files)."""
     out = Listing()
     wanted: list[tuple[str, str, str]] = []  # (compact ts, folder, name)
-    for who in (state.actor, ALL):
+    for who in dict.fromkeys((state.actor, ALL)):  # (an actor named `all` reads that folder once)
         for name in folder_names(state, who, out.skipped):
             if fsio.is_temp_name(name):
                 continue
