@@ -111,6 +111,8 @@ def test_resume_is_logged_and_reads_only_the_tail(state: State, monkeypatch: pyt
         "identity": "ok",
         "state": "ok",
         "handoff": "n/a",
+        "mailbox": "n/a",
+        "outbox": "n/a",
         "recency": "n/a",
         "live-state": "ok",  # its worst line (HEAD ok; upstream and gh n/a)
         "direction": "n/a",

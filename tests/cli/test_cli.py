@@ -278,12 +278,15 @@ def test_the_cli_names_what_the_user_gave_a_positional_the_environment_or_nothin
     assert json.loads(r.out)["error"]["message"] == said
     r = rehydrate("cursor", "register", "n", "/elsewhere/out.jsonl", "progress.json")
     assert r.err.startswith("rehydrate: OUTPUT: the output file /elsewhere/out.jsonl is outside"), r.err
-    hint = "\n  hint: set REHYDRATE_ACTOR or --actor to 'agent'; one folder serves one actor until team mode\n"
+    hint = (
+        "\n  hint: its first write joins the state: e.g. `rehydrate checkpoint --done ... --next ...` as bob, "
+        "or `rehydrate mail` to read what was sent to it\n"
+    )
     r = rehydrate("status", env={"REHYDRATE_ACTOR": "bob"})
-    said = "REHYDRATE_ACTOR: actor 'bob' has no log in state/wal/ (found: agent)"
+    said = "REHYDRATE_ACTOR: actor 'bob' has no history yet in state/wal/ (actors: agent)"
     assert r.code == 3 and r.err == f"rehydrate: {said}{hint}", r.err
     r = rehydrate("status", "--actor", "bob", "--json")
-    said = "--actor: actor 'bob' has no log in state/wal/ (found: agent)"
+    said = "--actor: actor 'bob' has no history yet in state/wal/ (actors: agent)"
     assert r.code == 3 and r.err == f"rehydrate: {said}{hint}", r.err
     assert json.loads(r.out)["error"] == {"exit_code": 3, "message": said, "hint": hint.strip()[len("hint: ") :]}
 

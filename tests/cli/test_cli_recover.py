@@ -186,7 +186,7 @@ def test_actor_names_whose_wal_is_read(repo: Path, state: State, actor: str) -> 
     if actor == "agent":
         assert code == 0
     else:  # no log for that actor: the state does not load for it, and the ledger says what to fix
-        assert code == 3 and "has no log" in answer["checks"][0]["finding"], answer
+        assert code == 3 and "has no history yet" in answer["checks"][0]["finding"], answer
         assert answer["next"].startswith("fix the state first:") and "--actor" in answer["next"]
 
 

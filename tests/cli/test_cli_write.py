@@ -79,10 +79,11 @@ def test_goal_is_write_once(repo: Path) -> None:
     assert (repo / "state" / "00_goal.md").read_bytes() == before
 
 
-def test_other_actor_is_told_whose_folder_it_is(repo: Path) -> None:
+def test_another_actor_joins_with_its_first_write(repo: Path) -> None:
     rehydrate("init", "--goal", "g")
     r = rehydrate("checkpoint", "--done", "a", "--next", "b", "--actor", "bob")
-    assert r.code == 3 and "'agent'" in r.err
+    assert r.code == 0 and r.out.endswith("next: state/next/bob.md\n"), r.err
+    assert (repo / "state" / "wal" / "bob.jsonl").is_file() and (repo / "state" / "next" / "bob.md").is_file()
 
 
 def test_checkpoint_outside_git_says_so(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from .gitutil import IDENTITY, Team, append_lines, snapshot
 
 

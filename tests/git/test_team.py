@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .gitutil import Team
-
 from rehydrate.store import views
+
+from .gitutil import Team
 
 
 def test_team_init_writes_both_attribute_files_and_says_so(tmp_path: Path) -> None:

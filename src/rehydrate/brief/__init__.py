@@ -265,13 +265,17 @@ def _views(
     total = 0
     seen = snap.seen if snap is not None and not snap.repaired else None
     parts = parts if parts is not None else {}
+    pc = state._pc(snap.last) if snap is not None else (views.NEXT, views.HANDOFF)
+    own = {views.NEXT: pc[0], views.HANDOFF: pc[1]}  # an actor that joined: its own files in the slots of 99 and 20
+    if pc[0] != views.NEXT:
+        parts["pc"], seen = pc, None
     for name in (views.GOAL, views.INVARIANTS, views.HANDOFF, *state.extra_views(), views.NEXT):
         try:
             if name in (views.INVARIANTS, views.HANDOFF):
-                shown[name] = _bounded(state.path(name), seen, name, budget, sizes, parts, snap)
+                shown[name] = _bounded(state.path(own.get(name, name)), seen, name, budget, sizes, parts, snap)
                 continue
             if name in views.VIEWS:
-                data = state.view_bytes(name, snap)
+                data = state.view_bytes(own.get(name, name), snap)
                 size = None if data is None else len(data)
             else:
                 data, size = fsio.read_small(state.path(name), room if total <= room // 4 else 0)
@@ -420,6 +424,9 @@ def _input(
     )
     inp.path = os.path.realpath(state.root)  # the header names the real folder, not a link to it
     inp.sizes = sizes or {}  # bytes on disk of each view: a text may be empty or partial (see _views)
+    pc = (parts or {}).get("pc")
+    if isinstance(pc, tuple):
+        inp.pc = pc
     parts = parts or {}
     inv = parts.get(views.INVARIANTS)
     if inv is not None and shown.get(views.INVARIANTS) is not None:

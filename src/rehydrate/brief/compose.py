@@ -10,6 +10,7 @@ from __future__ import annotations
 from rehydrate.brief.capture import section
 from rehydrate.brief.draft import FINDING_CAP
 from rehydrate.brief.fence import _chars, _cut, _cut_left, _cut_quoted, _fence, _flat, _plural, _quoted_lines, _untoken
+from rehydrate.brief.mail import section as mail_section
 from rehydrate.brief.read import MERGED_MOST
 from rehydrate.store import views
 
@@ -46,6 +47,7 @@ def compose(d: _Draft, p: _Plan) -> tuple[str, list[str], list[str]]:
     _handoff(o)
     _extras(o)
     _next(o)
+    mail_section(o)  # the unread messages, quoted (brief/mail.py)
     section(o)  # "Just before the compaction" (brief/capture.py)
     _record(o)
     ledger = _ledger_lines(d, p, o.cuts)
@@ -188,7 +190,7 @@ def _invariants(o: _Out) -> None:
 def _handoff(o: _Out) -> None:
     """The handoff: whole, or its start and (if it was too long to read whole) its end, or named as left out."""
     d, p = o.d, o.p
-    ho_src = f"{d.f}/{views.HANDOFF}"
+    ho_src = f"{d.f}/{d.pc[1]}"
     if d.handoff_body and p.handoff != 0:
         tail_room = 0 if not d.handoff_tail else (len(d.handoff_tail) if p.handoff is None else p.handoff // 3)
         body, cut = _cut_quoted(d.handoff_body, None if p.handoff is None else p.handoff - tail_room)
@@ -235,8 +237,8 @@ def _extras(o: _Out) -> None:
 
 def _next(o: _Out) -> None:
     d = o.d
-    src = f"{d.f}/{views.NEXT}"
-    _never_dropped(o, "Next", src, d.next_body, d.next, o.p.next, (7, f"the end of {src}", f"end of {views.NEXT}"))
+    src = f"{d.f}/{d.pc[0]}"
+    _never_dropped(o, "Next", src, d.next_body, d.next, o.p.next, (7, f"the end of {src}", f"end of {d.pc[0]}"))
     if d.merged:
         o.sections[-1] += "\n" + _merged(d, o.p.terse)
 

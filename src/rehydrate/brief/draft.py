@@ -76,6 +76,7 @@ class BriefInput:
         self.sizes = sizes  # bytes on disk of each view file by name; a text may be only a prefix of its file
         self.invariants_read = invariants_read  # 10_invariants.md as read by read.scan_invariants (else: invariants)
         self.handoff_tail = handoff_tail  # the handoff's end, when `handoff` is only its start (read.head_tail)
+        self.pc = (views.NEXT, views.HANDOFF)  # the actor's own next and handoff files (store/actors.py)
         # the capture of the compaction after the last checkpoint (schema v1, untrusted: brief/capture.py), and what
         # the header says of its record: {"seq", "ts", "phase", "checkpoint"}
         self.capture = capture
@@ -169,6 +170,7 @@ class _Draft:
             return p
 
         self.f = _untoken(_flat(inp.folder[:200]), tk)[:24] or "state"
+        self.pc = inp.pc  # 99_next.md and 20_handoff.md, or an actor's next/<actor>.md and handoff/<actor>.md
         self.actor = _untoken(_flat(inp.actor[:200]), tk)[:64]
         self.path = _untoken(_flat(inp.path[:8192]), tk)
         self.preface = piece(inp.preface, "", one_line=True)  # the caller's notice: one line, never a heading

@@ -47,6 +47,8 @@ _MODULES = {  # check name -> (module under rehydrate.checks, class): imported o
     "identity": ("identity", "IdentityCheck"),
     "state": ("state", "StateCheck"),
     "handoff": ("handoff", "HandoffCheck"),
+    "mailbox": ("mailbox", "MailboxCheck"),
+    "outbox": ("outbox", "OutboxCheck"),
     "recency": ("recency", "RecencyCheck"),
     "live-state": ("livestate", "LiveStateCheck"),
     "direction": ("direction", "DirectionCheck"),

@@ -46,6 +46,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("sync", "commit the state folder (only it), pull the upstream's state, push; retried on a race"),
     "team": ("team", "set up a clone for a team: union merges for the state folder's logs, and what to commit"),
     "resolve": ("resolve", "settle git conflicts under the state folder after a merge, rebase or cherry-pick"),
+    "mail": ("mail", "read the messages other actors sent you, or send one (`mail send --to ACTOR TEXT`)"),
+    "promise": ("mail", "record a promise to other actors, or that one is done (`promise done ID`)"),
     "hook": ("hook", "answer a harness's hook call (JSON on stdin); always exits 0"),
     "install": ("install", "merge rehydrate's hooks into a harness's settings (and take them out)"),
     "mcp": ("mcp", "serve the state as an MCP server over stdio (needs the mcp extra)"),

@@ -128,11 +128,15 @@ def _read(args: argparse.Namespace) -> _Read:
     got = _Read()
     try:
         state = State.open(args.dir, args.actor)
+        if state.joining:  # an actor that has not written yet: its first write joins (store/actors.py)
+            from rehydrate.store import actors
+
+            raise actors.no_history(state)
         with fsio.locked(state.root, shared=True, words=WORDS):
             snap = reconcile(state, repair=False)
             state.pending = None  # the seen-cache is not written either: recover leaves every file as it was
-            for name in (views.GOAL, views.NEXT):
-                raw = state.view_bytes(name, snap)
+            for name in (views.GOAL, views.NEXT):  # 99, or an actor's own next/<actor>.md
+                raw = state.view_bytes(state._pc(snap.last)[0] if name == views.NEXT else name, snap)
                 got.views[name] = None if raw is None else raw.decode("utf-8", "replace")
             got.since = since.find(state, snap, since.RECOVER_BYTES)
             got.outcome = snap.outcome()

@@ -148,7 +148,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
         head = str(git["head"])[:7] if git.get("head") else "(no commit yet)"
         dirty = git.get("dirty_count", len(git.get("dirty", [])))
         where = f"HEAD {head} on {git.get('branch') or 'a detached HEAD'}, {dirty} dirty file(s)"
-    print(f"checkpoint {rec['seq']} written: {where}; next: {state.rel('99_next.md')}")
+    print(f"checkpoint {rec['seq']} written: {where}; next: {state.rel(state._pc(rec)[0])}")
     return 0
 
 
@@ -178,7 +178,7 @@ def cmd_handoff(args: argparse.Namespace) -> int:
         return 0
     report(out, args)
     print(
-        f"{state.rel('20_handoff.md')} replaced "
+        f"{state.rel(state._pc(out.record)[1])} replaced "
         f"({len(out.record['data']['text']):,} characters, record {out.record['seq']})"
     )
     return 0

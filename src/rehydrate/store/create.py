@@ -55,7 +55,9 @@ def _refuse(state: State, out: Outcome) -> None:
     if fsio.check_regular(state.path(GOAL), WORDS):
         raise RehydrateError(
             f"{state.rel(GOAL)} exists: the goal is write-once",
-            "keep working on it (`rehydrate resume`), or archive the folder and init a new one",
+            "to work on it as another actor, name yourself with --actor NAME or REHYDRATE_ACTOR=NAME: your first "
+            "write joins the state (no init); else keep working on it (`rehydrate resume`), or archive the folder "
+            "and init a new one",
         )
     if fsio.check_regular(state.wal_path, WORDS) and os.path.getsize(state.wal_path) > 0:
         try:

@@ -111,6 +111,10 @@ def check_entry(word: str, text: str, because: str, guard: str | None, contains:
 def goal_data(state: State) -> dict[str, Any]:
     """The goal as bound by the first record of this actor's log (init, or rotate after an archive)."""
     first = wal.first_record(state.wal_path, state.wal_rel)
+    if first["op"] == "join":  # an actor that joined: the goal as the actor that wrote init bound it
+        from rehydrate.store import actors
+
+        return actors.goal_data(state)
     data = first["data"]
     if first["op"] == "rotate":
         data = data["goal"]

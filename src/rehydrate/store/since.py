@@ -182,9 +182,9 @@ class _Held:
 
 
 def _anchor(rec: Record) -> Record | None:
-    """The checkpoint a record is or carries: a checkpoint, the init (the first next step), or a rotate record's
-    data.checkpoint (the archived log's last checkpoint); else None."""
-    if rec["op"] in ("checkpoint", "init"):
+    """The checkpoint a record is or carries: a checkpoint, the init (the first next step) or a join (an actor's
+    first record), or a rotate record's data.checkpoint (the archived log's last checkpoint); else None."""
+    if rec["op"] in ("checkpoint", "init", "join"):
         return rec
     carried = rec["data"].get("checkpoint") if rec["op"] == "rotate" else None
     return carried if isinstance(carried, dict) else None

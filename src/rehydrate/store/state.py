@@ -12,14 +12,14 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
-from rehydrate.store import WORDS, Problem, binding, fsio, local, wal
+from rehydrate.store import WORDS, Problem, actors, binding, fsio, local, wal
 from rehydrate.store import views as layout
 from rehydrate.store.locate import locate, resolve_actor
 from rehydrate.store.memo import Memo
 from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile
 from rehydrate.store.seen import Seen, fingerprint
 from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
-from rehydrate.store.writing import current_goal, refuse_unsafe, render, upgrade_attributes, written_on
+from rehydrate.store.writing import current_goal, refuse_unsafe, render, status_extra, upgrade_attributes, written_on
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -96,6 +96,7 @@ class State:
         self.memo = Memo()  # what this object last wrote, used while each file is still as written (memo.py)
         self.paths: dict[str, str] = {}  # path(name), joined once
         self.rendered: tuple[Record, bytes] | None = None  # the record _seal last rendered 99_next.md for, its bytes
+        self.joining = False  # an actor without a log yet in a state that has others: its first write joins
 
     # ----------------------------------------------------------------------------------------------- opening
 
@@ -106,14 +107,9 @@ class State:
         if not fsio.check_dir(root):
             raise StateMissing(f"no state folder at {root}", "run `rehydrate init --goal TEXT` to create one")
         if not fsio.check_dir(state.wal_dir) or not fsio.check_regular(state.wal_path, WORDS):
-            others = state._actors()
-            if others:
-                raise StateMissing(
-                    f"actor {state.actor!r} has no log in {state.rel(layout.WAL_DIR)}/ (found: {', '.join(others)})",
-                    f"name the actor {others[0]!r} (REHYDRATE_ACTOR); one folder serves one actor until team mode",
-                    field="actor",
-                )
-            raise StateMissing(f"no WAL in {root}", "run `rehydrate init --goal TEXT` to create the state")
+            if not state._actors():
+                raise StateMissing(f"no WAL in {root}", "run `rehydrate init --goal TEXT` to create the state")
+            state.joining = True  # another actor's state: reads say so (actors.no_history), the first write joins
         return state
 
     @classmethod
@@ -189,6 +185,9 @@ class State:
             return [INVARIANTS] if latches.append_line(self, data["line"], redo=False) else []
         if op in ("checkpoint", "handoff", "merge"):
             name = HANDOFF if op == "handoff" else NEXT
+            if name not in rec["views"]:  # an actor that joined: its own program counter (store/actors.py)
+                name = actors.pc_names(self.actor, rec)[0] if op == "merge" else actors.record_view(self.actor, rec)
+                actors.ensure_folder(self, name)
             known = self.rendered is not None and self.rendered[0] is rec  # the record _seal just rendered
             raw = self.rendered[1] if known and self.rendered is not None else render(rec).encode()
             self.rendered = None
@@ -217,6 +216,8 @@ class State:
     # ----------------------------------------------------------------------------------------------- writing
 
     def _begin(self, repair: bool = True) -> Snapshot:
+        if self.joining:
+            raise actors.no_history(self)
         snap = reconcile(self, repair)
         if repair and snap.unrecorded:
             from rehydrate.store import latches
@@ -317,7 +318,7 @@ class State:
             rec["git"] = git
         if op in layout.PRODUCERS[NEXT] or op == "merge":
             text = render(rec).encode()
-            rec["views"][NEXT] = wal.sha256(text)
+            rec["views"][self._pc(last)[0] if op != "init" else NEXT] = wal.sha256(text)
             sealed, line = wal.seal_line(rec)
             self.rendered = (sealed, text)  # _apply writes these bytes, not rendered again
             return sealed, line
@@ -327,6 +328,8 @@ class State:
         from rehydrate.store import gitinfo
 
         with fsio.locked(self.root, words=WORDS):
+            if self.joining:  # the first write of an actor without a log: its join record first (store/actors.py)
+                actors.join(self)
             # git runs while the state is reconciled; started inside the lock, so that a lock that cannot be taken
             # leaves no git child behind
             pending = gitinfo.start(self.root) if with_git else None
@@ -342,15 +345,16 @@ class State:
             out = Outcome(repaired=snap.repaired)
             upgrade_attributes(self, snap)
             views: dict[str, str] = {}
-            if len(snap.heads) > 1:  # the merge record this write starts with replaces 99_next.md
-                layout.keep_edit(self, NEXT, snap, out)
+            next_name, handoff_name = self._pc(snap.last)
+            if len(snap.heads) > 1:  # the merge record this write starts with replaces the program counter
+                layout.keep_edit(self, next_name, snap, out)
             if op in ("invariant", "reject"):  # the binding extended by the line: the file is not read again
                 snap.set_invariants((snap.inv or binding.Lines()).add(data["line"].encode()))
             elif op == "handoff":
-                views[HANDOFF] = wal.sha256(layout.render_handoff(data["text"]).encode())
-                layout.keep_edit(self, HANDOFF, snap, out)
+                views[handoff_name] = wal.sha256(layout.render_handoff(data["text"]).encode())
+                layout.keep_edit(self, handoff_name, snap, out)
             elif op == "checkpoint":
-                layout.keep_edit(self, NEXT, snap, out)
+                layout.keep_edit(self, next_name, snap, out)
                 if data.get("goal") is None:
                     data["goal"] = current_goal(self, snap)
             bound = snap.inv_ok and snap.inv is not None  # the binding extends what reconciliation found on disk
@@ -364,6 +368,10 @@ class State:
             out.problems = snap.problems
             flush(self)
             return out
+
+    def _pc(self, last: Record | None) -> tuple[str, str]:
+        """This actor's program counter: (next view, handoff view) as its last record binds them (store/actors.py)."""
+        return actors.pc_names(self.actor, last)
 
     def view_bytes(self, name: str, snap: Snapshot | None = None) -> bytes | None:
         """A view's bytes: as reconciliation read them into snap when it repaired nothing since, else from disk."""
@@ -442,20 +450,9 @@ class State:
 
     def rotate(self) -> Outcome:
         """Archive the WAL (end of a task) and start a new one whose first record is anchored to the old last hash."""
-        with fsio.locked(self.root, words=WORDS):
-            snap = self._begin()
-            refuse_unsafe(self, snap)
-            upgrade_attributes(self, snap)
-            from rehydrate.store.latches import rotate_data
+        from rehydrate.store.writing import rotate
 
-            data = rotate_data(self, snap.last)
-            check_archive(self, {"seq": snap.last["seq"] + 1, "data": data}, None)  # before anything is written
-            rec = self._append(snap, "rotate", data)
-            if self.joined is not None:
-                self._apply(self.joined)
-            self._apply(rec)
-            flush(self)
-            return Outcome(record=rec, repaired=snap.repaired, problems=snap.problems)
+        return rotate(self)
 
     def reconcile(self, repair: bool = True) -> Outcome:
         """The cheap recognize step every command starts with: WAL tail against views, safe repairs applied."""
@@ -488,18 +485,7 @@ class State:
     def status(self) -> Outcome:
         """One screen: the goal, the last checkpoint, the next action, and what is wrong (safe repairs applied)."""
         out = self.reconcile(repair=True)
-        nxt = self.view_text(NEXT) or ""
-        goal = (self.view_text(GOAL) or "").split("\n")
-        # the files may hold anything (escape sequences, NUL, CR, a right-to-left override): cleaned for a terminal
-        out.extra = {
-            "goal": layout.clean(next((ln for ln in goal if ln.strip() and not ln.startswith("#")), ""), one_line=True),
-            "checkpoint": layout.clean(nxt.split("\n", 1)[0].removeprefix("# Next (").removesuffix(")"), one_line=True)
-            if not out.lines
-            else f"none chosen yet: {len(out.lines)} lines of work were merged",
-            "next": {k: layout.clean(v) for k, v in layout.parse_next(nxt).items()},
-            "records": out.record["seq"] if out.record else None,
-            "lines": out.lines,
-        }
+        out.extra = status_extra(self, out)
         return out
 
     def view_text(self, name: str) -> str | None:

@@ -329,15 +329,14 @@ def reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
     """99 and 20 against the WAL's last record: a view that lags it (a crash) or is missing is redone from the WAL;
     one that differs otherwise was edited by hand and is reported, never overwritten."""
     last = snap.last
-    for name in (NEXT, HANDOFF):
+    for name in state._pc(last):  # 99 and 20, or an actor's own next/<actor>.md and handoff/<actor>.md
         changed, data = differs(state, snap, name)
         if not changed:
             continue
         expected = last["views"].get(name)
-        prev = snap.prev if last["op"] in PRODUCERS[name] else None  # read only when needed (a tail read)
-        lags = last["op"] in PRODUCERS[name] and (
-            data is None or (prev is not None and sha(data) == prev["views"].get(name))
-        )
+        producers = PRODUCERS[_kind(name)]
+        prev = snap.prev if last["op"] in producers else None  # read only when needed (a tail read)
+        lags = last["op"] in producers and (data is None or (prev is not None and sha(data) == prev["views"].get(name)))
         if lags or (data is None and expected is not None):
             why = "it lagged the last record" if lags else "it was missing"
             if repair and redo_view(state, name, expected, last if lags else None):
@@ -407,12 +406,17 @@ def _hand_edit(state: State, name: str, expected: str | None) -> Problem:
     if expected is None:
         why = f"was not written through rehydrate; record it with `rehydrate handoff --file {rel}`"
         return Problem("view-unrecorded", rel, None, why)
-    writer = "checkpoint" if name == NEXT else "handoff"
+    writer = "checkpoint" if _kind(name) == NEXT else "handoff"
     why = (
         "differs from what the WAL says was written (edited by hand?); "
         f"the next {writer} keeps your version beside it as {rel}.edited"
     )
     return Problem("view-edited", rel, None, why)
+
+
+def _kind(name: str) -> str:
+    """99_next.md for next/<actor>.md, 20_handoff.md for handoff/<actor>.md (an actor's own program counter)."""
+    return NEXT if name.startswith("next/") else HANDOFF if name.startswith("handoff/") else name
 
 
 def last_producer(state: State, name: str) -> Record | None:
@@ -421,6 +425,7 @@ def last_producer(state: State, name: str) -> Record | None:
     A rotate record carries the last checkpoint and handoff of the archived log, so it stands in for them.
     """
     found: Record | None = None
+    name = _kind(name)
     for rec in wal.records(state.wal_path):
         if rec["op"] in PRODUCERS[name]:
             found = rec
@@ -438,9 +443,13 @@ def redo_view(state: State, name: str, expected: str | None, producer: Record | 
     found = producer if producer is not None else last_producer(state, name)
     if found is None:
         return False
-    text = (render_next_record(found) if name == NEXT else render_handoff(found["data"]["text"])).encode()
+    text = (render_next_record(found) if _kind(name) == NEXT else render_handoff(found["data"]["text"])).encode()
     if wal.sha256(text) != expected:
         return False
+    if name != _kind(name):  # next/<actor>.md or handoff/<actor>.md: its folder may be gone too
+        from rehydrate.store import actors
+
+        actors.ensure_folder(state, name)
     fsio.replace(state.path(name), text, "view.replace", words=WORDS)
     return True
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 from rehydrate.errors import RehydrateError
 from rehydrate.store import WORDS, fsio
 from rehydrate.store import views as layout
-from rehydrate.store.views import INVARIANTS, NEXT
+from rehydrate.store.views import INVARIANTS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
     from rehydrate.store.reconcile import Snapshot
-    from rehydrate.store.state import State
+    from rehydrate.store.state import Outcome, State
     from rehydrate.store.wal import Record
 
 
@@ -33,12 +33,13 @@ def refuse_unsafe(state: State, snap: Snapshot, touches: tuple[str, ...] = ()) -
 
 
 def current_goal(state: State, snap: Snapshot) -> str:
-    current = state.view_bytes(NEXT, snap)
-    if current is not None and layout.sha(current) == snap.last["views"].get(NEXT):
+    name = state._pc(snap.last)[0]  # this actor's program counter: 99_next.md, or next/<actor>.md
+    current = state.view_bytes(name, snap)
+    if current is not None and layout.sha(current) == snap.last["views"].get(name):
         goal = layout.parse_next(current.decode("utf-8", "replace")).get("goal")
         if goal:
             return goal
-    producer = layout.last_producer(state, NEXT)  # 99 was edited or deleted: ask the WAL (a full read)
+    producer = layout.last_producer(state, name)  # 99 was edited or deleted: ask the WAL (a full read)
     if producer is not None and producer["op"] == "checkpoint":
         return str(producer["data"]["goal"])
     from rehydrate.store import latches
@@ -83,3 +84,40 @@ def written_on(state: State, git: Any) -> str | None:
     from rehydrate.store.reconcile import _branch
 
     return _branch(state)
+
+
+def status_extra(state: State, out: Any) -> dict[str, Any]:
+    """What `status` shows beside the problems: the goal, the last checkpoint, the next action (this actor's own
+    program counter), the record count and the merged lines of work, cleaned for a terminal (the files may hold
+    anything: escape sequences, NUL, CR, a right-to-left override)."""
+    nxt = state.view_text(state._pc(out.record)[0]) or ""
+    goal = (state.view_text(layout.GOAL) or "").split("\n")
+    return {
+        "goal": layout.clean(next((ln for ln in goal if ln.strip() and not ln.startswith("#")), ""), one_line=True),
+        "checkpoint": layout.clean(nxt.split("\n", 1)[0].removeprefix("# Next (").removesuffix(")"), one_line=True)
+        if not out.lines
+        else f"none chosen yet: {len(out.lines)} lines of work were merged",
+        "next": {k: layout.clean(v) for k, v in layout.parse_next(nxt).items()},
+        "records": out.record["seq"] if out.record else None,
+        "lines": out.lines,
+    }
+
+
+def rotate(state: State) -> Outcome:
+    """State.rotate: under the lock, the log archived and a new one started by a rotate record."""
+    from rehydrate.store.latches import rotate_data
+    from rehydrate.store.reconcile import check_archive, flush
+    from rehydrate.store.state import Outcome
+
+    with fsio.locked(state.root, words=WORDS):
+        snap = state._begin()
+        refuse_unsafe(state, snap)
+        upgrade_attributes(state, snap)
+        data = rotate_data(state, snap.last)
+        check_archive(state, {"seq": snap.last["seq"] + 1, "data": data}, None)  # before anything is written
+        rec = state._append(snap, "rotate", data)
+        if state.joined is not None:
+            state._apply(state.joined)
+        state._apply(rec)
+        flush(state)
+        return Outcome(record=rec, repaired=snap.repaired, problems=snap.problems)

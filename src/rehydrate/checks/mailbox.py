@@ -1,0 +1,53 @@
+"""mailbox: the messages to this actor (and to all) that it has not read yet, most urgent first.
+
+- ok: nothing unread, or unread messages of kinds actionable and fyi only (counted by kind);
+- degraded: an unread `redirect` or `blocker` (someone changed or stopped this line of work): next `rehydrate mail`,
+  which shows them and records that they were read;
+- skipped: a file under state/mail/ that is a link, a FIFO, too large or not a message (named, never followed);
+- n/a: the state has one actor and no mail.
+Bounded: one readdir of state/mail/<me>/ and state/mail/all/, the header read only for unread messages (at most
+store.mail.MAX_READ), and this actor's log read for its `read` records past what a per-worktree cache covers.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rehydrate.checks import Context, Finding
+
+NEXT = "run `rehydrate mail`: it shows them (most urgent first) and records that you read them"
+
+
+class MailboxCheck:
+    name = "mailbox"
+
+    def run(self, context: Context) -> list[Finding]:
+        if context.state is None:
+            return []  # the state did not load: identity says so
+        from rehydrate.store import mail
+        from rehydrate.store.state import State
+
+        state = State(context.state.root, context.state.actor)
+        where = f"{state.rel(mail.MAIL_DIR, state.actor)}/ and {state.rel(mail.MAIL_DIR, mail.ALL)}/"
+        if not os.path.lexists(state.path(mail.MAIL_DIR)):
+            if len(state._actors()) <= 1:
+                return [Finding(self.name, "n/a", "one actor, no state/mail/")]
+            return [Finding(self.name, "ok", f"nothing unread (no mail yet in {where})")]
+        found = mail.listing(state, mail.read_set(state))
+        findings = [
+            Finding(self.name, "skipped", why, "move it out of state/mail/ (it was not written by rehydrate)")
+            for why in found.skipped
+        ]
+        if not found.messages and not found.not_read:
+            return [Finding(self.name, "ok", f"nothing unread in {where}"), *findings]
+        counts = {k: sum(1 for m in found.messages if m.kind == k) for k in mail.KINDS}
+        summary = ", ".join(f"{k} {n}" for k, n in counts.items() if n)
+        if found.not_read:
+            summary += f", {found.not_read} more not read (at most {mail.MAX_READ} at a time)"
+        urgent = [m for m in found.messages if m.kind in mail.URGENT]
+        total = len(found.messages) + found.not_read
+        if urgent:
+            first = urgent[0]
+            text = f"{total} unread ({summary}); first: {first.kind} {first.id} from {first.sender} ({first.rel})"
+            return [Finding(self.name, "degraded", text, NEXT), *findings]
+        return [Finding(self.name, "ok", f"{total} unread ({summary}) in {where}", NEXT), *findings]
