@@ -148,10 +148,10 @@ def test_a_journal_that_is_not_a_regular_file_is_never_followed(state: State, tm
     target = tmp_path / "target"
     if kind == "folder-link":  # the journal's folder is a link to another folder
         target.mkdir()
-        path.parent.parent.mkdir(parents=True)
+        path.parent.parent.mkdir(parents=True, exist_ok=True)  # the worktree's folder (the seen cache may be in it)
         path.parent.symlink_to(target)
     else:
-        path.parent.mkdir(parents=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(b"")
         if kind == "symlink":
             path.symlink_to(target)

@@ -14,6 +14,7 @@ import stat
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.store import WORDS, Problem, binding, fsio, wal
 from rehydrate.store import views as layout
+from rehydrate.store.invcache import checked, checked_mark
 from rehydrate.store.seen import ScanInfo, Seen, fingerprint, lost_message, rolled_back
 from rehydrate.store.views import GOAL, INVARIANTS
 
@@ -36,6 +37,7 @@ class Snapshot:
         self._prev = prev
         self.prev_at: tuple[str, str] | None = None  # (log, name): the record before last is read from it when asked
         self.seen: dict[str, bytes | None] = {}  # view bytes as reconciliation read them (valid while nothing repaired)
+        self.view_stats: dict[str, os.stat_result | None] = {}  # each view read: its file's lstat before the read
         self.fresh: dict[str, str] = {}  # the views the cache vouched for, unread: each file's fingerprint as found
         self.problems = problems
         self.repaired = repaired
@@ -68,6 +70,10 @@ class Snapshot:
             path, self.views_from = self.views_from, None
             self._head_views = graph.head_views(graph.Graph(path), self.heads)
         return self._head_views
+
+    @head_views.setter
+    def head_views(self, found: dict[str, list[Record]]) -> None:
+        self._head_views, self.views_from = found, None
 
     @property
     def prev(self) -> Record | None:
@@ -469,6 +475,8 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
         snap.set_invariants(lines)  # as the last record binds it, and this clone found it so: not read
         return
     st = fsio.lstat(state.path(INVARIANTS))  # before the read: a change during it shows at the next command
+    if bound is not None and snap.trust_cache and checked(state, snap, st, bound):
+        return
     matches, invariants = binding.read_invariants(state, snap)  # one pass; its bytes only when not as bound
     if matches:  # as the last record binds it, line for line
         snap.cache.verified(INVARIANTS, st, bound)
@@ -476,7 +484,11 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
     snap.cache.forget(INVARIANTS)
     from rehydrate.store import latches
 
+    count = len(snap.problems)
     latches.check_invariants(state, snap, invariants, repair)
+    clean = len(snap.problems) == count and snap.inv_ok and not snap.unrecorded and not snap.repaired
+    if clean and bound is not None and snap.inv is not None:  # another actor's lines, every one recorded
+        snap.cache.verified(INVARIANTS, st, checked_mark(state, bound, snap.inv.text()))
 
 
 def _ends_as_seen(seen: Seen, tail: wal.Tail) -> bool:

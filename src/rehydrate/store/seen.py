@@ -120,7 +120,7 @@ class Seen:
             _need(isinstance(views, dict) and len(views) <= 8)
             for name, pair in views.items():
                 fp, bound = pair
-                _need(isinstance(fp, str) and isinstance(bound, str) and len(fp) <= _FP_MAX and len(bound) <= 200)
+                _need(isinstance(fp, str) and isinstance(bound, str) and len(fp) <= _FP_MAX and len(bound) <= 400)
                 seen.views[name] = (fp, bound)
         except (KeyError, TypeError, ValueError, IndexError, OverflowError):
             return None

@@ -309,7 +309,11 @@ def differs(state: State, snap: Snapshot, name: str) -> tuple[bool, bytes | None
     if snap.trust_cache and snap.cache.fresh(name, state.path(name), bound):
         snap.fresh[name] = snap.cache.views[name][0]  # the fingerprint the file was found with, under the lock
         return False, None
+    if bound is not None and snap.trust_cache and snap.cache.fresh(name, state.path(name), MERGED + bound):
+        snap.problems.append(_merged(state, name))  # found merge-shaped, and unchanged since: the log is not read
+        return False, None
     data, st = read_view_stat(state, name, snap.problems, snap.seen, MAX_EDITED)
+    snap.view_stats[name] = st
     if sha(data) == bound:
         snap.cache.verified(name, st, bound)
         return False, data
@@ -348,8 +352,13 @@ def reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
             snap.problems.append(Problem(code, state.rel(name), None, message, True))
         elif data is not None and is_merge_shaped(data, head_renderings(snap, name)):
             snap.problems.append(_merged(state, name))
+            if expected is not None:  # the verdict kept while the file and the binding hold (no whole read again)
+                snap.cache.verified(name, snap.view_stats.get(name), MERGED + expected)
         else:
             snap.problems.append(_hand_edit(state, name, expected))
+
+
+MERGED = "merged:"  # the seen cache's mark for a view found merge-shaped against the binding that follows it
 
 
 def is_merge_shaped(data: bytes, renderings: list[bytes]) -> bool:
