@@ -413,8 +413,10 @@ def _restore(root: Path, files: dict[str, bytes]) -> None:
     for name in set(_files(root)) - set(files):
         _path(root, name).unlink()
     for name, data in files.items():
-        if _path(root, name).read_bytes() != data:
-            _path(root, name).write_bytes(data)
+        path = _path(root, name)
+        if not path.exists() or path.read_bytes() != data:  # the journal went with .git/rehydrate: put back
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
 
 
 JOURNAL = "<journal>/"  # the files of the state's journal (store/journal.py: the reads, outside the state folder)
