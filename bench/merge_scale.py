@@ -8,12 +8,13 @@ A second repository holds the same number of records on one line (2 x `--records
 What is measured, as whole processes (`python -m rehydrate status --json`), interleaved round by round:
 - merged: the first command after the merge. Before each round the clone's per-worktree cache is put back as it
   was just before the merge (it had seen its own branch), so every round is a first command;
-- linear: the first command on the baseline after its log changed the same way (its cache put back as it was when
-  it had seen the first half), so that both read their whole log once;
+- linear: the first command on the baseline after its log grew the same way (its cache put back as it was when it
+  had seen the first half: a fast-forward `git pull`);
+- linear-cold: the same with no cache at all (a fresh clone's first command: the whole log checked once);
 - merged-warm and linear-warm: the same command again, the cache as the first command left it (for reference).
 
-Reported: the medians and the ratio merged/linear (target: <= 1.5, one scan of the log either way) and the
-warm ratio. The first write after the merge (which appends the merge record) is timed once, for information.
+Reported: the medians, the ratio merged/linear (target: <= 1.5), merged/linear-cold, and the warm ratio. The
+first write after the merge (which appends the merge record) is timed once, for information.
 
     python bench/merge_scale.py [--records 10000] [--rounds 7]
 """
@@ -171,11 +172,14 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
         fsio.calls = real
     built = time.perf_counter() - t0
     env = _common.clean_env(PYTHONPATH=_common.SRC, PYTHONPYCACHEPREFIX=os.path.join(tmp, "pycache"))
+    empty = os.path.join(tmp, "no-cache")
+    os.makedirs(empty)  # no cache at all: a fresh clone's first command, the whole log checked once
     status = [sys.executable, "-m", "rehydrate", "status", "--json"]
     times = _common.interleave(
         {
             "merged": first_command(merged, before, env),
             "linear": first_command(linear, half, env),
+            "linear-cold": first_command(linear, empty, env),
         },
         args.rounds,
         args.warmup,
@@ -202,6 +206,7 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
     ratio = ms["merged"] / ms["linear"]
     line, ok = _common.bound("first command: merged/linear", ratio, TARGET)
     print(line)
+    print(f"       merged/linear-cold = {ms['merged'] / ms['linear-cold']:.2f} (a fresh clone's first command)")
     print(f"       warm: merged-warm/linear-warm = {ms['merged-warm'] / ms['linear-warm']:.2f}")
     print(f"the first write after the merge (checkpoint, appends the merge record): {first_write * 1000:.0f} ms")
     print(f"git status of state/ after the reads and before that write was {'clean' if not clean else 'dirty'}")
