@@ -138,3 +138,21 @@ def test_send_refuses_a_mail_folder_that_is_a_link(repo: Path, tmp_path: Path) -
     assert r.code == 0 and "state/mail/bob: not a real folder" in r.err
     assert not any(outside.iterdir())  # nothing written through the link
     assert [rec["op"] for rec in _log(repo, "alice") if rec["op"] == "mail"] == []
+
+
+def test_a_rotate_carries_what_was_read_and_the_open_promises(repo: Path) -> None:
+    """The log is archived by a rotate: the messages read stay read and the open promises stay open (the rotate
+    record carries them); a promise kept before it is not carried."""
+    rehydrate("init", "--goal", "g", "--actor", "alice")
+    assert as_("bob", "mail", "send", "--to", "alice", "--kind", "redirect", "stop").code == 0
+    assert as_("alice", "mail").code == 0  # read
+    kept = json.loads(as_("alice", "promise", "one", "--json").out)["id"]
+    still = json.loads(as_("alice", "promise", "two", "--json").out)["id"]
+    assert as_("alice", "promise", "done", kept).code == 0
+    assert as_("alice", "rotate").code == 0
+    rec = _log(repo, "alice")[0]
+    assert rec["op"] == "rotate" and set(rec["data"]["mail"]["promises"]) == {still}  # type: ignore[index]
+    unread = json.loads(as_("alice", "mail", "--json").out)
+    assert unread["messages"] == [], unread
+    assert as_("alice", "promise", "done", still).code == 0  # still open after the rotate
+    assert as_("alice", "promise", "done", kept).code == 2  # kept before it: not carried, so unknown

@@ -412,4 +412,12 @@ def rotate_data(state: State, last: Record) -> dict[str, Any]:
         "adopted": [ln for ln, ordered in bound if not ordered],
         "checkpoint": {k: checkpoint[k] for k in keep if k in checkpoint} if checkpoint else None,
         "handoff": {"op": "handoff", "data": handoff["data"]} if handoff else None,
+        "mail": _mail_carried(state),
     }
+
+
+def _mail_carried(state: State) -> dict[str, Any]:
+    """The read messages and open promises the archived log knew (store/mail.py reads them back from the rotate)."""
+    from rehydrate.store import mail
+
+    return mail.carried(state)

@@ -223,6 +223,20 @@ class Known:
 
     def add(self, rec: dict[str, Any]) -> None:
         data = rec["data"]
+        if rec["op"] == "rotate":  # the log before it archived: what it knew of mail and promises, carried
+            self.read, self.promises = set(), {}
+            carried = data.get("mail")
+            if isinstance(carried, dict):
+                read, promised = carried.get("read"), carried.get("promises")
+                if isinstance(read, list):
+                    self.read.update(i for i in read if isinstance(i, str))
+                if isinstance(promised, dict):
+                    self.promises.update(
+                        (k, {"text": v["text"], "ts": v.get("ts"), "done": False})
+                        for k, v in promised.items()
+                        if isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("text"), str)
+                    )
+            return
         if rec["op"] == "read":
             names = data.get("mail")
             if isinstance(names, list):
@@ -238,7 +252,7 @@ class Known:
             self.promises[ident] = {"text": data["text"], "ts": rec.get("ts"), "done": False}
 
 
-_MARKS = (b'"op":"read"', b'"op":"promise"')
+_MARKS = (b'"op":"read"', b'"op":"promise"', b'"op":"rotate"')
 _MARK = 32  # bytes before the cached end that must still be there for the cache to hold
 
 
@@ -264,7 +278,7 @@ def known(state: State) -> Known:
                 rec = wal.decode(line)
             except wal.BadRecord:
                 continue
-            if rec["op"] in ("read", "promise") and isinstance(rec.get("data"), dict):
+            if rec["op"] in ("read", "promise", "rotate") and isinstance(rec.get("data"), dict):
                 found.add(rec)
     if cache_path is not None and end > 0:
         _save(cache_path, st, start + end, data[:end][-_MARK:] if end >= _MARK else None, found)
@@ -325,6 +339,13 @@ def _save(path: str, st: os.stat_result, size: int, mark: bytes | None, found: K
     }
     text = safejson.dumps_canonical({"body": body, "sum": wal.sha256(safejson.dumps_canonical(body))})
     fsio.write_hint(path, text)
+
+
+def carried(state: State) -> dict[str, Any]:
+    """What a rotate record carries of this actor's mail and promises: the ids read, the promises still open."""
+    found = known(state)
+    open_ = {k: {"text": v["text"], "ts": v.get("ts")} for k, v in found.promises.items() if not v.get("done")}
+    return {"read": sorted(found.read), "promises": open_}
 
 
 def read_set(state: State) -> set[str]:
