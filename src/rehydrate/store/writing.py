@@ -90,6 +90,7 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
     """What `status` shows beside the problems: the goal, the last checkpoint, the next action (this actor's own
     program counter), the record count and the merged lines of work, cleaned for a terminal (the files may hold
     anything: escape sequences, NUL, CR, a right-to-left override)."""
+    _sync_pending(state, out)
     nxt = state.view_text(state._pc(out.record)[0]) or ""
     goal = (state.view_text(layout.GOAL) or "").split("\n")
     return {
@@ -121,3 +122,19 @@ def rotate(state: State) -> Outcome:
         state._apply(rec)
         flush(state)
         return Outcome(record=rec, repaired=snap.repaired, problems=snap.problems)
+
+
+def _sync_pending(state: State, out: Any) -> None:
+    """A sync stopped between the two parts of a step (sync.pending in the worktree's folder: one lstat) leaves
+    the index or HEAD half moved: named until a sync finishes it (store/gitsync.py)."""
+    import os
+
+    from rehydrate.store import Problem, local
+
+    if fsio.lstat(os.path.join(local.local_dir(state.root), "sync.pending")) is None:
+        return
+    from rehydrate.store import gitsync
+
+    message = gitsync.pending_message(state.root)
+    if message is not None:
+        out.problems.append(Problem("sync-interrupted", state.rel(), None, message))
