@@ -9,13 +9,14 @@ checkout whatever interpreter runs it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(REPO, "src")
@@ -105,10 +106,36 @@ def timed(
     return measure
 
 
+GIT_IDENT = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "init.defaultBranch=main"]
+
+
+def git(cwd: str, *args: str) -> str:
+    """`git ARGS` in cwd with a fixed identity, whatever the user's configuration; its output (BenchError if it
+    fails)."""
+    return run(["git", *GIT_IDENT, *args], cwd=cwd).stdout
+
+
+@contextlib.contextmanager
+def no_fsync() -> Iterator[None]:
+    """A set-up's writes through the library without fsync (the measured commands run in other processes, with the
+    real system calls)."""
+    from rehydrate.store import fsio
+
+    class NoSync(fsio.Calls):
+        def fsync(self, fd: int, point: str) -> None:
+            return None
+
+    real, fsio.calls = fsio.calls, NoSync()
+    try:
+        yield
+    finally:
+        fsio.calls = real
+
+
 def git_repo(path: str) -> None:
     """A real git repository with one commit, independent of the user's git configuration."""
     os.makedirs(path, exist_ok=True)
-    ident = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "init.defaultBranch=main"]
+    ident = GIT_IDENT
     run(["git", *ident, "init", "-q"], cwd=path)
     with open(os.path.join(path, "app.py"), "w", encoding="utf-8") as f:
         f.write("print('hello')\n")

@@ -33,11 +33,9 @@ from collections.abc import Callable, Sequence
 
 import _common
 from rehydrate import __version__
-from rehydrate.store import fsio
 from rehydrate.store.state import State
 
 TARGET = 1.5
-IDENT = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "init.defaultBranch=main"]
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -54,17 +52,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.records < 10 or args.rounds < 1 or args.warmup < 0:
         p.error("--records must be at least 10, --rounds at least 1, --warmup at least 0")
     return args
-
-
-class _NoSync(fsio.Calls):
-    """The set-up's writes without fsync (the measured commands run in other processes, with the real calls)."""
-
-    def fsync(self, fd: int, point: str) -> None:
-        return None
-
-
-def git(cwd: str, *args: str) -> str:
-    return _common.run(["git", *IDENT, *args], cwd=cwd).stdout
 
 
 def add_records(path: str, n: int, tag: str) -> None:
@@ -113,21 +100,25 @@ def build(tmp: str, n: int) -> tuple[str, str, str, str]:
     merged = os.path.join(tmp, "merged")
     _common.git_repo(merged)
     State.init(os.path.join(merged, "state"), "measure the first command after a merge", "merged/linear near 1")
-    git(merged, "add", "-A")
-    git(merged, "commit", "-qm", "state")
-    git(merged, "checkout", "-qb", "feat")
+    _common.git(merged, "add", "-A")
+    _common.git(merged, "commit", "-qm", "state")
+    _common.git(merged, "checkout", "-qb", "feat")
     add_records(os.path.join(merged, "state"), n, "feat")
-    git(merged, "commit", "-qam", "feat")
-    git(merged, "checkout", "-q", "main")
+    _common.git(merged, "commit", "-qam", "feat")
+    _common.git(merged, "checkout", "-q", "main")
     add_records(os.path.join(merged, "state"), n, "main")
-    git(merged, "commit", "-qam", "main")
+    _common.git(merged, "commit", "-qam", "main")
     State.open(os.path.join(merged, "state")).reconcile()  # the cache as main's own last command left it
     before = os.path.join(tmp, "merged-cache")
     snapshot(merged, before)
     out = subprocess.run(
-        ["git", *IDENT, "merge", "-q", "--no-edit", "feat"], cwd=merged, capture_output=True, text=True, check=False
+        ["git", *_common.GIT_IDENT, "merge", "-q", "--no-edit", "feat"],
+        cwd=merged,
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    conflicts = git(merged, "diff", "--name-only", "--diff-filter=U").split()
+    conflicts = _common.git(merged, "diff", "--name-only", "--diff-filter=U").split()
     if out.returncode != 0 or conflicts:
         raise _common.BenchError(f"the merge conflicted: {conflicts or out.stdout + out.stderr}")
 
@@ -139,8 +130,8 @@ def build(tmp: str, n: int) -> tuple[str, str, str, str]:
     half = os.path.join(tmp, "linear-cache")
     snapshot(linear, half)
     add_records(os.path.join(linear, "state"), n, "more")
-    git(linear, "add", "-A")
-    git(linear, "commit", "-qm", "state")
+    _common.git(linear, "add", "-A")
+    _common.git(linear, "commit", "-qm", "state")
     return merged, before, linear, half
 
 
@@ -164,12 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _bench(args: argparse.Namespace, tmp: str) -> int:
-    real, fsio.calls = fsio.calls, _NoSync()
     t0 = time.perf_counter()
-    try:
+    with _common.no_fsync():
         merged, before, linear, half = build(tmp, args.records)
-    finally:
-        fsio.calls = real
     built = time.perf_counter() - t0
     env = _common.clean_env(PYTHONPATH=_common.SRC, PYTHONPYCACHEPREFIX=os.path.join(tmp, "pycache"))
     empty = os.path.join(tmp, "no-cache")
@@ -191,7 +179,7 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
         args.rounds,
         args.warmup,
     )
-    clean = git(merged, "status", "--porcelain", "--", "state")
+    clean = _common.git(merged, "status", "--porcelain", "--", "state")
     t0 = time.perf_counter()
     _common.run([sys.executable, "-m", "rehydrate", "checkpoint", "--done", "merged", "--next", "go"], merged, env)
     first_write = time.perf_counter() - t0

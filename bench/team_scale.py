@@ -29,11 +29,9 @@ from collections.abc import Callable, Sequence
 
 import _common
 from rehydrate import __version__
-from rehydrate.store import fsio
 from rehydrate.store.state import State
 
 TARGET = 1.5
-IDENT = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "init.defaultBranch=main"]
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -51,18 +49,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.counts = sorted({int(x) for x in args.actors.split(",") if x.strip()})
     except ValueError:
         p.error("--actors takes numbers separated by commas")
-    if not args.counts or min(args.counts) < 1 or args.records < 10 or args.rounds < 1:
-        p.error("--actors at least 1 each, --records at least 10, --rounds at least 1")
+    if not args.counts or min(args.counts) < 2 or args.records < 10 or args.rounds < 1:
+        p.error("--actors at least 2 each (each writes to the next), --records at least 10, --rounds at least 1")
     return args
-
-
-class _NoSync(fsio.Calls):
-    def fsync(self, fd: int, point: str) -> None:
-        return None
-
-
-def git(cwd: str, *args: str) -> str:
-    return _common.run(["git", *IDENT, *args], cwd=cwd).stdout
 
 
 def actor(i: int) -> str:
@@ -87,17 +76,17 @@ def fill(state_dir: str, name: str, records: int, to: str) -> None:
 def build(tmp: str, n: int, records: int) -> str:
     """A clone with n actors' state, pushed to its bare remote; returns the clone's path."""
     bare = os.path.join(tmp, f"remote-{n}.git")
-    _common.run(["git", *IDENT, "init", "-q", "--bare", bare])
+    _common.run(["git", *_common.GIT_IDENT, "init", "-q", "--bare", bare])
     repo = os.path.join(tmp, f"team-{n}")
     _common.git_repo(repo)
-    git(repo, "remote", "add", "origin", bare)
+    _common.git(repo, "remote", "add", "origin", bare)
     state_dir = os.path.join(repo, "state")
     State.init(state_dir, "measure a team of agents in one repository", "growth from 5 to 50 actors near 1", actor(0))
     for i in range(n):
         fill(state_dir, actor(i), records, actor((i + 1) % n))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "team state")
-    git(repo, "push", "-q", "-u", "origin", "main")
+    _common.git(repo, "add", "-A")
+    _common.git(repo, "commit", "-qm", "team state")
+    _common.git(repo, "push", "-q", "-u", "origin", "main")
     return repo
 
 
@@ -130,12 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _bench(args: argparse.Namespace, tmp: str) -> int:
-    real, fsio.calls = fsio.calls, _NoSync()
     t0 = time.perf_counter()
-    try:
+    with _common.no_fsync():
         repos = {n: build(tmp, n, args.records) for n in args.counts}
-    finally:
-        fsio.calls = real
     built = time.perf_counter() - t0
     env = _common.clean_env(
         PYTHONPATH=_common.SRC,
