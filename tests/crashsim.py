@@ -14,6 +14,9 @@ A sync point can be switched off in the model (its fsyncs do nothing), to show t
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,3 +213,47 @@ def variants(model: Model) -> list[tuple[str, int]]:
             if 0 < cut < n:
                 out += [("torn-keep", cut), ("torn-drop", cut)]
     return out
+
+
+def enumerate_cases(
+    ops: list[Op],
+    ends: list[int],
+    names: list[str],
+    snaps: list[Any],
+    recover: Callable[[str], Any],
+    disabled: frozenset[str],
+    stop_at_first: bool,
+    *,
+    first: int = 0,
+    extra: Callable[[int, int], list[Any]] | None = None,
+) -> tuple[int, list[str]]:
+    """Every crash point (from op `first`; 0 is before the first op) and every variant of each: the disk rebuilt
+    as it could be, recovered, and compared with the states allowed there (the step's before and after; extra(c, k)
+    adds more). names[c] labels step c, which ends at op ends[c]; snaps[c] is the state before step c. Returns
+    (cases, failures)."""
+    failures: list[str] = []
+    cases = 0
+    starts = [0, *ends[:-1]]
+    for k in range(first, len(ops) + 1):
+        if k == 0:
+            allowed, label = [snaps[0]], "before init"
+        else:
+            c = next(i for i, (s, e) in enumerate(zip(starts, ends, strict=True)) if s < k <= e)
+            label = f"{names[c]} #{c + 1}, op {k - starts[c]}/{ends[c] - starts[c]} {ops[k - 1][:2]}"
+            allowed = [snaps[c + 1]] if k == ends[c] else [snaps[c], snaps[c + 1]]
+            allowed += extra(c, k) if extra is not None else []
+        model = replay(ops, k, disabled)
+        for variant, cut in variants(model):
+            cases += 1
+            image = tempfile.mkdtemp(prefix="crash-")
+            try:
+                model.materialize(image, variant, cut)
+                got = recover(image)
+            finally:
+                shutil.rmtree(image)
+            if got not in allowed:
+                detail = got[1] if isinstance(got, tuple) and got and got[0] == "problems" else "a different state"
+                failures.append(f"{label} [{variant} {cut}]: {detail}")
+                if stop_at_first:
+                    return cases, failures
+    return cases, failures

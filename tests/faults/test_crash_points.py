@@ -5,8 +5,6 @@ returned is never lost. Switching off any one sync point must make the enumerati
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -100,31 +98,10 @@ def enumerate_crashes(
     ops: list[crashsim.Op], ends: list[int], snaps: list[Snapshot], disabled: frozenset[str], stop_at_first: bool
 ) -> tuple[int, list[str]]:
     """Every crash point and variant; returns (cases, failures)."""
-    failures: list[str] = []
-    cases = 0
-    starts = [0, *ends[:-1]]
-    for k in range(len(ops) + 1):
-        if k == 0:
-            allowed, label = [snaps[0]], "before init"
-        else:
-            c = next(i for i, (s, e) in enumerate(zip(starts, ends, strict=True)) if s < k <= e)
-            label = f"{SEQUENCE[c][0]} #{c + 1}, op {k - starts[c]}/{ends[c] - starts[c]} {ops[k - 1][:2]}"
-            allowed = [snaps[c + 1]] if k == ends[c] else [snaps[c], snaps[c + 1]]
-        model = crashsim.replay(ops, k, disabled)
-        for variant, cut in crashsim.variants(model):
-            cases += 1
-            image = Path(tempfile.mkdtemp(prefix="crash-"))
-            try:
-                model.materialize(str(image), variant, cut)
-                got = recover(image)
-            finally:
-                shutil.rmtree(image)
-            if got not in allowed:
-                detail = got[1] if isinstance(got, tuple) and got and got[0] == "problems" else "a different state"
-                failures.append(f"{label} [{variant} {cut}]: {detail}")
-                if stop_at_first:
-                    return cases, failures
-    return cases, failures
+    names = [step[0] for step in SEQUENCE]
+    return crashsim.enumerate_cases(
+        ops, ends, names, snaps, lambda image: recover(Path(image)), disabled, stop_at_first
+    )
 
 
 @pytest.fixture(scope="module")
