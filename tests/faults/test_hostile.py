@@ -185,6 +185,10 @@ def test_hostile_actor_names_are_refused(world: World, tmp_path: Path, via: str)
         *[(args, world.repo) for args, _ in COMMANDS],
         (["rotate"], world.repo),
         (["status"], world.repo),
+        (["mail", "send", "--to", "bob", "a message"], world.repo),
+        (["mail"], world.repo),
+        (["promise", "review the parser"], world.repo),
+        (["sync", "--dry-run"], world.repo),
     ]
     failures: list[str] = []
     for actor in BAD_ACTORS:
