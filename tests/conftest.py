@@ -131,13 +131,18 @@ def git(cwd: Path, *args: str) -> str:
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A real git repository with one commit; the current directory for the test."""
-    root = tmp_path / "repo"
+    root = git_repo(tmp_path / "repo")
+    monkeypatch.chdir(root)
+    return root
+
+
+def git_repo(root: Path) -> Path:
+    """A real git repository at root (created) with one commit."""
     root.mkdir()
     git(root, "init", "-q")
     (root / "app.py").write_text("print('hello')\n")
     git(root, "add", "app.py")
     git(root, "commit", "-qm", "first")
-    monkeypatch.chdir(root)
     return root
 
 

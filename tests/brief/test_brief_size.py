@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_brief_budget import TOKEN, assert_every_rejected_id_named_or_covered, parse
 
-from conftest import git, record_lines
+from conftest import git_repo, record_lines
 from rehydrate import brief
 from rehydrate.store import views
 from rehydrate.store.state import State
@@ -57,12 +57,7 @@ def short_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[State]:
     6,000 bytes the tens of bytes of a deep temporary folder (pytest's basetemp differs between runs and machines)
     decide whether the handoff's quotes still fit. The test is about the views, not the header."""
     with tempfile.TemporaryDirectory(prefix="rh-") as top:
-        root = Path(top) / "repo"
-        root.mkdir()
-        git(root, "init", "-q")
-        (root / "app.py").write_text("print('hello')\n")
-        git(root, "add", "app.py")
-        git(root, "commit", "-qm", "first")
+        root = git_repo(Path(top) / "repo")
         monkeypatch.chdir(root)
         st, _ = State.init(root / "state", "Ship the parser", "all tests pass")
         st.invariant("Write the WAL before any view", because="a crash between the two must be redoable")

@@ -91,7 +91,7 @@ def test_a_union_of_two_sides_scans_clean_with_two_heads_and_seq_as_generation(t
     assert len(list(wal.records(str(_log(Path(a.root)))))) == 7
     snap_out = a.status()
     assert _not_views(snap_out.problems) == [], snap_out.problems
-    assert [line["checkpoint"]["next"] for line in snap_out.lines or []] == ["our next", "their next"]
+    assert [line["checkpoint"]["next"] for line in snap_out.merged or []] == ["our next", "their next"]
 
 
 def test_a_record_whose_parent_is_not_earlier_is_chain_broken_and_a_wrong_generation_a_seq_gap(
@@ -157,13 +157,13 @@ def test_the_next_write_joins_the_heads_with_a_merge_record_until_a_checkpoint_c
     assert own["views"]["99_next.md"] == merge["views"]["99_next.md"] == wal.sha256(graph.render_merged(merge).encode())
     assert len(_heads(Path(a.root))) == 1
     status = a.status()
-    assert status.ok and [line["branch"] for line in status.lines or []] == [None, None], status.problems
+    assert status.ok and [line["branch"] for line in status.merged or []] == [None, None], status.problems
     assert a.verify().ok
     fresh = State.open(a.root)  # another process: from the cache (cheap path), the lines still shown
-    assert [line["checkpoint"]["next"] for line in fresh.status().lines or []] == ["our next", "their next"]
+    assert [line["checkpoint"]["next"] for line in fresh.status().merged or []] == ["our next", "their next"]
     a.checkpoint(done="merged both", next="the chosen next")
-    assert a.status().lines is None
-    assert State.open(a.root).status().lines is None
+    assert a.status().merged is None
+    assert State.open(a.root).status().merged is None
     assert a.verify().ok
 
 
@@ -258,7 +258,7 @@ def test_an_unchanged_merged_log_is_not_read_whole_again(tmp_path: Path, monkeyp
 
     a, _ = _merged(tmp_path)
     heads = _heads(Path(a.root))
-    assert len(State.open(a.root).status().lines or []) == 2  # the whole log, once
+    assert len(State.open(a.root).status().merged or []) == 2  # the whole log, once
 
     def whole(*args: object, **kwargs: object) -> object:
         raise AssertionError("the log was read whole")
@@ -267,7 +267,7 @@ def test_an_unchanged_merged_log_is_not_read_whole_again(tmp_path: Path, monkeyp
     monkeypatch.setattr(graph, "Graph", whole)
     again = State.open(a.root)
     out = again.status()
-    assert [line["checkpoint"]["next"] for line in out.lines or []] == ["our next", "their next"]
+    assert [line["checkpoint"]["next"] for line in out.merged or []] == ["our next", "their next"]
     again.invariant("joined", "from the cached heads")
     monkeypatch.undo()
     merge = _lines(Path(a.root))[-2]

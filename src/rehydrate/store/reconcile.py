@@ -99,7 +99,7 @@ class Snapshot:
         from rehydrate.store.state import Outcome
 
         out = Outcome(record=self.last, repaired=self.repaired, problems=self.problems)
-        out.lines = out.merged = self.merged
+        out.merged = self.merged
         return out
 
 

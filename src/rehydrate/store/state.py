@@ -47,7 +47,6 @@ class Outcome:
         self.merged: list[dict[str, Any]] | None = None  # Snapshot.merged: lines of work a merge joined, not chosen
         self.problems: list[Problem] = problems if problems is not None else []
         self.extra: dict[str, Any] = {}
-        self.lines: list[dict[str, Any]] | None = None  # the merged lines of work not yet chosen (Snapshot.merged)
 
     def __repr__(self) -> str:
         return f"Outcome(repaired={self.repaired!r}, problems={self.problems!r})"

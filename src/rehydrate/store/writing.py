@@ -96,11 +96,11 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
     return {
         "goal": layout.clean(next((ln for ln in goal if ln.strip() and not ln.startswith("#")), ""), one_line=True),
         "checkpoint": layout.clean(nxt.split("\n", 1)[0].removeprefix("# Next (").removesuffix(")"), one_line=True)
-        if not out.lines
-        else f"none chosen yet: {len(out.lines)} lines of work were merged",
+        if not out.merged
+        else f"none chosen yet: {len(out.merged)} lines of work were merged",
         "next": {k: layout.clean(v) for k, v in layout.parse_next(nxt).items()},
         "records": out.record["seq"] if out.record else None,
-        "lines": out.lines,
+        "lines": out.merged,
     }
 
 
