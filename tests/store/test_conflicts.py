@@ -73,7 +73,7 @@ def test_a_conflicted_log_is_named_and_never_changed(repo: Path) -> None:
         r = rehydrate(*args)
         no_crash(r)
         assert r.code == 3 and "[merge-conflict]" in r.err and f"{WAL_REL} line {markers[0]}" in r.err, (args, r)
-        assert "git checkout --ours" in r.err and "git add" in r.err and "git merge --abort" in r.err, (args, r)
+        assert "rehydrate resolve" in r.err and "git checkout --ours" in r.err and "git merge --abort" in r.err, r
     for args in (["verify", "--repair"], ["verify"]):
         v = rehydrate(*args)
         assert v.code == 1, v

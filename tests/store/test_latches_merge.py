@@ -213,6 +213,18 @@ def test_a_collision_is_told_from_an_edit_through_the_state(state: State, monkey
     assert [(x.code, x.line) for x in state.verify().problems] == [("latch-changed", 9)]
 
 
+def test_each_entrys_id_is_minted_from_its_own_records_time(state: State) -> None:
+    """The id's time is the record's (the clock is read once per entry): a collision can be confirmed from the
+    record alone (latches._minted)."""
+    for i in range(12):
+        (state.invariant if i % 2 else state.reject)(f"entry {i}", because="r")
+    entries = [r for r in records(state.root) if r["op"] in ("invariant", "reject")]
+    assert len(entries) == 2 + 12
+    for r in entries:
+        minted = wal.sha256(f"{r['actor']}\0{r['ts']}\0{r['data']['text']}".encode())[:6]
+        assert r["data"]["id"][2:] == minted, r
+
+
 def test_an_exact_copy_is_information_and_the_next_write_removes_it(state: State) -> None:
     p = Path(state.path(INV))
     entry = p.read_text().splitlines()[-1]

@@ -50,7 +50,7 @@ def _action(code: str, where: str) -> str:
     if code in ("view-edited", "view-unrecorded"):
         return f"compare {where} with the WAL (`rehydrate verify`); the next checkpoint or handoff keeps it as .edited"
     if code == "merge-conflict":
-        return f"finish the merge at {where} as the finding says (or `git merge --abort`), then `rehydrate verify`"
+        return f"run `rehydrate resolve` (or finish the merge at {where} as the finding says, or `git merge --abort`)"
     if code == "line-endings":
         return f"fix {where} by hand (keep every recorded line, LF endings), then `rehydrate verify`"
     if code == "rolled-back":

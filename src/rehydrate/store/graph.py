@@ -33,29 +33,20 @@ _NEXT_CAP = 300  # the most characters of a line's next action a merge record ca
 _MAX_LINES = 16  # the most lines of work one merge record lists
 
 
-class Node:
-    __slots__ = ("offset", "op", "parents", "seq")
-
-    def __init__(self, offset: int, seq: int, op: str, parents: list[str]) -> None:
-        self.offset = offset
-        self.seq = seq
-        self.op = op
-        self.parents = parents
-
-
 class Graph:
-    """One pass over a log: every record's place (offset, seq, op, parents), by h, and the heads in file order.
-    Lines that are not valid records are left out (the scan names them)."""
+    """Every record's place in a log (offset, seq, op, parents), by h, and the heads in file order: from a pass
+    that already read the log (its Heads, built with index), else read once here. Lines that are not valid records
+    are left out (the scan names them)."""
 
-    def __init__(self, path: str, end: int | None = None) -> None:
+    def __init__(self, path: str, end: int | None = None, heads: wal.Heads | None = None) -> None:
         self.path = path
-        self.index: dict[str, Node] = {}
-        heads = wal.Heads()
-        for line, rec, _ in wal.scan(path, end):
-            if rec is None or not line.newline or rec["h"] in self.index:
-                continue
-            self.index[rec["h"]] = Node(line.offset, int(rec["seq"]), str(rec["op"]), wal.parents_of(rec))
-            heads.add(line.offset, rec)
+        if heads is None or heads.index is None:
+            heads = wal.Heads(index=True)
+            index = heads.index or {}
+            for line, rec, _ in wal.scan(path, end):
+                if rec is not None and line.newline and rec["h"] not in index:
+                    heads.add(line.offset, rec)
+        self.index: dict[str, wal.Node] = heads.index if heads.index is not None else {}
         self.heads: list[tuple[int, Record]] = heads.records()
 
     def read(self, h: str) -> Record | None:

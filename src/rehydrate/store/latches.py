@@ -16,6 +16,7 @@ from rehydrate.store.binding import MAX_INVARIANTS, Lines, is_bound, lines_of
 from rehydrate.store.lineorder import (
     DUPLICATE,
     Bound,
+    Collector,
     _quoted,
     actor_lines,
     bound_lines,
@@ -68,9 +69,10 @@ def _first_difference(a: list[str], b: list[str]) -> int:
     return min(len(a), len(b)) + 1
 
 
-# Recorded lines that a pass over a log already read (verify's one pass), by the log's path, with the log's identity
-# (seen.fingerprint) as it was read: used while the log is unchanged, instead of reading it again.
-READ: dict[str, tuple[str, list[Bound]]] = {}
+# Recorded lines that a pass over a log already read (verify's one pass, reconcile's whole pass), by the log's path,
+# with the log's identity (seen.fingerprint) as it was read: used while the log is unchanged, instead of reading it
+# again. Whoever puts an entry takes it out when its command is done.
+READ: dict[str, tuple[str, Collector]] = {}
 
 
 def recorded_lines(state: State) -> dict[str, list[Bound]]:
@@ -80,7 +82,7 @@ def recorded_lines(state: State) -> dict[str, list[Bound]]:
         path = os.path.join(state.wal_dir, a + ".jsonl")
         known = READ.get(path)
         if known is not None and known[0] == file_fingerprint(path):
-            out[a] = list(known[1])
+            out[a] = list(known[1].lines())
         else:
             out[a] = actor_lines(wal.records(path))
     return out
@@ -223,8 +225,9 @@ def _format_problems(rel: str, data: bytes, conflicts: set[int], snap: Snapshot)
     for n in sorted(conflicts):
         if n <= len(file_lines):
             why = (
-                "an unresolved git merge conflict: keep both sides' lines (delete only the marker lines), "
-                f"then `git add {rel}`; or `git merge --abort`. Nothing is written to the file until then"
+                "an unresolved git merge conflict: `rehydrate resolve` keeps both sides' lines (or delete only "
+                f"the marker lines, then `git add {rel}`); or `git merge --abort`. Nothing is written to the file "
+                "until then"
             )
             snap.problems.append(Problem("merge-conflict", rel, n, why))
             blocked = True

@@ -57,8 +57,10 @@ def bound_lines(rec: Record) -> list[Bound]:
     if op in ("invariant", "reject") and isinstance(data.get("line"), str):
         return [(data["line"], not data.get("adopted"))]
     if op == "rotate" and isinstance(data.get("lines"), list):
+        # the header lines it carries (not entries: "- ID ...") are an init's, shared as the init's are: a union
+        # with a branch that did not rotate brings the init record back beside the rotate
         adopted: list[Any] = data["adopted"] if isinstance(data.get("adopted"), list) else []
-        return [(ln, True) for ln in data["lines"] if isinstance(ln, str)] + [
+        return [_line(ln, True, shared=not ln.startswith("- ")) for ln in data["lines"] if isinstance(ln, str)] + [
             (ln, False) for ln in adopted if isinstance(ln, str)
         ]
     return []
@@ -107,10 +109,12 @@ class Collector:
         self.front[h] = self.last = (len(self.items) - 1,) if new else base
 
     def _rotate(self, rec: Record, known: list[tuple[int, ...]]) -> None:
-        """The rotate's ancestors' lines are carried by the rotate itself: dropped (all of them when its parent is
-        not in this log, as after a plain rotate: the log starts with it)."""
+        """The rotate's ancestors' lines are carried by the rotate itself: dropped. When its parent is not in this
+        log (archived: a union put another line of work's records before it), the lines it carries are dropped:
+        another line's records that it does not carry stay."""
         if rec.get("prev") not in self.front:
-            self.dead.update(range(len(self.items)))
+            carried = {item[0] for item in bound_lines(rec)}
+            self.dead.update(i for i, item in enumerate(self.items) if item[0] in carried)
             return
         todo = [i for f in known for i in f]
         while todo:

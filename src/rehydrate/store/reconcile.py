@@ -168,21 +168,36 @@ def reconcile(
     if snap.lost is not None:
         code = "switched" if snap.lost.get("kind") == "switched" else "rolled-back"
         problems.append(Problem(code, state.wal_rel, None, lost_message(snap.lost)))
-    _reconcile_views(state, snap, repair)
+    _views_after(state, snap, repair, info if chain is None else None, log_fp)  # (verify's pass put its own lines)
     return snap
+
+
+def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | None, log_fp: str) -> None:
+    """The views reconciled; after this command's own whole pass, with the recorded lines of 10_invariants.md it
+    collected (latches.READ, while the log is as the pass read it): the log is not read again."""
+    if info is None:
+        _reconcile_views(state, snap, repair)
+        return
+    from rehydrate.store import latches
+
+    latches.READ[state.wal_path] = (log_fp, info.lines)
+    try:
+        _reconcile_views(state, snap, repair)
+    finally:
+        latches.READ.pop(state.wal_path, None)
 
 
 def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last_offset: int) -> int:
     """After a whole pass: the log's heads, this worktree's head (snap.last), the merged lines of work not yet chosen
     and each head's view producers. Returns my head's byte offset. A log that is one line and never merged costs
-    nothing more; otherwise graph.py reads it once more."""
+    nothing more; otherwise graph.py works from the pass's index (ScanInfo.heads), the log not read again."""
     heads = info.heads.records()
     snap.branch = _branch(state)
     if len(heads) <= 1 and not info.merges:
         return last_offset
     from rehydrate.store import graph
 
-    g = graph.Graph(state.wal_path)
+    g = graph.Graph(state.wal_path, heads=info.heads)
     # the cache's end, if this worktree was on the same branch when it wrote it (a `git switch` in between runs no
     # command), else the head whose last checkpoint was made on this branch, else the first in the file
     same = seen is not None and seen.end is not None and seen.branch in (None, snap.branch)

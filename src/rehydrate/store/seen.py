@@ -223,6 +223,8 @@ class Seen:
         """A record of the log, in order (parents first); it becomes the ring's end. Seen again, it moves there."""
         seq, h16 = rec["seq"], str(rec["h"])[:16]
         self.dirty = True
+        if self._ring is not None and not self._ring:  # an empty ring (a new cache, a whole pass): kept as text
+            self._ring, self._text = None, ""
         if self._ring is None and f":{h16}" not in self._text:  # the usual case: a new record, the ring not parsed
             self._text = f"{self._text} {seq}:{h16}" if self._text else f"{seq}:{h16}"
             if self._text.count(" ") >= 4 * _RING:
@@ -380,15 +382,20 @@ def lost_message(lost: dict[str, Any]) -> str:
 
 
 class ScanInfo:
-    """What one pass over the whole log learned: the heads, and for the rollback check which of the records the
-    cache remembers are still there (by h)."""
+    """What one pass over the whole log learned: the heads (and every record's place: graph.Graph), this actor's
+    recorded lines of 10_invariants.md (lineorder.Collector: latches.READ), and for the rollback check which of the
+    records the cache remembers are still there (by h)."""
 
     def __init__(self, want: set[str]) -> None:
+        from rehydrate.store.lineorder import Collector
+
         self.want = want  # the h16s the cache remembers
+        self.lines = Collector()
         self.present: set[str] = set()
         self.first: int | None = None
         self.merges = 0  # merge records seen
-        self.heads = wal.Heads()
+        self.archived: set[str] = set()  # the h16 of each rotate's prev: the last record it archived
+        self.heads = wal.Heads(index=True)  # every record's place too: graph.Graph needs no second read
         self.seen = Seen()  # the log as it is now, in the cache's terms
 
     @classmethod
@@ -405,9 +412,13 @@ class ScanInfo:
         h16 = str(rec["h"])[:16]
         if h16 in self.want:
             self.present.add(h16)
-        if rec["op"] == "merge":
+        op = rec["op"]
+        if op == "merge":
             self.merges += 1
+        elif op == "rotate" and isinstance(rec["prev"], str):
+            self.archived.add(rec["prev"][:16])
         self.seen.saw(rec)
+        self.lines.add(rec)
 
 
 def rolled_back(seen: Seen, info: ScanInfo, last: Record, branch: str | None) -> dict[str, Any] | None:
@@ -417,7 +428,10 @@ def rolled_back(seen: Seen, info: ScanInfo, last: Record, branch: str | None) ->
         return None
     first = info.first if info.first is not None else last["seq"]
     ring = seen.ring
-    missing = [(seq, h) for seq, h in ring if h not in info.present and seq >= first]
+    # a rotate in the log archived the records up to its prev (a union can put the base's init before it): the
+    # cache's records up to that one are archived, not lost
+    cut = max((i + 1 for i, (_, h) in enumerate(ring) if h in info.archived), default=0)
+    missing = [(seq, h) for seq, h in ring[cut:] if h not in info.present and seq >= first]
     if not missing:
         return None
     gone = {h for _, h in missing}

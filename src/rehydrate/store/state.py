@@ -96,6 +96,7 @@ class State:
         self.paths: dict[str, str] = {}  # path(name), joined once
         self.rendered: tuple[Record, bytes] | None = None  # the record _seal last rendered 99_next.md for, its bytes
         self.joining = False  # an actor without a log yet in a state that has others: its first write joins
+        self.entry_ts: str | None = None  # the time an entry's id was minted from: its record carries the same
 
     # ----------------------------------------------------------------------------------------------- opening
 
@@ -304,7 +305,7 @@ class State:
         rec: Record = {
             "v": wal.VERSION,
             "seq": max(seqs) + 1 if seqs else 1,
-            "ts": wal.now(),
+            "ts": self.entry_ts if self.entry_ts is not None and op in ("invariant", "reject") else wal.now(),
             "actor": self.actor,
             "op": op,
             "data": data,
@@ -393,7 +394,7 @@ class State:
         from rehydrate.store import latches
 
         latches.check_entry("decision" if kind == "D" else "approach", text, because, guard, contains)
-        ts = wal.now()
+        self.entry_ts = ts = wal.now()  # (latches._minted confirms an id with its record's time)
         ident = f"{kind}-" + wal.sha256(f"{self.actor}\0{ts}\0{text}".encode())[:6]
         line = layout.entry_line(kind, ident, ts[:10], text, because, guard, contains)
         data: dict[str, Any] = {"id": ident, "text": text, "because": because, "line": line}
@@ -402,7 +403,10 @@ class State:
         if contains:
             data["contains"] = contains
         data["line_sha256"] = wal.sha256(line.encode())
-        return self._write("invariant" if kind == "D" else "reject", data)
+        try:
+            return self._write("invariant" if kind == "D" else "reject", data)
+        finally:
+            self.entry_ts = None
 
     def invariant(self, text: str, because: str) -> Outcome:
         """Record a decision in 10_invariants.md (append-only)."""

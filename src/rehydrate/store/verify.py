@@ -7,6 +7,7 @@ import os
 
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.store import Problem, latches, wal
+from rehydrate.store.lineorder import Collector
 from rehydrate.store.reconcile import reconcile
 from rehydrate.store.seen import ScanInfo, file_fingerprint
 from rehydrate.store.views import INVARIANTS, WAL_DIR
@@ -96,16 +97,10 @@ class Logs:
 
     def _read(self, actor: str) -> None:
         path = _path(self.state, actor)
-        lines: list[latches.Bound] = []
         own = actor == self.state.actor
-
-        def visit(rec: Record) -> None:
-            if rec["op"] == "rotate":  # as latches.actor_lines: a rotate carries every line recorded before it
-                lines.clear()
-            lines.extend(latches.bound_lines(rec))
-            if own:
-                self.info.add(rec)
-
+        # each actor's recorded lines as a graph of records (lineorder.Collector), as latches.recorded_lines reads them
+        lines = self.info.lines if own else Collector()
+        visit = self.info.add if own else lines.add
         try:
             fp = file_fingerprint(path)
         except OSError:

@@ -260,7 +260,8 @@ def conflict_lines(data: bytes | None, *, paired: bool = True) -> list[int]:
 def conflict_message(rel: str, first: int) -> str:
     return (
         f"an unresolved git merge conflict (markers from line {first}); rehydrate changes nothing in this file "
-        f"until the merge is finished: take the side that matches the WAL (`git checkout --ours -- {rel}` or "
+        f"until the merge is finished: `rehydrate resolve` keeps both sides' lines (the next write renders the file "
+        f"whole); or take the side that matches the WAL (`git checkout --ours -- {rel}` or "
         f"`--theirs`), or delete the file and run `rehydrate verify --repair` to redo it from the WAL; then "
         f"`git add {rel}`. Or `git merge --abort`"
     )

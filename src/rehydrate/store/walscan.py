@@ -61,18 +61,36 @@ def archive_error(rec: Record) -> str | None:
     return f"its archive path {shown!r} is not archive/<file name>.jsonl inside the state folder"
 
 
+class Node:
+    """A record's place in its log: byte offset, seq, op and parents (graph.Graph's index)."""
+
+    __slots__ = ("offset", "op", "parents", "seq")
+
+    def __init__(self, offset: int, seq: int, op: str, parents: list[str]) -> None:
+        self.offset = offset
+        self.seq = seq
+        self.op = op
+        self.parents = parents
+
+
 class Heads:
     """The records that no later record of the same file names as its prev or among its parents, in file order, each
-    with its byte offset: one when the log is a line, several after git merged two lines of work (union)."""
+    with its byte offset: one when the log is a line, several after git merged two lines of work (union). With
+    index, every record's place too (graph.Graph built from the same pass, not by reading the log again)."""
 
-    def __init__(self) -> None:
+    def __init__(self, index: bool = False) -> None:
         self.found: dict[str, tuple[int, Record]] = {}
+        self.index: dict[str, Node] | None = {} if index else None
 
     def add(self, offset: int, rec: Record) -> None:
         found = self.found
-        for parent in parents_of(rec):
+        parents = parents_of(rec)
+        for parent in parents:
             found.pop(parent, None)
-        found[rec["h"]] = (offset, rec)
+        h = rec["h"]
+        found[h] = (offset, rec)
+        if self.index is not None and h not in self.index:
+            self.index[h] = Node(offset, int(rec["seq"]), str(rec["op"]), parents)
 
     def records(self) -> list[tuple[int, Record]]:
         return list(self.found.values())
@@ -118,8 +136,9 @@ class _Scan:
                     "merge-conflict",
                     rel,
                     number,
-                    "an unresolved git merge conflict marker: finish the merge (keep one side's records: "
-                    f"`git checkout --ours -- {rel}` or `--theirs`, then `git add {rel}`), or `git merge --abort`",
+                    "an unresolved git merge conflict marker: `rehydrate resolve` keeps both sides' records and "
+                    "says what finishes the merge; or keep one side's records "
+                    f"(`git checkout --ours -- {rel}` or `--theirs`, then `git add {rel}`); or `git merge --abort`",
                 )
             )
         elif line.raw is None:
