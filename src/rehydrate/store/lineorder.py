@@ -74,6 +74,9 @@ def _after(items: list[Bound], i: int) -> tuple[int, ...]:
     return (i - 1,) if i else ()
 
 
+_BINDS = frozenset(("init", "invariant", "reject", "rotate"))  # the ops whose records bind lines (bound_lines)
+
+
 class Collector:
     """One actor's recorded lines, records fed in file order (parents before children, as a union merge keeps them):
     each record's first line follows the newest lines of its own ancestors (via prev and a merge's parents), and is
@@ -89,6 +92,11 @@ class Collector:
     def add(self, rec: Record) -> None:
         h = rec.get("h")
         if not isinstance(h, str) or h in self.front:
+            return
+        op = rec.get("op")
+        prev = rec.get("prev")
+        if op not in _BINDS and "parents" not in rec and isinstance(prev, str) and self.front.get(prev) == self.last:
+            self.front[h] = self.last  # the usual record (a checkpoint following the one before): no line, no join
             return
         names = [rec.get("prev")]
         parents = rec.get("parents")

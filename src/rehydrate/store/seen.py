@@ -221,10 +221,12 @@ class Seen:
 
     def saw(self, rec: Record) -> None:
         """A record of the log, in order (parents first); it becomes the ring's end. Seen again, it moves there."""
-        seq, h16 = rec["seq"], str(rec["h"])[:16]
+        self.ring_add(rec["seq"], str(rec["h"])[:16])
+        self.track(rec)
+
+    def ring_add(self, seq: int, h16: str) -> None:
+        """A record (seq, h16) at the ring's end; seen again, it moves there."""
         self.dirty = True
-        if self._ring is not None and not self._ring:  # an empty ring (a new cache, a whole pass): kept as text
-            self._ring, self._text = None, ""
         if self._ring is None and f":{h16}" not in self._text:  # the usual case: a new record, the ring not parsed
             self._text = f"{self._text} {seq}:{h16}" if self._text else f"{seq}:{h16}"
             if self._text.count(" ") >= 4 * _RING:
@@ -235,6 +237,10 @@ class Seen:
             ring.append((seq, h16))
             if len(ring) > 4 * _RING:
                 del ring[:-_RING]
+
+    def track(self, rec: Record) -> None:
+        """The last checkpoint's next action and the open lines of work, as a record changes them."""
+        seq, h16 = rec["seq"], str(rec["h"])[:16]
         data = rec["data"]
         op = rec["op"]
         if op == "merge":
@@ -396,7 +402,18 @@ class ScanInfo:
         self.merges = 0  # merge records seen
         self.archived: set[str] = set()  # the h16 of each rotate's prev: the last record it archived
         self.heads = wal.Heads(index=True)  # every record's place too: graph.Graph needs no second read
-        self.seen = Seen()  # the log as it is now, in the cache's terms
+        self._seen = Seen()  # the log as it is now, in the cache's terms (its ring filled from recent when read)
+        self.recent: list[tuple[int, str]] = []  # the last records' (seq, h16), at least _RING of them
+
+    @property
+    def seen(self) -> Seen:
+        """The log as it is now, in the cache's terms: its last records (the ring) and what they carried."""
+        seen = self._seen
+        for seq, h16 in self.recent[-_RING:]:
+            seen.ring_add(seq, h16)
+        self.recent.clear()
+        seen.dirty = True
+        return seen
 
     @classmethod
     def of(cls, seen: Seen | None) -> ScanInfo:
@@ -417,7 +434,10 @@ class ScanInfo:
             self.merges += 1
         elif op == "rotate" and isinstance(rec["prev"], str):
             self.archived.add(rec["prev"][:16])
-        self.seen.saw(rec)
+        self.recent.append((rec["seq"], h16))
+        if len(self.recent) > 4 * _RING:
+            del self.recent[:-_RING]
+        self._seen.track(rec)
         self.lines.add(rec)
 
 
