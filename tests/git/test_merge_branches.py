@@ -237,6 +237,26 @@ def test_a_rotate_on_one_side_merges_with_the_other_sides_entries(
     assert out["problems"] == [], out
 
 
+def test_since_my_last_checkpoint_follows_my_line_after_a_merge(git_env: Any, tmp_path: Path) -> None:
+    """After a merge the other line's records come last in the file: "since the last checkpoint" is read back along
+    this worktree's own line (its checkpoint 2, not feat's checkpoint 4), until a checkpoint chooses."""
+    g = git_env
+    r = g.repo(tmp_path / "repo")
+    g.branch(r, "feat")
+    for i in (1, 2, 3):
+        g.ok(r, "checkpoint", "--done", f"feat {i}", "--next", f"feat next {i}")
+    g.commit(r, "feat", "state")
+    g.switch(r, "main")
+    g.ok(r, "checkpoint", "--done", "main 1", "--next", "main next")
+    g.commit(r, "main", "state")
+    g.merge(r, "feat")
+    text = g.rh(r, "recover").out
+    assert "since checkpoint 2" in text and "since checkpoint 4" not in text, text
+    text = g.rh(r, "status").out  # this worktree's line first, each line below
+    assert "last done:   main 1\nnext action: main next\n" in text and "next: feat next 3" in text, text
+    assert g.rh(r, "status", "--json").json()["next"] == {"done": "main 1", "next": "main next"}
+
+
 @pytest.mark.slow
 def test_random_work_on_two_branches_merges_both_ways_full_size(git_env: Any, tmp_path: Path) -> None:
     _random_merge(git_env, tmp_path, 50, seed=1313)

@@ -98,11 +98,18 @@ def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Si
     after: list[Record] = []  # the records after the checkpoint, newest first (those decoded)
     back = walback.Back(state.wal_path, max_bytes)
     held = _Held()
+    # lines of work merged and not yet chosen by a checkpoint: only my line's records count (walback.along: the
+    # other line's interleave in the file), each line decoded to be told apart
+    mine = snap.last["h"] if len(snap.heads) > 1 or snap.merged else None
     try:
         for offset, raw in back.lines():
-            if held.skip(raw):
+            if mine is None and held.skip(raw):
                 continue
             rec = walback.decode(raw, offset)
+            if mine is not None:
+                if rec["h"] != mine:
+                    continue
+                mine = rec["prev"] if isinstance(rec["prev"], str) else ""
             anchor = _anchor(rec)
             if anchor is not None:
                 _set_checkpoint(since, anchor, rec)

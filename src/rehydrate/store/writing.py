@@ -93,12 +93,16 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
     _sync_pending(state, out)
     nxt = state.view_text(state._pc(out.record)[0]) or ""
     goal = (state.view_text(layout.GOAL) or "").split("\n")
+    parsed = layout.parse_next(nxt)
+    mine = out.merged[0].get("checkpoint") if out.merged else None
+    if isinstance(mine, dict):  # lines of work merged: the file holds each side's; mine is the first line
+        parsed = {k: str(mine.get(k, "")) for k in ("done", "next")}
     return {
         "goal": layout.clean(next((ln for ln in goal if ln.strip() and not ln.startswith("#")), ""), one_line=True),
         "checkpoint": layout.clean(nxt.split("\n", 1)[0].removeprefix("# Next (").removesuffix(")"), one_line=True)
         if not out.merged
         else f"none chosen yet: {len(out.merged)} lines of work were merged",
-        "next": {k: layout.clean(v) for k, v in layout.parse_next(nxt).items()},
+        "next": {k: layout.clean(v) for k, v in parsed.items()},
         "records": out.record["seq"] if out.record else None,
         "lines": out.merged,
     }
