@@ -177,6 +177,13 @@ def _log_problems(out: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for p in out["problems"] if p["code"] not in info]
 
 
+INTEGRATIONS = [  # (how, the branch it lands on, the other): merged, rebased and cherry-picked both ways
+    (how, into, other)
+    for how in ("merge", "rebase", "cherry-pick")
+    for into, other in (("main", "feat"), ("feat", "main"))
+]
+
+
 def _random_merge(g: Any, tmp_path: Path, n: int, seed: int) -> None:
     rng = random.Random(seed)
     r = g.repo(tmp_path / "repo")
@@ -185,25 +192,53 @@ def _random_merge(g: Any, tmp_path: Path, n: int, seed: int) -> None:
     g.switch(r, "main")
     _random_work(g, r, "main", rng, n)
     expected = _all_hashes(g, r, "main") | _all_hashes(g, r, "feat")
-    for into, other in (("main", "feat"), ("feat", "main")):  # merged both ways
-        g.git(r, "switch", "-q", "-C", f"into-{into}", into)
-        g.merge(r, other)
-        assert g.unmerged(r) == []
+    for how, into, other in INTEGRATIONS:
+        g.git(r, "switch", "-q", "-C", f"{how}-{into}", into)
+        if how == "merge":
+            g.merge(r, other)
+        elif how == "rebase":  # this branch's commits replayed on the other
+            g.git(r, "rebase", "-q", other)
+        else:  # the other branch's commits picked onto this one
+            g.git(r, "cherry-pick", f"{into}..{other}")
+        assert g.unmerged(r) == [], how
+        assert _all_hashes(g, r, "HEAD") == expected, how  # nothing lost (logs and archives)
         hashes = [x["h"] for x in g.records(r)]
-        assert sorted(hashes) == sorted(expected)  # nothing lost, nothing twice
+        assert len(hashes) == len(set(hashes)), how  # nothing twice (a repeated line is skipped, as information)
         status = g.rh(r, "status", "--json").json()
-        assert len(status["lines"]) == 2, status
+        assert _log_problems(status) == [], (how, status)
+        if how == "merge":
+            assert len(status["lines"]) == 2, status
         verify = g.rh(r, "verify", "--json").json()
-        assert _log_problems(verify) == [], verify
-        g.ok(r, "invariant", f"joined into {into}", "--because", "merged")
+        assert _log_problems(verify) == [], (how, verify)
+        g.ok(r, "invariant", f"joined by {how} into {into}", "--because", "integrated")
         verify = g.rh(r, "verify", "--json").json()
-        assert _log_problems(verify) == [], verify
+        assert _log_problems(verify) == [], (how, verify)
         g.git(r, "checkout", "-q", "--", ".")
         g.git(r, "clean", "-qfd", "state")
 
 
-def test_random_work_on_two_branches_merges_both_ways(git_env: Any, tmp_path: Path) -> None:
-    _random_merge(git_env, tmp_path, 8, seed=13)
+@pytest.mark.parametrize(("n", "seed"), [(8, 13), (30, 106)])  # 106: both sides' rotates carry a handoff
+def test_random_work_on_two_branches_merges_rebases_and_cherry_picks_both_ways(
+    git_env: Any, tmp_path: Path, n: int, seed: int
+) -> None:
+    _random_merge(git_env, tmp_path, n, seed=seed)
+
+
+def test_both_sides_rotating_after_the_same_record_merge_without_a_conflict(git_env: Any, tmp_path: Path) -> None:
+    """Each archive holds its own log and its own rotate record: a name of its own, never an add/add conflict."""
+    g = git_env
+    r = g.repo(tmp_path / "repo")
+    g.branch(r, "feat")
+    g.ok(r, "rotate")
+    g.commit(r, "feat rotated", "state")
+    g.switch(r, "main")
+    g.ok(r, "rotate")
+    g.commit(r, "main rotated", "state")
+    g.merge(r, "feat")
+    assert g.unmerged(r) == []
+    assert len(list((r / "state" / "archive").iterdir())) == 2
+    g.ok(r, "checkpoint", "--done", "merged", "--next", "go on")
+    assert g.rh(r, "verify", "--json").json()["problems"] == []
 
 
 @pytest.mark.parametrize("into", ["main", "feat"])
@@ -258,5 +293,7 @@ def test_since_my_last_checkpoint_follows_my_line_after_a_merge(git_env: Any, tm
 
 
 @pytest.mark.slow
-def test_random_work_on_two_branches_merges_both_ways_full_size(git_env: Any, tmp_path: Path) -> None:
+def test_random_work_on_two_branches_merges_rebases_and_cherry_picks_both_ways_full_size(
+    git_env: Any, tmp_path: Path
+) -> None:
     _random_merge(git_env, tmp_path, 50, seed=1313)

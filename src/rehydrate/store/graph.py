@@ -17,6 +17,7 @@ when a write joins them.
 
 from __future__ import annotations
 
+from rehydrate.errors import RehydrateError
 from rehydrate.store import wal
 from rehydrate.store.views import HANDOFF, NEXT, clean
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 MERGE = "merge"
 _NEXT_CAP = 300  # the most characters of a line's next action a merge record carries
 _MAX_LINES = 16  # the most lines of work one merge record lists
+_MAX_RENDERS = 64  # the most renderings of a view per line of work that a union-merged view is checked against
 
 
 class Graph:
@@ -57,23 +59,48 @@ class Graph:
     def last_of(self, h: str, ops: tuple[str, ...]) -> Record | None:
         """The newest record of one of ops on h's line: h itself or the first found walking back along prev (the
         first parent: the line this worktree followed). A rotate stands in for what it carries."""
+        found = self.producers(h, ops, 1)
+        return found[0] if found else None
+
+    def producers(self, h: str, ops: tuple[str, ...], limit: int) -> list[Record]:
+        """The records of one of ops on h's line, newest first, at most limit (walking back along prev, as
+        last_of); a rotate stands in for what it carries, and ends the line (what came before is archived)."""
+        out: list[Record] = []
         seen: set[str] = set()
         at: str | None = h
-        while at is not None and at not in seen:
+        while at is not None and at not in seen and len(out) < limit:
             seen.add(at)
             node = self.index.get(at)
             if node is None:
-                return None
+                break
             if node.op in ops or node.op == "rotate":
                 rec = wal.read_at(self.path, node.offset)
                 if rec is None:
-                    return None
+                    break
                 if rec["op"] != "rotate":
-                    return rec
-                carried = rec["data"].get("checkpoint" if "checkpoint" in ops else "handoff")
-                return carried if isinstance(carried, dict) and carried.get("op") in ops else None
+                    out.append(rec)
+                else:
+                    carried = rec["data"].get("checkpoint" if "checkpoint" in ops else "handoff")
+                    if isinstance(carried, dict) and carried.get("op") in ops:
+                        out.append(carried)
+                    break
             at = node.parents[0] if node.parents else None
-        return None
+        return out
+
+    def last_producers(self, ops: tuple[str, ...], limit: int) -> list[Record]:
+        """The log's last records of one of ops (a rotate's carried one for it), at most limit, newest first."""
+        out: list[Record] = []
+        for node in reversed(self.index.values()):
+            if len(out) >= limit:
+                break
+            if node.op not in ops and node.op != "rotate":
+                continue
+            rec = wal.read_at(self.path, node.offset)
+            if rec is not None and rec["op"] == "rotate":
+                rec = rec["data"].get("checkpoint" if "checkpoint" in ops else "handoff")
+            if isinstance(rec, dict) and rec.get("op") in ops:
+                out.append(rec)
+        return out
 
     def merged_since(self, h: str) -> Record | None:
         """The newest merge record on h's line not followed by a checkpoint (the lines of work still open), or None."""
@@ -189,12 +216,58 @@ def join(state: State, snap: Snapshot, last: Record, bound: dict[str, str]) -> t
 
 
 def head_views(graph: Graph, heads: list[Record]) -> dict[str, list[Record]]:
-    """For 99_next.md and 20_handoff.md, each head's last record that produced the view (a merge record renders 99)."""
+    """For 99_next.md and 20_handoff.md, the records that produced the view that a union merge may have made the
+    file of (a merge record renders 99): on each head's line, newest first, at most _MAX_RENDERS a line, then the
+    log's last _MAX_RENDERS others in file order. A merge joins the heads' last renderings; a rebase or a cherry-pick
+    replays commits one by one, and each replay's union may keep a line of an earlier rendering of either side."""
     out: dict[str, list[Record]] = {}
     for name, ops in ((NEXT, ("checkpoint", "init", MERGE)), (HANDOFF, ("handoff",))):
-        found = [graph.last_of(str(r["h"]), ops) for r in heads]
-        out[name] = [r for r in found if r is not None]
+        found = {_key(rec): rec for r in heads for rec in graph.producers(str(r["h"]), ops, _MAX_RENDERS)}
+        for rec in graph.last_producers(ops, _MAX_RENDERS):
+            found.setdefault(_key(rec), rec)
+        for rec in _archived_producers(graph, ops):
+            found.setdefault(_key(rec), rec)
+        out[name] = list(found.values())
     return out
+
+
+_MAX_ARCHIVES = 8  # the newest rotates of the log whose archives' last renderings count
+_ARCHIVE_BYTES = 4 << 20  # the most bytes read back from the end of each
+
+
+def _archived_producers(graph: Graph, ops: tuple[str, ...]) -> list[Record]:
+    """The last records of ops in the archives the log's newest rotates name (a rebase replays a rotate commit: the
+    union may keep a line of a rendering that the rotate then archived). Read back from each archive's end, bounded;
+    an archive name that is not a plain file of archive/ is skipped (the scan names it), as is any damage."""
+    import os
+
+    from rehydrate.store import walback
+
+    root = os.path.dirname(os.path.dirname(graph.path))
+    rotates = [node for node in graph.index.values() if node.op == "rotate"][-_MAX_ARCHIVES:]
+    out: list[Record] = []
+    for node in rotates:
+        rec = wal.read_at(graph.path, node.offset)
+        if rec is None or wal.archive_error(rec) is not None:
+            continue
+        path = os.path.join(root, rec["data"]["archive"])
+        found = 0
+        try:
+            for _, old in walback.Back(path, _ARCHIVE_BYTES):
+                if old.get("op") in ops:
+                    out.append(old)
+                    found += 1
+                    if found >= _MAX_RENDERS:
+                        break
+        except (OSError, RehydrateError, ValueError):
+            continue
+    return out
+
+
+def _key(rec: Record) -> str:
+    """A record's identity among renderings: its h (a rotate's carried record has none: what it carries)."""
+    h = rec.get("h")
+    return h if isinstance(h, str) else repr((rec.get("op"), rec.get("seq"), rec.get("ts"), rec.get("data")))
 
 
 def heads_text(graph: Graph, heads: list[tuple[int, Record]]) -> str:

@@ -407,8 +407,11 @@ def rotate_data(state: State, last: Record) -> dict[str, Any]:
     checkpoint = last_producer(state, NEXT)
     handoff = last_producer(state, HANDOFF)
     keep = ("op", "seq", "ts", "git", "data")
+    # a name of its own (6 random hex digits at the end): two branches that rotate after the same record archive
+    # different logs (each holds its own rotate record), which would otherwise meet as an add/add conflict
+    name = f"{state.actor}-{first['seq']}-{last['seq'] + 1}-{last['h'][:8]}-{os.urandom(3).hex()}"
     return {
-        "archive": f"{ARCHIVE_DIR}/{state.actor}-{first['seq']}-{last['seq'] + 1}-{last['h'][:8]}.jsonl",
+        "archive": f"{ARCHIVE_DIR}/{name}.jsonl",
         "records": last["seq"] - first["seq"] + 2,
         "goal": goal_data(state),
         "lines": [ln for ln, ordered in bound if ordered],
