@@ -251,6 +251,8 @@ def test_a_rotate_on_one_side_merges_with_the_other_sides_entries(
     stay recorded, and the records the rotate archived are not named as rolled back."""
     g = git_env
     r = g.repo(tmp_path / "repo")
+    g.ok(r, "invariant", "base: an entry before the fork", "--because", "both sides have it")
+    g.commit(r, "base entry", "state")
     g.branch(r, "feat", "main")
     g.switch(r, "main")
     for side in sorted(("feat", "main"), key=lambda s: s == rotated):  # the side that rotates works last
@@ -268,6 +270,7 @@ def test_a_rotate_on_one_side_merges_with_the_other_sides_entries(
     g.ok(r, "checkpoint", "--done", "merged", "--next", "go on")
     text = (r / "state" / "10_invariants.md").read_text()
     assert "main: parse with a table" in text and "feat: parse with a table" in text
+    assert text.count("base: an entry before the fork") == 1
     out = g.rh(r, "verify", "--json").json()
     assert out["problems"] == [], out
 

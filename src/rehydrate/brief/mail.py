@@ -48,10 +48,12 @@ def _material(d: _Draft) -> Listing | None:
     try:
         import os
 
-        from rehydrate.store import mail
-        from rehydrate.store.state import State
+        from rehydrate.store.views import MAIL_DIR
 
-        if d.path and os.path.isdir(os.path.join(d.path, mail.MAIL_DIR)):
+        if d.path and os.path.isdir(os.path.join(d.path, MAIL_DIR)):  # (store/mail.py loaded only then)
+            from rehydrate.store import mail
+            from rehydrate.store.state import State
+
             state = State(d.path, d.actor)
             found = mail.listing(state, mail.read_set(state))
     except Exception:  # the mailbox check names what could not be read; the brief goes on without the section

@@ -24,15 +24,17 @@ class MailboxCheck:
     def run(self, context: Context) -> list[Finding]:
         if context.state is None:
             return []  # the state did not load: identity says so
-        from rehydrate.store import mail
         from rehydrate.store.state import State
+        from rehydrate.store.views import MAIL_DIR
 
         state = State(context.state.root, context.state.actor)
-        where = f"{state.rel(mail.MAIL_DIR, state.actor)}/ and {state.rel(mail.MAIL_DIR, mail.ALL)}/"
-        if not os.path.lexists(state.path(mail.MAIL_DIR)):
+        where = f"{state.rel(MAIL_DIR, state.actor)}/ and {state.rel(MAIL_DIR, 'all')}/"
+        if not os.path.lexists(state.path(MAIL_DIR)):  # (store/mail.py is not loaded: the hook path stays light)
             if len(state._actors()) <= 1:
                 return [Finding(self.name, "n/a", "one actor, no state/mail/")]
             return [Finding(self.name, "ok", f"nothing unread (no mail yet in {where})")]
+        from rehydrate.store import mail
+
         found = mail.listing(state, mail.read_set(state))
         findings = [
             Finding(self.name, "skipped", why, "move it out of state/mail/ (it was not written by rehydrate)")

@@ -18,12 +18,13 @@ class OutboxCheck:
     def run(self, context: Context) -> list[Finding]:
         if context.state is None:
             return []
-        from rehydrate.store import mail
         from rehydrate.store.state import State
 
         state = State(context.state.root, context.state.actor)
         if len(state._actors()) <= 1:  # a promise is made to the other actors: with none, nothing to look at
             return [Finding(self.name, "n/a", "one actor in state/wal/")]
+        from rehydrate.store import mail
+
         made = mail.promises(state)
         open_ = [(i, p) for i, p in made.items() if not p["done"]]
         if not open_:

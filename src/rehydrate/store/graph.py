@@ -23,8 +23,10 @@ from rehydrate.store.views import HANDOFF, NEXT, clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
+    from rehydrate.store.lineorder import Collector
     from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import State
     from rehydrate.store.wal import Record
@@ -35,20 +37,35 @@ _MAX_LINES = 16  # the most lines of work one merge record lists
 _MAX_RENDERS = 64  # the most renderings of a view per line of work that a union-merged view is checked against
 
 
-class Graph:
-    """Every record's place in a log (offset, seq, op, parents), by h, and the heads in file order: from a pass
-    that already read the log (its Heads, built with index), else read once here. Lines that are not valid records
-    are left out (the scan names them)."""
+class Node:
+    __slots__ = ("offset", "op", "parents", "seq")
 
-    def __init__(self, path: str, end: int | None = None, heads: wal.Heads | None = None) -> None:
+    def __init__(self, offset: int, seq: int, op: str, parents: list[str]) -> None:
+        self.offset = offset
+        self.seq = seq
+        self.op = op
+        self.parents = parents
+
+
+class Graph:
+    """Every record's place in a log (offset, seq, op, parents), by h, and the heads in file order, in one read of
+    the log (collect, if given, is fed each record in order: lineorder.Collector). The read trusts what the caller's
+    pass over the same bytes verified (wal.check_chain, under the lock): each line is parsed, not hashed again; a
+    line that is not a whole record, or repeats one, is left out."""
+
+    def __init__(self, path: str, end: int | None = None, collect: Collector | None = None) -> None:
         self.path = path
-        if heads is None or heads.index is None:
-            heads = wal.Heads(index=True)
-            index = heads.index or {}
-            for line, rec, _ in wal.scan(path, end):
-                if rec is not None and line.newline and rec["h"] not in index:
-                    heads.add(line.offset, rec)
-        self.index: dict[str, wal.Node] = heads.index if heads.index is not None else {}
+        self.index: dict[str, Node] = {}
+        heads = wal.Heads()
+        for offset, rec in _parsed(path, end):
+            h = rec["h"]
+            if h in self.index:
+                continue
+            parents = wal.parents_of(rec)
+            self.index[h] = Node(offset, rec["seq"], rec["op"], parents)
+            heads.add(offset, rec)
+            if collect is not None:
+                collect.add(rec)
         self.heads: list[tuple[int, Record]] = heads.records()
 
     def read(self, h: str) -> Record | None:
@@ -115,6 +132,30 @@ class Graph:
                 return wal.read_at(self.path, node.offset)
             at = node.parents[0] if node.parents else None
         return None
+
+
+def _parsed(path: str, end: int | None) -> Iterator[tuple[int, Record]]:
+    """(offset, record) of each whole line of the log that parses to a record's shape (h, seq, op, prev, parents)."""
+    try:
+        from orjson import loads
+    except ImportError:  # pragma: no cover - a platform without orjson's wheels
+        from json import loads  # type: ignore[assignment]
+    for line in wal.iter_lines(path, end):
+        if line.raw is None or not line.newline:
+            continue
+        try:
+            rec = loads(line.raw)
+        except ValueError:
+            continue
+        if (
+            isinstance(rec, dict)
+            and isinstance(rec.get("h"), str)
+            and type(rec.get("seq")) is int
+            and isinstance(rec.get("op"), str)
+            and isinstance(rec.get("data"), dict)
+            and (rec.get("prev") is None or isinstance(rec.get("prev"), str))
+        ):
+            yield line.offset, rec
 
 
 def my_head(
@@ -215,30 +256,33 @@ def join(state: State, snap: Snapshot, last: Record, bound: dict[str, str]) -> t
     return state._seal(last, MERGE, {"lines": snap.merged or []}, dict(bound), None, snap.heads[1:])
 
 
+_VIEW_OPS = ((NEXT, ("checkpoint", "init", MERGE)), (HANDOFF, ("handoff",)))
+
+
 def head_views(graph: Graph, heads: list[Record]) -> dict[str, list[Record]]:
     """For 99_next.md and 20_handoff.md, the records that produced the view that a union merge may have made the
-    file of (a merge record renders 99): on each head's line, newest first, at most _MAX_RENDERS a line, then the
-    log's last _MAX_RENDERS others in file order. A merge joins the heads' last renderings; a rebase or a cherry-pick
-    replays commits one by one, and each replay's union may keep a line of an earlier rendering of either side."""
+    file of (a merge record renders 99): on each head's line (the first _MAX_LINES heads), newest first, at most
+    _MAX_RENDERS a line, then the log's last _MAX_RENDERS others and the newest archives' last ones. A merge joins
+    the heads' last renderings; a rebase or a cherry-pick replays commits one by one, and each replay's union may
+    keep a line of an earlier rendering of either side, or of one a replayed rotate then archived."""
+    archived = _archived_producers(graph)
     out: dict[str, list[Record]] = {}
-    for name, ops in ((NEXT, ("checkpoint", "init", MERGE)), (HANDOFF, ("handoff",))):
-        found = {_key(rec): rec for r in heads for rec in graph.producers(str(r["h"]), ops, _MAX_RENDERS)}
-        for rec in graph.last_producers(ops, _MAX_RENDERS):
-            found.setdefault(_key(rec), rec)
-        for rec in _archived_producers(graph, ops):
+    for name, ops in _VIEW_OPS:
+        found = {_key(rec): rec for r in heads[:_MAX_LINES] for rec in graph.producers(str(r["h"]), ops, _MAX_RENDERS)}
+        for rec in [*graph.last_producers(ops, _MAX_RENDERS), *(r for r in archived if r.get("op") in ops)]:
             found.setdefault(_key(rec), rec)
         out[name] = list(found.values())
     return out
 
 
-_MAX_ARCHIVES = 8  # the newest rotates of the log whose archives' last renderings count
-_ARCHIVE_BYTES = 4 << 20  # the most bytes read back from the end of each
+_MAX_ARCHIVES = 4  # the newest rotates of the log whose archives' last renderings count
+_ARCHIVE_BYTES = 1 << 20  # the most bytes read back from the end of each
 
 
-def _archived_producers(graph: Graph, ops: tuple[str, ...]) -> list[Record]:
-    """The last records of ops in the archives the log's newest rotates name (a rebase replays a rotate commit: the
-    union may keep a line of a rendering that the rotate then archived). Read back from each archive's end, bounded;
-    an archive name that is not a plain file of archive/ is skipped (the scan names it), as is any damage."""
+def _archived_producers(graph: Graph) -> list[Record]:
+    """The last records that produced 99 or 20 in the archives the log's newest rotates name, newest first, at most
+    _MAX_RENDERS of each view an archive. Read back from each archive's end, bounded; an archive name that is not
+    a plain file of archive/ is skipped (the scan names it), as is any damage."""
     import os
 
     from rehydrate.store import walback
@@ -250,15 +294,15 @@ def _archived_producers(graph: Graph, ops: tuple[str, ...]) -> list[Record]:
         rec = wal.read_at(graph.path, node.offset)
         if rec is None or wal.archive_error(rec) is not None:
             continue
-        path = os.path.join(root, rec["data"]["archive"])
-        found = 0
+        counts = dict.fromkeys((name for name, _ in _VIEW_OPS), 0)
         try:
-            for _, old in walback.Back(path, _ARCHIVE_BYTES):
-                if old.get("op") in ops:
+            for _, old in walback.Back(os.path.join(root, rec["data"]["archive"]), _ARCHIVE_BYTES):
+                name = next((n for n, ops in _VIEW_OPS if old.get("op") in ops), None)
+                if name is not None and counts[name] < _MAX_RENDERS:
+                    counts[name] += 1
                     out.append(old)
-                    found += 1
-                    if found >= _MAX_RENDERS:
-                        break
+                if min(counts.values()) >= _MAX_RENDERS:
+                    break
         except (OSError, RehydrateError, ValueError):
             continue
     return out

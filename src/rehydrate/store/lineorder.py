@@ -81,16 +81,27 @@ class Collector:
     """One actor's recorded lines, records fed in file order (parents before children, as a union merge keeps them):
     each record's first line follows the newest lines of its own ancestors (via prev and a merge's parents), and is
     unordered against another line of work's. A record seen before (the same h: a cherry-pick merged back) is
-    skipped. A rotate carries every line recorded before it: its ancestors' lines give way to its own."""
+    skipped. A rotate carries every line recorded before it: its ancestors' lines give way to its own.
 
-    def __init__(self) -> None:
+    linear_only: memory that does not grow with the log (a whole pass's): the lines are collected while every record
+    follows the one before it (then the list is the answer); the first that does not sets `broken`, and the lines
+    are left to a collector fed by graph.Graph's read."""
+
+    def __init__(self, linear_only: bool = False) -> None:
         self.items: list[Bound] = []
         self.front: dict[str, tuple[int, ...]] = {}  # per record h: the newest items among it and its ancestors
         self.last: tuple[int, ...] = ()  # the front of the record before, in file order
         self.dead: set[int] = set()
+        self.carried: set[str] = set()  # the lines rotates carry whose last record is not in this log (archived)
+        self.linear_only = linear_only
+        self.broken = False
+        self._last_h: str | None = None
 
     def add(self, rec: Record) -> None:
         h = rec.get("h")
+        if self.linear_only:
+            self._linear(rec, h)
+            return
         if not isinstance(h, str) or h in self.front:
             return
         op = rec.get("op")
@@ -110,19 +121,35 @@ class Collector:
             known = []
         base = tuple(sorted({i for f in known for i in f}))
         new = bound_lines(rec)
+        if self.carried and rec.get("op") != "rotate":  # already recorded by a rotate that archived them
+            new = [item for item in new if item[0] not in self.carried]
         for k, item in enumerate(new):
             i = len(self.items)
             plain = k or base == ((i - 1,) if i else ())
             self.items.append(item if plain else _line(item[0], item[1], base, type(item) is Line and item.shared))
         self.front[h] = self.last = (len(self.items) - 1,) if new else base
 
+    def _linear(self, rec: Record, h: object) -> None:
+        if self.broken or not isinstance(h, str):
+            return
+        prev = rec.get("prev")
+        if self._last_h is not None and (prev != self._last_h or "parents" in rec):
+            self.broken, self.items = True, []  # not one line: graph.Graph's read collects them
+            return
+        self._last_h = h
+        if rec.get("op") == "rotate":  # it carries every line before it
+            self.items = []
+        self.items.extend(bound_lines(rec))
+
     def _rotate(self, rec: Record, known: list[tuple[int, ...]]) -> None:
         """The rotate's ancestors' lines are carried by the rotate itself: dropped. When its parent is not in this
         log (archived: a union put another line of work's records before it), the lines it carries are dropped:
-        another line's records that it does not carry stay."""
+        another line's records that it does not carry stay; a record that comes after it and binds a line it
+        carries (the base's, brought back by the union) binds nothing more."""
         if rec.get("prev") not in self.front:
             carried = {item[0] for item in bound_lines(rec)}
             self.dead.update(i for i, item in enumerate(self.items) if item[0] in carried)
+            self.carried |= carried  # a union may also bring the archived records back after it
             return
         todo = [i for f in known for i in f]
         while todo:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from rehydrate.store.state import Outcome, State
 
-MAIL_DIR = "mail"
+MAIL_DIR = layout.MAIL_DIR
 ALL = "all"
 KINDS = ("redirect", "blocker", "actionable", "fyi")  # the order messages are shown in
 URGENT = ("redirect", "blocker")  # an unread one degrades the mailbox check

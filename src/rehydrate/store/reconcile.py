@@ -155,7 +155,7 @@ def reconcile(
                 info.heads.add(off, rec)
     last_offset = tail.records[-1][0]
     if info is not None:
-        last_offset = _graph(state, snap, seen, info, last_offset)
+        last_offset = _graph(state, snap, seen, info, last_offset, end)
     elif seen is not None:
         snap.merged = seen.merged
         if cached:  # several heads, each read where the cache says
@@ -178,6 +178,9 @@ def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | No
     if info is None:
         _reconcile_views(state, snap, repair)
         return
+    if info.lines.broken:  # not one line and not read again by graph.py: latches reads the log itself
+        _reconcile_views(state, snap, repair)
+        return
     from rehydrate.store import latches
 
     latches.READ[state.wal_path] = (log_fp, info.lines)
@@ -187,17 +190,23 @@ def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | No
         latches.READ.pop(state.wal_path, None)
 
 
-def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last_offset: int) -> int:
+def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last_offset: int, end: int | None) -> int:
     """After a whole pass: the log's heads, this worktree's head (snap.last), the merged lines of work not yet chosen
     and each head's view producers. Returns my head's byte offset. A log that is one line and never merged costs
-    nothing more; otherwise graph.py works from the pass's index (ScanInfo.heads), the log not read again."""
+    nothing more; otherwise graph.py reads it once more, parsing each line without hashing it again."""
     heads = info.heads.records()
     snap.branch = _branch(state)
     if len(heads) <= 1 and not info.merges:
         return last_offset
     from rehydrate.store import graph
+    from rehydrate.store.lineorder import Collector
 
-    g = graph.Graph(state.wal_path, heads=info.heads)
+    # the log read once more (parsed, not hashed again: the pass just checked it), indexed, and this actor's
+    # recorded lines collected as a graph on the way when the pass could not (not one line)
+    collect = Collector() if info.lines.broken else None
+    g = graph.Graph(state.wal_path, end, collect)
+    if collect is not None:
+        info.lines = collect
     # the cache's end, if this worktree was on the same branch when it wrote it (a `git switch` in between runs no
     # command), else the head whose last checkpoint was made on this branch, else the first in the file
     same = seen is not None and seen.end is not None and seen.branch in (None, snap.branch)

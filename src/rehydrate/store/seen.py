@@ -388,20 +388,20 @@ def lost_message(lost: dict[str, Any]) -> str:
 
 
 class ScanInfo:
-    """What one pass over the whole log learned: the heads (and every record's place: graph.Graph), this actor's
-    recorded lines of 10_invariants.md (lineorder.Collector: latches.READ), and for the rollback check which of the
-    records the cache remembers are still there (by h)."""
+    """What one pass over the whole log learned, in memory that does not grow with the log: the heads, this actor's
+    recorded lines of 10_invariants.md while the log is one line (lineorder.Collector: latches.READ), and for the
+    rollback check which of the records the cache remembers are still there (by h)."""
 
     def __init__(self, want: set[str]) -> None:
         from rehydrate.store.lineorder import Collector
 
         self.want = want  # the h16s the cache remembers
-        self.lines = Collector()
+        self.lines = Collector(linear_only=True)  # (a log that is not one line: graph.py collects them)
         self.present: set[str] = set()
         self.first: int | None = None
         self.merges = 0  # merge records seen
         self.archived: set[str] = set()  # the h16 of each rotate's prev: the last record it archived
-        self.heads = wal.Heads(index=True)  # every record's place too: graph.Graph needs no second read
+        self.heads = wal.Heads()
         self._seen = Seen()  # the log as it is now, in the cache's terms (its ring filled from recent when read)
         self.recent: list[tuple[int, str]] = []  # the last records' (seq, h16), at least _RING of them
 

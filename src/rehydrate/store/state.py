@@ -19,7 +19,15 @@ from rehydrate.store.memo import Memo
 from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile
 from rehydrate.store.seen import Seen, fingerprint
 from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
-from rehydrate.store.writing import current_goal, refuse_unsafe, render, status_extra, upgrade_attributes, written_on
+from rehydrate.store.writing import (
+    current_goal,
+    mint_entry,
+    refuse_unsafe,
+    render,
+    status_extra,
+    upgrade_attributes,
+    written_on,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -96,7 +104,8 @@ class State:
         self.paths: dict[str, str] = {}  # path(name), joined once
         self.rendered: tuple[Record, bytes] | None = None  # the record _seal last rendered 99_next.md for, its bytes
         self.joining = False  # an actor without a log yet in a state that has others: its first write joins
-        self.entry_ts: str | None = None  # the time an entry's id was minted from: its record carries the same
+        self.entry_ts: str | None = None  # the time an entry's id was minted from: its record (and a merge record
+        # written first) carry the same
 
     # ----------------------------------------------------------------------------------------------- opening
 
@@ -305,7 +314,7 @@ class State:
         rec: Record = {
             "v": wal.VERSION,
             "seq": max(seqs) + 1 if seqs else 1,
-            "ts": self.entry_ts if self.entry_ts is not None and op in ("invariant", "reject") else wal.now(),
+            "ts": self.entry_ts if self.entry_ts is not None and op in ("invariant", "reject", "merge") else wal.now(),
             "actor": self.actor,
             "op": op,
             "data": data,
@@ -349,6 +358,7 @@ class State:
             if len(snap.heads) > 1:  # the merge record this write starts with replaces the program counter
                 layout.keep_edit(self, next_name, snap, out)
             if op in ("invariant", "reject"):  # the binding extended by the line: the file is not read again
+                self.entry_ts = mint_entry(self, data, "D" if op == "invariant" else "R")
                 snap.set_invariants((snap.inv or binding.Lines()).add(data["line"].encode()))
             elif op == "handoff":
                 views[handoff_name] = wal.sha256(layout.render_handoff(data["text"]).encode())
@@ -394,15 +404,11 @@ class State:
         from rehydrate.store import latches
 
         latches.check_entry("decision" if kind == "D" else "approach", text, because, guard, contains)
-        self.entry_ts = ts = wal.now()  # (latches._minted confirms an id with its record's time)
-        ident = f"{kind}-" + wal.sha256(f"{self.actor}\0{ts}\0{text}".encode())[:6]
-        line = layout.entry_line(kind, ident, ts[:10], text, because, guard, contains)
-        data: dict[str, Any] = {"id": ident, "text": text, "because": because, "line": line}
+        data: dict[str, Any] = {"text": text, "because": because}  # its id and line minted under the lock (_write)
         if guard:
             data["guard"] = guard
         if contains:
             data["contains"] = contains
-        data["line_sha256"] = wal.sha256(line.encode())
         try:
             return self._write("invariant" if kind == "D" else "reject", data)
         finally:

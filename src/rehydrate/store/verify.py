@@ -99,14 +99,16 @@ class Logs:
         path = _path(self.state, actor)
         own = actor == self.state.actor
         # each actor's recorded lines as a graph of records (lineorder.Collector), as latches.recorded_lines reads them
-        lines = self.info.lines if own else Collector()
+        # (while the log is one line: in memory that does not grow with it; else latches reads it again)
+        lines = self.info.lines if own else Collector(linear_only=True)
         visit = self.info.add if own else lines.add
         try:
             fp = file_fingerprint(path)
         except OSError:
             return
         self.found[actor] = (fp, _scan(self.state, actor, visit, self.info.heads if own else None))
-        latches.READ[path] = (fp, lines)
+        if not lines.broken:
+            latches.READ[path] = (fp, lines)
 
     def close(self) -> None:
         for actor in self.found:

@@ -20,6 +20,7 @@ HANDOFF = "20_handoff.md"
 NEXT = "99_next.md"
 WAL_DIR = "wal"
 ARCHIVE_DIR = "archive"
+MAIL_DIR = "mail"  # the actors' messages (store/mail.py), a folder per recipient
 PIPELINES = "pipelines.json"  # the registered pipelines: {name: {"output", "progress", "key", "total"}}
 GITIGNORE = ".gitignore"
 VIEWS = (GOAL, INVARIANTS, HANDOFF, NEXT)

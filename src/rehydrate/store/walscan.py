@@ -61,26 +61,16 @@ def archive_error(rec: Record) -> str | None:
     return f"its archive path {shown!r} is not archive/<file name>.jsonl inside the state folder"
 
 
-class Node:
-    """A record's place in its log: byte offset, seq, op and parents (graph.Graph's index)."""
-
-    __slots__ = ("offset", "op", "parents", "seq")
-
-    def __init__(self, offset: int, seq: int, op: str, parents: list[str]) -> None:
-        self.offset = offset
-        self.seq = seq
-        self.op = op
-        self.parents = parents
-
-
 class Heads:
     """The records that no later record of the same file names as its prev or among its parents, in file order, each
-    with its byte offset: one when the log is a line, several after git merged two lines of work (union). With
-    index, every record's place too (graph.Graph built from the same pass, not by reading the log again)."""
+    with its byte offset: one when the log is a line, several after git merged two lines of work (union). `linear`
+    says whether every record followed the one before it (a log never merged: memory stays bounded, graph.Graph
+    reads a log that is not linear again to index it)."""
 
-    def __init__(self, index: bool = False) -> None:
+    def __init__(self) -> None:
         self.found: dict[str, tuple[int, Record]] = {}
-        self.index: dict[str, Node] | None = {} if index else None
+        self.linear = True
+        self._last: str | None = None
 
     def add(self, offset: int, rec: Record) -> None:
         found = self.found
@@ -88,9 +78,10 @@ class Heads:
         for parent in parents:
             found.pop(parent, None)
         h = rec["h"]
+        if self._last is not None and parents != [self._last]:
+            self.linear = False
+        self._last = h
         found[h] = (offset, rec)
-        if self.index is not None and h not in self.index:
-            self.index[h] = Node(offset, int(rec["seq"]), str(rec["op"]), parents)
 
     def records(self) -> list[tuple[int, Record]]:
         return list(self.found.values())

@@ -4,7 +4,7 @@ none is given, and how a record renders the replaceable view it produces."""
 from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store import WORDS, fsio
+from rehydrate.store import WORDS, fsio, wal
 from rehydrate.store import views as layout
 from rehydrate.store.views import INVARIANTS
 
@@ -84,6 +84,17 @@ def written_on(state: State, git: Any) -> str | None:
     from rehydrate.store.reconcile import _branch
 
     return _branch(state)
+
+
+def mint_entry(state: State, data: dict[str, Any], kind: str) -> str:
+    """An entry's id and line, minted under the lock from the time returned (its record carries the same time:
+    latches._minted confirms an id from its record): data gains id, line and line_sha256."""
+    ts = wal.now()
+    text = data["text"]
+    ident = f"{kind}-" + wal.sha256(f"{state.actor}\0{ts}\0{text}".encode())[:6]
+    line = layout.entry_line(kind, ident, ts[:10], text, data["because"], data.get("guard"), data.get("contains"))
+    data.update(id=ident, line=line, line_sha256=wal.sha256(line.encode()))
+    return ts
 
 
 def status_extra(state: State, out: Any) -> dict[str, Any]:
