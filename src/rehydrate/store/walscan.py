@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
 from rehydrate.store import INFO, Problem, digest
-from rehydrate.store.wal import Line, conflicted, is_conflict_marker, scan, unrepairable
+from rehydrate.store.wal import Line, conflicted, is_conflict_marker, iter_lines, scan, unrepairable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -101,16 +101,79 @@ def parents_of(rec: Record) -> list[str]:
     return ([prev] if isinstance(prev, str) else []) + _parents(rec)
 
 
+class _Known:
+    """h: seq of every valid record of the log so far, as a pass needs it: while each record follows the one before
+    (a log that is one line), only the last is held, so that memory does not grow with the log; the first question
+    about another record reads the file's bytes before the current line once (parsed, not hashed: the pass checked
+    them; the lines it found damaged left out) and from then on holds them all."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.all: dict[str, int] | None = None
+        self.last: tuple[str, int] | None = None
+        self.count = 0
+        self.upto = 0  # the byte offset of the line being looked at: every record before it is known
+        self.bad: set[int] = set()  # the offsets of lines the pass found not to be records
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def __contains__(self, h: str) -> bool:
+        return self.get(h) is not None
+
+    def get(self, h: str) -> int | None:
+        if self.all is None:
+            if self.last is not None and h == self.last[0]:
+                return self.last[1]
+            if not self.count:
+                return None
+            self._load()
+        return self.all.get(h) if self.all is not None else None
+
+    def repeats(self, h: str, rec: Record) -> bool:
+        """Whether a record repeats an earlier one (same h). One that follows the last record can only repeat that
+        one: asked without reading back."""
+        if self.all is None and self.last is not None and parents_of(rec) == [self.last[0]]:
+            return h == self.last[0]
+        return h in self
+
+    def __setitem__(self, h: str, seq: int) -> None:
+        self.count += 1
+        self.last = (h, seq)
+        if self.all is not None:
+            self.all[h] = seq
+
+    def _load(self) -> None:
+        try:
+            from orjson import loads
+        except ImportError:  # pragma: no cover - a platform without orjson's wheels
+            from json import loads  # type: ignore[assignment]
+        found: dict[str, int] = {}
+        for line in iter_lines(self.path, self.upto):
+            if line.raw is None or not line.newline or line.offset in self.bad:
+                continue
+            try:
+                rec = loads(line.raw)
+            except ValueError:
+                continue
+            h = rec.get("h") if isinstance(rec, dict) else None
+            if isinstance(h, str) and h not in found and type(rec.get("seq")) is int:
+                found[h] = rec["seq"]
+        self.all = found
+
+
 class _Scan:
     """One pass over a log as a graph: each record's prev and parents must be records earlier in the file."""
 
-    def __init__(self, rel: str, visit: Callable[[Record], None] | None, heads: Heads | None = None) -> None:
+    def __init__(
+        self, rel: str, visit: Callable[[Record], None] | None, heads: Heads | None = None, path: str = ""
+    ) -> None:
         self.rel = rel
         self.visit = visit
         self.heads = heads
         self.problems: list[Problem] = []
         self.conflicts: list[Problem] = []
-        self.known: dict[str, int] = {}  # h: seq of every valid record so far
+        self.known = _Known(path)  # h: seq of every valid record so far
         self.damaged = False  # the line before was not a record: a record following it is not checked against it
         self.count = 0
         self.duplicates = 0
@@ -121,6 +184,7 @@ class _Scan:
     def line(self, line: Line, rec: Record | None, why: str | None, is_last: bool) -> None:
         self.count += 1
         rel, number = self.rel, line.number
+        self.known.upto = line.offset
         if line.raw is not None and is_conflict_marker(line.raw):
             self.conflicts.append(
                 Problem(
@@ -135,6 +199,7 @@ class _Scan:
         elif line.raw is None:
             self.add("oversized-line", number, str(why))
             self.damaged = True
+            self.known.bad.add(line.offset)
         elif not line.newline:
             if rec is not None and self.follows(rec):  # a whole, valid record: only its newline was lost
                 self.add("missing-newline", number, "the last record lost its final newline", True)
@@ -143,6 +208,7 @@ class _Scan:
         elif rec is None:
             self.add("torn-tail" if is_last else "damaged-record", number, str(why), is_last)
             self.damaged = True
+            self.known.bad.add(line.offset)
         else:
             self.record(rec, number, line.offset)
 
@@ -155,7 +221,7 @@ class _Scan:
 
     def record(self, rec: Record, number: int, offset: int) -> None:
         h = rec["h"]
-        if h in self.known:  # the same record twice (a cherry-pick, then a merge): the repeat is skipped
+        if self.known.repeats(h, rec):  # the same record twice (a cherry-pick, then a merge): the repeat is skipped
             self.duplicates += 1
             self.add("duplicate-record", number, f"record {rec['seq']}·{h[:6]} repeats an earlier line (skipped)")
             return
@@ -212,7 +278,7 @@ def scan_log(
     A log holding git's conflict markers is named by them alone: its chain means nothing until the merge is
     finished."""
     digest.long_pass()
-    pass_ = _Scan(rel, visit, heads)
+    pass_ = _Scan(rel, visit, heads, path)
     held: tuple[Line, Record | None, str | None] | None = None
     for item in scan(path, end):  # each line with whether it is the last, holding one line at a time
         if held is not None:
