@@ -295,6 +295,22 @@ def test_since_my_last_checkpoint_follows_my_line_after_a_merge(git_env: Any, tm
     assert g.rh(r, "status", "--json").json()["next"] == {"done": "main 1", "next": "main next"}
 
 
+def test_the_first_checkpoint_after_a_merge_keeps_my_lines_goal(git_env: Any, tmp_path: Path) -> None:
+    """Each side changed the current goal; 99_next.md holds both: the checkpoint that chooses keeps this worktree's
+    line's goal (its last checkpoint's), not the one that comes last in the file."""
+    g = git_env
+    r = g.repo(tmp_path / "repo")
+    g.branch(r, "feat")
+    g.ok(r, "checkpoint", "--done", "f", "--next", "f next", "--goal", "the feat goal")
+    g.commit(r, "feat", "state")
+    g.switch(r, "main")
+    g.ok(r, "checkpoint", "--done", "m", "--next", "m next", "--goal", "the main goal")
+    g.commit(r, "main", "state")
+    g.merge(r, "feat")
+    g.ok(r, "checkpoint", "--done", "merged", "--next", "go on")
+    assert g.records(r)[-1]["data"]["goal"] == "the main goal"
+
+
 @pytest.mark.slow
 def test_random_work_on_two_branches_merges_rebases_and_cherry_picks_both_ways_full_size(
     git_env: Any, tmp_path: Path

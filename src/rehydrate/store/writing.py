@@ -39,6 +39,11 @@ def current_goal(state: State, snap: Snapshot) -> str:
         goal = layout.parse_next(current.decode("utf-8", "replace")).get("goal")
         if goal:
             return goal
+    if len(snap.heads) > 1:  # lines of work merged (99 holds each side's): my line's last checkpoint (graph.py)
+        for rec in snap.head_views.get(layout.NEXT, []):  # mine first, newest first
+            data = rec.get("data")
+            if rec.get("op") == "checkpoint" and isinstance(data, dict) and isinstance(data.get("goal"), str):
+                return str(data["goal"])
     producer = layout.last_producer(state, name)  # 99 was edited or deleted: ask the WAL (a full read)
     if producer is not None and producer["op"] == "checkpoint":
         return str(producer["data"]["goal"])
