@@ -1,7 +1,7 @@
 """What the first command after a change made outside rehydrate reads, and holds: a log that is one line is checked
-in one pass whose memory does not grow with the log; a merged log (several lines of work) is read twice, once to
-check it and once to index it, with the recorded lines of 10_invariants.md taken from that second read (never a
-third one for the latch check)."""
+in one pass whose memory does not grow with the log; a merged log (several lines of work) is read once, and what
+came before its first record off the line read back once, parsed: the index and the recorded lines of
+10_invariants.md come from those two reads (never a third one for the graph or the latch check)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from rehydrate.store import wal
+from rehydrate.store import wal, walscan
 from rehydrate.store.seen import ScanInfo
 from rehydrate.store.state import State
 
@@ -34,24 +34,30 @@ def _merged(repo: Path) -> State:
     return State.open(str(repo / "state"))  # binding main's last record holds is no prefix of it: checked whole
 
 
-def test_the_first_command_after_a_merge_reads_the_log_twice(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_first_command_after_a_rebase_reads_the_log_once_and_its_start_again(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     git(repo, "checkout", "-q", "-B", "main")
     st = _merged(repo)
-    reads: list[str] = []
+    reads: list[int | None] = []  # each read of the log: where it stopped (None: its end)
     real = wal.iter_lines
 
     def counted(path: str, end: int | None = None):  # type: ignore[no-untyped-def]
         if path == st.wal_path:
-            reads.append(path)
+            reads.append(end)
         return real(path, end)
 
     inv = repo / "state" / "10_invariants.md"  # an entry of the other line of work edited: named from its record
     inv.write_text(inv.read_text().replace("feat decision 1 because", "feat decision one because"))
     monkeypatch.setattr(wal, "iter_lines", counted)
+    monkeypatch.setattr(walscan, "iter_lines", counted)
     out = st.status()
     assert out.merged is not None and len(out.merged) == 2, out.merged  # the two lines of work, found
     assert [(p.code, p.line) for p in out.problems if p.code.startswith("latch")] == [("latch-changed", 7)]
-    assert len(reads) == 2, reads  # the check, then the index and the recorded lines: no third read
+    # the check, reading back once what came before the first record off the line (feat's, before main's first):
+    # the index and the recorded lines come from those two reads, no third one
+    size = Path(st.wal_path).stat().st_size
+    assert len(reads) == 2 and reads[0] is None and reads[1] is not None and 0 < reads[1] < size, reads
 
 
 def _linear_log(path: Path, n: int) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from rehydrate.errors import RehydrateError
 from rehydrate.store import wal
 from rehydrate.store.views import HANDOFF, NEXT, clean
+from rehydrate.store.wal import Node
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,16 +36,6 @@ MERGE = "merge"
 _NEXT_CAP = 300  # the most characters of a line's next action a merge record carries
 _MAX_LINES = 16  # the most lines of work one merge record lists
 _MAX_RENDERS = 64  # the most renderings of a view per line of work that a union-merged view is checked against
-
-
-class Node:
-    __slots__ = ("offset", "op", "parents", "seq")
-
-    def __init__(self, offset: int, seq: int, op: str, parents: list[str]) -> None:
-        self.offset = offset
-        self.seq = seq
-        self.op = op
-        self.parents = parents
 
 
 class Graph:
@@ -67,6 +58,13 @@ class Graph:
             if collect is not None:
                 collect.add(rec)
         self.heads: list[tuple[int, Record]] = heads.records()
+
+    @classmethod
+    def of(cls, path: str, heads: wal.Heads, index: dict[str, Node]) -> Graph:
+        """The graph a pass already indexed (wal.check_chain's, on a log that is not one line): nothing read."""
+        g = cls.__new__(cls)
+        g.path, g.index, g.heads = path, index, heads.records()
+        return g
 
     def read(self, h: str) -> Record | None:
         """The record h, read again at its offset (one line)."""

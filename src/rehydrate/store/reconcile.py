@@ -178,12 +178,13 @@ def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | No
     if info is None:
         _reconcile_views(state, snap, repair)
         return
-    if info.lines.broken:  # not one line and not read again by graph.py: latches reads the log itself
+    lines = info.collected()
+    if lines.broken:  # (not collected: latches reads the log itself)
         _reconcile_views(state, snap, repair)
         return
     from rehydrate.store import latches
 
-    latches.READ[state.wal_path] = (log_fp, info.lines)
+    latches.READ[state.wal_path] = (log_fp, lines)
     try:
         _reconcile_views(state, snap, repair)
     finally:
@@ -193,7 +194,7 @@ def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | No
 def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last_offset: int, end: int | None) -> int:
     """After a whole pass: the log's heads, this worktree's head (snap.last), the merged lines of work not yet chosen
     and each head's view producers. Returns my head's byte offset. A log that is one line and never merged costs
-    nothing more; otherwise graph.py reads it once more, parsing each line without hashing it again."""
+    nothing more; otherwise the pass held every record's place (graph.Graph.of), or graph.py reads it once more."""
     heads = info.heads.records()
     snap.branch = _branch(state)
     if len(heads) <= 1 and not info.merges:
@@ -201,12 +202,13 @@ def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last
     from rehydrate.store import graph
     from rehydrate.store.lineorder import Collector
 
-    # the log read once more (parsed, not hashed again: the pass just checked it), indexed, and this actor's
-    # recorded lines collected as a graph on the way when the pass could not (not one line)
-    collect = Collector() if info.lines.broken else None
-    g = graph.Graph(state.wal_path, end, collect)
-    if collect is not None:
-        info.lines = collect
+    if info.heads.index is not None:  # the pass indexed it (it read back what came before the first fork)
+        g = graph.Graph.of(state.wal_path, info.heads, info.heads.index)
+    else:  # (a line whose head is a merge record) read once more, parsed, and the recorded lines collected
+        collect = Collector() if info.collected().broken else None
+        g = graph.Graph(state.wal_path, end, collect)
+        if collect is not None:
+            info.full = collect
     # the cache's end, if this worktree was on the same branch when it wrote it (a `git switch` in between runs no
     # command), else the head whose last checkpoint was made on this branch, else the first in the file
     same = seen is not None and seen.end is not None and seen.branch in (None, snap.branch)
@@ -296,7 +298,7 @@ def _whole_chain(
     if chain is not None:
         return seen, chain(end)
     info = ScanInfo.of(seen)
-    wal.check_chain(state.wal_path, state.wal_rel, end, info.add, info.heads)
+    wal.check_chain(state.wal_path, state.wal_rel, end, info.add, info.heads, info.load)
     return seen, info
 
 

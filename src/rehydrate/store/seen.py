@@ -20,6 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
+    from rehydrate.store.lineorder import Collector
     from rehydrate.store.wal import Record
 
 _SEEN_MAX = 64 << 10  # the cache is small; a bigger file is not ours
@@ -396,7 +397,8 @@ class ScanInfo:
         from rehydrate.store.lineorder import Collector
 
         self.want = want  # the h16s the cache remembers
-        self.lines = Collector(linear_only=True)  # (a log that is not one line: graph.py collects them)
+        self.lines = Collector(linear_only=True)  # while the log is one line
+        self.full: Collector | None = None  # from the pass's read-back on, when it is not (load)
         self.present: set[str] = set()
         self.first: int | None = None
         self.merges = 0  # merge records seen
@@ -439,6 +441,21 @@ class ScanInfo:
             del self.recent[:-_RING]
         self._seen.track(rec)
         self.lines.add(rec)
+        if self.full is not None:
+            self.full.add(rec)
+
+    def load(self, rec: Record) -> None:
+        """A record the pass read back once (the log is not one line: walscan._Known), in order, before the one that
+        made it: the recorded lines collected as a graph from here on (lineorder.Collector)."""
+        if self.full is None:
+            from rehydrate.store.lineorder import Collector
+
+            self.full = Collector()
+        self.full.add(rec)
+
+    def collected(self) -> Collector:
+        """This actor's recorded lines as the pass collected them (broken: not collected)."""
+        return self.full if self.full is not None else self.lines
 
 
 def rolled_back(seen: Seen, info: ScanInfo, last: Record, branch: str | None) -> dict[str, Any] | None:

@@ -7,7 +7,6 @@ import os
 
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.store import Problem, latches, wal
-from rehydrate.store.lineorder import Collector
 from rehydrate.store.reconcile import reconcile
 from rehydrate.store.seen import ScanInfo, file_fingerprint
 from rehydrate.store.views import INVARIANTS, WAL_DIR
@@ -74,11 +73,15 @@ def _path(state: State, actor: str) -> str:
 
 
 def _scan(
-    state: State, actor: str, visit: Callable[[Record], None] | None = None, heads: wal.Heads | None = None
+    state: State,
+    actor: str,
+    visit: Callable[[Record], None] | None = None,
+    heads: wal.Heads | None = None,
+    on_load: Callable[[Record], None] | None = None,
 ) -> list[Problem]:
     path, rel = _path(state, actor), state.rel(WAL_DIR, actor + ".jsonl")
     try:
-        return wal.scan_log(path, rel, visit=visit, heads=heads)
+        return wal.scan_log(path, rel, visit=visit, heads=heads, on_load=on_load)
     except RehydrateError as e:
         return [Problem("unreadable", rel, None, e.message)]
 
@@ -99,14 +102,14 @@ class Logs:
         path = _path(self.state, actor)
         own = actor == self.state.actor
         # each actor's recorded lines as a graph of records (lineorder.Collector), as latches.recorded_lines reads them
-        # (while the log is one line: in memory that does not grow with it; else latches reads it again)
-        lines = self.info.lines if own else Collector(linear_only=True)
-        visit = self.info.add if own else lines.add
+        # (in memory that does not grow with a log that is one line: ScanInfo)
+        info = self.info if own else ScanInfo(set())
         try:
             fp = file_fingerprint(path)
         except OSError:
             return
-        self.found[actor] = (fp, _scan(self.state, actor, visit, self.info.heads if own else None))
+        self.found[actor] = (fp, _scan(self.state, actor, info.add, info.heads if own else None, info.load))
+        lines = info.collected()
         if not lines.broken:
             latches.READ[path] = (fp, lines)
 

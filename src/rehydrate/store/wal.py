@@ -418,6 +418,7 @@ def cut_torn(path: str, wal_rel: str, t: Tail) -> str:
 from rehydrate.store.walscan import (  # noqa: E402  (walscan reads this module's names when it is loaded)
     ARCHIVE_NAME,
     Heads,
+    Node,
     archive_error,
     chain_error,
     check_chain,
@@ -425,4 +426,4 @@ from rehydrate.store.walscan import (  # noqa: E402  (walscan reads this module'
     scan_log,
 )
 
-__all__ = ["ARCHIVE_NAME", "Heads", "archive_error", "chain_error", "check_chain", "parents_of", "scan_log"]
+__all__ = ["ARCHIVE_NAME", "Heads", "Node", "archive_error", "chain_error", "check_chain", "parents_of", "scan_log"]

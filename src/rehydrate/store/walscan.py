@@ -21,12 +21,17 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
 
 def check_chain(
-    path: str, wal_rel: str, end: int | None, visit: Callable[[Record], None], heads: Heads | None = None
+    path: str,
+    wal_rel: str,
+    end: int | None,
+    visit: Callable[[Record], None],
+    heads: Heads | None = None,
+    on_load: Callable[[Record], None] | None = None,
 ) -> list[Problem]:
     """The whole log, once: every record's hash and place in the graph (visit sees each valid record once; heads
     collects the heads). Bytes from `end` on (a torn tail) are left to the repair. Raises RehydrateError for any
     damage that cannot be repaired; returns the problems that are only information (duplicate-record)."""
-    problems = scan_log(path, wal_rel, end, visit, heads)
+    problems = scan_log(path, wal_rel, end, visit, heads, on_load)
     error = chain_error(path, wal_rel, problems)
     if error is not None:
         raise error
@@ -71,6 +76,7 @@ class Heads:
         self.found: dict[str, tuple[int, Record]] = {}
         self.linear = True
         self._last: str | None = None
+        self.index: dict[str, Node] | None = None  # every record's place, when the pass had to hold them (scan_log)
 
     def add(self, offset: int, rec: Record) -> None:
         found = self.found
@@ -101,19 +107,33 @@ def parents_of(rec: Record) -> list[str]:
     return ([prev] if isinstance(prev, str) else []) + _parents(rec)
 
 
+class Node:
+    """A record's place in its log: byte offset, seq, op and parents (graph.Graph's index)."""
+
+    __slots__ = ("offset", "op", "parents", "seq")
+
+    def __init__(self, offset: int, seq: int, op: str, parents: list[str]) -> None:
+        self.offset = offset
+        self.seq = seq
+        self.op = op
+        self.parents = parents
+
+
 class _Known:
-    """h: seq of every valid record of the log so far, as a pass needs it: while each record follows the one before
-    (a log that is one line), only the last is held, so that memory does not grow with the log; the first question
-    about another record reads the file's bytes before the current line once (parsed, not hashed: the pass checked
-    them; the lines it found damaged left out) and from then on holds them all."""
+    """Every valid record of the log so far (its place: Node), as a pass needs it: while each record follows the one
+    before (a log that is one line), only the last is held, so that memory does not grow with the log; the first
+    question about another record reads the file's bytes before the current line once (parsed, not hashed: the
+    pass checked them; the lines it found damaged left out; on_load sees each of those records, in order) and from
+    then on holds them all (the index graph.Graph uses)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.all: dict[str, int] | None = None
+        self.all: dict[str, Node] | None = None
         self.last: tuple[str, int] | None = None
         self.count = 0
         self.upto = 0  # the byte offset of the line being looked at: every record before it is known
         self.bad: set[int] = set()  # the offsets of lines the pass found not to be records
+        self.on_load: Callable[[Record], None] | None = None
 
     def __bool__(self) -> bool:
         return self.count > 0
@@ -122,13 +142,15 @@ class _Known:
         return self.get(h) is not None
 
     def get(self, h: str) -> int | None:
+        """The seq of record h, None if it is not an earlier record."""
         if self.all is None:
             if self.last is not None and h == self.last[0]:
                 return self.last[1]
             if not self.count:
                 return None
             self._load()
-        return self.all.get(h) if self.all is not None else None
+        node = self.all.get(h) if self.all is not None else None
+        return node.seq if node is not None else None
 
     def repeats(self, h: str, rec: Record) -> bool:
         """Whether a record repeats an earlier one (same h). One that follows the last record can only repeat that
@@ -137,18 +159,18 @@ class _Known:
             return h == self.last[0]
         return h in self
 
-    def __setitem__(self, h: str, seq: int) -> None:
+    def add(self, h: str, rec: Record, offset: int) -> None:
         self.count += 1
-        self.last = (h, seq)
+        self.last = (h, rec["seq"])
         if self.all is not None:
-            self.all[h] = seq
+            self.all[h] = Node(offset, rec["seq"], rec["op"], parents_of(rec))
 
     def _load(self) -> None:
         try:
             from orjson import loads
         except ImportError:  # pragma: no cover - a platform without orjson's wheels
             from json import loads  # type: ignore[assignment]
-        found: dict[str, int] = {}
+        found: dict[str, Node] = {}
         for line in iter_lines(self.path, self.upto):
             if line.raw is None or not line.newline or line.offset in self.bad:
                 continue
@@ -157,8 +179,11 @@ class _Known:
             except ValueError:
                 continue
             h = rec.get("h") if isinstance(rec, dict) else None
-            if isinstance(h, str) and h not in found and type(rec.get("seq")) is int:
-                found[h] = rec["seq"]
+            if not isinstance(h, str) or h in found or type(rec.get("seq")) is not int or "prev" not in rec:
+                continue
+            found[h] = Node(line.offset, rec["seq"], str(rec.get("op")), parents_of(rec))
+            if self.on_load is not None:
+                self.on_load(rec)
         self.all = found
 
 
@@ -238,7 +263,7 @@ class _Scan:
             self.first(rec, number, damaged)
         else:
             self.chained(rec, number, damaged)
-        self.known[h] = rec["seq"]
+        self.known.add(h, rec, offset)
 
     def first(self, rec: Record, number: int, damaged: bool) -> None:
         if damaged:
@@ -272,6 +297,7 @@ def scan_log(
     end: int | None = None,
     visit: Callable[[Record], None] | None = None,
     heads: Heads | None = None,
+    on_load: Callable[[Record], None] | None = None,
 ) -> list[Problem]:
     """Every line of one log (up to byte `end`): parse, canonical form, hash, graph, sequence, archive paths.
     visit is called with each valid record, in order, a repeated one (same h) skipped; heads collects the log's heads.
@@ -279,6 +305,7 @@ def scan_log(
     finished."""
     digest.long_pass()
     pass_ = _Scan(rel, visit, heads, path)
+    pass_.known.on_load = on_load  # the records read back once, if the log is not one line (_Known)
     held: tuple[Line, Record | None, str | None] | None = None
     for item in scan(path, end):  # each line with whether it is the last, holding one line at a time
         if held is not None:
@@ -286,6 +313,8 @@ def scan_log(
         held = item
     if held is not None:
         pass_.line(*held, True)
+    if heads is not None:
+        heads.index = pass_.known.all
     if pass_.conflicts:
         return pass_.conflicts
     if not pass_.count:
