@@ -15,8 +15,8 @@ Then `rehydrate resume` runs as a whole process on all six, interleaved, and `br
 the same inputs (read once, rendered each round). Target: handoff/empty <= 1.3 (whole process).
 
 A resume on an unchanged 10_invariants.md reads only what it shows, by the summary of its last scan kept in the
-clone's cache (wal/.<actor>.seen); the first resume after 10 changed other than by an append of this clone's (a `git
-pull`, an edit) scans it whole: the column "no summary" times that resume (the summary removed before each run),
+worktree's seen cache (store/local.py); the first resume after 10 changed other than by an append of this clone's
+(a `git pull`, an edit) scans it whole: the column "no summary" times that resume (the summary removed before each run),
 its ratio against the empty state's resume run the same way (its cache rewritten just before it, too).
 
     python bench/brief_scale.py [--rounds 20] [--decisions 25000] [--rejected 3000] [--big 200000]

@@ -7,9 +7,9 @@ side by side, the order rotating each round:
 
 - bare: `python -c` reading the same WAL line by line, json.loads and hashlib.sha256(...).hexdigest() on each;
 - verify: `python -m rehydrate verify --dir D` (this checkout's src/);
-- re-check: the one-time check of the whole chain after a change outside rehydrate: the rollback cache
-  (wal/.agent.seen) is removed, then `python -m rehydrate status --dir D` (its reconcile reads the whole log once,
-  and writes the cache again).
+- re-check: the one-time check of the whole chain after a change outside rehydrate: this worktree's seen cache
+  (store/local.py: `<git dir>/rehydrate/...`, or `state/.local/` outside git) is removed, then
+  `python -m rehydrate status --dir D` (its reconcile reads the whole log once, and writes the cache again).
 
 Prints the medians, the ratios verify/bare (target <= 3.0) and re-check/bare (target <= 2.5), each process's peak
 RSS (its VmHWM: memory must not grow with the log; compare with a run at --records 100000), the load
@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 
 import _common
 from rehydrate import __version__, brief
-from rehydrate.store import wal
+from rehydrate.store import local, wal
 from rehydrate.store.state import State
 
 TARGETS = {"verify": 3.0, "re-check": 2.5}
@@ -156,13 +156,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _bench(args: argparse.Namespace, tmp: str) -> int:
     path, how = state_for(args, tmp)
     log = os.path.join(path, "wal", "agent.jsonl")
-    cache = os.path.join(path, "wal", ".agent.seen")
+    caches = [os.path.join(local.local_dir(path), "seen", "agent.seen"), os.path.join(path, "wal", ".agent.seen")]
     env = _common.clean_env(PYTHONPATH=_common.SRC, PYTHONPYCACHEPREFIX=os.path.join(tmp, "pycache"))
     rss: dict[str, list[int]] = {"bare": [], "verify": [], "re-check": []}
 
     def drop_cache() -> None:
-        if os.path.exists(cache):
-            os.unlink(cache)
+        for cache in caches:
+            if os.path.exists(cache):
+                os.unlink(cache)
 
     variants = {
         "bare": process(["-c", BARE, log], env, rss["bare"]),

@@ -164,20 +164,25 @@ def test_a_rotate_merged_with_an_append_keeps_the_other_sides_line() -> None:
     assert check_lines(["- D-aaaaaa a", "- D-bbbbbb b", "- D-ffffff f"], {"agent": got}) == ([], [])
 
 
+def _colliding(ts: str) -> tuple[str, str, str]:
+    """Two texts whose entry ids collide for actor `agent` at time ts (a birthday search: about 5,000 texts):
+    (the 6 hex digits, the first text, the second)."""
+    seen: dict[str, str] = {}
+    n = 0
+    while True:
+        text = f"decision {n}"
+        ident = wal.sha256(f"agent\0{ts}\0{text}".encode())[:6]
+        if ident in seen:
+            return ident, seen[ident], text
+        seen[ident] = text
+        n += 1
+
+
 def test_an_id_collision_is_not_called_an_edit(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ids are 24 bits: a line minted under a recorded entry's id (same actor, same ms, another text) is a collision,
     confirmed by recomputing the id from its text; an edit of the recorded line (its text or its reason) is not."""
     ts = "2026-11-29T22:04:26.123Z"
-    seen: dict[str, str] = {}
-    n = 0
-    while True:  # a birthday search: ~5,000 texts
-        text = f"decision {n}"
-        ident = wal.sha256(f"agent\0{ts}\0{text}".encode())[:6]
-        if ident in seen:
-            break
-        seen[ident] = text
-        n += 1
-    first, second = seen[ident], text
+    ident, first, second = _colliding(ts)
     line_a = f"- D-{ident} 2026-11-29 decision: {first} because: r"
     line_b = f"- D-{ident} 2026-11-29 decision: {second} because: r"
     assert minted_as("agent", ts, f"D-{ident}", line_b, first)
@@ -194,19 +199,11 @@ def test_a_collision_is_told_from_an_edit_through_the_state(state: State, monkey
     """Through verify: the recorded entry's record gives the actor and time to recompute the id with."""
     ts = "2026-11-29T22:04:26.123Z"
     monkeypatch.setattr(wal, "now", lambda: ts)
-    seen: dict[str, str] = {}
-    n = 0
-    while True:
-        text = f"decision {n}"
-        ident = wal.sha256(f"agent\0{ts}\0{text}".encode())[:6]
-        if ident in seen:
-            break
-        seen[ident] = text
-        n += 1
-    state.invariant(seen[ident], because="r")
+    _, first, second = _colliding(ts)
+    state.invariant(first, because="r")
     p = Path(state.path(INV))
     recorded_line = p.read_text().splitlines()[-1]
-    collision = recorded_line.replace(seen[ident], text)
+    collision = recorded_line.replace(first, second)
     p.write_text(p.read_text() + collision + "\n")
     assert [(x.code, x.line) for x in state.verify().problems] == [("unrecorded-line", 9)]
     p.write_text(p.read_text().replace(collision, recorded_line.replace("because: r", "because: edited")))

@@ -137,7 +137,10 @@ class Collector:
             self.broken, self.items = True, []  # not one line: graph.Graph's read collects them
             return
         self._last_h = h
-        if rec.get("op") == "rotate":  # it carries every line before it
+        op = rec.get("op")
+        if op not in _BINDS:
+            return
+        if op == "rotate":  # it carries every line before it
             self.items = []
         self.items.extend(bound_lines(rec))
 

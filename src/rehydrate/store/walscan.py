@@ -78,9 +78,10 @@ class Heads:
         self._last: str | None = None
         self.index: dict[str, Node] | None = None  # every record's place, when the pass had to hold them (scan_log)
 
-    def add(self, offset: int, rec: Record) -> None:
+    def add(self, offset: int, rec: Record, parents: list[str] | None = None) -> None:
         found = self.found
-        parents = parents_of(rec)
+        if parents is None:
+            parents = parents_of(rec)
         for parent in parents:
             found.pop(parent, None)
         h = rec["h"]
@@ -152,18 +153,18 @@ class _Known:
         node = self.all.get(h) if self.all is not None else None
         return node.seq if node is not None else None
 
-    def repeats(self, h: str, rec: Record) -> bool:
-        """Whether a record repeats an earlier one (same h). One that follows the last record can only repeat that
-        one: asked without reading back."""
-        if self.all is None and self.last is not None and parents_of(rec) == [self.last[0]]:
+    def repeats(self, h: str, parents: list[str]) -> bool:
+        """Whether a record (h, its parents) repeats an earlier one (same h). One that follows the last record can
+        only repeat that one: asked without reading back."""
+        if self.all is None and self.last is not None and len(parents) == 1 and parents[0] == self.last[0]:
             return h == self.last[0]
         return h in self
 
-    def add(self, h: str, rec: Record, offset: int) -> None:
+    def add(self, h: str, rec: Record, offset: int, parents: list[str]) -> None:
         self.count += 1
         self.last = (h, rec["seq"])
         if self.all is not None:
-            self.all[h] = Node(offset, rec["seq"], rec["op"], parents_of(rec))
+            self.all[h] = Node(offset, rec["seq"], rec["op"], parents)
 
     def _load(self) -> None:
         try:
@@ -246,14 +247,15 @@ class _Scan:
 
     def record(self, rec: Record, number: int, offset: int) -> None:
         h = rec["h"]
-        if self.known.repeats(h, rec):  # the same record twice (a cherry-pick, then a merge): the repeat is skipped
+        parents = parents_of(rec)  # (once: every step below needs them)
+        if self.known.repeats(h, parents):  # the same record twice (a cherry-pick, then a merge): the repeat is skipped
             self.duplicates += 1
             self.add("duplicate-record", number, f"record {rec['seq']}·{h[:6]} repeats an earlier line (skipped)")
             return
         if self.visit is not None:
             self.visit(rec)
         if self.heads is not None:
-            self.heads.add(offset, rec)
+            self.heads.add(offset, rec, parents)
         if rec["op"] == "rotate":
             why = archive_error(rec)
             if why is not None:
@@ -262,8 +264,8 @@ class _Scan:
         if not self.known:
             self.first(rec, number, damaged)
         else:
-            self.chained(rec, number, damaged)
-        self.known.add(h, rec, offset)
+            self.chained(rec, number, damaged, parents)
+        self.known.add(h, rec, offset, parents)
 
     def first(self, rec: Record, number: int, damaged: bool) -> None:
         if damaged:
@@ -273,11 +275,15 @@ class _Scan:
         elif rec["op"] not in ("init", "join", "rotate"):
             self.add("chain-broken", number, "the log does not start with init or rotate")
 
-    def chained(self, rec: Record, number: int, damaged: bool) -> None:
-        parents = parents_of(rec)
+    def chained(self, rec: Record, number: int, damaged: bool, parents: list[str]) -> None:
         if not parents and rec["op"] in ("init", "join"):
             return  # a root: a union puts the base's records after the other side's rotate, which replaced them
-        seqs = [self.known.get(p) for p in parents]
+        known = self.known
+        last = known.last if known.all is None else None
+        if last is not None and len(parents) == 1 and parents[0] == last[0]:  # the usual record: the one before
+            seqs: list[int | None] = [last[1]]
+        else:
+            seqs = [known.get(p) for p in parents]
         if not parents or None in seqs:  # (a rotate's prev may be in the archive: a union can put it before it)
             if not damaged and not (rec["op"] == "rotate" and not _parents(rec)):
                 self.add(
