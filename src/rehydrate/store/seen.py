@@ -388,6 +388,9 @@ def lost_message(lost: dict[str, Any]) -> str:
     )
 
 
+_TRACKED = frozenset(("checkpoint", "merge", "rotate"))  # the ops Seen.track looks at
+
+
 class ScanInfo:
     """What one pass over the whole log learned, in memory that does not grow with the log: the heads, this actor's
     recorded lines of 10_invariants.md while the log is one line (lineorder.Collector: latches.READ), and for the
@@ -439,7 +442,8 @@ class ScanInfo:
         self.recent.append((rec["seq"], h16))
         if len(self.recent) > 4 * _RING:
             del self.recent[:-_RING]
-        self._seen.track(rec)
+        if op in _TRACKED:
+            self._seen.track(rec)
         self.lines.add(rec)
         if self.full is not None:
             self.full.add(rec)
