@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from rehydrate.store import wal, walscan
+from rehydrate.store import wal
 from rehydrate.store.seen import ScanInfo
 from rehydrate.store.state import State
 
@@ -50,7 +50,6 @@ def test_the_first_command_after_a_rebase_reads_the_log_once_and_its_start_again
     inv = repo / "state" / "10_invariants.md"  # an entry of the other line of work edited: named from its record
     inv.write_text(inv.read_text().replace("feat decision 1 because", "feat decision one because"))
     monkeypatch.setattr(wal, "iter_lines", counted)
-    monkeypatch.setattr(walscan, "iter_lines", counted)
     out = st.status()
     assert out.merged is not None and len(out.merged) == 2, out.merged  # the two lines of work, found
     assert [(p.code, p.line) for p in out.problems if p.code.startswith("latch")] == [("latch-changed", 7)]

@@ -24,10 +24,8 @@ from rehydrate.store.wal import Node
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
-    from rehydrate.store.lineorder import Collector
     from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import State
     from rehydrate.store.wal import Record
@@ -39,31 +37,32 @@ _MAX_RENDERS = 64  # the most renderings of a view per line of work that a union
 
 
 class Graph:
-    """Every record's place in a log (offset, seq, op, parents), by h, and the heads in file order, in one read of
-    the log (collect, if given, is fed each record in order: lineorder.Collector). The read trusts what the caller's
-    pass over the same bytes verified (wal.check_chain, under the lock): each line is parsed, not hashed again; a
-    line that is not a whole record, or repeats one, is left out."""
+    """Every record's place in a log (offset, seq, op, parents), by h, and the heads in file order: as the chain
+    check held them (`of`), else from one read of the log that trusts what a pass under the same lock verified
+    (wal.parsed: each line parsed, not hashed again); a line that is not a whole record, or repeats one, is left
+    out."""
 
-    def __init__(self, path: str, end: int | None = None, collect: Collector | None = None) -> None:
+    def __init__(self, path: str, end: int | None = None) -> None:
         self.path = path
         self.index: dict[str, Node] = {}
         heads = wal.Heads()
-        for offset, rec in _parsed(path, end):
+        for offset, rec in wal.parsed(path, end):
             h = rec["h"]
             if h in self.index:
                 continue
             parents = wal.parents_of(rec)
             self.index[h] = Node(offset, rec["seq"], rec["op"], parents)
-            heads.add(offset, rec)
-            if collect is not None:
-                collect.add(rec)
+            heads.add(offset, rec, parents)
         self.heads: list[tuple[int, Record]] = heads.records()
 
     @classmethod
-    def of(cls, path: str, heads: wal.Heads, index: dict[str, Node]) -> Graph:
-        """The graph a pass already indexed (wal.check_chain's, on a log that is not one line): nothing read."""
+    def of(cls, path: str, heads: wal.Heads) -> Graph | None:
+        """The graph the chain check already indexed (its Heads hold every record's place once the log was not one
+        line: walscan._Known), nothing read; None if it did not."""
+        if heads.index is None:
+            return None
         g = cls.__new__(cls)
-        g.path, g.index, g.heads = path, index, heads.records()
+        g.path, g.index, g.heads = path, heads.index, heads.records()
         return g
 
     def read(self, h: str) -> Record | None:
@@ -130,30 +129,6 @@ class Graph:
                 return wal.read_at(self.path, node.offset)
             at = node.parents[0] if node.parents else None
         return None
-
-
-def _parsed(path: str, end: int | None) -> Iterator[tuple[int, Record]]:
-    """(offset, record) of each whole line of the log that parses to a record's shape (h, seq, op, prev, parents)."""
-    try:
-        from orjson import loads
-    except ImportError:  # pragma: no cover - a platform without orjson's wheels
-        from json import loads  # type: ignore[assignment]
-    for line in wal.iter_lines(path, end):
-        if line.raw is None or not line.newline:
-            continue
-        try:
-            rec = loads(line.raw)
-        except ValueError:
-            continue
-        if (
-            isinstance(rec, dict)
-            and isinstance(rec.get("h"), str)
-            and type(rec.get("seq")) is int
-            and isinstance(rec.get("op"), str)
-            and isinstance(rec.get("data"), dict)
-            and (rec.get("prev") is None or isinstance(rec.get("prev"), str))
-        ):
-            yield line.offset, rec
 
 
 def my_head(

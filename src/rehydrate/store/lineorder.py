@@ -85,7 +85,7 @@ class Collector:
 
     linear_only: memory that does not grow with the log (a whole pass's): the lines are collected while every record
     follows the one before it (then the list is the answer); the first that does not sets `broken`, and the lines
-    are left to a collector fed by graph.Graph's read."""
+    are left to a collector fed by the chain check's read-back (seen.ScanInfo.load)."""
 
     def __init__(self, linear_only: bool = False) -> None:
         self.items: list[Bound] = []
@@ -134,7 +134,7 @@ class Collector:
             return
         prev = rec.get("prev")
         if self._last_h is not None and (prev != self._last_h or "parents" in rec):
-            self.broken, self.items = True, []  # not one line: graph.Graph's read collects them
+            self.broken, self.items = True, []  # not one line: ScanInfo.load's collector has them
             return
         self._last_h = h
         op = rec.get("op")

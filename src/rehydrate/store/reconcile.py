@@ -194,21 +194,16 @@ def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | No
 def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last_offset: int, end: int | None) -> int:
     """After a whole pass: the log's heads, this worktree's head (snap.last), the merged lines of work not yet chosen
     and each head's view producers. Returns my head's byte offset. A log that is one line and never merged costs
-    nothing more; otherwise the pass held every record's place (graph.Graph.of), or graph.py reads it once more."""
+    nothing more; otherwise the pass held every record's place (graph.Graph.of)."""
     heads = info.heads.records()
     snap.branch = _branch(state)
     if len(heads) <= 1 and not info.merges:
         return last_offset
     from rehydrate.store import graph
-    from rehydrate.store.lineorder import Collector
 
-    if info.heads.index is not None:  # the pass indexed it (it read back what came before the first fork)
-        g = graph.Graph.of(state.wal_path, info.heads, info.heads.index)
-    else:  # (a line whose head is a merge record) read once more, parsed, and the recorded lines collected
-        collect = Collector() if info.collected().broken else None
-        g = graph.Graph(state.wal_path, end, collect)
-        if collect is not None:
-            info.full = collect
+    # several heads or a merge record: the chain check held every record's place from its read-back on (a fork or a
+    # merge's parents sent it back); else (no such record seen: damage) the log is read once more, parsed
+    g = graph.Graph.of(state.wal_path, info.heads) or graph.Graph(state.wal_path, end)
     # the cache's end, if this worktree was on the same branch when it wrote it (a `git switch` in between runs no
     # command), else the head whose last checkpoint was made on this branch, else the first in the file
     same = seen is not None and seen.end is not None and seen.branch in (None, snap.branch)

@@ -16,7 +16,7 @@ from rehydrate.store import WORDS, digest, fsio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
-    from collections.abc import Iterator
+    from collections.abc import Container, Iterator
     from typing import Any
 
     Record = dict[str, Any]
@@ -277,6 +277,32 @@ def scan(path: str, end: int | None = None) -> Iterator[tuple[Line, Record | Non
             yield line, decode(line.raw), None
         except BadRecord as e:
             yield line, None, str(e)
+
+
+def parsed(path: str, end: int | None = None, skip: Container[int] = ()) -> Iterator[tuple[int, Record]]:
+    """(offset, record) of each whole line of a log (before byte `end`, the offsets in skip left out) that parses to
+    a record's shape (h, seq, op, data, prev), parsed and not hashed: for a second read of bytes a pass under the
+    same lock has just checked (walscan._Known, graph.Graph)."""
+    try:
+        from orjson import loads
+    except ImportError:  # pragma: no cover - a platform without orjson's wheels
+        from json import loads  # type: ignore[assignment]
+    for line in iter_lines(path, end):
+        if line.raw is None or not line.newline or line.offset in skip:
+            continue
+        try:
+            rec = loads(line.raw)
+        except ValueError:
+            continue
+        if (
+            isinstance(rec, dict)
+            and isinstance(rec.get("h"), str)
+            and type(rec.get("seq")) is int
+            and isinstance(rec.get("op"), str)
+            and isinstance(rec.get("data"), dict)
+            and (rec.get("prev") is None or isinstance(rec.get("prev"), str))
+        ):
+            yield line.offset, rec
 
 
 def records(path: str) -> Iterator[Record]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
 from rehydrate.store import INFO, Problem, digest
-from rehydrate.store.wal import Line, conflicted, is_conflict_marker, iter_lines, scan, unrepairable
+from rehydrate.store.wal import Line, conflicted, is_conflict_marker, parsed, scan, unrepairable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -68,27 +68,18 @@ def archive_error(rec: Record) -> str | None:
 
 class Heads:
     """The records that no later record of the same file names as its prev or among its parents, in file order, each
-    with its byte offset: one when the log is a line, several after git merged two lines of work (union). `linear`
-    says whether every record followed the one before it (a log never merged: memory stays bounded, graph.Graph
-    reads a log that is not linear again to index it)."""
+    with its byte offset: one when the log is a line, several after git merged two lines of work (union). `index`:
+    every record's place, set by scan_log when the pass had to hold them (the log is not one line: _Known)."""
 
     def __init__(self) -> None:
         self.found: dict[str, tuple[int, Record]] = {}
-        self.linear = True
-        self._last: str | None = None
-        self.index: dict[str, Node] | None = None  # every record's place, when the pass had to hold them (scan_log)
+        self.index: dict[str, Node] | None = None
 
     def add(self, offset: int, rec: Record, parents: list[str] | None = None) -> None:
         found = self.found
-        if parents is None:
-            parents = parents_of(rec)
-        for parent in parents:
+        for parent in parents if parents is not None else parents_of(rec):
             found.pop(parent, None)
-        h = rec["h"]
-        if self._last is not None and parents != [self._last]:
-            self.linear = False
-        self._last = h
-        found[h] = (offset, rec)
+        found[rec["h"]] = (offset, rec)
 
     def records(self) -> list[tuple[int, Record]]:
         return list(self.found.values())
@@ -167,22 +158,12 @@ class _Known:
             self.all[h] = Node(offset, rec["seq"], rec["op"], parents)
 
     def _load(self) -> None:
-        try:
-            from orjson import loads
-        except ImportError:  # pragma: no cover - a platform without orjson's wheels
-            from json import loads  # type: ignore[assignment]
         found: dict[str, Node] = {}
-        for line in iter_lines(self.path, self.upto):
-            if line.raw is None or not line.newline or line.offset in self.bad:
+        for offset, rec in parsed(self.path, self.upto, self.bad):
+            h = rec["h"]
+            if h in found:
                 continue
-            try:
-                rec = loads(line.raw)
-            except ValueError:
-                continue
-            h = rec.get("h") if isinstance(rec, dict) else None
-            if not isinstance(h, str) or h in found or type(rec.get("seq")) is not int or "prev" not in rec:
-                continue
-            found[h] = Node(line.offset, rec["seq"], str(rec.get("op")), parents_of(rec))
+            found[h] = Node(offset, rec["seq"], rec["op"], parents_of(rec))
             if self.on_load is not None:
                 self.on_load(rec)
         self.all = found
