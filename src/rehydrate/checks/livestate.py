@@ -19,6 +19,8 @@ Contract:
   branch has no pull request; skipped past its deadline or on another error; degraded on failing CI, a pull request
   merged or closed after the checkpoint, or one the checkpoint named merged. Hook scope: gh never runs; not on PATH
   gives the same n/a, otherwise no finding and "PR and CI (gh)" in `context.shared["deferred"]` (the ledger's note).
+- Claims, stamps and approvals (checks/claims.py) follow git's findings: a stale or failed claim, a changed stamped or
+  approved file degrades; a claim without a receipt is n/a (unverified).
 - What the WAL recorded never becomes an argv option: a HEAD is used only when it is a hash (gitnow.recorded_head),
   a branch only compared, and suggested as `git switch <branch>` only when plain_branch() holds. git's and gh's
   output is untrusted text, cleaned to one line; a path in a suggested command is one shell word (quoted).
@@ -70,7 +72,12 @@ class LiveStateCheck:
             return []  # no checkpoint known to compare with (no Since built, or the WAL holds neither init nor one)
         self.start(context)
         try:
-            return self._git(context)
+            found = self._git(context)
+            if context.since.claims or context.since.evidence:  # receipts, stamps, approvals (checks/claims.py)
+                from rehydrate.checks import claims
+
+                found.extend(claims.findings(context))
+            return found
         finally:
             started = context.shared.get("gh")
             if started is not None:  # what gh left running (git found no work tree, or a finding raised) is killed

@@ -34,6 +34,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reject": ("write", "record a rejected approach (it stays rejected)"),
     "checkpoint": ("write", "record the step just finished and the next allowed action"),
     "handoff": ("write", "replace 20_handoff.md, the note the next session reads in full"),
+    "run": ("evidence", "run a command and record a receipt (exit code, output hash, the tree it ran on)"),
+    "stamp": ("evidence", "record files' sha256: the checks report a stamped file that changes"),
+    "accept": ("evidence", "accept a reviewer's approval file, only if its transcript shows a finished session"),
+    "key": ("keys", "make and register the key an actor signs its records with; show keys; trust a changed one"),
     "resume": ("read", "print the brief a fresh context reads first"),
     "recover": (
         "recover",

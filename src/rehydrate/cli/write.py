@@ -14,6 +14,7 @@ from rehydrate.errors import UsageError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 
 def args_init(p: argparse.ArgumentParser) -> None:
@@ -130,16 +131,47 @@ def args_checkpoint(p: argparse.ArgumentParser) -> None:
     p.add_argument("--done", required=True, metavar="TEXT", help="what was just completed")
     p.add_argument("--next", required=True, metavar="TEXT", help="the next allowed action")
     p.add_argument("--goal", metavar="TEXT", help="the current goal (default: the previous checkpoint's)")
+    import argparse
+
+    class Claim(argparse.Action):  # --claim TEXT [--receipt ID], in pairs, in the order given
+        def __call__(self, parser: Any, ns: Any, value: Any, option: Any = None) -> None:
+            claims = getattr(ns, "claims", None) or []
+            if self.dest == "claims":
+                claims.append([value, None])
+            elif not claims or claims[-1][1] is not None:
+                parser.error("--receipt ID belongs to the --claim TEXT just before it")
+            else:
+                claims[-1][1] = value
+            ns.claims = claims
+
+    p.add_argument(
+        "--claim",
+        dest="claims",
+        action=Claim,
+        metavar="TEXT",
+        help="something this checkpoint claims (`tests pass`); repeat for several. The brief and the ledger show it "
+        "verified, stale, failed or unverified",
+    )
+    p.add_argument(
+        "--receipt",
+        dest="receipt",
+        action=Claim,
+        metavar="ID",
+        help="the receipt (`rehydrate run` printed it) that backs the --claim just before it",
+    )
     common_options(p)
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
     state = open_state(args)
-    out = state.checkpoint(args.done, args.next, args.goal)
+    claims = [(text, rid) for text, rid in getattr(args, "claims", None) or []]
+    out = state.checkpoint(args.done, args.next, args.goal, claims)
     rec = out.record
     git = rec.get("git") or {}
+    claimed = rec["data"].get("claims") or []
     if args.json:
-        emit_json("checkpoint", True, seq=rec["seq"], ts=rec["ts"], git=git, **problems_json(out))
+        extra = {"claims": claimed} if claimed else {}
+        emit_json("checkpoint", True, seq=rec["seq"], ts=rec["ts"], git=git, **extra, **problems_json(out))
         return 0
     report(out, args)
     if git.get("repo") is False:
@@ -149,6 +181,10 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
         dirty = git.get("dirty_count", len(git.get("dirty", [])))
         where = f"HEAD {head} on {git.get('branch') or 'a detached HEAD'}, {dirty} dirty file(s)"
     print(f"checkpoint {rec['seq']} written: {where}; next: {state.rel(state._pc(rec)[0])}")
+    for claim in claimed:
+        receipt = claim.get("receipt")
+        how = f"receipt {receipt['id']}, exit {receipt.get('exit')}" if receipt else "no receipt: unverified"
+        print(f"claim: {claim['text']} ({how})")
     return 0
 
 

@@ -169,7 +169,19 @@ def reconcile(
         code = "switched" if snap.lost.get("kind") == "switched" else "rolled-back"
         problems.append(Problem(code, state.wal_rel, None, lost_message(snap.lost)))
     _views_after(state, snap, repair, info if chain is None else None, log_fp)  # (verify's pass put its own lines)
+    _signatures(state, snap)
     return snap
+
+
+def _signatures(state: State, snap: Snapshot) -> None:
+    """Each keyed actor's log against its key (store/keys.py): two lstats when no actor has one."""
+    from rehydrate.store.views import KEYS_DIR
+
+    keyed = fsio.lstat(state.path(KEYS_DIR)) is not None
+    if keyed or fsio.lstat(os.path.join(os.path.dirname(os.path.dirname(state.seen_path)), "keys.json")) is not None:
+        from rehydrate.store import keys
+
+        snap.problems.extend(keys.check(state, snap))
 
 
 def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | None, log_fp: str) -> None:

@@ -81,6 +81,8 @@ class Since:
         self.compactions: list[dict[str, Any]] = []
         self.capture: dict[str, Any] | None = None
         self.transcripts: list[TranscriptRef] = []
+        self.claims: list[dict[str, Any]] = []  # the checkpoint's claims, and those of receipts since (newest wins)
+        self.evidence: Any = None  # the stamps and approvals in force (data.evidence, untrusted; store/evidence.py)
         self.records = 0
         self.complete = False
         self.problem: str | None = None  # why the back-scan did not reach the checkpoint (None when it did)
@@ -98,6 +100,7 @@ def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Si
     after: list[Record] = []  # the records after the checkpoint, newest first (those decoded)
     back = walback.Back(state.wal_path, max_bytes)
     held = _Held()
+    found: Record | None = None  # the record the checkpoint was found in (itself, or a rotate record carrying it)
     # lines of work merged and not yet chosen by a checkpoint: only my line's records count (walback.along: the
     # other line's interleave in the file), each line decoded to be told apart
     mine = snap.last["h"] if len(snap.heads) > 1 or snap.merged else None
@@ -112,6 +115,7 @@ def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Si
                 mine = rec["prev"] if isinstance(rec["prev"], str) else ""
             anchor = _anchor(rec)
             if anchor is not None:
+                found = rec
                 _set_checkpoint(since, anchor, rec)
                 since.complete = True
                 break
@@ -126,6 +130,7 @@ def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Si
         _from_next(since, state)
     since.records = len(after) + held.skipped
     _collect(since, _with_reads(state, since.ts, after))
+    _evidence(since, after, found)
     return since
 
 
@@ -251,6 +256,35 @@ def _collect(since: Since, after: list[Record]) -> None:
             if ref is not None and ref.path not in seen and len(since.transcripts) < MAX_TRANSCRIPTS:
                 seen.add(ref.path)
                 since.transcripts.append(ref)
+
+
+def _evidence(since: Since, after: list[Record], found: Record | None) -> None:
+    """The claims to check (the checkpoint's, then those of `receipt` records since, a newer one of the same text
+    replacing an older) and the evidence in force (the newest stamp or accept record since, else what the checkpoint
+    or the rotate record carrying it carried); untrusted: checks/claims.py reads them."""
+    from rehydrate.store.evidence import claim_of
+
+    anchor = since.checkpoint
+    data = anchor.get("data") if isinstance(anchor, dict) else None
+    claims = data.get("claims") if isinstance(data, dict) else None
+    by_text: dict[str, dict[str, Any]] = {}
+    for claim in claims if isinstance(claims, list) else []:
+        if isinstance(claim, dict) and isinstance(claim.get("text"), str):
+            by_text[claim["text"]] = claim
+    for rec in reversed(after):  # oldest first: the newest receipt of a text wins
+        text = rec["data"].get("claim") if rec["op"] == "receipt" else None
+        if isinstance(text, str):
+            by_text.pop(text, None)
+            by_text[text] = claim_of(text, rec)
+    since.claims = list(by_text.values())
+    for rec in after:  # newest first
+        if rec["op"] in ("stamp", "accept"):
+            since.evidence = rec["data"].get("evidence")
+            return
+    if found is not None and found["op"] == "rotate" and "evidence" in found["data"]:
+        since.evidence = found["data"]["evidence"]
+    elif isinstance(data, dict):
+        since.evidence = data.get("evidence")
 
 
 def _ref(rec: Record) -> TranscriptRef | None:

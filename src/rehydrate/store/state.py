@@ -106,6 +106,8 @@ class State:
         self.joining = False  # an actor without a log yet in a state that has others: its first write joins
         self.entry_ts: str | None = None  # the time an entry's id was minted from: its record (and a merge record
         # written first) carry the same
+        self.signer: Any = False  # the key this actor signs with (None: it signs nothing; False: not looked for)
+        self.keyed_dir: bool | None = None  # whether state/keys/ exists (None: not looked)
 
     # ----------------------------------------------------------------------------------------------- opening
 
@@ -294,6 +296,10 @@ class State:
             )
         cache.fp, cache.at = fingerprint(log), log.st_size - len(lines[-1])
         self.memo.appended(cache.fp, cache.at, recs[-1])
+        if self.signer:  # what this actor signed needs no verifying when it is read back here (store/keys.py)
+            from rehydrate.store import keys
+
+            keys.signed(self, [r["h"] for r in recs])
         self.pending = cache  # written once the command is done (flush)
         if snap is not None:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
@@ -325,13 +331,29 @@ class State:
             rec["parents"] = [r["h"] for r in parents]
         if git is not None:
             rec["git"] = git
+        text = None
         if op in layout.PRODUCERS[NEXT] or op == "merge":
             text = render(rec).encode()
             rec["views"][self._pc(last)[0] if op != "init" else NEXT] = wal.sha256(text)
-            sealed, line = wal.seal_line(rec)
+        signer = self._signing()
+        if signer is not None:  # a keyed actor: the signature covers the record (store/keys.py); `h` covers both
+            rec["sig"] = signer.sign(rec)
+        sealed, line = wal.seal_line(rec)
+        if text is not None:
             self.rendered = (sealed, text)  # _apply writes these bytes, not rendered again
-            return sealed, line
-        return wal.seal_line(rec)
+        return sealed, line
+
+    def _signing(self) -> Any:
+        """The key this actor signs with (store/keys.py): looked for once per State (one lstat when it has none)."""
+        if self.signer is False:
+            if self.keyed_dir is None:
+                self.keyed_dir = fsio.lstat(self.path(layout.KEYS_DIR)) is not None
+            if not self.keyed_dir:
+                return None
+            from rehydrate.store import keys
+
+            self.signer = keys.signer_for(self)
+        return self.signer
 
     def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
         from rehydrate.store import gitinfo
@@ -367,6 +389,10 @@ class State:
                 layout.keep_edit(self, next_name, snap, out)
                 if data.get("goal") is None:
                     data["goal"] = current_goal(self, snap)
+            if op in ("checkpoint", "stamp", "accept"):  # the evidence in force carried, a checkpoint's claims bound
+                from rehydrate.store import evidence
+
+                evidence.prepare(self, snap, op, data)
             bound = snap.inv_ok and snap.inv is not None  # the binding extends what reconciliation found on disk
             rec = self._append(snap, op, data, views=views, git=git)
             if self.joined is not None:
@@ -423,8 +449,12 @@ class State:
         text that the content being written (or the command) must hold; with both, both must match."""
         return self._entry("R", approach, because, guard, contains)
 
-    def checkpoint(self, done: str, next: str, goal: str | None = None) -> Outcome:
-        """Write a checkpoint: WAL record first (binding git HEAD, branch, dirty files), then 99_next.md."""
+    def checkpoint(
+        self, done: str, next: str, goal: str | None = None, claims: list[tuple[str, str | None]] | None = None
+    ) -> Outcome:
+        """Write a checkpoint: WAL record first (binding git HEAD, branch, dirty files), then 99_next.md. claims:
+        (text, receipt id or None) each; the receipts with a claim written since the last checkpoint join them
+        (store/evidence.py)."""
         done, next = layout.clean(done), layout.clean(next)
         for field, what, value in (("done", "what was finished", done), ("next", "the next allowed action", next)):
             if not value:
@@ -436,6 +466,10 @@ class State:
             layout.cap(name, value or "", layout.MAX_FIELD)
         from rehydrate.store import journal  # the reads logged since the last checkpoint, folded into this one
 
+        if claims:
+            from rehydrate.store import evidence
+
+            data["_claims"] = [(evidence.clean_claim(t), evidence.parse_id(r) if r else None) for t, r in claims]
         reads, mark = journal.reads(self)
         out = self._write("checkpoint", {**data, "reads": reads} if reads else data, with_git=True)
         journal.folded(self, mark)
@@ -449,11 +483,49 @@ class State:
         layout.cap("handoff", text, layout.MAX_HANDOFF)
         return self._write("handoff", {"text": text, "sha256": wal.sha256(text.encode())})
 
+    def receipt(self, data: dict[str, Any]) -> Outcome:
+        """Append a `receipt` record (store/evidence.py): a command's run, with git's HEAD, branch and dirty files."""
+        return self._write("receipt", data, with_git=True)
+
+    def stamp(self, files: list[str], drop: list[str] | None = None) -> Outcome:
+        """Record the sha256 of each file (the checks report one that changes), or drop files from the stamps."""
+        from rehydrate.store import evidence
+
+        data: dict[str, Any] = {"files": evidence.stamp_files(self, files) if files else {}}
+        if drop:
+            data["dropped"] = evidence.drop_paths(self, drop)
+        if not files and not drop:
+            raise UsageError("no file named", "name the files to stamp")
+        return self._write("stamp", data)
+
+    def accept(self, data: dict[str, Any]) -> Outcome:
+        """Record an approval file accepted against its reviewer's transcript (store/evidence.py, brief/accept.py)."""
+        return self._write("accept", data)
+
+    def register_key(self, signer: Any) -> Outcome:
+        """Register signer's public key for this actor: a `key` record signed by it (naming the key it replaces),
+        then state/keys/<actor>.pub; from then on every record this actor writes is signed (store/keys.py)."""
+        from rehydrate.store import keys
+
+        old = keys.committed(self).get(self.actor)
+        data = {"alg": "ed25519", "public": keys.public_text(signer), "id": signer.id, "replaces": None}
+        if old is not None and old.id != signer.id:
+            data["replaces"] = old.id
+        self.signer, self.keyed_dir = signer, True
+        out = self._write("key", data)
+        name = keys.pub_name(self.actor)
+        fsio.ensure_dir(self.path(layout.KEYS_DIR), "mkdir.keys", WORDS)
+        text = keys.Public(signer.public, name).text(self.actor).encode()
+        fsio.replace(self.path(name), text, "view.replace", words=WORDS)
+        keys.signed(self, [out.record["h"]] if out.record is not None else [])
+        return out
+
     def record(self, op: str, data: dict[str, Any]) -> Outcome:
         """Append a record that changes no view (compaction, receipt, ...)."""
         import re
 
-        if op in ("init", "invariant", "reject", "checkpoint", "handoff", "rotate") or not re.match(layout.OP, op):
+        own = ("init", "invariant", "reject", "checkpoint", "handoff", "rotate", "receipt", "stamp", "accept", "key")
+        if op in own or not re.match(layout.OP, op):
             raise UsageError(f"{op!r} cannot be recorded this way", "use the method of the same name")
         return self._write(op, data)
 

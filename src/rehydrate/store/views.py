@@ -11,10 +11,13 @@ from rehydrate.store import WORDS, Problem, fsio, wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from typing import Any
+
     from rehydrate.store.state import Outcome, Snapshot, State
     from rehydrate.store.wal import Record
 
 GOAL = "00_goal.md"
+KEYS_DIR = "keys"  # committed public keys, one per actor (store/keys.py)
 INVARIANTS = "10_invariants.md"
 HANDOFF = "20_handoff.md"
 NEXT = "99_next.md"
@@ -219,7 +222,26 @@ def render_next_record(rec: Record) -> str:
             "nothing yet (state initialized)",
             "start on the goal; record decisions and rejected approaches as they happen; checkpoint after each step",
         )
-    return render_next(rec["seq"], rec["ts"], head, data["goal"], data["done"], data["next"])
+    text = render_next(rec["seq"], rec["ts"], head, data["goal"], data["done"], data["next"])
+    claims = data.get("claims")
+    return text + render_claims(claims) if isinstance(claims, list) and claims else text
+
+
+def render_claims(claims: list[Any]) -> str:
+    """A checkpoint's claims as 99_next.md lists them, each with its receipt (its status is the ledger's: it
+    changes with the tree, the view does not)."""
+    lines = []
+    for claim in claims:
+        if not isinstance(claim, dict):
+            continue
+        receipt = claim.get("receipt")
+        if isinstance(receipt, dict):
+            code = receipt.get("exit")
+            how = clean(f"receipt {receipt.get('id')}, exit {code}", one_line=True)
+        else:
+            how = "no receipt: unverified"
+        lines.append(f"claim: {clean(str(claim.get('text')), one_line=True)} ({how})\n")
+    return "".join(lines)
 
 
 def summary(rec: Record) -> str:

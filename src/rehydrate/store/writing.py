@@ -24,6 +24,12 @@ def refuse_unsafe(state: State, snap: Snapshot, touches: tuple[str, ...] = ()) -
         if p.code in ("not-regular-file", "unreadable"):
             raise RehydrateError(f"refusing to write: {p.message}", "move it away, then run the command again")
     for p in snap.problems:
+        if p.code == "forged" and p.file == state.wal_rel:  # a signed record written now would vouch for it
+            raise RehydrateError(
+                f"refusing to write: {p.message} [forged]",
+                f"find who changed {p.file} (git log -p -- {p.file}) and restore it from git; a new signed record "
+                "would vouch for what is there",
+            )
         if p.code == "merge-conflict" and p.file in [state.rel(name) for name in touches]:
             raise RehydrateError(
                 f"refusing to write: {p.file} line {p.line} holds an unresolved git merge conflict "
@@ -135,6 +141,11 @@ def rotate(state: State) -> Outcome:
         refuse_unsafe(state, snap)
         upgrade_attributes(state, snap)
         data = rotate_data(state, snap.last)
+        from rehydrate.store import evidence
+
+        kept = evidence.carried(evidence.gather(state, snap).evidence)  # the stamps and approvals stay in force
+        if kept is not None:
+            data["evidence"] = kept
         check_archive(state, {"seq": snap.last["seq"] + 1, "data": data}, None)  # before anything is written
         rec = state._append(snap, "rotate", data)
         if state.joined is not None:

@@ -1,0 +1,428 @@
+"""Evidence for claims: receipts (a command run: its exit code and the tree it ran on), stamps (files' sha256) and
+approvals (a reviewer's file accepted against its finished transcript), and the claims a checkpoint binds to them.
+
+Records (each in the writer's own log, written under the state's lock):
+- `receipt`: `data = {"argv", "cwd", "exit", "duration", "stdout", "stderr", "bytes", "tree"[, "tree_after"]
+  [, "claim"]}`; `git` as a checkpoint's (HEAD, branch, dirty). Its id is `rc-` and the first 12 hex digits of its
+  `h`: it names the record it is the hash of, and cannot be minted for another. `tree` is the git tree of the work
+  tree when the command started (`tree_of`): tracked and untracked files that git does not ignore, the state folder
+  left out; `tree_after` when the command left another.
+- `stamp` and `accept`: `data = {"files": [...] | "file", ..., "evidence": {...}}`.
+- `checkpoint`: `data.claims = [{"text", "receipt"?: {"id", "h", "exit", "tree", "tree_after"?, "argv", "ts"}}]`
+  (a receipt's facts copied, so that the check needs the checkpoint alone) and `data.evidence`.
+
+`evidence` is the whole set in force: `{"stamps": {path: sha256}, "approvals": {path: {"sha256", "transcript",
+"transcript_sha256", "harness", "ts"}}}`. Every stamp, accept and checkpoint record carries it whole, so the newest of
+them since the last checkpoint (store/since.py reads back that far anyway) holds it, and a rotate record carries it in
+the checkpoint it carries: what is checked costs what is stamped, never the length of the history.
+
+Paths are the project's (the state folder's parent), relative and with `/`. Everything read back from a record is
+untrusted (it arrived by git pull): a path must pass `safe_rel` before a file is opened, a hash is compared, never
+used as an argument, and a command line is shown as data, never suggested as a command to run.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rehydrate.errors import RehydrateError, UsageError
+from rehydrate.store import fsio
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.state import State
+    from rehydrate.store.wal import Record
+
+PREFIX = "rc-"  # a receipt's id: PREFIX and the first ID_HEX hex digits of its record's hash
+ID_HEX = 12
+MAX_CLAIMS = 16  # claims on one checkpoint
+MAX_CLAIM = 300  # characters of a claim's text
+MAX_STAMPS = 256  # files stamped or approved at once in force
+MAX_ARGV = 4000  # characters of a receipt's command line kept (the rest cut, and said)
+LOOKUP_BYTES = 64 << 20  # how far back `checkpoint --receipt ID` looks for the receipt
+HASH_LIMIT = 1 << 30  # the largest file stamped (its hash is read in full at every check)
+_CHUNK = 1 << 20
+APPROVAL_FIELDS = ("sha256", "transcript", "transcript_sha256", "harness", "session")
+
+
+def receipt_id(rec: Record) -> str:
+    return PREFIX + str(rec["h"])[:ID_HEX]
+
+
+def parse_id(text: str) -> str:
+    """A receipt id as given (rc-<hex>, or its hex alone, at least 8 digits): the hex, lower case."""
+    raw = text.strip().lower()
+    raw = raw[len(PREFIX) :] if raw.startswith(PREFIX) else raw
+    if not 8 <= len(raw) <= 64 or any(c not in "0123456789abcdef" for c in raw):
+        raise UsageError(f"{text!r} is not a receipt id", "a receipt id is what `rehydrate run` printed: rc-<hex>")
+    return raw
+
+
+# ------------------------------------------------------------------------------------------------ paths and hashes
+
+
+def project_of(state: State) -> str:
+    return os.path.dirname(os.path.abspath(state.root))
+
+
+def rel_path(state: State, given: str) -> str:
+    """A file the user named (relative to the working folder) as the project's relative path; refused when it is
+    outside the project, inside the state folder, a symlink or not a regular file."""
+    project = project_of(state)
+    full = os.path.abspath(given)
+    rel = os.path.relpath(full, project)
+    if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
+        raise UsageError(f"{given} is outside the project ({project})", "name a file under the project's folder")
+    inside = os.path.relpath(full, os.path.abspath(state.root))
+    if not inside.startswith(".."):
+        raise UsageError(f"{given} is inside the state folder", "stamp the project's files, not the state's")
+    st = fsio.lstat(full)
+    if st is None:
+        raise UsageError(f"{given} does not exist")
+    import stat
+
+    if stat.S_ISLNK(st.st_mode):
+        raise UsageError(f"{given} is a symbolic link", "name the file it points to")
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{given} is not a regular file")
+    if st.st_size > HASH_LIMIT:
+        raise UsageError(f"{given} is larger than {HASH_LIMIT >> 20:,} MiB", "stamp smaller files")
+    return rel.replace(os.sep, "/")
+
+
+def safe_rel(path: object) -> str | None:
+    """A recorded path (untrusted) when it is a plain relative path inside the project, else None: no absolute
+    path, no `..`, no empty or `.` part, no NUL or control character, at most 4,096 characters."""
+    if not isinstance(path, str) or not 0 < len(path) <= 4096 or path.startswith("/"):
+        return None
+    if any(ord(c) < 32 or c == "\x7f" for c in path):
+        return None
+    parts = path.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return None
+    return path
+
+
+def file_sha(full: str, limit: int = HASH_LIMIT) -> str | None:
+    """The sha256 of a regular file (not following a symlink, never blocking on a FIFO), None when it is absent, not
+    a regular file, or larger than limit."""
+    import hashlib
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(full, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        h = hashlib.sha256()
+        while True:
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:
+                break
+            h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+# ------------------------------------------------------------------------------------------------ the tree
+
+
+class Tree:
+    """The work tree as a git tree: `sha` (None when it could not be computed: `why` says so; `repo` False outside a
+    git repository)."""
+
+    def __init__(self, sha: str | None, why: str | None = None, repo: bool = True) -> None:
+        self.sha = sha
+        self.why = why
+        self.repo = repo
+
+
+def tree_of(state_root: str, timeout: float = 60.0) -> Tree:
+    """The work tree holding the state folder as git would commit it with `git add -A`: tracked files as they are
+    now and untracked files git does not ignore, the state folder left out. Written to a scratch index (a copy of
+    the real one, so that unchanged files are not hashed again) in this worktree's own git folder, never to the real
+    index; `git write-tree` names it. The blobs of changed files land in git's object store, as `git stash create`'s
+    do (git gc removes them)."""
+    from rehydrate.store import local
+    from rehydrate.store.gitplumb import Git, GitFailed
+
+    found = local.repo(state_root)
+    if found is None:
+        return Tree(None, "not a git repository", repo=False)
+    git = Git(found)
+    scratch = local.ensure(local.local_dir(state_root, found))
+    index = os.path.join(scratch, f"tree.{os.getpid()}.{os.urandom(3).hex()}.index")
+    spec = [":/"]
+    rel = os.path.relpath(os.path.abspath(state_root), found.top)
+    if not rel.startswith(".."):
+        spec.append(f":(top,exclude){rel}")
+    try:
+        real = os.path.join(found.git_dir, "index")
+        try:
+            import shutil
+
+            shutil.copyfile(real, index)
+        except OSError:
+            pass  # no index yet (a new repository): every file is hashed
+        try:
+            added = git.run("add", "-A", "--ignore-errors", "--", *spec, index=index, timeout=timeout)
+            if added.code != 0 and fsio.lstat(index) is not None:  # a copied index git cannot use: start from HEAD
+                os.unlink(index)
+                git.run("read-tree", "HEAD", index=index, timeout=timeout)
+                added = git.run("add", "-A", "--ignore-errors", "--", *spec, index=index, timeout=timeout)
+            if added.code != 0:
+                return Tree(None, f"git add -A failed: {_first_line(added.err)}")
+            wrote = git.run("write-tree", index=index, timeout=timeout)
+            if wrote.code != 0:
+                return Tree(None, f"git write-tree failed: {_first_line(wrote.err)}")
+            sha = wrote.out.decode("ascii", "replace").strip()
+            return Tree(sha) if _is_hex(sha) else Tree(None, "git write-tree gave no tree")
+        except GitFailed as e:
+            return Tree(None, str(e))
+        except RehydrateError as e:  # git not installed
+            return Tree(None, str(e), repo=False)
+    finally:
+        for leftover in (index, index + ".lock"):
+            try:
+                os.unlink(leftover)
+            except OSError:
+                pass
+
+
+def changed_between(state_root: str, old: str, new: str, limit: int = 10, timeout: float = 10.0) -> list[str] | None:
+    """The paths that differ between two trees (both hashes checked), at most limit; None when git cannot say (the
+    old tree was computed in another clone, whose object store held it)."""
+    from rehydrate.store import local
+    from rehydrate.store.gitplumb import Git, GitFailed
+
+    found = local.repo(state_root)
+    if found is None or not (_is_hex(old) and _is_hex(new)):
+        return None
+    try:
+        out = Git(found).run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, timeout=timeout)
+    except (GitFailed, RehydrateError):
+        return None
+    if out.code != 0:
+        return None
+    return [p.decode("utf-8", "replace") for p in out.out.split(b"\0") if p][:limit]
+
+
+def _is_hex(text: object) -> bool:
+    return isinstance(text, str) and len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def _first_line(err: bytes) -> str:
+    text = err.decode("utf-8", "replace").strip().split("\n")
+    return text[0][:200] if text and text[0] else "no message"
+
+
+# ------------------------------------------------------------------------------------------------ what is in force
+
+
+def empty() -> dict[str, Any]:
+    return {"stamps": {}, "approvals": {}}
+
+
+def in_force(value: object) -> dict[str, Any]:
+    """A record's `data.evidence` (untrusted) as {"stamps": {path: sha}, "approvals": {path: {...}}}: entries whose
+    path is not safe_rel or whose hash is not a hash are left out."""
+    out = empty()
+    if not isinstance(value, dict):
+        return out
+    stamps, approvals = value.get("stamps"), value.get("approvals")
+    if isinstance(stamps, dict):
+        out["stamps"] = {p: s for p, s in stamps.items() if safe_rel(p) and _is_hex(s)}
+    if isinstance(approvals, dict):
+        out["approvals"] = {
+            p: a for p, a in approvals.items() if safe_rel(p) and isinstance(a, dict) and _is_hex(a.get("sha256"))
+        }
+    return out
+
+
+def carried(value: dict[str, Any]) -> dict[str, Any] | None:
+    """What a record carries: the set, or None when nothing is stamped or approved (records stay as they were)."""
+    return value if value["stamps"] or value["approvals"] else None
+
+
+class Gathered:
+    """What a write needs from the log since the last checkpoint: the evidence in force, the receipts with a claim
+    written since (oldest first), and the receipts looked up by id."""
+
+    def __init__(self) -> None:
+        self.evidence = empty()
+        self.pending: list[Record] = []
+        self.found: dict[str, Record] = {}
+        self.complete = False
+
+
+def gather(state: State, snap: Snapshot, wanted: list[str] | None = None) -> Gathered:
+    """Read my log back (my line of work, after a merge) to the last checkpoint (or init, join, rotate), and on while
+    a wanted receipt id (hex) is not found, at most LOOKUP_BYTES."""
+    from rehydrate.store import walback
+
+    got = Gathered()
+    want = set(wanted or [])
+    found_set = False
+    back = walback.Back(state.wal_path, LOOKUP_BYTES)
+    head = snap.last["h"] if snap.last is not None else None
+    if head is None:
+        return got
+    records = walback.along(back, head) if (len(snap.heads) > 1 or snap.merged) else back
+    for _, rec in records:
+        if rec["op"] == "receipt" and want:
+            h = str(rec["h"])
+            for w in list(want):
+                if h.startswith(w):
+                    got.found[w] = rec
+                    want.discard(w)
+        if not got.complete:
+            found_set = _take(got, rec, found_set)
+        if got.complete and not want:
+            break
+    got.pending.reverse()
+    if want:
+        missing = ", ".join(PREFIX + w for w in sorted(want))
+        raise UsageError(
+            f"no receipt {missing} in {state.wal_rel} (its last {LOOKUP_BYTES >> 20} MiB)",
+            "a receipt is what `rehydrate run` printed as `receipt: rc-...`, in this actor's own log",
+        )
+    return got
+
+
+def _take(got: Gathered, rec: Record, found_set: bool) -> bool:
+    """One record read back before the checkpoint was reached: a pending claim, the evidence in force (the newest
+    stamp or accept record, else what the checkpoint or the rotate record carrying it carried)."""
+    from rehydrate.store.since import _anchor
+
+    op, data = rec["op"], rec["data"]
+    if op == "receipt" and isinstance(data.get("claim"), str):
+        got.pending.append(rec)
+    anchor = _anchor(rec)
+    source = anchor["data"] if anchor is not None and isinstance(anchor.get("data"), dict) else None
+    if op == "rotate" and "evidence" in data:  # what was in force when the log was archived
+        source = data
+    if not found_set and op in ("stamp", "accept"):
+        got.evidence, found_set = in_force(data.get("evidence")), True
+    elif not found_set and source is not None:
+        got.evidence, found_set = in_force(source.get("evidence")), True
+    got.complete = anchor is not None
+    return found_set
+
+
+def claim_of(text: str, receipt: Record | None) -> dict[str, Any]:
+    """A claim as a checkpoint records it: its text and its receipt's facts."""
+    claim: dict[str, Any] = {"text": text}
+    if receipt is not None:
+        data = receipt["data"]
+        facts = {"id": receipt_id(receipt), "h": receipt["h"], "ts": receipt["ts"]}
+        for key in ("exit", "tree", "tree_after", "argv"):
+            if key in data:
+                facts[key] = data[key]
+        claim["receipt"] = facts
+    return claim
+
+
+def claims_for(gathered: Gathered, given: list[tuple[str, str | None]]) -> list[dict[str, Any]]:
+    """The claims a checkpoint records: those given (text, receipt id's hex or None), then the receipts with a claim
+    written since the last checkpoint whose text was not given (each once: the newest receipt of a text wins)."""
+    claims = [claim_of(text, gathered.found.get(rid) if rid else None) for text, rid in given]
+    named = {c["text"] for c in claims}
+    newest: dict[str, Record] = {}
+    for rec in gathered.pending:
+        newest[str(rec["data"]["claim"])] = rec
+    for text, rec in newest.items():
+        if text not in named:
+            claims.append(claim_of(text, rec))
+    if len(claims) > MAX_CLAIMS:
+        raise UsageError(f"{len(claims)} claims on one checkpoint, more than {MAX_CLAIMS}", "claim what matters")
+    return claims
+
+
+def clean_claim(text: str) -> str:
+    from rehydrate.store import views
+
+    claim = views.clean(text, one_line=True)
+    if not claim:
+        raise UsageError("a claim is empty", "say what is claimed, for example `tests pass`", field="claim")
+    if len(claim) > MAX_CLAIM:
+        raise UsageError(f"a claim is {len(claim)} characters, more than {MAX_CLAIM}", field="claim")
+    return claim
+
+
+def prepare(state: State, snap: Snapshot, op: str, data: dict[str, Any]) -> None:
+    """Under the lock, before a stamp, accept or checkpoint record is sealed: the evidence in force carried forward
+    (with this record's files added), and a checkpoint's claims resolved."""
+    given = data.pop("_claims", None) or []
+    wanted = [rid for _, rid in given if rid]
+    got = gather(state, snap, wanted)
+    force = got.evidence
+    if op == "stamp":
+        for path in data.get("dropped", []):
+            if path not in force["stamps"] and path not in force["approvals"]:
+                raise UsageError(f"{path} is not stamped or approved", "`rehydrate status` lists what is")
+            force["stamps"].pop(path, None)
+            force["approvals"].pop(path, None)
+        force["stamps"].update(data["files"])
+    elif op == "accept":
+        force["approvals"][data["file"]] = {k: data[k] for k in APPROVAL_FIELDS if k in data}
+    if len(force["stamps"]) + len(force["approvals"]) > MAX_STAMPS:
+        raise UsageError(
+            f"more than {MAX_STAMPS} files stamped or approved at once",
+            "drop the stamps that no longer matter with `rehydrate stamp --drop FILE`",
+        )
+    if op == "checkpoint":
+        claims = claims_for(got, given)
+        if claims:
+            data["claims"] = claims
+    kept = carried(force)
+    if kept is not None or op != "checkpoint":
+        data["evidence"] = kept if kept is not None else empty()
+
+
+def stamp_files(state: State, files: list[str]) -> dict[str, str]:
+    """{project path: sha256} of the files named (each checked by rel_path)."""
+    if not files:
+        raise UsageError("no file named", "name the files to stamp")
+    project = project_of(state)
+    out: dict[str, str] = {}
+    for given in files:
+        rel = rel_path(state, given)
+        sha = file_sha(os.path.join(project, rel))
+        if sha is None:
+            raise UsageError(f"{given} could not be read")
+        out[rel] = sha
+    return out
+
+
+def drop_paths(state: State, files: list[str]) -> list[str]:
+    """The project paths of files named to drop from the stamps (they need not exist any more)."""
+    project = project_of(state)
+    out = []
+    for given in files:
+        rel = os.path.relpath(os.path.abspath(given), project)
+        if rel == "." or rel.split(os.sep)[0] == "..":
+            raise UsageError(f"{given} is outside the project ({project})")
+        out.append(rel.replace(os.sep, "/"))
+    return out
+
+
+def check_file(project: str, rel: str, limit: int = HASH_LIMIT) -> str | None:
+    """The sha256 of a recorded path now (None: gone, not a regular file, or a path that is not safe)."""
+    path = safe_rel(rel)
+    if path is None:
+        return None
+    full = os.path.join(project, *path.split("/"))
+    real, top = os.path.realpath(full), os.path.realpath(project)
+    if not real.startswith(top.rstrip(os.sep) + os.sep):
+        return None  # a folder on the way is a symlink out of the project
+    return file_sha(full, limit)

@@ -1,0 +1,383 @@
+"""Signed records: a key the agent does not hold in the repository, and the check that every keyed actor's log ends
+in a record its key signed.
+
+- The private key (Ed25519) is a file outside the repository: `$REHYDRATE_KEY_FILE`, else
+  `$XDG_CONFIG_HOME/rehydrate/key`, else `~/.config/rehydrate/key` (mode 0600). One key serves every actor and
+  repository of its user; `rehydrate key init` makes it and registers its public key for an actor: the file
+  `state/keys/<actor>.pub` (committed with the state) and a `key` record, signed by it.
+- An actor with a committed public key signs every record it writes: `sig = {"key": <key id>, "ed25519": <base64>}`
+  over `SIG_DOMAIN` + the canonical record less `h` and `sig` (the record's `h` then covers `sig` too). The key id is
+  the first 16 hex digits of the public key's sha256. Without its key readable, such an actor writes nothing
+  (KeyMissing): an unsigned record would read as forged.
+- The check (`check`, run by every reconciliation when `state/keys/` or this clone's trust file exists): a signature
+  covers its record's `prev`, so through the hash chain every record before it: each keyed actor's last record must
+  carry a valid signature of its key, and then the whole log up to it is as the key holder wrote it. A record added
+  by hand, an early record edited and every later one re-sealed, a log replaced by one forged `rotate`: the last
+  record's signature is missing or does not verify (`forged`). The heads already verified are remembered in this
+  clone's trust file (`<git-dir>/rehydrate/<key>/keys.json`, never committed), so a read verifies only what is new
+  (the crypto library is imported only then).
+- Trust on first sight, then pinned: the trust file keeps each actor's key as this clone first saw it. A committed key
+  that differs is named (`key-changed`) until `rehydrate key trust ACTOR`; a committed key removed while this clone
+  knew it is named too (`key-removed`), and the actor's log is still checked against the key it knew.
+
+What this cannot prove: that a key holder told the truth (a writer with the key can sign a lie), nor anything about
+an actor whose key no clone has seen (a fresh clone trusts the committed keys it first finds). The chain proves order,
+the signature authorship; neither proves truth.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rehydrate.errors import RehydrateError, UsageError
+from rehydrate.store import WORDS, Problem, fsio, views
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.state import State
+    from rehydrate.store.wal import Record
+
+KEYS_DIR = views.KEYS_DIR
+TRUST = "keys.json"
+SIG_DOMAIN = b"rehydrate-record-sig-v1\n"
+PUB_PREFIX = "rehydrate-ed25519"
+PRIVATE_HEADER = "# rehydrate signing key (ed25519 seed, base64): keep it out of every repository\n"
+MAX_VERIFIED = 16  # heads remembered as verified, per actor
+
+
+class KeyMissing(RehydrateError):
+    """An actor whose records are signed, and no matching key readable here."""
+
+
+def key_file() -> str:
+    """Where this user's private key lives (it need not exist)."""
+    given = os.environ.get("REHYDRATE_KEY_FILE")
+    if given:
+        return os.path.abspath(os.path.expanduser(given))
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "rehydrate", "key")
+
+
+def key_id(public: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(public).hexdigest()[:16]
+
+
+def _b64(data: bytes) -> str:
+    import base64
+
+    return base64.b64encode(data).decode("ascii")
+
+
+def _unb64(text: str, size: int) -> bytes | None:
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        return None
+    return raw if len(raw) == size else None
+
+
+# ------------------------------------------------------------------------------------------------ the private key
+
+
+class Signer:
+    """A loaded private key: its public bytes, its id, and sign(record) -> the record's `sig` member."""
+
+    def __init__(self, seed: bytes, path: str) -> None:
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        self._key = Ed25519PrivateKey.from_private_bytes(seed)
+        self.public = self._key.public_key().public_bytes_raw()
+        self.id = key_id(self.public)
+        self.path = path
+
+    def sign(self, rec: Record) -> dict[str, str]:
+        return {"ed25519": _b64(self._key.sign(message(rec))), "key": self.id}
+
+
+def public_text(signer: Signer) -> str:
+    return _b64(signer.public)
+
+
+def message(rec: Record) -> bytes:
+    """What a signature covers: the record less `h` and `sig`, canonical."""
+    from rehydrate import safejson
+
+    return SIG_DOMAIN + safejson.dumps_canonical({k: v for k, v in rec.items() if k not in ("h", "sig")})
+
+
+def load_private(path: str | None = None) -> Signer | None:
+    """The private key at path (default key_file()), None when there is none; RehydrateError when it is unreadable
+    or not a key."""
+    path = path or key_file()
+    try:
+        data = fsio.read_bytes(path, 4096)
+    except RehydrateError as e:
+        raise RehydrateError(f"the signing key {path} cannot be read: {e.message}") from None
+    if data is None:
+        return None
+    lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip() and not ln.startswith("#")]
+    seed = _unb64(lines[0].strip(), 32) if len(lines) == 1 else None
+    if seed is None:
+        raise RehydrateError(f"{path} is not a rehydrate signing key", "move it away and run `rehydrate key init`")
+    return Signer(seed, path)
+
+
+def create_private(path: str) -> Signer:
+    """A new key at path (its folder made 0700, the file 0600, never over an existing file)."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    seed = os.urandom(32)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        raise UsageError(f"{path} exists already", "it is kept: `rehydrate key init` uses it") from None
+    try:
+        os.write(fd, (PRIVATE_HEADER + _b64(seed) + "\n").encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return Signer(seed, path)
+
+
+# ------------------------------------------------------------------------------------------------ public keys
+
+
+class Public:
+    def __init__(self, raw: bytes, source: str) -> None:
+        self.raw = raw
+        self.id = key_id(raw)
+        self.source = source
+
+    def text(self, actor: str) -> str:
+        return f"{PUB_PREFIX} {_b64(self.raw)} {actor}\n"
+
+
+def pub_name(actor: str) -> str:
+    return f"{KEYS_DIR}/{actor}.pub"
+
+
+def parse_pub(data: bytes, source: str) -> Public | None:
+    parts = data.decode("utf-8", "replace").split()
+    if len(parts) < 2 or parts[0] != PUB_PREFIX:
+        return None
+    raw = _unb64(parts[1], 32)
+    return Public(raw, source) if raw is not None else None
+
+
+def committed(state: State) -> dict[str, Public | None]:
+    """{actor: its committed public key} from state/keys/*.pub (None: a file that is not a key)."""
+    folder = state.path(KEYS_DIR)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return {}
+    out: dict[str, Public | None] = {}
+    for name in sorted(names):
+        actor = name[:-4] if name.endswith(".pub") else ""
+        if not views.is_actor(actor):
+            continue
+        try:
+            data = fsio.read_bytes(os.path.join(folder, name), 4096, WORDS)
+        except RehydrateError:
+            data = None
+        out[actor] = parse_pub(data, state.rel(KEYS_DIR, name)) if data is not None else None
+    return out
+
+
+def signer_for(state: State) -> Signer | None:
+    """The key this actor signs with: None when it has no committed public key (nothing is signed); KeyMissing when
+    it has one and no matching private key is readable."""
+    path = state.path(pub_name(state.actor))
+    if fsio.lstat(path) is None:
+        return None
+    pub = committed(state).get(state.actor)
+    if pub is None:
+        raise KeyMissing(f"{state.rel(pub_name(state.actor))} is not a public key", "run `rehydrate key init`")
+    where = key_file()
+    signer = load_private(where)
+    if signer is None or signer.public != pub.raw:
+        found = "holds another key" if signer is not None else "does not exist"
+        raise KeyMissing(
+            f"{state.actor}'s records are signed (key {pub.id}, {state.rel(pub_name(state.actor))}), and {where} "
+            f"{found}: nothing was written",
+            "point REHYDRATE_KEY_FILE at the key, or run `rehydrate key init --new` to register another "
+            "(every clone that knew the old one names the change)",
+        )
+    return signer
+
+
+def verify(rec: Record, pub: Public) -> str | None:
+    """None when the record carries a valid signature of pub; else why not."""
+    sig = rec.get("sig")
+    if not isinstance(sig, dict):
+        return "it carries no signature"
+    if sig.get("key") != pub.id:
+        return f"it is signed by another key ({str(sig.get('key'))[:16]})"
+    raw = _unb64(str(sig.get("ed25519")), 64)
+    if raw is None:
+        return "its signature is not a signature"
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        Ed25519PublicKey.from_public_bytes(pub.raw).verify(raw, message(rec))
+    except InvalidSignature:
+        return "its signature does not verify (the record was changed after it was signed)"
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ the trust file
+
+
+def trust_path(state: State) -> str:
+    return os.path.join(os.path.dirname(os.path.dirname(state.seen_path)), TRUST)
+
+
+def load_trust(state: State) -> dict[str, Any]:
+    import json
+
+    try:
+        data = fsio.read_bytes(trust_path(state), 1 << 20)
+        found = json.loads(data) if data else {}
+    except (RehydrateError, ValueError):
+        found = {}
+    return found if isinstance(found, dict) else {}
+
+
+def save_trust(state: State, trust: dict[str, Any]) -> None:
+    import json
+
+    from rehydrate.store import local
+
+    path = trust_path(state)
+    local.ensure(os.path.dirname(path))
+    fsio.write_hint(path, json.dumps(trust, sort_keys=True, indent=1).encode())
+
+
+def _known(entry: object) -> Public | None:
+    if not isinstance(entry, dict) or not isinstance(entry.get("public"), str):
+        return None
+    raw = _unb64(entry["public"], 32)
+    return Public(raw, "this clone's trust file") if raw is not None else None
+
+
+def remember(state: State, actor: str, pub: Public, verified: list[str], trust: dict[str, Any] | None = None) -> None:
+    """Pin actor's key in this clone (and the heads just verified or signed)."""
+    trust = trust if trust is not None else load_trust(state)
+    entry = trust.get(actor) if isinstance(trust.get(actor), dict) else None
+    if entry is None or entry.get("public") != _b64(pub.raw):
+        entry = {"public": _b64(pub.raw), "id": pub.id, "verified": []}
+    done = [h for h in entry.get("verified", []) if isinstance(h, str) and h not in verified]
+    entry["verified"] = (done + verified)[-MAX_VERIFIED:]
+    trust[actor] = entry
+    save_trust(state, trust)
+
+
+# ------------------------------------------------------------------------------------------------ the check
+
+
+def check(state: State, snap: Snapshot) -> list[Problem]:
+    """Each keyed actor's last record (each head of mine) against its key; key changes named (module docstring)."""
+    files = committed(state)
+    trust = load_trust(state)
+    if not files and not trust:
+        return []
+    problems: list[Problem] = []
+    dirty = False
+    for actor in sorted(set(files) | {a for a in trust if isinstance(a, str)}):
+        if not views.is_actor(actor):
+            continue
+        entry = trust.get(actor)
+        known, filed = _known(entry), files.get(actor)
+        rel = state.rel(pub_name(actor))
+        if actor in files and filed is None:
+            problems.append(Problem("key-unreadable", rel, None, f"{rel} is not a public key"))
+        if known is None and filed is None:
+            continue
+        if known is None and filed is not None:
+            trust[actor] = {"public": _b64(filed.raw), "id": filed.id, "verified": []}  # first sight: pinned
+            dirty, known = True, filed
+        elif known is not None and filed is not None and known.id != filed.id:
+            problems.append(
+                Problem(
+                    "key-changed",
+                    rel,
+                    None,
+                    f"{actor}'s public key is now {filed.id}; this clone knew {known.id}: if the change was meant, "
+                    f"`rehydrate key trust {actor}`",
+                )
+            )
+        elif known is not None and actor not in files:
+            problems.append(
+                Problem(
+                    "key-removed",
+                    rel,
+                    None,
+                    f"{rel} is gone; this clone knew {actor}'s key {known.id}, and still checks {actor}'s log with it",
+                )
+            )
+        key = filed if filed is not None and (known is None or known.id == filed.id) else known
+        assert key is not None
+        verified = trust[actor].get("verified") if isinstance(trust.get(actor), dict) else None
+        done = set(verified) if isinstance(verified, list) else set()
+        for where, head in _heads(state, snap, actor):
+            if head is None or head["h"] in done:
+                continue
+            why = verify(head, key)
+            if why is None:
+                trust[actor]["verified"] = [*list(done), head["h"]][-MAX_VERIFIED:]
+                done.add(head["h"])
+                dirty = True
+                continue
+            problems.append(
+                Problem(
+                    "forged",
+                    where,
+                    None,
+                    f"{actor}'s last record (seq {head.get('seq')}, {head.get('op')}) is not signed by {actor}'s "
+                    f"key {key.id}: {why}. Its log was written or changed without the key (a record added, edited "
+                    "and re-sealed, or the log replaced)",
+                )
+            )
+    if dirty:
+        save_trust(state, trust)
+    return problems
+
+
+def _heads(state: State, snap: Snapshot, actor: str) -> list[tuple[str, Record | None]]:
+    """The records whose signatures vouch for actor's log: each head of mine, another actor's last record."""
+    if actor == state.actor:
+        return [(state.wal_rel, h) for h in snap.heads] if snap.heads else [(state.wal_rel, snap.last)]
+    from rehydrate.store import wal, walback
+
+    path = state.path(f"wal/{actor}.jsonl")
+    rel = state.rel("wal", f"{actor}.jsonl")
+    try:
+        for _, rec in walback.Back(path, wal.MAX_LINE + 1):
+            return [(rel, rec)]
+    except (wal.BadRecord, RehydrateError):
+        return []  # damage there is the chain's to name (verify)
+    return [(rel, None)]
+
+
+def signed(state: State, hashes: list[str]) -> None:
+    """The records this actor just signed: remembered as verified in this clone."""
+    signer = state.signer
+    remember(state, state.actor, Public(signer.public, "the key file"), hashes)
+
+
+def trust_actor(state: State, actor: str) -> Public:
+    """`rehydrate key trust ACTOR`: pin the committed key as this clone's."""
+    pub = committed(state).get(actor)
+    if pub is None:
+        raise UsageError(f"no public key for {actor} in {state.rel(KEYS_DIR)}/")
+    remember(state, actor, pub, [])
+    return pub
