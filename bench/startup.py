@@ -24,7 +24,10 @@ event, so that recency reads a real tail; its ratio to `python -c pass` is held 
 (f)'s. With --against too, the other checkout's hook runs in a full repository of its own in the same rounds:
 hook-full/hook-full[against] is hook(new)/hook(old).
 
-    python bench/startup.py [--rounds 30] [--check] [--against DIR] [--full]
+    python bench/startup.py [--rounds 30] [--check] [--against DIR] [--full] [--key]
+
+With --key, (i) runs checkpoint, resume and hook where the actor holds a key (issue 14: each checkpoint signs its
+record with Ed25519, importing `cryptography`); their ratios to (a) are held to the same target.
 
 The venv is made with the interpreter that runs the bench (--python to choose another): run it with Python 3.13 to
 measure 3.13.
@@ -114,6 +117,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "teammate's commit on origin/main fetched, an own commit and a dirty file since the checkpoint",
     )
     p.add_argument(
+        "--key",
+        action="store_true",
+        help="also (i): checkpoint, resume and hook where the actor holds a key (issue 14): signed records",
+    )
+    p.add_argument(
         "--fixtures",
         default=os.path.join(os.path.dirname(_common.REPO), "shared", "fixtures", "transcripts"),
         help="with --full: the folder of the real transcripts (default: shared/fixtures beside the checkout)",
@@ -197,6 +205,17 @@ def hook_path(rehydrate: str, repo: str, env: dict[str, str], suffix: str = "") 
         "resume" + suffix: timed([rehydrate, "resume"], cwd=repo, env=env),
         "hook" + suffix: timed([rehydrate, "hook", "claude"], cwd=repo, env=env, stdin=session_start(repo)),
     }
+
+
+def keyed_path(rehydrate: str, repo: str, env: dict[str, str]) -> dict[str, _common.Measure]:
+    """(i): the three hook-path processes where the actor holds a key (`rehydrate key init`, the key file under the
+    bench's folder): every checkpoint signs its record; a resume or hook verifies only a last record this clone has
+    not verified (here none: the checkpoints before it signed theirs)."""
+    keyed_env = dict(env, REHYDRATE_KEY_FILE=os.path.join(os.path.dirname(repo), "signing.key"))
+    found = hook_path(rehydrate, repo, keyed_env, "-key")
+    _common.run([rehydrate, "key", "init"], cwd=repo, env=keyed_env)
+    _common.run([rehydrate, "checkpoint", "--done", "x", "--next", "y"], cwd=repo, env=keyed_env)
+    return found
 
 
 def full_repo(
@@ -375,13 +394,16 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
         )
         print("from before issue 12 for hook(new)/hook(old) measured in the same rounds")
         print()
+    if args.key:  # issue 14: a key held, against the bounds and against the same process without one
+        pairs += [(k + "-key", "pass") for k in ("checkpoint", "resume", "hook")]
+        pairs += [(k + "-key", k) for k in ("checkpoint", "resume", "hook")]
     if args.against:  # the other checkout's ratios, and this one's time over the other's, in the same rounds
         pairs += [(k + AGAINST, "pass") for k in ("checkpoint", "resume", "hook")]
         pairs += [(k, k + AGAINST) for k in ("checkpoint", "resume", "hook")]
     return pairs
 
 
-def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the run, top to bottom, as the report prints it
+def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0912, PLR0915 - the run, top to bottom, as the report prints it
     t0 = time.perf_counter()
     vpy, rehydrate = make_venv(args.python, os.path.join(root, "venv"))
     t_venv = time.perf_counter() - t0
@@ -395,6 +417,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
         _vpy, other = make_venv(args.python, os.path.join(root, "venv-against"), against)
         theirs = hook_path(other, os.path.join(root, "repo-against"), env, AGAINST)
     full, held = _full(args, root, env, rehydrate, other) if args.full else ({}, "")
+    keyed = keyed_path(rehydrate, os.path.join(root, "repo-key"), env) if args.key else {}
     version = _common.run([rehydrate, "--version"], env=env).stdout.strip()
     pyver = _common.run([vpy, "-c", "import sys; print(sys.version.split()[0])"], env=env).stdout.strip()
 
@@ -415,6 +438,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
         **ours,
         **theirs,
         **full,
+        **keyed,
         "floor": timed([vpy, floor_py, floor_dir, str(wal_size), str(view_size)], cwd=repo, env=env),
         "git": timed(GIT_STATUS, cwd=state, env=_common.clean_env(GIT_OPTIONAL_LOCKS="0", LC_ALL="C")),
     }
@@ -439,6 +463,10 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
             labels["hook-full" + AGAINST] = f"{labels['hook-full']} {AGAINST}"
     if args.against:
         labels.update({k + AGAINST: f"{labels[k]} {AGAINST}" for k in ("checkpoint", "resume", "hook")})
+    if args.key:
+        labels.update(
+            {k + "-key": f"(i) {labels[k][4:]}, the actor holding a key" for k in ("checkpoint", "resume", "hook")}
+        )
     print(f"rehydrate start-up: {version} ({_common.checkout()}), Python {pyver}")
     print(_common.load())
     print(f"fresh venv, non-editable install of {_common.REPO} ({t_venv:.0f} s to build)")
@@ -492,6 +520,11 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
         line, ok = _common.bound(f"{a}/pass", med[a] / med["pass"], TARGET)
         print("  " + line)
         misses += not ok
+    if args.key:  # issue 14: the same targets with a key held
+        for a in ("checkpoint-key", "resume-key", "hook-key"):
+            line, ok = _common.bound(f"{a}/pass (issue 14)", med[a] / med["pass"], TARGET)
+            print("  " + line)
+            misses += not ok
     if args.full:  # issue 12: the hook with every check, on both repositories
         for a in ("hook", "hook-full"):
             line, ok = _common.bound(f"{a}/pass (issue 12)", med[a] / med["pass"], BOUND_12)
@@ -514,6 +547,14 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
         print(import_table(title, importtime(cmd, repo, env, args.importtime_runs), set(bare), args.top))
         print(f"(median of {args.importtime_runs} runs; cumulative includes the modules a module imports)")
         print()
+    if args.key:  # what signing imports
+        where = os.path.join(root, "repo-key")
+        keyed_env = dict(env, REHYDRATE_KEY_FILE=os.path.join(root, "signing.key"))
+        cmd = [vpy, "-X", "importtime", rehydrate, "checkpoint", "--done", "x", "--next", "y"]
+        title = "python -X importtime <venv>/bin/rehydrate checkpoint, the actor holding a key"
+        print(import_table(title, importtime(cmd, where, keyed_env, args.importtime_runs), set(bare), args.top))
+        print(f"(median of {args.importtime_runs} runs; cumulative includes the modules a module imports)")
+        print()
 
     options = (
         [
@@ -526,6 +567,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0915 - the r
         + (["--check"] if args.check else [])
         + ([f"--against={args.against}"] if args.against else [])
         + (["--full", f"--transcript-mb={args.transcript_mb:g}"] if args.full else [])
+        + (["--key"] if args.key else [])
     )
     print("reproduce: " + _common.reproduce("startup.py", options))
     return 1 if args.check and misses else 0

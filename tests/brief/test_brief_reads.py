@@ -47,7 +47,7 @@ def big_wal(state: State, megabytes: int) -> int:
     """Grow the log past `megabytes` MiB with records that change no view; end it with a small checkpoint."""
     blob = "x" * (256 << 10)
     for _ in range(megabytes * 4):
-        state.record("receipt", {"blob": blob})
+        state.record("note", {"blob": blob})
     state.checkpoint(done="wrote the lexer", next="write the parser")
     return os.path.getsize(Path(state.root) / "wal" / "agent.jsonl")
 

@@ -150,8 +150,9 @@ def test_a_checkpoint_makes_the_system_calls_it_needs_and_no_more(
     # the state folder and .lock (the lock); the log, the temporary view, the folder's sync, the cache (the writes);
     # the handoff's absence (an open that fails: the cache has no entry for a file that is not there)
     assert calls["open"] == 7, calls
-    # (20: issue 13's actor check, the per-worktree cache folder and the .gitattributes version each look once)
-    assert calls["lstat"] + calls["stat"] + calls["fstat"] <= 20, calls
+    # (20: issue 13's actor check, the per-worktree cache folder and the .gitattributes version each look once;
+    # 22: issue 14's signature check looks for state/keys/ and, where it is absent, for this clone's trust file)
+    assert calls["lstat"] + calls["stat"] + calls["fstat"] <= 22, calls
 
 
 def test_a_new_object_reads_what_the_memo_skips(state: State, monkeypatch: pytest.MonkeyPatch) -> None:

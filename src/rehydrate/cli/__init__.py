@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("evidence", "run a command and record a receipt (exit code, output hash, the tree it ran on)"),
     "stamp": ("evidence", "record files' sha256: the checks report a stamped file that changes"),
     "accept": ("evidence", "accept a reviewer's approval file, only if its transcript shows a finished session"),
+    "canary": ("canary", "plant a canary rule, ask an agent the two questions, grade the answer: does recovery work?"),
     "key": ("keys", "make and register the key an actor signs its records with; show keys; trust a changed one"),
     "resume": ("read", "print the brief a fresh context reads first"),
     "recover": (
@@ -192,6 +193,7 @@ _FAST: dict[str, dict[str, tuple[str, str]]] = {
     },
 }
 _REQUIRED = {"checkpoint": ("done", "next"), "resume": ()}
+_ABSENT = {"checkpoint": ("claims", "receipt"), "resume": ()}  # options read by argparse only (--claim, --receipt)
 
 
 class _Args:
@@ -220,6 +222,7 @@ def fast_args(argv: list[str]) -> Any:
     if options is None:
         return None
     fields: dict[str, Any] = {"command": argv[0], **{dest: None for dest, _ in options.values()}, "json": False}
+    fields.update(dict.fromkeys(_ABSENT[argv[0]]))
     seen: set[str] = set()
     i = 1
     while i < len(argv):

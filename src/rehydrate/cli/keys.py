@@ -96,7 +96,9 @@ def _trust(state: Any, args: argparse.Namespace) -> int:
         raise UsageError("name the actor whose key to trust", "rehydrate key trust ACTOR", field="who")
     pub = keys.trust_actor(state, args.who)
     if args.json:
-        emit_json("key", True, action="trust", actor=args.who, key=pub.id)
+        emit_json("key", True, action="trust", actor=args.who, key=pub.id if pub else None)
+    elif pub is None:
+        print(f"forgot {args.who}'s key in this clone: {args.who}'s records are no longer expected to be signed")
     else:
         print(f"trusted {args.who}'s key {pub.id} ({state.rel(keys.pub_name(args.who))}) in this clone")
     return 0

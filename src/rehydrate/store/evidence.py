@@ -272,12 +272,17 @@ def gather(state: State, snap: Snapshot, wanted: list[str] | None = None) -> Gat
 
     got = Gathered()
     want = set(wanted or [])
+    if not want and snap.last is not None and len(snap.heads) <= 1 and not snap.merged:
+        _take(got, snap.last, False)  # the last record is a checkpoint (or carries one): nothing to read back
+        if got.complete:
+            return got
+        got = Gathered()
     found_set = False
     back = walback.Back(state.wal_path, LOOKUP_BYTES)
     head = snap.last["h"] if snap.last is not None else None
     if head is None:
         return got
-    records = walback.along(back, head) if (len(snap.heads) > 1 or snap.merged) else back
+    records = walback.along(back, head) if (len(snap.heads) > 1 or snap.merged) else _needed(back)
     for _, rec in records:
         if rec["op"] == "receipt" and want:
             h = str(rec["h"])
@@ -297,6 +302,20 @@ def gather(state: State, snap: Snapshot, wanted: list[str] | None = None) -> Gat
             "a receipt is what `rehydrate run` printed as `receipt: rc-...`, in this actor's own log",
         )
     return got
+
+
+_OPS = ("receipt", "stamp", "accept", "checkpoint", "init", "join", "rotate")
+_NEEDLES = tuple(f'"op":"{op}"'.encode() for op in _OPS)
+
+
+def _needed(back: Any) -> Any:
+    """The records read back that can matter here, decoded: a line whose bytes name none of these ops (an entry, a
+    compaction, a mail record) is skipped undecoded, as since.py skips resume records: its cost is the bytes read."""
+    from rehydrate.store import walback
+
+    for offset, raw in back.lines():
+        if any(n in raw for n in _NEEDLES):
+            yield offset, walback.decode(raw, offset)
 
 
 def _take(got: Gathered, rec: Record, found_set: bool) -> bool:

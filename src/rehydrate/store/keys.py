@@ -62,26 +62,46 @@ def key_file() -> str:
 
 
 def key_id(public: bytes) -> str:
-    import hashlib
+    from rehydrate.store import digest  # the builtin sha256, not hashlib's OpenSSL (the hook path stays light)
 
-    return hashlib.sha256(public).hexdigest()[:16]
+    return digest.sha256(public)[:16]
 
 
 def _b64(data: bytes) -> str:
-    import base64
+    import binascii  # not base64, which loads re
 
-    return base64.b64encode(data).decode("ascii")
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 def _unb64(text: str, size: int) -> bytes | None:
-    import base64
+    """Standard base64 of exactly size bytes, in its one canonical spelling, else None."""
     import binascii
 
     try:
-        raw = base64.b64decode(text.encode("ascii"), validate=True)
+        raw = binascii.a2b_base64(text.encode("ascii"))
     except (binascii.Error, ValueError, UnicodeEncodeError):
         return None
-    return raw if len(raw) == size else None
+    return raw if len(raw) == size and _b64(raw) == text else None
+
+
+def _ed25519() -> Any:
+    """cryptography's Ed25519 key classes: its compiled binding when it offers them (a third of the import time of the
+    public module, which loads typing, enum and re), else the public module (the same objects)."""
+    try:
+        from cryptography.hazmat.bindings._rust import openssl
+
+        found = openssl.ed25519
+        if hasattr(found, "from_private_bytes") and hasattr(found, "from_public_bytes"):
+            return found
+    except (ImportError, AttributeError):  # pragma: no cover - another version of cryptography
+        pass
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    class Public:
+        from_public_bytes = ed25519.Ed25519PublicKey.from_public_bytes
+        from_private_bytes = ed25519.Ed25519PrivateKey.from_private_bytes
+
+    return Public
 
 
 # ------------------------------------------------------------------------------------------------ the private key
@@ -91,9 +111,7 @@ class Signer:
     """A loaded private key: its public bytes, its id, and sign(record) -> the record's `sig` member."""
 
     def __init__(self, seed: bytes, path: str) -> None:
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-        self._key = Ed25519PrivateKey.from_private_bytes(seed)
+        self._key = _ed25519().from_private_bytes(seed)
         self.public = self._key.public_key().public_bytes_raw()
         self.id = key_id(self.public)
         self.path = path
@@ -224,12 +242,9 @@ def verify(rec: Record, pub: Public) -> str | None:
     raw = _unb64(str(sig.get("ed25519")), 64)
     if raw is None:
         return "its signature is not a signature"
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
     try:
-        Ed25519PublicKey.from_public_bytes(pub.raw).verify(raw, message(rec))
-    except InvalidSignature:
+        _ed25519().from_public_bytes(pub.raw).verify(raw, message(rec))
+    except Exception:  # cryptography's InvalidSignature (its module is not imported unless one is raised)
         return "its signature does not verify (the record was changed after it was signed)"
     return None
 
@@ -242,24 +257,24 @@ def trust_path(state: State) -> str:
 
 
 def load_trust(state: State) -> dict[str, Any]:
-    import json
+    from rehydrate import safejson
 
     try:
         data = fsio.read_bytes(trust_path(state), 1 << 20)
-        found = json.loads(data) if data else {}
+        found = safejson.loads(data) if data else {}
     except (RehydrateError, ValueError):
         found = {}
     return found if isinstance(found, dict) else {}
 
 
 def save_trust(state: State, trust: dict[str, Any]) -> None:
-    import json
-
+    """Written in place (fsio.write_hint): a torn write reads as no file, and the keys are pinned again on sight."""
+    from rehydrate import safejson
     from rehydrate.store import local
 
     path = trust_path(state)
     local.ensure(os.path.dirname(path))
-    fsio.write_hint(path, json.dumps(trust, sort_keys=True, indent=1).encode())
+    fsio.write_hint(path, safejson.dumps_canonical(trust) + b"\n")
 
 
 def _known(entry: object) -> Public | None:
@@ -321,10 +336,11 @@ def check(state: State, snap: Snapshot) -> list[Problem]:
                     "key-removed",
                     rel,
                     None,
-                    f"{rel} is gone; this clone knew {actor}'s key {known.id}, and still checks {actor}'s log with it",
+                    f"{rel} is gone; this clone knew {actor}'s key {known.id}, and still checks {actor}'s log with "
+                    f"it (if {actor} stopped signing on purpose: `rehydrate key trust {actor}` forgets it here)",
                 )
             )
-        key = filed if filed is not None and (known is None or known.id == filed.id) else known
+        key = filed if filed is not None else known  # a changed key is named above; the log is checked with it
         assert key is not None
         verified = trust[actor].get("verified") if isinstance(trust.get(actor), dict) else None
         done = set(verified) if isinstance(verified, list) else set()
@@ -374,10 +390,16 @@ def signed(state: State, hashes: list[str]) -> None:
     remember(state, state.actor, Public(signer.public, "the key file"), hashes)
 
 
-def trust_actor(state: State, actor: str) -> Public:
-    """`rehydrate key trust ACTOR`: pin the committed key as this clone's."""
+def trust_actor(state: State, actor: str) -> Public | None:
+    """`rehydrate key trust ACTOR`: pin the committed key as this clone's; with none committed, forget the pinned one
+    (this clone no longer expects ACTOR's records to be signed). None when it forgot."""
     pub = committed(state).get(actor)
-    if pub is None:
-        raise UsageError(f"no public key for {actor} in {state.rel(KEYS_DIR)}/")
-    remember(state, actor, pub, [])
-    return pub
+    if pub is not None:
+        remember(state, actor, pub, [])
+        return pub
+    trust = load_trust(state)
+    if actor not in trust:
+        raise UsageError(f"no public key for {actor} in {state.rel(KEYS_DIR)}/, and none pinned in this clone")
+    del trust[actor]
+    save_trust(state, trust)
+    return None

@@ -177,7 +177,7 @@ def _signatures(state: State, snap: Snapshot) -> None:
     """Each keyed actor's log against its key (store/keys.py): two lstats when no actor has one."""
     from rehydrate.store.views import KEYS_DIR
 
-    keyed = fsio.lstat(state.path(KEYS_DIR)) is not None
+    keyed = state.keyed_dir = fsio.lstat(state.path(KEYS_DIR)) is not None  # (the write that follows asks too)
     if keyed or fsio.lstat(os.path.join(os.path.dirname(os.path.dirname(state.seen_path)), "keys.json")) is not None:
         from rehydrate.store import keys
 

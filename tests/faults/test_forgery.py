@@ -1,0 +1,173 @@
+"""Forgery where a key is held (store/keys.py), and the README's limits where none is: a receipt appended by hand, a
+stamp changed by hand, an early record edited and the whole chain re-sealed, the log replaced by one forged
+`rotate`. Each forger here can write every file in state/ and compute every hash (tests/faults/forger below), but
+holds no key. Through the real CLI, on real repositories; the key lives outside the repository (REHYDRATE_KEY_FILE
+under the test's folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from tests.conftest import git, rehydrate
+
+from rehydrate.store import digest
+
+
+@pytest.fixture
+def keyed(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("REHYDRATE_KEY_FILE", str(tmp_path / "keys" / "agent.key"))
+    assert rehydrate("init", "--goal", "ship the parser", cwd=repo).code == 0
+    res = rehydrate("key", "init", cwd=repo)
+    assert res.code == 0 and "registered key" in res.out, res.err
+    assert (tmp_path / "keys" / "agent.key").stat().st_mode & 0o777 == 0o600
+    assert rehydrate("run", "--claim", "tests pass", "--", "true", cwd=repo).code == 0
+    assert rehydrate("checkpoint", "--done", "lexer", "--next", "parser", cwd=repo).code == 0
+    assert rehydrate("stamp", "app.py", cwd=repo).code == 0
+    assert rehydrate("verify", cwd=repo).code == 0
+    return repo
+
+
+def _log(repo: Path) -> Path:
+    return repo / "state" / "wal" / "agent.jsonl"
+
+
+def _records(repo: Path) -> list[dict]:
+    return [json.loads(line) for line in _log(repo).read_text().splitlines()]
+
+
+def _write(repo: Path, records: list[dict]) -> None:
+    """The forger's pen: every record re-sealed after the previous one (prev and h recomputed); sigs copied as
+    they were (the forger cannot make new ones)."""
+    out, prev = [], None
+    for rec in records:
+        body = {k: v for k, v in rec.items() if k != "h"}
+        if prev is not None:
+            body["prev"] = prev
+        sealed, line = digest.seal_line(body)
+        prev = sealed["h"]
+        out.append(line)
+    _log(repo).write_bytes(b"".join(out))
+
+
+def _forged(repo: Path) -> str:
+    res = rehydrate("verify", cwd=repo)
+    assert res.code == 1, res.out
+    assert "[forged]" in res.out, res.out
+    brief = rehydrate("resume", cwd=repo)
+    assert "state: degraded" in brief.out and "[forged]" in brief.out
+    return res.out
+
+
+def test_a_hand_written_receipt_is_forged(keyed: Path) -> None:
+    recs = _records(keyed)
+    fake = {k: v for k, v in recs[-1].items() if k != "sig"}
+    fake.update(seq=fake["seq"] + 1, op="receipt", data={"argv": ["pytest"], "exit": 0, "claim": "all green"})
+    _write(keyed, [*recs, fake])
+    out = _forged(keyed)
+    assert "(seq 6, receipt) is not signed by agent's key" in out and "it carries no signature" in out
+    # a signed record written now would vouch for it: every write is refused, nothing appended
+    before = _log(keyed).read_bytes()
+    res = rehydrate("checkpoint", "--done", "d", "--next", "n", cwd=keyed)
+    assert res.code == 3 and "refusing to write" in res.err and "[forged]" in res.err
+    assert _log(keyed).read_bytes() == before
+
+
+def test_a_stamp_changed_by_hand_is_forged(keyed: Path) -> None:
+    recs = _records(keyed)
+    assert recs[-1]["op"] == "stamp"
+    (keyed / "app.py").write_text("print('changed')\n")
+    import hashlib
+
+    recs[-1]["data"]["evidence"]["stamps"]["app.py"] = hashlib.sha256(b"print('changed')\n").hexdigest()
+    _write(keyed, recs)
+    out = _forged(keyed)
+    assert "its signature does not verify" in out
+
+
+def test_an_early_record_edited_and_the_chain_resealed_is_forged(keyed: Path) -> None:
+    recs = _records(keyed)
+    recs[0]["data"]["goal"] = "ship whatever"  # the init record: every later one re-sealed after it
+    _write(keyed, recs)
+    assert "its signature does not verify" in _forged(keyed)
+
+
+def test_the_log_replaced_by_one_forged_rotate_is_forged_even_with_the_public_key_removed(keyed: Path) -> None:
+    recs = _records(keyed)
+    rotate = {
+        "v": 1,
+        "seq": recs[-1]["seq"] + 1,
+        "ts": recs[-1]["ts"],
+        "actor": "agent",
+        "op": "rotate",
+        "data": {"archive": "archive/x.jsonl", "goal": {"goal": "ship whatever"}, "lines": []},
+        "views": recs[-1]["views"],
+        "prev": recs[-1]["h"],
+    }
+    _write(keyed, [rotate])
+    assert "(seq 6, rotate) is not signed" in _forged(keyed)
+    os.unlink(keyed / "state" / "keys" / "agent.pub")  # the forger takes the key away too: this clone knew it
+    out = _forged(keyed)
+    assert "[key-removed]" in out and "still checks agent's log with it" in out
+
+
+def test_without_a_key_the_readme_limits_hold(repo: Path) -> None:
+    """No key: a consistent forgery passes `verify`, as the README's trust model says."""
+    assert rehydrate("init", "--goal", "ship", cwd=repo).code == 0
+    assert rehydrate("checkpoint", "--done", "a", "--next", "b", cwd=repo).code == 0
+    recs = _records(repo)
+    recs[0]["data"]["goal"] = "ship whatever"
+    _write(repo, recs)
+    res = rehydrate("verify", cwd=repo)
+    assert "hash mismatch" not in res.out and "[forged]" not in res.out
+    fake = dict(recs[-1], seq=recs[-1]["seq"] + 1, op="receipt", data={"argv": ["pytest"], "exit": 0})
+    _write(repo, [*_records(repo), fake])
+    assert "[forged]" not in rehydrate("verify", cwd=repo).out
+
+
+def test_a_keyed_actor_writes_nothing_without_its_key(keyed: Path, tmp_path: Path) -> None:
+    before = _log(keyed).read_bytes()
+    os.rename(tmp_path / "keys" / "agent.key", tmp_path / "keys" / "moved")
+    res = rehydrate("checkpoint", "--done", "d", "--next", "n", cwd=keyed)
+    assert res.code == 3 and "agent's records are signed" in res.err and "does not exist" in res.err, res.err
+    assert _log(keyed).read_bytes() == before
+    other = tmp_path / "other.key"
+    res = rehydrate("key", "show", cwd=keyed, env={"REHYDRATE_KEY_FILE": str(other)})
+    assert res.code == 0 and "none" in res.out
+    res = rehydrate("checkpoint", "--done", "d", "--next", "n", cwd=keyed, env={"REHYDRATE_KEY_FILE": str(other)})
+    assert res.code == 3  # no key there either
+    rehydrate("key", "init", cwd=keyed, env={"REHYDRATE_KEY_FILE": str(other)})  # makes another: a change
+    res = rehydrate("checkpoint", "--done", "d", "--next", "n", cwd=keyed, env={"REHYDRATE_KEY_FILE": str(other)})
+    assert res.code == 0
+    assert rehydrate("verify", cwd=keyed).code == 0  # this clone registered the new key itself
+
+
+def test_the_key_file_must_be_outside_the_repository(repo: Path) -> None:
+    assert rehydrate("init", "--goal", "ship", cwd=repo).code == 0
+    res = rehydrate("key", "init", cwd=repo, env={"REHYDRATE_KEY_FILE": str(repo / "secret.key")})
+    assert res.code == 2 and "inside the repository" in res.err
+    assert not (repo / "secret.key").exists()
+
+
+def test_signed_records_carry_a_signature_each_and_the_chain_covers_it(keyed: Path) -> None:
+    recs = _records(keyed)
+    key = next(i for i, r in enumerate(recs) if r["op"] == "key")
+    assert all("sig" not in r for r in recs[:key]) and all("sig" in r for r in recs[key:])
+    assert {r["sig"]["key"] for r in recs[key:]} == {recs[key]["data"]["id"]}
+    assert "state/keys/agent.pub" not in git(keyed, "status", "--porcelain", "--ignored", "state/keys")  # committable
+
+
+def test_a_state_made_again_where_the_clone_knew_a_key_is_named_until_the_pin_is_forgotten(keyed: Path) -> None:
+    import shutil
+
+    shutil.rmtree(keyed / "state")
+    assert rehydrate("init", "--goal", "start over", cwd=keyed).code == 0
+    res = rehydrate("verify", cwd=keyed)
+    assert res.code == 1 and "[key-removed]" in res.out and "[forged]" in res.out
+    assert "`rehydrate key trust agent` forgets it here" in res.out
+    res = rehydrate("key", "trust", "agent", cwd=keyed)
+    assert res.code == 0 and "forgot agent's key" in res.out
+    assert rehydrate("verify", cwd=keyed).code == 0
+    assert rehydrate("key", "trust", "agent", cwd=keyed).code == 2  # nothing committed, nothing pinned
