@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 import rehydrate as rehydrate_package
 from conftest import rehydrate
@@ -83,3 +84,22 @@ def test_a_registered_pipeline_is_checked_without_loading_the_pipeline(repo: Pat
         mods = set(_modules(repo, *argv))
         assert {"rehydrate.cursor.registered", "rehydrate.cursor.verify"} <= mods, argv  # it did check
         assert not {"rehydrate.cursor.pipeline", "rehydrate.cursor.lock"} & mods, argv
+
+
+def test_with_a_key_reads_load_no_crypto_and_a_checkpoint_only_its_compiled_binding(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 14: where the actor holds a key, a read whose last record this clone has verified (or signed) loads no
+    cryptography, and no base64, hashlib or json; a checkpoint signs with cryptography's compiled binding alone."""
+    monkeypatch.setenv("REHYDRATE_KEY_FILE", str(tmp_path / "signing.key"))
+    assert rehydrate("init", "--goal", "g").code == 0
+    assert rehydrate("key", "init").code == 0
+    assert rehydrate("checkpoint", "--done", "a", "--next", "b").code == 0
+    heavy = {"base64", "hashlib", "json", "re", "typing", "enum"}
+    for argv in (["resume"], ["hook", "claude"]):
+        mods = set(_modules(repo, *argv))
+        assert "rehydrate.store.keys" in mods, argv  # the check ran
+        assert not {m for m in mods if m.startswith("cryptography")} and not heavy & mods, (argv, heavy & mods)
+    mods = set(_modules(repo, "checkpoint", "--done", "c", "--next", "d"))
+    assert "cryptography.hazmat.bindings._rust" in mods
+    assert "cryptography.hazmat.primitives" not in mods and not heavy & mods, heavy & mods

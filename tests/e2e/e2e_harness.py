@@ -169,3 +169,36 @@ def make_harness(name: str, repo: Path, tmp_path: Path) -> Harness:
 def brief_ids_in(text: str, ids: list[str]) -> list[str]:
     """The ids missing from text."""
     return [i for i in ids if i not in text]
+
+
+def codex_config(h: Harness, url: str, model: str, *extra: str) -> None:
+    """Codex's config.toml in the temporary home: the mock provider at url, the model, extra top-level lines, and the
+    project trusted."""
+    (h.home / ".codex").mkdir(exist_ok=True)
+    (h.home / ".codex" / "config.toml").write_text(
+        f'model = "{model}"\nmodel_provider = "mock"\n'
+        + "".join(line + "\n" for line in extra)
+        + "\n[model_providers.mock]\n"
+        'name = "mock"\n'
+        f'base_url = "{url}/v1"\n'
+        'wire_api = "responses"\n'
+        'env_key = "MOCK_API_KEY"\n'
+        f"\n[projects.{json.dumps(str(h.repo))}]\n"
+        'trust_level = "trusted"\n'
+    )
+
+
+def gemini_settings(h: Harness) -> None:
+    """Gemini CLI's settings in the temporary home: the API key auth, no updates, no telemetry, the folder trusted
+    (else `-p` exits 55)."""
+    gemini = h.home / ".gemini"
+    gemini.mkdir(exist_ok=True)
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+    }
+    (gemini / "settings.json").write_text(json.dumps(settings))
+    (gemini / "trustedFolders.json").write_text(json.dumps({str(h.repo): "TRUST_FOLDER"}))
+    h.env["GEMINI_API_KEY"] = "dummy"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import Harness, make_harness
+from e2e_harness import Harness, codex_config, gemini_settings, make_harness
 from e2e_mock import MockModel, Reply
 
 from conftest import rehydrate
@@ -144,26 +144,12 @@ def codex(repo: Path, tmp_path: Path) -> Harness:
     return h
 
 
-def _codex_config(h: Harness, mock: MockModel) -> None:
-    (h.home / ".codex").mkdir(exist_ok=True)
-    (h.home / ".codex" / "config.toml").write_text(
-        f'model = "{CODEX_MODEL}"\nmodel_provider = "mock"\n'
-        "\n[model_providers.mock]\n"
-        'name = "mock"\n'
-        f'base_url = "{mock.url}/v1"\n'
-        'wire_api = "responses"\n'
-        'env_key = "MOCK_API_KEY"\n'
-        f"\n[projects.{json.dumps(str(h.repo))}]\n"
-        'trust_level = "trusted"\n'
-    )
-
-
 def test_codex_passes_with_the_hooks_and_fails_without(codex: Harness, tmp_path: Path) -> None:
     token = _prepare(codex)
     agent = [str(codex.exe), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check"]
     agent.append("--dangerously-bypass-approvals-and-sandbox")
     with MockModel("openai", Script(), tmp_path / "requests.jsonl") as mock:
-        _codex_config(codex, mock)
+        codex_config(codex, mock.url, CODEX_MODEL)
         code, said, run = _canary(codex, agent)
         assert code == 0 and run["passed"], said
         assert any(token in r.text for r in mock.requests)
@@ -181,17 +167,7 @@ GEMINI_MODEL = "gemini-2.5-flash"
 def gemini(repo: Path, tmp_path: Path) -> Harness:
     h = make_harness("gemini", repo, tmp_path)
     assert rehydrate("install", "gemini", cwd=repo, env={"PATH": h.env["PATH"]}).code == 0
-    folder = h.home / ".gemini"
-    folder.mkdir(exist_ok=True)
-    settings = {
-        "security": {"auth": {"selectedType": "gemini-api-key"}},
-        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-        "privacy": {"usageStatisticsEnabled": False},
-        "telemetry": {"enabled": False},
-    }
-    (folder / "settings.json").write_text(json.dumps(settings))
-    (folder / "trustedFolders.json").write_text(json.dumps({str(h.repo): "TRUST_FOLDER"}))
-    h.env["GEMINI_API_KEY"] = "dummy"
+    gemini_settings(h)
     return h
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import Harness, make_harness
+from e2e_harness import Harness, codex_config, make_harness
 from e2e_mock import MockModel, Reply, Request
 
 from conftest import rehydrate
@@ -180,17 +180,7 @@ class CodexScript:
 
 
 def _codex_run(h: Harness, mock: MockModel, prompt: str) -> None:
-    (h.home / ".codex").mkdir(exist_ok=True)
-    (h.home / ".codex" / "config.toml").write_text(
-        'model = "gpt-5.5"\nmodel_provider = "mock"\nmodel_auto_compact_token_limit = 5000\n'
-        "\n[model_providers.mock]\n"
-        'name = "mock"\n'
-        f'base_url = "{mock.url}/v1"\n'
-        'wire_api = "responses"\n'
-        'env_key = "MOCK_API_KEY"\n'
-        f"\n[projects.{json.dumps(str(h.repo))}]\n"
-        'trust_level = "trusted"\n'
-    )
+    codex_config(h, mock.url, "gpt-5.5", "model_auto_compact_token_limit = 5000")
     p = h.run(
         "exec",
         "--dangerously-bypass-hook-trust",

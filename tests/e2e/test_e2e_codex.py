@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import GOAL, SCHEMA, Harness, make_harness, reject_many
+from e2e_harness import GOAL, SCHEMA, Harness, codex_config, make_harness, reject_many
 from e2e_mock import MockModel, Reply, Request, Turns
 
 from conftest import rehydrate
@@ -44,18 +44,7 @@ def _main(requests: list[Request]) -> list[Request]:
 
 
 def _configure(h: Harness, mock: MockModel, *extra: str) -> None:
-    (h.home / ".codex").mkdir(exist_ok=True)
-    (h.home / ".codex" / "config.toml").write_text(
-        f'model = "{MODEL}"\nmodel_provider = "mock"\n'
-        + "".join(line + "\n" for line in extra)
-        + "\n[model_providers.mock]\n"
-        'name = "mock"\n'
-        f'base_url = "{mock.url}/v1"\n'
-        'wire_api = "responses"\n'
-        'env_key = "MOCK_API_KEY"\n'
-        f"\n[projects.{json.dumps(str(h.repo))}]\n"
-        'trust_level = "trusted"\n'
-    )
+    codex_config(h, mock.url, MODEL, *extra)
 
 
 @pytest.fixture

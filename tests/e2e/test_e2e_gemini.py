@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import GOAL, SCHEMA, Harness, make_harness, reject_many
+from e2e_harness import GOAL, SCHEMA, Harness, gemini_settings, make_harness, reject_many
 from e2e_mock import MockModel, Reply, Request, Turns
 
 from conftest import rehydrate
@@ -25,17 +25,7 @@ NOTICE = "A context compaction just happened"
 
 
 def _prepare(h: Harness) -> None:
-    gemini = h.home / ".gemini"
-    gemini.mkdir(exist_ok=True)
-    settings = {
-        "security": {"auth": {"selectedType": "gemini-api-key"}},
-        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-        "privacy": {"usageStatisticsEnabled": False},
-        "telemetry": {"enabled": False},
-    }
-    (gemini / "settings.json").write_text(json.dumps(settings))
-    (gemini / "trustedFolders.json").write_text(json.dumps({str(h.repo): "TRUST_FOLDER"}))
-    h.env["GEMINI_API_KEY"] = "dummy"
+    gemini_settings(h)
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from rehydrate.transcripts.recent import detect
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 
@@ -52,12 +53,9 @@ def _needles(file_path: str, project: str) -> list[bytes]:
     return [n for n in found if n]
 
 
-def ended(path: str, file_path: str, project: str) -> Ended:
-    """Read the transcript at path (OSError when it cannot be opened: not a regular file, absent)."""
-    with open_regular(path):
-        pass  # refused early when not a regular file
-    head: list[dict[str, Any]] = []
-    for _, raw in lines(path, 1 << 16):
+def _objects(path: str, block: int | None = None) -> Iterator[tuple[bytes, dict[str, Any]]]:
+    """(line, record) of each line that parses as a JSON object; the others skipped."""
+    for _, raw in lines(path, block) if block else lines(path):
         if raw is None:
             continue
         try:
@@ -65,7 +63,16 @@ def ended(path: str, file_path: str, project: str) -> Ended:
         except ValueError:
             continue
         if isinstance(rec, dict):
-            head.append(rec)
+            yield raw, rec
+
+
+def ended(path: str, file_path: str, project: str) -> Ended:
+    """Read the transcript at path (OSError when it cannot be opened: not a regular file, absent)."""
+    with open_regular(path):
+        pass  # refused early when not a regular file
+    head: list[dict[str, Any]] = []
+    for _, rec in _objects(path, 1 << 16):
+        head.append(rec)
         if len(head) >= 20:
             break
     out = Ended()
@@ -76,15 +83,7 @@ def ended(path: str, file_path: str, project: str) -> Ended:
         out.why = "not a Claude Code, Codex or Gemini CLI transcript"
         return out
     walk: Any = reader()
-    for _, raw in lines(path):
-        if raw is None:
-            continue
-        try:
-            rec = loads(raw)
-        except ValueError:
-            continue
-        if not isinstance(rec, dict):
-            continue
+    for raw, rec in _objects(path):
         out.records += 1
         if walk.take(rec) and not out.named:
             out.named = any(n in raw for n in needles)
