@@ -39,7 +39,7 @@ def test_every_tool_works_over_stdio(repo: Path, state: State) -> None:
         ("resume", {}),
         ("invariant", {"text": "Talk MCP over stdio", "because": "the harness starts the server"}),
         ("reject", {"approach": "An HTTP server", "because": "nothing to bind", "guard": "server.py"}),
-        ("checkpoint", {"done": "wired the server", "next": "test it"}),
+        ("checkpoint", {"done": "wired the server", "next": "test it", "claims": [{"text": "it starts"}]}),
         ("handoff", {"text": "The MCP server works."}),
         ("verify", {}),
         ("status", {}),
@@ -49,6 +49,8 @@ def test_every_tool_works_over_stdio(repo: Path, state: State) -> None:
     assert not any(r.is_error for r in results), [_text(r) for r in results]
     assert "Ship the parser" in _text(results[0]) and "confidence: recovered" in _text(results[0])
     assert json.loads(_text(results[1]))["id"].startswith("D-")
+    assert json.loads(_text(results[3]))["claims"] == [{"text": "it starts"}]
+    assert "claim: it starts (no receipt: unverified)" in Path(state.path("99_next.md")).read_text()
     assert json.loads(_text(results[5]))["ok"] is True
     assert json.loads(_text(results[6]))["next"]["next"] == "test it"
     assert Path(state.path("20_handoff.md")).read_text() == "The MCP server works.\n"

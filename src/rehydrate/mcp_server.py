@@ -45,10 +45,18 @@ def build(state_dir: str | None, actor: str | None) -> MCPServer[Any]:
     def resume(budget: int = brief.DEFAULT_BUDGET) -> str:
         return str(guarded(lambda: brief.resume(state(), budget).text))
 
-    @server.tool(description="Record the step just finished and the next allowed action (binds git HEAD).")
-    def checkpoint(done: str, next: str, goal: str | None = None) -> dict[str, Any]:
-        out = guarded(lambda: state().checkpoint(done, next, goal))
-        return {"seq": out.record["seq"], "repaired": out.repaired, "problems": _problems(out)}
+    @server.tool(
+        description="Record the step just finished and the next allowed action (binds git HEAD). claims: what it "
+        'claims, each {"text": ..., "receipt": "rc-..." (what `rehydrate run` printed; optional)}; the brief then '
+        "says whether each is verified, stale, failed or unverified."
+    )
+    def checkpoint(
+        done: str, next: str, goal: str | None = None, claims: list[dict[str, str]] | None = None
+    ) -> dict[str, Any]:
+        given = [(str(c.get("text", "")), c.get("receipt") or None) for c in claims or []]
+        out = guarded(lambda: state().checkpoint(done, next, goal, given))
+        found = out.record["data"].get("claims", [])
+        return {"seq": out.record["seq"], "claims": found, "repaired": out.repaired, "problems": _problems(out)}
 
     @server.tool(description="Record a decision in 10_invariants.md, with the reason a later session must respect.")
     def invariant(text: str, because: str) -> dict[str, Any]:
