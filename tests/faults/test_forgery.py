@@ -171,3 +171,22 @@ def test_a_state_made_again_where_the_clone_knew_a_key_is_named_until_the_pin_is
     assert res.code == 0 and "forgot agent's key" in res.out
     assert rehydrate("verify", cwd=keyed).code == 0
     assert rehydrate("key", "trust", "agent", cwd=keyed).code == 2  # nothing committed, nothing pinned
+
+
+def test_a_forged_line_of_work_hidden_in_a_teammates_log_is_named_by_verify(keyed: Path, tmp_path: Path) -> None:
+    """A record forked off an early record of bob's and put before bob's last line (as a union merge would place a
+    line of work): the session start checks bob's last record; `verify`, which reads every log, each head."""
+    bob = {"REHYDRATE_ACTOR": "bob", "REHYDRATE_KEY_FILE": str(tmp_path / "keys" / "bob.key")}
+    assert rehydrate("key", "init", cwd=keyed, env=bob).code == 0
+    for step in ("one", "two"):
+        assert rehydrate("checkpoint", "--done", step, "--next", "more", cwd=keyed, env=bob).code == 0
+    assert rehydrate("verify", cwd=keyed).code == 0
+    log = keyed / "state" / "wal" / "bob.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    base = json.loads(lines[-3])
+    fork = {k: v for k, v in base.items() if k not in ("h", "sig")}
+    fork.update(seq=base["seq"] + 1, op="receipt", data={"argv": ["pytest"], "exit": 0, "claim": "bob's tests"})
+    fork["prev"] = base["h"]
+    log.write_bytes(b"".join([*lines[:-1], digest.seal_line(fork)[1], lines[-1]]))
+    res = rehydrate("verify", cwd=keyed)
+    assert res.code == 1 and "bob's last record (seq" in res.out and "receipt) is not signed" in res.out, res.out

@@ -369,13 +369,16 @@ def check(state: State, snap: Snapshot) -> list[Problem]:
 
 
 def _heads(state: State, snap: Snapshot, actor: str) -> list[tuple[str, Record | None]]:
-    """The records whose signatures vouch for actor's log: each head of mine, another actor's last record."""
+    """The records whose signatures vouch for actor's log: each head of mine; another actor's last record (each of its
+    heads in `verify`, which scanned every log: State.all_heads)."""
     if actor == state.actor:
         return [(state.wal_rel, h) for h in snap.heads] if snap.heads else [(state.wal_rel, snap.last)]
     from rehydrate.store import wal, walback
 
     path = state.path(f"wal/{actor}.jsonl")
     rel = state.rel("wal", f"{actor}.jsonl")
+    if state.all_heads is not None and actor in state.all_heads:
+        return [(rel, h) for h in state.all_heads[actor]] or [(rel, None)]
     try:
         for _, rec in walback.Back(path, wal.MAX_LINE + 1):
             return [(rel, rec)]

@@ -108,6 +108,7 @@ class State:
         # written first) carry the same
         self.signer: Any = False  # the key this actor signs with (None: it signs nothing; False: not looked for)
         self.keyed_dir: bool | None = None  # whether state/keys/ exists (None: not looked)
+        self.all_heads: dict[str, list[Record]] | None = None  # verify's: every other actor's heads (keys.check)
 
     # ----------------------------------------------------------------------------------------------- opening
 

@@ -25,6 +25,7 @@ def verify(state: State, repair: bool) -> Outcome:
 
     out = Outcome()
     logs = Logs(state)  # every log read once: reconcile, the latches and the report use what it found
+    state.all_heads = logs.heads  # the signature check verifies each line of work of every actor (store/keys.py)
     try:
         try:
             snap = reconcile(state, repair, logs.chain, trust_cache=False)
@@ -95,6 +96,7 @@ class Logs:
         self.state = state
         self.info = ScanInfo.of(state.load_seen())
         self.found: dict[str, tuple[str, list[Problem]]] = {}  # actor: (the log's identity before the pass, problems)
+        self.heads: dict[str, list[Record]] = {}  # every other actor's heads (each line of work's last record)
         for actor in state._actors():
             self._read(actor)
 
@@ -104,11 +106,14 @@ class Logs:
         # each actor's recorded lines as a graph of records (lineorder.Collector), as latches.recorded_lines reads them
         # (in memory that does not grow with a log that is one line: ScanInfo)
         info = self.info if own else ScanInfo(set())
+        heads = info.heads if own else wal.Heads()  # another's: for the signature check (store/keys.py)
         try:
             fp = file_fingerprint(path)
         except OSError:
             return
-        self.found[actor] = (fp, _scan(self.state, actor, info.add, info.heads if own else None, info.load))
+        self.found[actor] = (fp, _scan(self.state, actor, info.add, heads, info.load))
+        if not own:
+            self.heads[actor] = [rec for _, rec in heads.records()]
         lines = info.collected()
         if not lines.broken:
             latches.READ[path] = (fp, lines)
