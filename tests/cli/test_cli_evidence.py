@@ -228,3 +228,24 @@ def test_run_forwards_stdin_and_keeps_a_claim_text_clean(repo: Path) -> None:
     )
     assert proc.returncode == 0 and proc.stdout == b"piped in\n"
     assert _records(repo)[-1]["data"]["claim"] == "tests[31m pass"
+
+
+def test_committing_the_state_folder_leaves_a_claim_verified(repo: Path) -> None:
+    _init(repo)
+    assert rehydrate("run", "--claim", "tests pass", "--", "true", cwd=repo).code == 0
+    assert rehydrate("checkpoint", "--done", "d", "--next", "n", cwd=repo).code == 0
+    git(repo, "add", "state")
+    git(repo, "commit", "-qm", "state")
+    code, lines = _ledger(repo)
+    assert any('claim "tests pass" verified' in line for line in lines), lines
+
+
+def test_a_command_that_changes_the_tree_leaves_its_claim_stale_and_says_so(repo: Path) -> None:
+    _init(repo)
+    script = "open('app.py', 'w').write('print(1)\\n')"
+    res = rehydrate("run", "--claim", "tests pass", "--", sys.executable, "-c", script, cwd=repo)
+    assert res.code == 0
+    data = _records(repo)[-1]["data"]
+    assert data["tree_after"] != data["tree"]
+    code, lines = _ledger(repo)
+    assert code == 1 and any("is stale" in line and "by the command itself" in line for line in lines), lines

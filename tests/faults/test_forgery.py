@@ -190,3 +190,17 @@ def test_a_forged_line_of_work_hidden_in_a_teammates_log_is_named_by_verify(keye
     log.write_bytes(b"".join([*lines[:-1], digest.seal_line(fork)[1], lines[-1]]))
     res = rehydrate("verify", cwd=keyed)
     assert res.code == 1 and "bob's last record (seq" in res.out and "receipt) is not signed" in res.out, res.out
+
+
+def test_a_forged_record_hidden_behind_a_repeat_of_the_last_signed_line_is_forged(keyed: Path) -> None:
+    """A union merge can leave a line repeated (duplicate-record, skipped): a forger appends a receipt and then the
+    last signed line again, so that the file's last line is signed. The head is the receipt all the same."""
+    lines = _log(keyed).read_bytes().splitlines(keepends=True)
+    last = json.loads(lines[-1])
+    fake = {k: v for k, v in last.items() if k not in ("h", "sig")}
+    fake.update(seq=last["seq"] + 1, op="receipt", data={"argv": ["pytest"], "exit": 0, "claim": "all green"})
+    fake["prev"] = last["h"]
+    _log(keyed).write_bytes(b"".join([*lines, digest.seal_line(fake)[1], lines[-1]]))
+    out = _forged(keyed)
+    assert "(seq 6, receipt) is not signed" in out
+    assert rehydrate("checkpoint", "--done", "d", "--next", "n", cwd=keyed).code == 3

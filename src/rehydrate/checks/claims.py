@@ -3,10 +3,10 @@
 Contract of `findings(context) -> list[Finding]` (called by checks/livestate.py):
 - Claims: the last checkpoint's and those of `receipt` records since (`context.since.claims`). Each one finding:
   verified (ok) when its receipt exited 0 and the work tree now, as `git add -A` would take it (state folder left
-  out), is the tree the command started on or the one it left; stale (degraded) when the tree changed since, naming
-  the changed paths where git can; failed (degraded) when the command exited non-zero; unverified (n/a: nothing to
-  check) when no receipt backs it, or its receipt recorded no tree. The tree now not computed (git past its
-  deadline, an error): skipped.
+  out), is the tree the command started on (a command that changed files leaves its claim stale, and it is said);
+  stale (degraded) when the tree changed since, naming the changed paths where git can; failed (degraded) when the
+  command exited non-zero; unverified (n/a: nothing to check) when no receipt backs it, or its receipt recorded no
+  tree. The tree now not computed (git past its deadline, an error): skipped.
 - Stamps and approvals (`context.since.evidence`): one finding for the stamps (ok: every file has its sha256;
   degraded: the changed or gone ones, at most 10 named) and one per approval (degraded when its file changed).
   In hook scope at most HOOK_HASH_BYTES are hashed; the rest is skipped, and said.
@@ -81,7 +81,7 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
             nxt = "fix what failed and run it again through `rehydrate run --claim`, or checkpoint without the claim"
             out.append(Finding(NAME, DEGRADED, text, nxt))
             continue
-        ran_on = [t for t in (receipt.get("tree"), receipt.get("tree_after")) if evidence._is_hex(t)]
+        ran_on = [t for t in (receipt.get("tree"),) if evidence._is_hex(t)]
         if not ran_on:
             out.append(Finding(NAME, NA, f"{said} is unverified: receipt {rid} recorded no work tree to compare"))
             continue
@@ -100,6 +100,8 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
             continue
         changed = evidence.changed_between(root, str(ran_on[-1]), tree.sha, NAMED)
         what = f": {', '.join(changed)} changed" if changed else f" (tree {str(ran_on[-1])[:7]}, now {tree.sha[:7]})"
+        if receipt.get("tree_after") == tree.sha:  # the tree the command left: it changed files itself
+            what += " (by the command itself: the claim holds for the tree it started on)"
         text = f"{said} is stale: the work tree changed since {cmd} exited 0 (receipt {rid}){what}"
         nxt = "run it again through `rehydrate run --claim` before relying on the claim"
         out.append(Finding(NAME, DEGRADED, text, nxt))

@@ -171,22 +171,11 @@ def tree_of(state_root: str, timeout: float = 60.0) -> Tree:
         try:
             import shutil
 
-            shutil.copyfile(real, index)
+            shutil.copy2(real, index)  # its time kept: git's check of entries as new as the index still works
         except OSError:
             pass  # no index yet (a new repository): every file is hashed
         try:
-            added = git.run("add", "-A", "--ignore-errors", "--", *spec, index=index, timeout=timeout)
-            if added.code != 0 and fsio.lstat(index) is not None:  # a copied index git cannot use: start from HEAD
-                os.unlink(index)
-                git.run("read-tree", "HEAD", index=index, timeout=timeout)
-                added = git.run("add", "-A", "--ignore-errors", "--", *spec, index=index, timeout=timeout)
-            if added.code != 0:
-                return Tree(None, f"git add -A failed: {_first_line(added.err)}")
-            wrote = git.run("write-tree", index=index, timeout=timeout)
-            if wrote.code != 0:
-                return Tree(None, f"git write-tree failed: {_first_line(wrote.err)}")
-            sha = wrote.out.decode("ascii", "replace").strip()
-            return Tree(sha) if _is_hex(sha) else Tree(None, "git write-tree gave no tree")
+            return _scratch_tree(git, index, spec, rel, timeout)
         except GitFailed as e:
             return Tree(None, str(e))
         except RehydrateError as e:  # git not installed
@@ -197,6 +186,28 @@ def tree_of(state_root: str, timeout: float = 60.0) -> Tree:
                 os.unlink(leftover)
             except OSError:
                 pass
+
+
+def _scratch_tree(git: Any, index: str, spec: list[str], rel: str, timeout: float) -> Tree:
+    """`git add -A` into the scratch index (from HEAD when the copy is of no use), the state folder's entries taken
+    out (a committed state/ is in the real index), `git write-tree`."""
+    added = git.run("add", "-A", "--ignore-errors", "--", *spec, index=index, timeout=timeout)
+    if added.code != 0 and fsio.lstat(index) is not None:  # a copied index git cannot use: start from HEAD
+        os.unlink(index)
+        git.run("read-tree", "HEAD", index=index, timeout=timeout)
+        added = git.run("add", "-A", "--ignore-errors", "--", *spec, index=index, timeout=timeout)
+    if added.code != 0:
+        return Tree(None, f"git add -A failed: {_first_line(added.err)}")
+    if len(spec) > 1:
+        out = ("rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", f":(top){rel}")
+        removed = git.run(*out, index=index, timeout=timeout)
+        if removed.code != 0:
+            return Tree(None, f"git rm --cached failed: {_first_line(removed.err)}")
+    wrote = git.run("write-tree", index=index, timeout=timeout)
+    if wrote.code != 0:
+        return Tree(None, f"git write-tree failed: {_first_line(wrote.err)}")
+    sha = wrote.out.decode("ascii", "replace").strip()
+    return Tree(sha) if _is_hex(sha) else Tree(None, "git write-tree gave no tree")
 
 
 def changed_between(state_root: str, old: str, new: str, limit: int = 10, timeout: float = 10.0) -> list[str] | None:

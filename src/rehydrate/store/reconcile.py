@@ -210,6 +210,8 @@ def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last
     heads = info.heads.records()
     snap.branch = _branch(state)
     if len(heads) <= 1 and not info.merges:
+        if heads and heads[0][1]["h"] != snap.last["h"]:  # the last line repeats an earlier record: the head is the
+            return _one_head(state, snap, heads[0], end)  # record no later one follows (a signature check's too)
         return last_offset
     from rehydrate.store import graph
 
@@ -235,6 +237,18 @@ def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last
         merge = g.merged_since(str(snap.last["h"]))
         snap.merged = graph.valid_lines(merge["data"]) if merge is not None else None
     return last_offset
+
+
+def _one_head(state: State, snap: Snapshot, head: tuple[int, Record], end: int | None) -> int:
+    """The log is one line whose last record is not its last line (a line repeated after it, as a union merge can
+    leave): that record is this worktree's head."""
+    from rehydrate.store import graph
+
+    offset, rec = head
+    g = graph.Graph(state.wal_path, end)
+    snap.last, snap.heads = rec, [rec]
+    snap.prev = g.read(rec["prev"]) if isinstance(rec["prev"], str) else None
+    return offset
 
 
 def _tail(
