@@ -159,13 +159,16 @@ def test_signed_records_carry_a_signature_each_and_the_chain_covers_it(keyed: Pa
     assert "state/keys/agent.pub" not in git(keyed, "status", "--porcelain", "--ignored", "state/keys")  # committable
 
 
-def test_a_state_made_again_where_the_clone_knew_a_key_is_named_until_the_pin_is_forgotten(keyed: Path) -> None:
+def test_a_state_made_again_where_the_clone_knew_a_key_is_signed_and_named_until_the_pin_is_forgotten(
+    keyed: Path,
+) -> None:
     import shutil
 
     shutil.rmtree(keyed / "state")
     assert rehydrate("init", "--goal", "start over", cwd=keyed).code == 0
     res = rehydrate("verify", cwd=keyed)
-    assert res.code == 1 and "[key-removed]" in res.out and "[forged]" in res.out
+    assert res.code == 1 and "[key-removed]" in res.out
+    assert "[forged]" not in res.out  # the key pinned here still binds: the new log's records are signed with it
     assert "`rehydrate key trust agent` forgets it here" in res.out
     res = rehydrate("key", "trust", "agent", cwd=keyed)
     assert res.code == 0 and "forgot agent's key" in res.out
@@ -204,3 +207,32 @@ def test_a_forged_record_hidden_behind_a_repeat_of_the_last_signed_line_is_forge
     out = _forged(keyed)
     assert "(seq 6, receipt) is not signed" in out
     assert rehydrate("checkpoint", "--done", "d", "--next", "n", cwd=keyed).code == 3
+
+
+def test_deleting_the_public_key_does_not_let_unsigned_records_in(keyed: Path, tmp_path: Path) -> None:
+    os.unlink(keyed / "state" / "keys" / "agent.pub")
+    assert rehydrate("checkpoint", "--done", "d", "--next", "n", cwd=keyed).code == 0
+    assert "sig" in _records(keyed)[-1]  # signed with the key this clone pinned
+    os.rename(tmp_path / "keys" / "agent.key", tmp_path / "keys" / "moved")
+    res = rehydrate("checkpoint", "--done", "e", "--next", "f", cwd=keyed)
+    assert res.code == 3 and "agent's records are signed" in res.err
+
+
+def test_a_teammates_forged_record_is_named_at_session_start(keyed: Path, tmp_path: Path) -> None:
+    """Not only bob's last line: his records read back to one this clone verified where it verified it."""
+    bob = {"REHYDRATE_ACTOR": "bob", "REHYDRATE_KEY_FILE": str(tmp_path / "keys" / "bob.key")}
+    assert rehydrate("key", "init", cwd=keyed, env=bob).code == 0
+    for step in ("one", "two"):
+        assert rehydrate("checkpoint", "--done", step, "--next", "more", cwd=keyed, env=bob).code == 0
+    assert rehydrate("status", cwd=keyed).code == 0  # agent's clone verifies bob's records up to his last
+    log = keyed / "state" / "wal" / "bob.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    last = json.loads(lines[-1])
+    fake = {k: v for k, v in last.items() if k not in ("h", "sig")}
+    fake.update(seq=last["seq"] + 1, op="receipt", data={"argv": ["pytest"], "exit": 0}, prev=last["h"])
+    log.write_bytes(b"".join([*lines, digest.seal_line(fake)[1], lines[-1]]))  # and bob's last line repeated
+    res = rehydrate("resume", cwd=keyed)
+    assert "bob's record (seq" in res.out and "[forged]" in res.out, res.out
+    os.unlink(log)
+    res = rehydrate("status", cwd=keyed)
+    assert "[log-missing]" in res.out

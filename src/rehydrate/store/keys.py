@@ -28,6 +28,7 @@ the signature authorship; neither proves truth.
 from __future__ import annotations
 
 import os
+import stat
 
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.store import WORDS, Problem, fsio, views
@@ -41,7 +42,8 @@ if TYPE_CHECKING:
     from rehydrate.store.wal import Record
 
 KEYS_DIR = views.KEYS_DIR
-TRUST = "keys.json"
+TRUST = "keys.json"  # this clone's pins, in its git folder
+VERIFIED = "keys.verified"  # the records this clone verified or signed (a cache)
 SIG_DOMAIN = b"rehydrate-record-sig-v1\n"
 PUB_PREFIX = "rehydrate-ed25519"
 PRIVATE_HEADER = "# rehydrate signing key (ed25519 seed, base64): keep it out of every repository\n"
@@ -193,6 +195,9 @@ def parse_pub(data: bytes, source: str) -> Public | None:
 def committed(state: State) -> dict[str, Public | None]:
     """{actor: its committed public key} from state/keys/*.pub (None: a file that is not a key)."""
     folder = state.path(KEYS_DIR)
+    st = fsio.lstat(folder)
+    if st is None or not stat.S_ISDIR(st.st_mode):  # a symlink to a folder elsewhere is not read
+        return {}
     try:
         names = os.listdir(folder)
     except OSError:
@@ -210,13 +215,19 @@ def committed(state: State) -> dict[str, Public | None]:
     return out
 
 
+def keyed(state: State) -> bool:
+    """Whether any actor may sign here: state/keys/ exists, or this clone pinned a key (two lstats at most)."""
+    return fsio.lstat(state.path(KEYS_DIR)) is not None or fsio.lstat(trust_path(state)) is not None
+
+
 def signer_for(state: State) -> Signer | None:
-    """The key this actor signs with: None when it has no committed public key (nothing is signed); KeyMissing when
-    it has one and no matching private key is readable."""
-    path = state.path(pub_name(state.actor))
-    if fsio.lstat(path) is None:
+    """The key this actor signs with: None when it has neither a committed public key nor one pinned in this clone
+    (nothing is signed); KeyMissing when it has one and no matching private key is readable. A pinned key whose
+    committed file is gone still binds: a deleted .pub must not let unsigned records in."""
+    filed = fsio.lstat(state.path(pub_name(state.actor))) is not None
+    pub = committed(state).get(state.actor) if filed else _known(load_trust(state).get(state.actor))
+    if pub is None and not filed:
         return None
-    pub = committed(state).get(state.actor)
     if pub is None:
         raise KeyMissing(f"{state.rel(pub_name(state.actor))} is not a public key", "run `rehydrate key init`")
     where = key_file()
@@ -249,32 +260,65 @@ def verify(rec: Record, pub: Public) -> str | None:
     return None
 
 
-# ------------------------------------------------------------------------------------------------ the trust file
+# ------------------------------------------------------------------------------------------------ this clone's files
+
+
+def _local(state: State) -> str:
+    return os.path.dirname(os.path.dirname(state.seen_path))
 
 
 def trust_path(state: State) -> str:
-    return os.path.join(os.path.dirname(os.path.dirname(state.seen_path)), TRUST)
+    return os.path.join(_local(state), TRUST)
 
 
-def load_trust(state: State) -> dict[str, Any]:
+def _load(path: str) -> dict[str, Any]:
     from rehydrate import safejson
 
     try:
-        data = fsio.read_bytes(trust_path(state), 1 << 20)
+        data = fsio.read_bytes(path, 1 << 20)
         found = safejson.loads(data) if data else {}
     except (RehydrateError, ValueError):
         found = {}
     return found if isinstance(found, dict) else {}
 
 
+def load_trust(state: State) -> dict[str, Any]:
+    """The pins: {actor: {"public", "id"}} as this clone first saw (or was told to trust) each key."""
+    return {a: e for a, e in _load(trust_path(state)).items() if _known(e) is not None}
+
+
 def save_trust(state: State, trust: dict[str, Any]) -> None:
-    """Written in place (fsio.write_hint): a torn write reads as no file, and the keys are pinned again on sight."""
+    """The pins, replaced atomically (temp file, fsync, rename): a crash leaves the old pins or the new."""
     from rehydrate import safejson
     from rehydrate.store import local
 
     path = trust_path(state)
     local.ensure(os.path.dirname(path))
-    fsio.write_hint(path, safejson.dumps_canonical(trust) + b"\n")
+    fsio.replace(path, safejson.dumps_canonical(trust) + b"\n", "keys.trust", new_mode=0o600, words=WORDS)
+
+
+def _load_verified(state: State) -> dict[str, list[tuple[str, int | None]]]:
+    """The records this clone verified or signed, per actor, newest first: (h, byte offset). A cache: a torn or
+    odd file reads as empty, and costs a verification again."""
+    out: dict[str, list[tuple[str, int | None]]] = {}
+    for actor, pairs in _load(os.path.join(_local(state), VERIFIED)).items():
+        if isinstance(pairs, list):
+            out[actor] = [
+                (p[0], p[1] if isinstance(p[1], int) else None)
+                for p in pairs
+                if isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
+            ]
+    return out
+
+
+def _save_verified(state: State, found: dict[str, list[tuple[str, int | None]]]) -> None:
+    from rehydrate import safejson
+    from rehydrate.store import local
+
+    path = os.path.join(_local(state), VERIFIED)
+    local.ensure(os.path.dirname(path))
+    data = {a: [list(p) for p in pairs[:MAX_VERIFIED]] for a, pairs in found.items()}
+    fsio.write_hint(path, safejson.dumps_canonical(data) + b"\n")
 
 
 def _known(entry: object) -> Public | None:
@@ -284,113 +328,158 @@ def _known(entry: object) -> Public | None:
     return Public(raw, "this clone's trust file") if raw is not None else None
 
 
-def remember(state: State, actor: str, pub: Public, verified: list[str], trust: dict[str, Any] | None = None) -> None:
-    """Pin actor's key in this clone (and the heads just verified or signed)."""
-    trust = trust if trust is not None else load_trust(state)
-    entry = trust.get(actor) if isinstance(trust.get(actor), dict) else None
-    if entry is None or entry.get("public") != _b64(pub.raw):
-        entry = {"public": _b64(pub.raw), "id": pub.id, "verified": []}
-    done = [h for h in entry.get("verified", []) if isinstance(h, str) and h not in verified]
-    entry["verified"] = (done + verified)[-MAX_VERIFIED:]
-    trust[actor] = entry
-    save_trust(state, trust)
+def _pin(pub: Public) -> dict[str, str]:
+    return {"public": _b64(pub.raw), "id": pub.id}
+
+
+def remember(state: State, actor: str, pub: Public, verified: list[tuple[str, int | None]]) -> None:
+    """Pin actor's key in this clone (written only when it changes), and remember the records just verified or
+    signed."""
+    trust = load_trust(state)
+    if trust.get(actor) != _pin(pub):
+        trust[actor] = _pin(pub)
+        save_trust(state, trust)
+    if verified:
+        found = _load_verified(state)
+        found[actor] = [*verified[::-1], *[p for p in found.get(actor, []) if p not in verified]]
+        _save_verified(state, found)
 
 
 # ------------------------------------------------------------------------------------------------ the check
 
 
 def check(state: State, snap: Snapshot) -> list[Problem]:
-    """Each keyed actor's last record (each head of mine) against its key; key changes named (module docstring)."""
+    """Each keyed actor's log against its key; key changes named (module docstring). Mine: each head. Another's:
+    its records read back from the end to one this clone verified where it verified it (or to the key's own record,
+    or HOOK_BYTES), each verified; in `verify`, each of its heads."""
     files = committed(state)
     trust = load_trust(state)
     if not files and not trust:
         return []
     problems: list[Problem] = []
-    dirty = False
-    for actor in sorted(set(files) | {a for a in trust if isinstance(a, str)}):
-        if not views.is_actor(actor):
-            continue
-        entry = trust.get(actor)
-        known, filed = _known(entry), files.get(actor)
+    found = _load_verified(state)
+    pins_changed = found_changed = False
+    for actor in sorted(set(files) | set(trust)):
+        known, filed = _known(trust.get(actor)), files.get(actor)
         rel = state.rel(pub_name(actor))
         if actor in files and filed is None:
             problems.append(Problem("key-unreadable", rel, None, f"{rel} is not a public key"))
         if known is None and filed is None:
             continue
-        if known is None and filed is not None:
-            trust[actor] = {"public": _b64(filed.raw), "id": filed.id, "verified": []}  # first sight: pinned
-            dirty, known = True, filed
+        if known is None and filed is not None:  # first sight: pinned
+            trust[actor], known, pins_changed = _pin(filed), filed, True
         elif known is not None and filed is not None and known.id != filed.id:
-            problems.append(
-                Problem(
-                    "key-changed",
-                    rel,
-                    None,
-                    f"{actor}'s public key is now {filed.id}; this clone knew {known.id}: if the change was meant, "
-                    f"`rehydrate key trust {actor}`",
-                )
-            )
-        elif known is not None and actor not in files:
-            problems.append(
-                Problem(
-                    "key-removed",
-                    rel,
-                    None,
-                    f"{rel} is gone; this clone knew {actor}'s key {known.id}, and still checks {actor}'s log with "
-                    f"it (if {actor} stopped signing on purpose: `rehydrate key trust {actor}` forgets it here)",
-                )
-            )
-        key = filed if filed is not None else known  # a changed key is named above; the log is checked with it
+            problems.append(_changed(actor, rel, known, filed))
+        elif known is not None and filed is None:
+            problems.append(_removed(actor, rel, known))
+        key = filed if filed is not None else known
         assert key is not None
-        verified = trust[actor].get("verified") if isinstance(trust.get(actor), dict) else None
-        done = set(verified) if isinstance(verified, list) else set()
-        for where, head in _heads(state, snap, actor):
-            if head is None or head["h"] in done:
-                continue
-            why = verify(head, key)
-            if why is None:
-                trust[actor]["verified"] = [*list(done), head["h"]][-MAX_VERIFIED:]
-                done.add(head["h"])
-                dirty = True
-                continue
-            problems.append(
-                Problem(
-                    "forged",
-                    where,
-                    None,
-                    f"{actor}'s last record (seq {head.get('seq')}, {head.get('op')}) is not signed by {actor}'s "
-                    f"key {key.id}: {why}. Its log was written or changed without the key (a record added, edited "
-                    "and re-sealed, or the log replaced)",
-                )
-            )
-    if dirty:
+        done = found.get(actor, [])
+        newly, problem = _check_actor(state, snap, actor, key, done)
+        if problem is not None:
+            problems.append(problem)
+        if newly:
+            found[actor] = [*newly, *[p for p in done if p not in newly]]
+            found_changed = True
+    if pins_changed:
         save_trust(state, trust)
+    if found_changed:
+        _save_verified(state, found)
     return problems
 
 
-def _heads(state: State, snap: Snapshot, actor: str) -> list[tuple[str, Record | None]]:
-    """The records whose signatures vouch for actor's log: each head of mine; another actor's last record (each of its
-    heads in `verify`, which scanned every log: State.all_heads)."""
+def _changed(actor: str, rel: str, known: Public, filed: Public) -> Problem:
+    text = (
+        f"{actor}'s public key is now {filed.id}; this clone knew {known.id}. {actor}'s records are checked with the "
+        f"new key: if {actor} did not make a new key (`rehydrate key init --new` in {actor}'s clone), treat them as "
+        f"forged; if the change was meant, `rehydrate key trust {actor}`"
+    )
+    return Problem("key-changed", rel, None, text)
+
+
+def _removed(actor: str, rel: str, known: Public) -> Problem:
+    text = (
+        f"{rel} is gone; this clone knew {actor}'s key {known.id}, and still checks {actor}'s log with it (if "
+        f"{actor} stopped signing on purpose: `rehydrate key trust {actor}` forgets it here)"
+    )
+    return Problem("key-removed", rel, None, text)
+
+
+def _forged(actor: str, where: str, rec: Record, key: Public, why: str, last: bool) -> Problem:
+    which = "last record" if last else "record"
+    return Problem(
+        "forged",
+        where,
+        None,
+        f"{actor}'s {which} (seq {rec.get('seq')}, {rec.get('op')}) is not signed by {actor}'s key {key.id}: {why}. "
+        "Its log was written or changed without the key (a record added, edited and re-sealed, or the log replaced)",
+    )
+
+
+def _check_actor(
+    state: State, snap: Snapshot, actor: str, key: Public, done: list[tuple[str, int | None]]
+) -> tuple[list[tuple[str, int | None]], Problem | None]:
+    """(the records newly verified, newest first; the forged one found, if any)."""
+    hashes = {h for h, _ in done}
+    rel = state.rel("wal", f"{actor}.jsonl")
+    heads: list[Record] | None = None
     if actor == state.actor:
-        return [(state.wal_rel, h) for h in snap.heads] if snap.heads else [(state.wal_rel, snap.last)]
+        heads = list(snap.heads) if snap.heads else [snap.last]
+    elif state.all_heads is not None and actor in state.all_heads:
+        heads = state.all_heads[actor]
+    if heads is not None:
+        newly: list[tuple[str, int | None]] = []
+        for head in heads:
+            if head["h"] in hashes:
+                continue
+            why = verify(head, key)
+            if why is not None:
+                return newly, _forged(actor, rel, head, key, why, True)
+            newly.append((head["h"], None))
+        return newly, None
+    return _walk(state, actor, key, done)
+
+
+def _walk(
+    state: State, actor: str, key: Public, done: list[tuple[str, int | None]]
+) -> tuple[list[tuple[str, int | None]], Problem | None]:
+    """Another actor's log read back from its end: each record verified, to one this clone verified at the same
+    place (a repeated line elsewhere is not that place), to the record that registered the key, or HOOK_BYTES."""
     from rehydrate.store import wal, walback
+    from rehydrate.store.since import HOOK_BYTES
 
     path = state.path(f"wal/{actor}.jsonl")
     rel = state.rel("wal", f"{actor}.jsonl")
-    if state.all_heads is not None and actor in state.all_heads:
-        return [(rel, h) for h in state.all_heads[actor]] or [(rel, None)]
+    if fsio.lstat(path) is None:
+        if done:
+            text = f"{rel} is gone; this clone verified {actor}'s signed records before (state/keys/ names {actor})"
+            return [], Problem("log-missing", rel, None, text)
+        return [], None
+    places, hashes = set(done), {h for h, _ in done}
+    newly: list[tuple[str, int | None]] = []
+    first = True
     try:
-        for _, rec in walback.Back(path, wal.MAX_LINE + 1):
-            return [(rel, rec)]
+        for offset, raw in walback.Back(path, HOOK_BYTES).lines():
+            rec = walback.decode(raw, offset)
+            if (rec["h"], offset) in places:
+                break
+            if rec["h"] not in hashes:
+                why = verify(rec, key)
+                if why is not None:
+                    return newly, _forged(actor, rel, rec, key, why, first)
+                newly.append((rec["h"], offset))
+            first = False
+            if rec["op"] == "key" and isinstance(rec["data"], dict) and rec["data"].get("id") == key.id:
+                break  # the key took over here: the records before it were not signed by it
     except (wal.BadRecord, RehydrateError):
-        return []  # damage there is the chain's to name (verify)
-    return [(rel, None)]
+        pass  # damage is the chain's to name (verify reads every log whole)
+    return newly, None
 
 
-def signed(state: State, hashes: list[str]) -> None:
-    """The records this actor just signed: remembered as verified in this clone."""
+def signed(state: State, records: list[tuple[str, int | None]]) -> None:
+    """The records this actor just signed (h, byte offset), oldest first: remembered as verified in this clone."""
     signer = state.signer
-    remember(state, state.actor, Public(signer.public, "the key file"), hashes)
+    remember(state, state.actor, Public(signer.public, "the key file"), records)
 
 
 def trust_actor(state: State, actor: str) -> Public | None:

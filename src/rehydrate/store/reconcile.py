@@ -177,8 +177,12 @@ def _signatures(state: State, snap: Snapshot) -> None:
     """Each keyed actor's log against its key (store/keys.py): two lstats when no actor has one."""
     from rehydrate.store.views import KEYS_DIR
 
-    keyed = state.keyed_dir = fsio.lstat(state.path(KEYS_DIR)) is not None  # (the write that follows asks too)
-    if keyed or fsio.lstat(os.path.join(os.path.dirname(os.path.dirname(state.seen_path)), "keys.json")) is not None:
+    keyed = fsio.lstat(state.path(KEYS_DIR)) is not None
+    keyed = (
+        keyed or fsio.lstat(os.path.join(os.path.dirname(os.path.dirname(state.seen_path)), "keys.json")) is not None
+    )
+    state.keyed_dir = keyed  # (the write that follows asks too)
+    if keyed:
         from rehydrate.store import keys
 
         snap.problems.extend(keys.check(state, snap))

@@ -300,7 +300,12 @@ class State:
         if self.signer:  # what this actor signed needs no verifying when it is read back here (store/keys.py)
             from rehydrate.store import keys
 
-            keys.signed(self, [r["h"] for r in recs])
+            at = log.st_size - sum(map(len, lines))
+            places: list[tuple[str, int | None]] = []
+            for rec, line in zip(recs, lines, strict=True):
+                places.append((rec["h"], at))
+                at += len(line)
+            keys.signed(self, places)
         self.pending = cache  # written once the command is done (flush)
         if snap is not None:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
@@ -345,10 +350,13 @@ class State:
         return sealed, line
 
     def _signing(self) -> Any:
-        """The key this actor signs with (store/keys.py): looked for once per State (one lstat when it has none)."""
+        """The key this actor signs with (store/keys.py): looked for once per State (an lstat or two when no actor
+        has one: state/keys/ and this clone's pins)."""
         if self.signer is False:
             if self.keyed_dir is None:
-                self.keyed_dir = fsio.lstat(self.path(layout.KEYS_DIR)) is not None
+                from rehydrate.store.keys import keyed
+
+                self.keyed_dir = keyed(self)
             if not self.keyed_dir:
                 return None
             from rehydrate.store import keys
@@ -518,7 +526,7 @@ class State:
         fsio.ensure_dir(self.path(layout.KEYS_DIR), "mkdir.keys", WORDS)
         text = keys.Public(signer.public, name).text(self.actor).encode()
         fsio.replace(self.path(name), text, "view.replace", words=WORDS)
-        keys.signed(self, [out.record["h"]] if out.record is not None else [])
+        keys.signed(self, [])  # (the record itself was remembered as it was appended)
         return out
 
     def record(self, op: str, data: dict[str, Any]) -> Outcome:
