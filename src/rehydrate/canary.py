@@ -78,8 +78,10 @@ def active(invariants: str) -> list[Canary]:
         if mark is None or mark.group(1) in retired:
             continue
         text = line.split(" rejected: ", 1)[1]
-        if mark.group(0) in text:  # the rule: the approach's text up to its token's mark
-            found[mark.group(1)] = Canary(mark.group(1), text[: text.index(mark.group(0)) + len(mark.group(0))])
+        if mark.group(0) in text:  # the rule: the approach's text up to its token's mark (a rule of no words: none)
+            rule = text[: text.index(mark.group(0)) + len(mark.group(0))]
+            if rule[: -len(mark.group(0))].strip():
+                found[mark.group(1)] = Canary(mark.group(1), rule)
     return list(found.values())
 
 

@@ -124,3 +124,24 @@ def test_real_transcripts() -> None:
     assert codex_exec.session == "019bf4b5-e7b0-75a0-8bf2-05fbf1b13c9b"
     claude_compact = ended(str(REAL_TRANSCRIPTS / "claude-code-2.1.39-manual-compact.jsonl"), "/p/NOPE.md", "/p")
     assert claude_compact.harness == "claude" and claude_compact.finished and not claude_compact.named
+
+
+def test_an_api_error_is_not_an_answer_and_a_name_in_the_records_metadata_is_not_the_models(tmp_path: Path) -> None:
+    records = claude(PROMPT, WRITE, RESULT, DONE)
+    error = {
+        "type": "assistant",
+        "isApiErrorMessage": True,
+        "sessionId": "s-1",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "API Error: 529 overloaded"}]},
+    }
+    found = ended(_jsonl(tmp_path / "t.jsonl", [*records, error]), "/p/APPROVED", "/p")
+    assert not found.finished and "API error" in found.why
+    records = claude(PROMPT, DONE)
+    records[-1]["cwd"] = "/p/APPROVED"  # the harness's own field, not the model's words
+    assert not ended(_jsonl(tmp_path / "u.jsonl", records), "/p/APPROVED", "/p").named
+
+
+def test_codex_a_prompt_starting_with_a_hash_is_a_prompt(tmp_path: Path) -> None:
+    again = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "# re-review please"}]}
+    found = ended(_jsonl(tmp_path / "t.jsonl", codex(C_PROMPT, C_CALL, C_OUT, C_DONE, again)), "/p/APPROVED", "/p")
+    assert not found.finished and "the model has not answered it" in found.why

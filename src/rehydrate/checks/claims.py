@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 NAME = "live-state"
 HOOK_HASH_BYTES = 64 << 20  # the most a hook's check hashes of stamped files
+RECOVER_HASH_BYTES = 4 << 30  # and `recover`'s
 NAMED = 10
 TREE_DEADLINE = {"hook": 4.0, "recover": 30.0}
 
@@ -50,16 +51,39 @@ def findings(context: Context) -> list[Finding]:
     return out
 
 
-def _quote(text: object, limit: int = 120) -> str:
+def _cut(text: object, limit: int = 120) -> str:
     value = " ".join(str(text).split())
     return value if len(value) <= limit else value[: limit - 3] + "..."
 
 
+def _quote(text: object, limit: int = 120) -> str:
+    """Recorded text (untrusted) as one JSON string: its quotes and backslashes escaped, so that it cannot close
+    its quotes and pass for the ledger's own words."""
+    from rehydrate import safejson
+
+    return safejson.dumps(_cut(text, limit))
+
+
 def _command(receipt: dict[str, Any]) -> str:
+    """The recorded command line as data: its words as a JSON list (never a command to paste)."""
     argv = receipt.get("argv")
     if isinstance(argv, list) and argv:
-        return "`" + _quote(" ".join(str(a) for a in argv)) + "`"
+        from rehydrate import safejson
+
+        return "command " + _cut(safejson.dumps([str(a) for a in argv]), 160)
     return "its command"
+
+
+def _receipt_id(receipt: dict[str, Any]) -> str:
+    """rc- and hex digits, as recorded; anything else is not shown (the record is untrusted)."""
+    rid = receipt.get("id")
+    ok = (
+        isinstance(rid, str)
+        and rid.startswith("rc-")
+        and 3 < len(rid) <= 67
+        and all(c in "0123456789abcdef" for c in rid[3:])
+    )
+    return str(rid) if ok else "(with no valid id)"
 
 
 def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[Finding]:
@@ -68,16 +92,16 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
     tree: Any = None
     out = []
     for claim in claims:
-        said = f'claim "{_quote(claim.get("text"))}"'
+        said = f"claim {_quote(claim.get('text'))}"
         receipt = claim.get("receipt")
         if not isinstance(receipt, dict):
             out.append(Finding(NAME, NA, f"{said} is unverified: no receipt backs it (`rehydrate run --claim`)"))
             continue
-        rid = _quote(receipt.get("id"), 40)
+        rid = _receipt_id(receipt)
         cmd = _command(receipt)
         code = receipt.get("exit")
         if not isinstance(code, int) or isinstance(code, bool) or code != 0:
-            text = f"{said} failed: {cmd} exited {_quote(code, 12)} (receipt {rid})"
+            text = f"{said} failed: {cmd} exited {_cut(code, 12)} (receipt {rid})"
             nxt = "fix what failed and run it again through `rehydrate run --claim`, or checkpoint without the claim"
             out.append(Finding(NAME, DEGRADED, text, nxt))
             continue
@@ -88,8 +112,9 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
         if tree is None:
             tree = evidence.tree_of(root, TREE_DEADLINE.get(context.scope, 4.0))
         if tree.sha is None:
-            text = f"{said} not re-checked: the work tree now could not be hashed ({_quote(tree.why)})"
-            out.append(Finding(NAME, SKIPPED, text, f"run {cmd} again through `rehydrate run` before relying on it"))
+            text = f"{said} not re-checked: the work tree now could not be hashed ({_cut(tree.why)})"
+            nxt = f"run the command of receipt {rid} again through `rehydrate run` before relying on the claim"
+            out.append(Finding(NAME, SKIPPED, text, nxt))
             continue
         if tree.sha in ran_on:
             text = (
@@ -112,7 +137,7 @@ def _stamps(context: Context, root: str, force: dict[str, Any]) -> list[Finding]
     from rehydrate.store import evidence
 
     project = os.path.dirname(os.path.abspath(root))
-    budget = HOOK_HASH_BYTES if context.scope == "hook" else None
+    budget = HOOK_HASH_BYTES if context.scope == "hook" else RECOVER_HASH_BYTES
     spent = 0
     changed: list[str] = []
     unchecked: list[str] = []
@@ -154,7 +179,7 @@ def _stamps(context: Context, root: str, force: dict[str, Any]) -> list[Finding]
         if found is False:
             unchecked.append(path)
             continue
-        when = _quote(approval.get("ts") or "its acceptance", 40)
+        when = _cut(approval.get("ts") or "its acceptance", 40)
         if found == approval.get("sha256"):
             out.append(Finding(NAME, OK, f"approval {path} is the file accepted at {when} (sha256)"))
         else:
@@ -164,8 +189,9 @@ def _stamps(context: Context, root: str, force: dict[str, Any]) -> list[Finding]
             out.append(Finding(NAME, DEGRADED, text, nxt))
     if unchecked:
         text = (
-            f"{len(unchecked)} stamped or approved file(s) not hashed at session start (more than "
-            f"{HOOK_HASH_BYTES >> 20} MiB in all): {', '.join(unchecked[:NAMED])}"
+            f"{len(unchecked)} stamped or approved file(s) not hashed (more than {budget >> 20:,} MiB in all): "
+            f"{', '.join(unchecked[:NAMED])}"
         )
-        out.append(Finding(NAME, SKIPPED, text, "run `rehydrate recover`, which hashes them all"))
+        nxt = "run `rehydrate recover`, which hashes more" if context.scope == "hook" else "check them by hand"
+        out.append(Finding(NAME, SKIPPED, text, nxt))
     return out

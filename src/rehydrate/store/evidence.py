@@ -23,6 +23,7 @@ used as an argument, and a command line is shown as data, never suggested as a c
 
 from __future__ import annotations
 
+import itertools
 import os
 
 from rehydrate.errors import RehydrateError, UsageError
@@ -86,6 +87,8 @@ def rel_path(state: State, given: str) -> str:
 
     if stat.S_ISLNK(st.st_mode):
         raise UsageError(f"{given} is a symbolic link", "name the file it points to")
+    if os.path.realpath(full) != os.path.join(os.path.realpath(project), rel):
+        raise UsageError(f"{given} is reached through a symbolic link", "name the file by its own path")
     if not stat.S_ISREG(st.st_mode):
         raise UsageError(f"{given} is not a regular file")
     if st.st_size > HASH_LIMIT:
@@ -251,12 +254,16 @@ def in_force(value: object) -> dict[str, Any]:
     if not isinstance(value, dict):
         return out
     stamps, approvals = value.get("stamps"), value.get("approvals")
-    if isinstance(stamps, dict):
-        out["stamps"] = {p: s for p, s in stamps.items() if safe_rel(p) and _is_hex(s)}
+    if isinstance(stamps, dict):  # at most MAX_STAMPS in all, as a write allows: a planted record cannot ask for more
+        out["stamps"] = dict(
+            itertools.islice(((p, s) for p, s in stamps.items() if safe_rel(p) and _is_hex(s)), MAX_STAMPS)
+        )
     if isinstance(approvals, dict):
-        out["approvals"] = {
-            p: a for p, a in approvals.items() if safe_rel(p) and isinstance(a, dict) and _is_hex(a.get("sha256"))
-        }
+        left = MAX_STAMPS - len(out["stamps"])
+        found = (
+            (p, a) for p, a in approvals.items() if safe_rel(p) and isinstance(a, dict) and _is_hex(a.get("sha256"))
+        )
+        out["approvals"] = dict(itertools.islice(found, max(left, 0)))
     return out
 
 
@@ -452,7 +459,7 @@ def check_file(project: str, rel: str, limit: int = HASH_LIMIT) -> str | None:
     if path is None:
         return None
     full = os.path.join(project, *path.split("/"))
-    real, top = os.path.realpath(full), os.path.realpath(project)
-    if not real.startswith(top.rstrip(os.sep) + os.sep):
-        return None  # a folder on the way is a symlink out of the project
+    top = os.path.realpath(project)
+    if os.path.realpath(full) != os.path.join(top, *path.split("/")):
+        return None  # a folder on the way is a symlink (out of the project, or round in it): not followed
     return file_sha(full, limit)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.transcripts import lines, loads, open_regular
+from rehydrate.transcripts import canonical, lines, loads, open_regular
 from rehydrate.transcripts.recent import detect
 
 TYPE_CHECKING = False
@@ -83,14 +83,27 @@ def ended(path: str, file_path: str, project: str) -> Ended:
         out.why = "not a Claude Code, Codex or Gemini CLI transcript"
         return out
     walk: Any = reader()
-    for raw, rec in _objects(path):
+    for _, rec in _objects(path):
         out.records += 1
-        if walk.take(rec) and not out.named:
-            out.named = any(n in raw for n in needles)
+        said = walk.take(rec)  # the model's own words and tool inputs in this record (None: not the model's)
+        if said is not None and not out.named:
+            text = said.encode("utf-8", "replace")
+            out.named = any(n in text for n in needles)
         if out.session is None:
             out.session = walk.session(rec)
     out.finished, out.why = walk.verdict()
     return out
+
+
+def canonical_text(value: Any) -> str:
+    """What a record's part says, as text to look for a name in: JSON of it, non-ASCII kept (a path is found as
+    written), and its escaped spelling too."""
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False) + "\n" + canonical(value)
+    except (TypeError, ValueError, RecursionError):
+        return ""
 
 
 def _id(value: object) -> str | None:
@@ -105,11 +118,11 @@ class _Claude:
     def session(self, rec: dict[str, Any]) -> str | None:
         return _id(rec.get("sessionId"))
 
-    def take(self, rec: dict[str, Any]) -> bool:
-        """Whether the record is the model's side."""
+    def take(self, rec: dict[str, Any]) -> str | None:
+        """The model's words and tool inputs in the record (None: not the model's side)."""
         kind = rec.get("type")
         if kind not in ("assistant", "user") or rec.get("isSidechain") or rec.get("isMeta"):
-            return False
+            return None
         message = rec.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
@@ -117,11 +130,13 @@ class _Claude:
             calls = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
             for block in calls:
                 self.pending.add(str(block.get("id")))
-            if calls:
+            if rec.get("isApiErrorMessage") or rec.get("error"):  # the harness's note of a failed call, not an answer
+                self.last = "error"
+            elif calls:
                 self.last = "tool"
             elif any(isinstance(b, dict) and b.get("type") == "text" and str(b.get("text")).strip() for b in blocks):
                 self.last = "text"
-            return True
+            return canonical_text(content)
         results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
         for block in results:
             self.pending.discard(str(block.get("tool_use_id")))
@@ -131,7 +146,7 @@ class _Claude:
             pass  # a compaction's summary or a local command: not a prompt the model must answer
         else:
             self.last = "prompt"
-        return False
+        return None
 
     def verdict(self) -> tuple[bool, str]:
         return _verdict(self.last, self.pending)
@@ -156,27 +171,27 @@ class _Codex:
             return _id(payload.get("id"))
         return None
 
-    def take(self, rec: dict[str, Any]) -> bool:
+    def take(self, rec: dict[str, Any]) -> str | None:
         payload = rec.get("payload")
         if rec.get("type") != "response_item" or not isinstance(payload, dict):
-            return False
+            return None
         kind = payload.get("type")
         if kind in self.CALLS:
             self.pending.add(str(payload.get("call_id") or payload.get("id")))
             self.last = "tool"
-            return True
+            return canonical_text([payload.get(k) for k in ("name", "arguments", "input", "action")])
         if kind in self.OUTPUTS:
             self.pending.discard(str(payload.get("call_id")))
             self.last = "result"
-            return False
+            return None
         if kind == "message":
             role = payload.get("role")
             if role == "assistant":
                 self.last = "text"
-                return True
+                return canonical_text(payload.get("content"))
             if role == "user" and not _codex_context(payload):
                 self.last = "prompt"
-        return False
+        return None
 
     def verdict(self) -> tuple[bool, str]:
         return _verdict(self.last, self.pending)
@@ -187,7 +202,8 @@ def _codex_context(payload: dict[str, Any]) -> bool:
     content = payload.get("content")
     first = content[0] if isinstance(content, list) and content else None
     text = first.get("text") if isinstance(first, dict) else None
-    return isinstance(text, str) and text.lstrip().startswith(("<environment_context>", "<user_instructions>", "#"))
+    starts = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions for ")
+    return isinstance(text, str) and text.lstrip().startswith(starts)
 
 
 class _Gemini:
@@ -198,19 +214,26 @@ class _Gemini:
     def session(self, rec: dict[str, Any]) -> str | None:
         return _id(rec.get("sessionId"))
 
-    def take(self, rec: dict[str, Any]) -> bool:
+    def take(self, rec: dict[str, Any]) -> str | None:
         rewind = rec.get("$rewindTo")
         if rewind is not None:
             ids = list(self.messages)
             cut = ids.index(rewind) if rewind in ids else 0
             for key in ids[cut:]:
                 del self.messages[key]
-            return False
+            return None
         mid = rec.get("id")
         if rec.get("type") in ("user", "gemini") and isinstance(mid, str):
             self.messages[mid] = rec  # written again: replaces the first, in its place
-            return rec.get("type") == "gemini"
-        return False
+            if rec.get("type") == "gemini":
+                calls = rec.get("toolCalls")
+                return canonical_text(
+                    [
+                        rec.get("content"),
+                        [c.get("args") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else None,
+                    ]
+                )
+        return None
 
     def verdict(self) -> tuple[bool, str]:
         if not self.messages:
@@ -241,6 +264,8 @@ def _verdict(last: str | None, pending: set[str]) -> tuple[bool, str]:
         return True, "its last turn is a finished answer of the model"
     if last == "tool":
         return False, "its last record is a tool call: the session is mid-turn"
+    if last == "error":
+        return False, "its last record is an API error, not an answer of the model"
     if last == "result":
         return False, "its last record is a tool's result the model has not answered: the session is mid-turn"
     if last == "prompt":
