@@ -236,3 +236,26 @@ def test_a_teammates_forged_record_is_named_at_session_start(keyed: Path, tmp_pa
     os.unlink(log)
     res = rehydrate("status", cwd=keyed)
     assert "[log-missing]" in res.out
+
+
+def test_an_archive_edited_and_resealed_after_a_rotate_is_forged(keyed: Path) -> None:
+    assert rehydrate("rotate", cwd=keyed).code == 0
+    assert rehydrate("checkpoint", "--done", "after", "--next", "more", cwd=keyed).code == 0
+    assert rehydrate("verify", cwd=keyed).code == 0  # a rotated keyed log and its archive, as written
+    [archive] = (keyed / "state" / "archive").glob("agent-*.jsonl")
+    recs = [json.loads(line) for line in archive.read_text().splitlines()]
+    receipt = next(r for r in recs if r["op"] == "receipt")
+    receipt["data"]["claim"] = "all 500 tests pass"
+    out, prev = [], None
+    for rec in recs:
+        body = {k: v for k, v in rec.items() if k != "h"}
+        if prev is not None:
+            body["prev"] = prev
+        sealed, line = digest.seal_line(body)
+        prev = sealed["h"]
+        out.append(line)
+    archive.write_bytes(b"".join(out))
+    res = rehydrate("verify", cwd=keyed)
+    assert res.code == 1 and "does not end in the rotate record that archived it" in res.out, res.out
+    archive.unlink()
+    assert "[archive-missing]" in rehydrate("verify", cwd=keyed).out

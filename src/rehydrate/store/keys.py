@@ -378,6 +378,8 @@ def check(state: State, snap: Snapshot) -> list[Problem]:
         newly, problem = _check_actor(state, snap, actor, key, done)
         if problem is not None:
             problems.append(problem)
+        if state.all_heads is not None:  # verify: the archives the log was rotated from, each bound to its rotate
+            problems.extend(_archives(state, actor))
         if newly:
             found[actor] = [*newly, *[p for p in done if p not in newly]]
             found_changed = True
@@ -474,6 +476,49 @@ def _walk(
     except (wal.BadRecord, RehydrateError):
         pass  # damage is the chain's to name (verify reads every log whole)
     return newly, None
+
+
+MAX_ARCHIVES = 10_000  # rotations followed back from a log (a loop of planted names stops here)
+
+
+def _archives(state: State, actor: str) -> list[Problem]:
+    """A keyed log that starts with a rotate record: the archive it names must be whole (its chain intact) and end in
+    that very record (the archive holds the rotate record as its last line). The rotate record's signature then
+    vouches for the archive, and so on back through each archive that starts with a rotate. Read in `verify` only."""
+    from rehydrate.store import wal
+
+    path, rel = state.path(f"wal/{actor}.jsonl"), state.rel("wal", f"{actor}.jsonl")
+    seen: set[str] = set()
+    try:
+        rec = wal.first_record(path, rel) if fsio.lstat(path) is not None else None
+    except RehydrateError:
+        return []  # the chain check names a damaged first line
+    while rec is not None and rec["op"] == "rotate" and len(seen) < MAX_ARCHIVES:
+        name = rec["data"].get("archive")
+        if wal.archive_error(rec) is not None or not isinstance(name, str) or name in seen:
+            return []  # an unsafe or repeated name: the chain check names it (unsafe-path)
+        seen.add(name)
+        archive, where = state.path(name), state.rel(name)
+        if fsio.lstat(archive) is None:
+            text = f"{where}, the archive {rel}'s rotate record (seq {rec.get('seq')}) names, is gone"
+            return [Problem("archive-missing", where, None, text)]
+        damage = [p for p in wal.scan_log(archive, where) if not p.info and p.code != "duplicate-record"]
+        try:
+            last = wal.read_tail(archive, 1).records
+        except (wal.BadRecord, RehydrateError):
+            last = []
+        if damage or not last or last[-1][1]["h"] != rec["h"]:
+            why = damage[0].message if damage else "it does not end in the rotate record that archived it"
+            text = (
+                f"{where} is not the log {actor}'s signed rotate record (seq {rec.get('seq')}) archived: {why}. "
+                "It was changed after it was archived"
+            )
+            return [Problem("forged", where, None, text)]
+        try:
+            rec = wal.first_record(archive, where)
+        except RehydrateError:
+            return []
+    return []
 
 
 def signed(state: State, records: list[tuple[str, int | None]]) -> None:
