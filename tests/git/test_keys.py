@@ -49,21 +49,35 @@ def test_each_clone_verifies_the_others_signed_records(tmp_path: Path) -> None:
     assert "alice: committed" in shown.out and "differs" not in shown.out
 
 
-def test_a_changed_public_key_is_named_by_the_clone_that_knew_the_old_one(tmp_path: Path) -> None:
+def test_a_key_changed_without_the_old_one_is_named_by_the_clone_that_knew_it(tmp_path: Path) -> None:
     team, a, b, alice, bob = _pair(tmp_path)
     old = _trusted(b)["alice"]
-    r = team.rh(a, "key", "init", "--new", env=alice)
+    Path(alice["REHYDRATE_KEY_FILE"]).unlink()  # alice lost her key: the new one has nothing to vouch for it
+    r = team.rh(a, "key", "init", env=alice)
     assert r.code == 0 and f"replacing {old}" in r.out, r
     assert team.rh(a, "checkpoint", "--done", "parser", "--next", "tests", env=alice).code == 0
     assert team.sync(a, env=alice).code == 0
     assert team.sync(b, env=bob).code == 0
     r = team.rh(b, "verify", env=bob)
     assert r.code == 1 and "[key-changed]" in r.out and f"this clone knew {old}" in r.out, r
-    assert "[forged]" not in r.out  # alice's records verify with the key now committed
+    assert "treat them as forged" in r.out and "[forged]" not in r.out  # checked with the key now committed
     assert "key-changed" in team.rh(b, "resume", env=bob).out
     assert "differs" in team.rh(b, "key", "show", env=bob).out
     assert team.rh(b, "key", "trust", "alice", env=bob).code == 0
     assert team.rh(b, "verify", env=bob).code == 0
+
+
+def test_a_key_change_the_old_key_signed_is_pinned_and_said_once(tmp_path: Path) -> None:
+    team, a, b, alice, bob = _pair(tmp_path)
+    old = _trusted(b)["alice"]
+    r = team.rh(a, "key", "init", "--new", env=alice)
+    assert r.code == 0 and f"replacing {old}" in r.out, r
+    assert team.sync(a, env=alice).code == 0
+    assert team.sync(b, env=bob).code == 0
+    r = team.rh(b, "verify", env=bob)
+    assert r.code == 0 and "[key-rotated]" in r.out and f"from {old} to" in r.out, r
+    assert _trusted(b)["alice"] != old
+    assert "key-rotated" not in team.rh(b, "verify", env=bob).out  # said once
 
 
 def test_a_record_forged_in_a_teammates_log_is_named_where_it_arrives(tmp_path: Path) -> None:

@@ -48,9 +48,10 @@ def cmd_key(args: argparse.Namespace) -> int:
         )
     signer = keys.load_private(path)
     made = signer is None
+    old = None  # the key being replaced, when it is at hand: it endorses its successor
     if args.new and signer is not None:
         os.replace(path, f"{path}.old-{signer.id}")
-        made = True
+        made, old = True, signer
     if made:
         signer = keys.create_private(path)
     assert signer is not None
@@ -61,7 +62,7 @@ def cmd_key(args: argparse.Namespace) -> int:
         else:
             print(f"{state.actor}'s key {signer.id} is registered already ({state.rel(keys.pub_name(state.actor))})")
         return 0
-    out = state.register_key(signer)
+    out = state.register_key(signer, old)
     rec = out.record
     assert rec is not None
     if args.json:

@@ -45,6 +45,7 @@ KEYS_DIR = views.KEYS_DIR
 TRUST = "keys.json"  # this clone's pins, in its git folder
 VERIFIED = "keys.verified"  # the records this clone verified or signed (a cache)
 SIG_DOMAIN = b"rehydrate-record-sig-v1\n"
+ENDORSE_DOMAIN = b"rehydrate-key-endorse-v1\n"
 PUB_PREFIX = "rehydrate-ed25519"
 PRIVATE_HEADER = "# rehydrate signing key (ed25519 seed, base64): keep it out of every repository\n"
 MAX_VERIFIED = 16  # heads remembered as verified, per actor
@@ -120,6 +121,14 @@ class Signer:
 
     def sign(self, rec: Record) -> dict[str, str]:
         return {"ed25519": _b64(self._key.sign(message(rec))), "key": self.id}
+
+    def endorse(self, actor: str, new: Signer) -> dict[str, str]:
+        """This (old) key's signature over the actor's new public key: the change, vouched for by the key it ends."""
+        return {"ed25519": _b64(self._key.sign(endorsement(actor, new.public))), "key": self.id}
+
+
+def endorsement(actor: str, public: bytes) -> bytes:
+    return ENDORSE_DOMAIN + actor.encode() + b"\n" + _b64(public).encode()
 
 
 def public_text(signer: Signer) -> str:
@@ -360,20 +369,10 @@ def check(state: State, snap: Snapshot) -> list[Problem]:
     found = _load_verified(state)
     pins_changed = found_changed = False
     for actor in sorted(set(files) | set(trust)):
-        known, filed = _known(trust.get(actor)), files.get(actor)
-        rel = state.rel(pub_name(actor))
-        if actor in files and filed is None:
-            problems.append(Problem("key-unreadable", rel, None, f"{rel} is not a public key"))
-        if known is None and filed is None:
+        key, pinned = _key(state, actor, trust, files, problems)
+        pins_changed = pins_changed or pinned
+        if key is None:
             continue
-        if known is None and filed is not None:  # first sight: pinned
-            trust[actor], known, pins_changed = _pin(filed), filed, True
-        elif known is not None and filed is not None and known.id != filed.id:
-            problems.append(_changed(actor, rel, known, filed))
-        elif known is not None and filed is None:
-            problems.append(_removed(actor, rel, known))
-        key = filed if filed is not None else known
-        assert key is not None
         done = found.get(actor, [])
         newly, problem = _check_actor(state, snap, actor, key, done)
         if problem is not None:
@@ -388,6 +387,68 @@ def check(state: State, snap: Snapshot) -> list[Problem]:
     if found_changed:
         _save_verified(state, found)
     return problems
+
+
+def _key(
+    state: State, actor: str, trust: dict[str, Any], files: dict[str, Public | None], problems: list[Problem]
+) -> tuple[Public | None, bool]:
+    """The key actor's log is checked with, and whether the pins changed: the committed key (pinned on first
+    sight, and pinned anew when the pinned key endorsed it), else the pinned one; changes and removals named."""
+    known, filed = _known(trust.get(actor)), files.get(actor)
+    rel = state.rel(pub_name(actor))
+    if actor in files and filed is None:
+        problems.append(Problem("key-unreadable", rel, None, f"{rel} is not a public key"))
+    if known is None and filed is None:
+        return None, False
+    if known is None and filed is not None:  # first sight: pinned
+        trust[actor] = _pin(filed)
+        return filed, True
+    assert known is not None
+    if filed is None:
+        problems.append(_removed(actor, rel, known))
+        return known, False
+    if known.id == filed.id:
+        return filed, False
+    if _endorsed(state, actor, known, filed):  # the old key signed the change: pinned, and said once
+        problems.append(Problem("key-rotated", rel, None, _rotated(actor, known, filed)))
+        trust[actor] = _pin(filed)
+        return filed, True
+    problems.append(_changed(actor, rel, known, filed))
+    return filed, False
+
+
+def _endorsed(state: State, actor: str, known: Public, filed: Public) -> bool:
+    """Whether the actor's log holds the `key` record of filed, signed by it and endorsed by the key this clone
+    pinned (read back from the end, at most HOOK_BYTES)."""
+    from rehydrate.store import wal, walback
+    from rehydrate.store.since import HOOK_BYTES
+
+    try:
+        for _, raw in walback.Back(state.path(f"wal/{actor}.jsonl"), HOOK_BYTES).lines():
+            if b'"op":"key"' not in raw:
+                continue
+            rec = walback.decode(raw, 0)
+            data = rec["data"]
+            if rec["op"] != "key" or data.get("id") != filed.id:
+                continue
+            endorsed = data.get("endorsed")
+            if verify(rec, filed) is not None or not isinstance(endorsed, dict) or endorsed.get("key") != known.id:
+                return False
+            raw_sig = _unb64(str(endorsed.get("ed25519")), 64)
+            if raw_sig is None:
+                return False
+            try:
+                _ed25519().from_public_bytes(known.raw).verify(raw_sig, endorsement(actor, filed.raw))
+            except Exception:  # InvalidSignature
+                return False
+            return True
+    except (wal.BadRecord, RehydrateError):
+        return False
+    return False
+
+
+def _rotated(actor: str, known: Public, filed: Public) -> str:
+    return f"{actor} changed keys from {known.id} to {filed.id}, and {known.id} signed the change: {filed.id} pinned"
 
 
 def _changed(actor: str, rel: str, known: Public, filed: Public) -> Problem:

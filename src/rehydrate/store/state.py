@@ -511,15 +511,17 @@ class State:
         """Record an approval file accepted against its reviewer's transcript (store/evidence.py, brief/accept.py)."""
         return self._write("accept", data)
 
-    def register_key(self, signer: Any) -> Outcome:
-        """Register signer's public key for this actor: a `key` record signed by it (naming the key it replaces),
-        then state/keys/<actor>.pub; from then on every record this actor writes is signed (store/keys.py)."""
+    def register_key(self, signer: Any, previous: Any = None) -> Outcome:
+        """Register signer's public key for this actor: a `key` record signed by it (naming the key it replaces, and
+        endorsed by that key when `previous` holds it), then state/keys/<actor>.pub; from then on every record this
+        actor writes is signed (store/keys.py)."""
         from rehydrate.store import keys
 
         old = keys.committed(self).get(self.actor)
-        data = {"alg": "ed25519", "public": keys.public_text(signer), "id": signer.id, "replaces": None}
-        if old is not None and old.id != signer.id:
-            data["replaces"] = old.id
+        data: dict[str, Any] = {"alg": "ed25519", "public": keys.public_text(signer), "id": signer.id}
+        data["replaces"] = old.id if old is not None and old.id != signer.id else None
+        if previous is not None and old is not None and previous.id == old.id:
+            data["endorsed"] = previous.endorse(self.actor, signer)
         self.signer, self.keyed_dir = signer, True
         out = self._write("key", data)
         name = keys.pub_name(self.actor)
