@@ -65,9 +65,24 @@ def key_file() -> str:
 
 
 def key_id(public: bytes) -> str:
+    """A public key's id: the first 16 hex digits of the sha256 of its base64 text (key_id_of)."""
+    return key_id_of(_b64(public))
+
+
+def key_id_of(text: str) -> str:
     from rehydrate.store import digest  # the builtin sha256, not hashlib's OpenSSL (the hook path stays light)
 
-    return digest.sha256(public)[:16]
+    return digest.sha256(text.encode("ascii"))[:16]
+
+
+_B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def _key_text(text: str) -> str | None:
+    """The base64 text of a 32-byte key as written (43 characters and "="), checked without decoding it (binascii
+    is not loaded on a read that verifies nothing); None for anything else."""
+    ok = len(text) == 44 and text[43] == "=" and all(c in _B64 for c in text[:43]) and text[42] in "AEIMQUYcgkosw048"
+    return text if ok else None
 
 
 def _b64(data: bytes) -> str:
@@ -180,13 +195,26 @@ def create_private(path: str) -> Signer:
 
 
 class Public:
-    def __init__(self, raw: bytes, source: str) -> None:
-        self.raw = raw
-        self.id = key_id(raw)
+    """A public key by its base64 text (decoded only to verify a signature), its id and where it was read."""
+
+    def __init__(self, b64: str, source: str) -> None:
+        self.b64 = b64
+        self.id = key_id_of(b64)
         self.source = source
 
+    @classmethod
+    def of(cls, raw: bytes, source: str) -> Public:
+        return cls(_b64(raw), source)
+
+    @property
+    def raw(self) -> bytes:
+        found = _unb64(self.b64, 32)
+        if found is None:  # pragma: no cover - _key_text let only a 32-byte key's text in
+            raise ValueError("not a key")
+        return found
+
     def text(self, actor: str) -> str:
-        return f"{PUB_PREFIX} {_b64(self.raw)} {actor}\n"
+        return f"{PUB_PREFIX} {self.b64} {actor}\n"
 
 
 def pub_name(actor: str) -> str:
@@ -197,8 +225,8 @@ def parse_pub(data: bytes, source: str) -> Public | None:
     parts = data.decode("utf-8", "replace").split()
     if len(parts) < 2 or parts[0] != PUB_PREFIX:
         return None
-    raw = _unb64(parts[1], 32)
-    return Public(raw, source) if raw is not None else None
+    text = _key_text(parts[1])
+    return Public(text, source) if text is not None else None
 
 
 def committed(state: State) -> dict[str, Public | None]:
@@ -241,7 +269,7 @@ def signer_for(state: State) -> Signer | None:
         raise KeyMissing(f"{state.rel(pub_name(state.actor))} is not a public key", "run `rehydrate key init`")
     where = key_file()
     signer = load_private(where)
-    if signer is None or signer.public != pub.raw:
+    if signer is None or _b64(signer.public) != pub.b64:
         found = "holds another key" if signer is not None else "does not exist"
         raise KeyMissing(
             f"{state.actor}'s records are signed (key {pub.id}, {state.rel(pub_name(state.actor))}), and {where} "
@@ -333,12 +361,12 @@ def _save_verified(state: State, found: dict[str, list[tuple[str, int | None]]])
 def _known(entry: object) -> Public | None:
     if not isinstance(entry, dict) or not isinstance(entry.get("public"), str):
         return None
-    raw = _unb64(entry["public"], 32)
-    return Public(raw, "this clone's trust file") if raw is not None else None
+    text = _key_text(entry["public"])
+    return Public(text, "this clone's trust file") if text is not None else None
 
 
 def _pin(pub: Public) -> dict[str, str]:
-    return {"public": _b64(pub.raw), "id": pub.id}
+    return {"public": pub.b64, "id": pub.id}
 
 
 def remember(state: State, actor: str, pub: Public, verified: list[tuple[str, int | None]]) -> None:
@@ -585,7 +613,7 @@ def _archives(state: State, actor: str) -> list[Problem]:
 def signed(state: State, records: list[tuple[str, int | None]]) -> None:
     """The records this actor just signed (h, byte offset), oldest first: remembered as verified in this clone."""
     signer = state.signer
-    remember(state, state.actor, Public(signer.public, "the key file"), records)
+    remember(state, state.actor, Public.of(signer.public, "the key file"), records)
 
 
 def trust_actor(state: State, actor: str) -> Public | None:

@@ -526,7 +526,7 @@ class State:
         out = self._write("key", data)
         name = keys.pub_name(self.actor)
         fsio.ensure_dir(self.path(layout.KEYS_DIR), "mkdir.keys", WORDS)
-        text = keys.Public(signer.public, name).text(self.actor).encode()
+        text = keys.Public.of(signer.public, name).text(self.actor).encode()
         fsio.replace(self.path(name), text, "view.replace", words=WORDS)
         keys.signed(self, [])  # (the record itself was remembered as it was appended)
         return out
