@@ -38,7 +38,7 @@ def _records(repo: Path) -> list[dict]:
     return [json.loads(line) for line in _log(repo).read_text().splitlines()]
 
 
-def _write(repo: Path, records: list[dict]) -> None:
+def _resealed(records: list[dict]) -> bytes:
     """The forger's pen: every record re-sealed after the previous one (prev and h recomputed); sigs copied as
     they were (the forger cannot make new ones)."""
     out, prev = [], None
@@ -49,7 +49,11 @@ def _write(repo: Path, records: list[dict]) -> None:
         sealed, line = digest.seal_line(body)
         prev = sealed["h"]
         out.append(line)
-    _log(repo).write_bytes(b"".join(out))
+    return b"".join(out)
+
+
+def _write(repo: Path, records: list[dict]) -> None:
+    _log(repo).write_bytes(_resealed(records))
 
 
 def _forged(repo: Path) -> str:
@@ -246,15 +250,7 @@ def test_an_archive_edited_and_resealed_after_a_rotate_is_forged(keyed: Path) ->
     recs = [json.loads(line) for line in archive.read_text().splitlines()]
     receipt = next(r for r in recs if r["op"] == "receipt")
     receipt["data"]["claim"] = "all 500 tests pass"
-    out, prev = [], None
-    for rec in recs:
-        body = {k: v for k, v in rec.items() if k != "h"}
-        if prev is not None:
-            body["prev"] = prev
-        sealed, line = digest.seal_line(body)
-        prev = sealed["h"]
-        out.append(line)
-    archive.write_bytes(b"".join(out))
+    archive.write_bytes(_resealed(recs))
     res = rehydrate("verify", cwd=keyed)
     assert res.code == 1 and "does not end in the rotate record that archived it" in res.out, res.out
     archive.unlink()
