@@ -255,3 +255,35 @@ def test_an_archive_edited_and_resealed_after_a_rotate_is_forged(keyed: Path) ->
     assert res.code == 1 and "does not end in the rotate record that archived it" in res.out, res.out
     archive.unlink()
     assert "[archive-missing]" in rehydrate("verify", cwd=keyed).out
+
+
+def test_a_key_init_stopped_before_the_public_key_is_written_is_named_and_finished_by_running_it_again(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key record is the commit point; state/keys/ACTOR.pub follows. Stopped in between (the write fails through
+    the fsio seam), nothing is forged: the pinned key is named `key-removed`, and `key init` again finishes it."""
+    from rehydrate.errors import RehydrateError
+    from rehydrate.store import fsio, keys
+    from rehydrate.store.state import State
+
+    monkeypatch.setenv("REHYDRATE_KEY_FILE", str(tmp_path / "agent.key"))
+    monkeypatch.chdir(repo)
+    assert rehydrate("init", "--goal", "ship", cwd=repo).code == 0
+    real = fsio.replace
+
+    def failing(path: str, data: bytes, point: str, **kw: object) -> object:
+        if path.endswith(".pub"):
+            raise RehydrateError("the disk is full")
+        return real(path, data, point, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fsio, "replace", failing)
+    state = State.open(repo / "state")
+    with pytest.raises(RehydrateError):
+        state.register_key(keys.create_private(str(tmp_path / "agent.key")))
+    monkeypatch.setattr(fsio, "replace", real)
+    res = rehydrate("verify", cwd=repo)
+    assert res.code == 1 and "[key-removed]" in res.out and "run it again as agent" in res.out
+    assert "[forged]" not in res.out
+    assert rehydrate("key", "init", cwd=repo).code == 0
+    assert rehydrate("verify", cwd=repo).code == 0
+    assert rehydrate("checkpoint", "--done", "d", "--next", "n", cwd=repo).code == 0

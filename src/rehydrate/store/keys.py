@@ -490,8 +490,9 @@ def _changed(actor: str, rel: str, known: Public, filed: Public) -> Problem:
 
 def _removed(actor: str, rel: str, known: Public) -> Problem:
     text = (
-        f"{rel} is gone; this clone knew {actor}'s key {known.id}, and still checks {actor}'s log with it (if "
-        f"{actor} stopped signing on purpose: `rehydrate key trust {actor}` forgets it here)"
+        f"{rel} is gone; this clone knew {actor}'s key {known.id}, and still checks {actor}'s log with it (a `key "
+        f"init` stopped before it wrote the file: run it again as {actor}; {actor} stopped signing on purpose: "
+        f"`rehydrate key trust {actor}` forgets it here)"
     )
     return Problem("key-removed", rel, None, text)
 
