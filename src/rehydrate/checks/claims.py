@@ -105,7 +105,7 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
             nxt = "fix what failed and run it again through `rehydrate run --claim`, or checkpoint without the claim"
             out.append(Finding(NAME, DEGRADED, text, nxt))
             continue
-        ran_on = [t for t in (receipt.get("tree"),) if evidence._is_hex(t)]
+        ran_on = [t for t in (receipt.get("tree"),) if evidence.is_hex(t)]
         if not ran_on:
             out.append(Finding(NAME, NA, f"{said} is unverified: receipt {rid} recorded no work tree to compare"))
             continue

@@ -7,7 +7,7 @@ import os
 import sys
 
 from rehydrate.cli import common_options, emit_json, open_state, problems_json, report
-from rehydrate.errors import UsageError
+from rehydrate.errors import RehydrateError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -72,12 +72,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         data["claim"] = claim
     try:
         out = state.receipt(data)
-    except Exception as e:  # the command's own code matters most: said, and kept when it is not 0
+    except RehydrateError as e:  # the command's own code matters most: said, and kept when it is not 0
         from rehydrate.cli import flagged
-        from rehydrate.errors import RehydrateError
 
-        if not isinstance(e, RehydrateError):
-            raise
         print(f"rehydrate: run: the receipt was not recorded: {flagged(e, args)}", file=sys.stderr)
         return ran.code or e.exit_code
     report(out, args)

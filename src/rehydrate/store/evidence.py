@@ -210,7 +210,7 @@ def _scratch_tree(git: Any, index: str, spec: list[str], rel: str, timeout: floa
     if wrote.code != 0:
         return Tree(None, f"git write-tree failed: {_first_line(wrote.err)}")
     sha = wrote.out.decode("ascii", "replace").strip()
-    return Tree(sha) if _is_hex(sha) else Tree(None, "git write-tree gave no tree")
+    return Tree(sha) if is_hex(sha) else Tree(None, "git write-tree gave no tree")
 
 
 def changed_between(state_root: str, old: str, new: str, limit: int = 10, timeout: float = 10.0) -> list[str] | None:
@@ -220,7 +220,7 @@ def changed_between(state_root: str, old: str, new: str, limit: int = 10, timeou
     from rehydrate.store.gitplumb import Git, GitFailed
 
     found = local.repo(state_root)
-    if found is None or not (_is_hex(old) and _is_hex(new)):
+    if found is None or not (is_hex(old) and is_hex(new)):
         return None
     try:
         out = Git(found).run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new, timeout=timeout)
@@ -231,7 +231,8 @@ def changed_between(state_root: str, old: str, new: str, limit: int = 10, timeou
     return [p.decode("utf-8", "replace") for p in out.out.split(b"\0") if p][:limit]
 
 
-def _is_hex(text: object) -> bool:
+def is_hex(text: object) -> bool:
+    """A git or sha256 hash in lower-case hex."""
     return isinstance(text, str) and len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
@@ -256,12 +257,12 @@ def in_force(value: object) -> dict[str, Any]:
     stamps, approvals = value.get("stamps"), value.get("approvals")
     if isinstance(stamps, dict):  # at most MAX_STAMPS in all, as a write allows: a planted record cannot ask for more
         out["stamps"] = dict(
-            itertools.islice(((p, s) for p, s in stamps.items() if safe_rel(p) and _is_hex(s)), MAX_STAMPS)
+            itertools.islice(((p, s) for p, s in stamps.items() if safe_rel(p) and is_hex(s)), MAX_STAMPS)
         )
     if isinstance(approvals, dict):
         left = MAX_STAMPS - len(out["stamps"])
         found = (
-            (p, a) for p, a in approvals.items() if safe_rel(p) and isinstance(a, dict) and _is_hex(a.get("sha256"))
+            (p, a) for p, a in approvals.items() if safe_rel(p) and isinstance(a, dict) and is_hex(a.get("sha256"))
         )
         out["approvals"] = dict(itertools.islice(found, max(left, 0)))
     return out
@@ -274,51 +275,82 @@ def carried(value: dict[str, Any]) -> dict[str, Any] | None:
 
 class Gathered:
     """What a write needs from the log since the last checkpoint: the evidence in force, the receipts with a claim
-    written since (oldest first), and the receipts looked up by id."""
+    written since (each text's newest, as claims), and the receipts looked up by id."""
 
     def __init__(self) -> None:
         self.evidence = empty()
-        self.pending: list[Record] = []
+        self.pending: dict[str, dict[str, Any]] = {}
         self.found: dict[str, Record] = {}
         self.complete = False
 
 
+def current(after: list[Record], found: Record | None) -> Any:
+    """The evidence in force (untrusted, as recorded) from the records after the last checkpoint (newest first) and
+    the record the checkpoint was found in: the newest stamp or accept record's, else the rotate record's (what was
+    in force when its log was archived), else the checkpoint's. Shared by since.py and gather."""
+    from rehydrate.store.since import _anchor
+
+    for rec in after:
+        if rec["op"] in ("stamp", "accept"):
+            return rec["data"].get("evidence")
+    if found is None:
+        return None
+    if found["op"] == "rotate" and "evidence" in found["data"]:
+        return found["data"]["evidence"]
+    anchor = _anchor(found)
+    data = anchor.get("data") if anchor is not None else None
+    return data.get("evidence") if isinstance(data, dict) else None
+
+
+def pending(after: list[Record]) -> dict[str, dict[str, Any]]:
+    """The claims of the `receipt` records after the last checkpoint (newest first), oldest text first, each text's
+    newest receipt winning: {text: claim}."""
+    out: dict[str, dict[str, Any]] = {}
+    for rec in reversed(after):
+        text = rec["data"].get("claim") if rec["op"] == "receipt" else None
+        if isinstance(text, str):
+            out.pop(text, None)
+            out[text] = claim_of(text, rec)
+    return out
+
+
 def gather(state: State, snap: Snapshot, wanted: list[str] | None = None) -> Gathered:
     """Read my log back (my line of work, after a merge) to the last checkpoint (or init, join, rotate), and on while
-    a wanted receipt id (hex) is not found, at most LOOKUP_BYTES."""
+    a wanted receipt id (hex) is not found, at most LOOKUP_BYTES. When the last record is the checkpoint (or carries
+    one) and no id is wanted, nothing is read."""
     from rehydrate.store import walback
+    from rehydrate.store.since import _anchor
 
     got = Gathered()
     want = set(wanted or [])
-    if not want and snap.last is not None and len(snap.heads) <= 1 and not snap.merged:
-        _take(got, snap.last, False)  # the last record is a checkpoint (or carries one): nothing to read back
-        if got.complete:
-            return got
-        got = Gathered()
-    found_set = False
-    back = walback.Back(state.wal_path, LOOKUP_BYTES)
-    head = snap.last["h"] if snap.last is not None else None
-    if head is None:
-        return got
-    records = walback.along(back, head) if (len(snap.heads) > 1 or snap.merged) else _needed(back)
-    for _, rec in records:
-        if rec["op"] == "receipt" and want:
-            h = str(rec["h"])
-            for w in list(want):
-                if h.startswith(w):
+    after: list[Record] = []
+    found: Record | None = None
+    one_line = len(snap.heads) <= 1 and not snap.merged
+    if not want and one_line and _anchor(snap.last) is not None:
+        found = snap.last
+    else:
+        back = walback.Back(state.wal_path, LOOKUP_BYTES)
+        for _, rec in walback.along(back, snap.last["h"]) if not one_line else _needed(back):
+            if rec["op"] == "receipt":
+                for w in [w for w in want if str(rec["h"]).startswith(w)]:
                     got.found[w] = rec
                     want.discard(w)
-        if not got.complete:
-            found_set = _take(got, rec, found_set)
-        if got.complete and not want:
-            break
-    got.pending.reverse()
+            if found is None:
+                if _anchor(rec) is not None:
+                    found = rec
+                else:
+                    after.append(rec)
+            if found is not None and not want:
+                break
     if want:
         missing = ", ".join(PREFIX + w for w in sorted(want))
         raise UsageError(
             f"no receipt {missing} in {state.wal_rel} (its last {LOOKUP_BYTES >> 20} MiB)",
             "a receipt is what `rehydrate run` printed as `receipt: rc-...`, in this actor's own log",
         )
+    got.complete = found is not None
+    got.evidence = in_force(current(after, found))
+    got.pending = pending(after)
     return got
 
 
@@ -336,26 +368,6 @@ def _needed(back: Any) -> Any:
             yield offset, walback.decode(raw, offset)
 
 
-def _take(got: Gathered, rec: Record, found_set: bool) -> bool:
-    """One record read back before the checkpoint was reached: a pending claim, the evidence in force (the newest
-    stamp or accept record, else what the checkpoint or the rotate record carrying it carried)."""
-    from rehydrate.store.since import _anchor
-
-    op, data = rec["op"], rec["data"]
-    if op == "receipt" and isinstance(data.get("claim"), str):
-        got.pending.append(rec)
-    anchor = _anchor(rec)
-    source = anchor["data"] if anchor is not None and isinstance(anchor.get("data"), dict) else None
-    if op == "rotate" and "evidence" in data:  # what was in force when the log was archived
-        source = data
-    if not found_set and op in ("stamp", "accept"):
-        got.evidence, found_set = in_force(data.get("evidence")), True
-    elif not found_set and source is not None:
-        got.evidence, found_set = in_force(source.get("evidence")), True
-    got.complete = anchor is not None
-    return found_set
-
-
 def claim_of(text: str, receipt: Record | None) -> dict[str, Any]:
     """A claim as a checkpoint records it: its text and its receipt's facts."""
     claim: dict[str, Any] = {"text": text}
@@ -371,15 +383,10 @@ def claim_of(text: str, receipt: Record | None) -> dict[str, Any]:
 
 def claims_for(gathered: Gathered, given: list[tuple[str, str | None]]) -> list[dict[str, Any]]:
     """The claims a checkpoint records: those given (text, receipt id's hex or None), then the receipts with a claim
-    written since the last checkpoint whose text was not given (each once: the newest receipt of a text wins)."""
+    written since the last checkpoint whose text was not given (each text's newest receipt)."""
     claims = [claim_of(text, gathered.found.get(rid) if rid else None) for text, rid in given]
     named = {c["text"] for c in claims}
-    newest: dict[str, Record] = {}
-    for rec in gathered.pending:
-        newest[str(rec["data"]["claim"])] = rec
-    for text, rec in newest.items():
-        if text not in named:
-            claims.append(claim_of(text, rec))
+    claims += [claim for text, claim in gathered.pending.items() if text not in named]
     if len(claims) > MAX_CLAIMS:
         raise UsageError(f"{len(claims)} claims on one checkpoint, more than {MAX_CLAIMS}", "claim what matters")
     return claims

@@ -45,7 +45,7 @@ def path(state: State) -> str:
     """The journal of the state's actor in this worktree (not created here)."""
     found = state.paths.get(_KEY)
     if found is None:
-        found = state.paths[_KEY] = os.path.join(local.local_dir(state.root), FOLDER, state.actor + ".jsonl")
+        found = state.paths[_KEY] = os.path.join(state.local, FOLDER, state.actor + ".jsonl")
     return found
 
 

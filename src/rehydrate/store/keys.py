@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from rehydrate.store.wal import Record
 
 KEYS_DIR = views.KEYS_DIR
-TRUST = "keys.json"  # this clone's pins, in its git folder
+TRUST = views.KEY_PINS  # this clone's pins, in its git folder
 VERIFIED = "keys.verified"  # the records this clone verified or signed (a cache)
 SIG_DOMAIN = b"rehydrate-record-sig-v1\n"
 ENDORSE_DOMAIN = b"rehydrate-key-endorse-v1\n"
@@ -252,11 +252,6 @@ def committed(state: State) -> dict[str, Public | None]:
     return out
 
 
-def keyed(state: State) -> bool:
-    """Whether any actor may sign here: state/keys/ exists, or this clone pinned a key (two lstats at most)."""
-    return fsio.lstat(state.path(KEYS_DIR)) is not None or fsio.lstat(trust_path(state)) is not None
-
-
 def signer_for(state: State) -> Signer | None:
     """The key this actor signs with: None when it has neither a committed public key nor one pinned in this clone
     (nothing is signed); KeyMissing when it has one and no matching private key is readable. A pinned key whose
@@ -300,12 +295,8 @@ def verify(rec: Record, pub: Public) -> str | None:
 # ------------------------------------------------------------------------------------------------ this clone's files
 
 
-def _local(state: State) -> str:
-    return os.path.dirname(os.path.dirname(state.seen_path))
-
-
 def trust_path(state: State) -> str:
-    return os.path.join(_local(state), TRUST)
+    return os.path.join(state.local, TRUST)
 
 
 def _load(path: str) -> dict[str, Any]:
@@ -338,7 +329,7 @@ def _load_verified(state: State) -> dict[str, list[tuple[str, int | None]]]:
     """The records this clone verified or signed, per actor, newest first: (h, byte offset). A cache: a torn or
     odd file reads as empty, and costs a verification again."""
     out: dict[str, list[tuple[str, int | None]]] = {}
-    for actor, pairs in _load(os.path.join(_local(state), VERIFIED)).items():
+    for actor, pairs in _load(os.path.join(state.local, VERIFIED)).items():
         if isinstance(pairs, list):
             out[actor] = [
                 (p[0], p[1] if isinstance(p[1], int) else None)
@@ -352,7 +343,7 @@ def _save_verified(state: State, found: dict[str, list[tuple[str, int | None]]])
     from rehydrate import safejson
     from rehydrate.store import local
 
-    path = os.path.join(_local(state), VERIFIED)
+    path = os.path.join(state.local, VERIFIED)
     local.ensure(os.path.dirname(path))
     data = {a: [list(p) for p in pairs[:MAX_VERIFIED]] for a, pairs in found.items()}
     fsio.write_hint(path, safejson.dumps_canonical(data) + b"\n")

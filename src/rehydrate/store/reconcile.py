@@ -175,17 +175,20 @@ def reconcile(
 
 def _signatures(state: State, snap: Snapshot) -> None:
     """Each keyed actor's log against its key (store/keys.py): two lstats when no actor has one."""
-    from rehydrate.store.views import KEYS_DIR
-
-    keyed = fsio.lstat(state.path(KEYS_DIR)) is not None
-    keyed = (
-        keyed or fsio.lstat(os.path.join(os.path.dirname(os.path.dirname(state.seen_path)), "keys.json")) is not None
-    )
-    state.keyed_dir = keyed  # (the write that follows asks too)
-    if keyed:
+    state.keyed_dir = keyed(state)  # (the write that follows asks too)
+    if state.keyed_dir:
         from rehydrate.store import keys
 
         snap.problems.extend(keys.check(state, snap))
+
+
+def keyed(state: State) -> bool:
+    """Whether any actor may sign here: state/keys/ exists, or this clone pinned a key (store/keys.py), without
+    loading keys.py: two lstats at most."""
+    return (
+        fsio.lstat(state.path(layout.KEYS_DIR)) is not None
+        or fsio.lstat(os.path.join(state.local, layout.KEY_PINS)) is not None
+    )
 
 
 def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | None, log_fp: str) -> None:

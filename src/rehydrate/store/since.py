@@ -260,31 +260,21 @@ def _collect(since: Since, after: list[Record]) -> None:
 
 def _evidence(since: Since, after: list[Record], found: Record | None) -> None:
     """The claims to check (the checkpoint's, then those of `receipt` records since, a newer one of the same text
-    replacing an older) and the evidence in force (the newest stamp or accept record since, else what the checkpoint
-    or the rotate record carrying it carried); untrusted: checks/claims.py reads them."""
-    from rehydrate.store.evidence import claim_of
+    replacing an older) and the evidence in force (store/evidence.py: current); untrusted: checks/claims.py reads
+    them."""
+    from rehydrate.store import evidence
 
-    anchor = since.checkpoint
-    data = anchor.get("data") if isinstance(anchor, dict) else None
+    data = since.checkpoint.get("data") if isinstance(since.checkpoint, dict) else None
     claims = data.get("claims") if isinstance(data, dict) else None
     by_text: dict[str, dict[str, Any]] = {}
     for claim in claims if isinstance(claims, list) else []:
         if isinstance(claim, dict) and isinstance(claim.get("text"), str):
             by_text[claim["text"]] = claim
-    for rec in reversed(after):  # oldest first: the newest receipt of a text wins
-        text = rec["data"].get("claim") if rec["op"] == "receipt" else None
-        if isinstance(text, str):
-            by_text.pop(text, None)
-            by_text[text] = claim_of(text, rec)
+    for text, claim in evidence.pending(after).items():
+        by_text.pop(text, None)
+        by_text[text] = claim
     since.claims = list(by_text.values())
-    for rec in after:  # newest first
-        if rec["op"] in ("stamp", "accept"):
-            since.evidence = rec["data"].get("evidence")
-            return
-    if found is not None and found["op"] == "rotate" and "evidence" in found["data"]:
-        since.evidence = found["data"]["evidence"]
-    elif isinstance(data, dict):
-        since.evidence = data.get("evidence")
+    since.evidence = evidence.current(after, found)
 
 
 def _ref(rec: Record) -> TranscriptRef | None:

@@ -95,7 +95,8 @@ class State:
         self.wal_path = os.path.join(self.wal_dir, actor + ".jsonl")
         self.wal_rel = self.rel(layout.WAL_DIR, actor + ".jsonl")  # the log as named to users
         # What this worktree saw of the log (seen.py), in its own git folder (local.py); the old place is read once
-        self.seen_path = os.path.join(local.local_dir(root), "seen", f"{actor}.seen")
+        self.local = local.local_dir(root)  # this worktree's own folder for what it alone knows (local.py)
+        self.seen_path = os.path.join(self.local, "seen", f"{actor}.seen")
         self.old_seen_path = os.path.join(self.wal_dir, f".{actor}.seen")
         self.joined: Record | None = None  # the merge record the last append wrote first (see _append_many)
         self.pending: Seen | None = None  # the cache as this command left it, written by flush() under the lock
@@ -354,7 +355,7 @@ class State:
         has one: state/keys/ and this clone's pins)."""
         if self.signer is False:
             if self.keyed_dir is None:
-                from rehydrate.store.keys import keyed
+                from rehydrate.store.reconcile import keyed
 
                 self.keyed_dir = keyed(self)
             if not self.keyed_dir:
@@ -527,8 +528,7 @@ class State:
         name = keys.pub_name(self.actor)
         fsio.ensure_dir(self.path(layout.KEYS_DIR), "mkdir.keys", WORDS)
         text = keys.Public.of(signer.public, name).text(self.actor).encode()
-        fsio.replace(self.path(name), text, "view.replace", words=WORDS)
-        keys.signed(self, [])  # (the record itself was remembered as it was appended)
+        fsio.replace(self.path(name), text, "view.replace", words=WORDS)  # (the record pinned the key: _append_many)
         return out
 
     def record(self, op: str, data: dict[str, Any]) -> Outcome:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
 GOAL = "00_goal.md"
 KEYS_DIR = "keys"  # committed public keys, one per actor (store/keys.py)
+KEY_PINS = "keys.json"  # this clone's pins of them, in its own git folder (State.local), never committed
 INVARIANTS = "10_invariants.md"
 HANDOFF = "20_handoff.md"
 NEXT = "99_next.md"

@@ -160,9 +160,9 @@ def _sync_pending(state: State, out: Any) -> None:
     the index or HEAD half moved: named until a sync finishes it (store/gitsync.py)."""
     import os
 
-    from rehydrate.store import Problem, local
+    from rehydrate.store import Problem
 
-    if fsio.lstat(os.path.join(local.local_dir(state.root), "sync.pending")) is None:
+    if fsio.lstat(os.path.join(state.local, "sync.pending")) is None:
         return
     from rehydrate.store import gitsync
 
