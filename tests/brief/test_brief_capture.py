@@ -115,12 +115,12 @@ def test_the_capture_is_shown_after_the_next_step_each_part_fenced_and_labelled(
     )
     quotes = parse(text)["quotes"]
     where = f"{harness} transcript"
-    assert quotes[f"{where} line 2301: task list (TodoWrite)"][0] == [
+    assert quotes[f"{where} line 2301: task list (TodoWrite, open items first)"][0] == [
         "- [in_progress] Fix the root cause",
         "- [pending] Write the regression test",
     ]
-    assert quotes[f"{where} line 2100 at 2026-11-29T23:01Z: user message 1 of 2"][0] == ["first look at the lexer"]
-    assert quotes[f"{where} line 2290 at 2026-11-29T23:38Z: user message 2 of 2"][0] == [
+    assert quotes[f"{where} line 2100 at 2026-11-29T23:01Z: user message (1 of 2)"][0] == ["first look at the lexer"]
+    assert quotes[f"{where} line 2290 at 2026-11-29T23:38Z: user message (2 of 2, the last)"][0] == [
         "now do binding powers",
         "keep the table small",
     ]
@@ -267,9 +267,12 @@ def test_under_more_pressure_the_task_list_and_the_last_user_message_stay() -> N
     left = parse(text)["left"]
     assert "decision" in left and "goal" not in left  # type: ignore[operator]  # the capture went down to 400 first
     assert sum(len("\n".join(q)) for q in got.values()) < 1500
-    assert got["claude transcript line 2301: task list (TodoWrite)"][0] == "- [in_progress] Fix the root cause"
-    assert got["claude transcript line 30: user message 3 of 3"][0].startswith("message 30 u")
-    assert "claude transcript line 10: user message 1 of 3" not in got
+    assert (
+        got["claude transcript line 2301: task list (TodoWrite, open items first)"][0]
+        == "- [in_progress] Fix the root cause"
+    )
+    assert got["claude transcript line 30: user message (3 of 3, the last)"][0].startswith("message 30 u")
+    assert "claude transcript line 10: user message (1 of 3)" not in got
 
 
 @pytest.mark.parametrize("max_bytes", [None, 2400])

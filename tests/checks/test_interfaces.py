@@ -152,7 +152,7 @@ def test_the_signatures_the_work_packages_build_against() -> None:
     assert _params(Context)[4:] == [(n, kw) for n in ("scope", "since", "transcript", "event", "config", "env")]
     assert _params(since.find) == [("state", pos), ("snap", pos), ("max_bytes", pos)]
     assert _params(recent.read_since) == [("path", pos), ("since_ts", pos)] + [
-        (n, kw) for n in ("loads", "max_bytes", "harness", "project", "todos_back")
+        (n, kw) for n in ("loads", "max_bytes", "harness", "project", "todos_back", "numbered")
     ]
     assert _params(capture.capture) == [(n, pos) for n in ("root", "event", "since", "config")]
     assert _params(proc.start) == [("cmds", pos), ("env", kw), ("cwd", kw)]
@@ -168,7 +168,7 @@ def test_the_signatures_the_work_packages_build_against() -> None:
     assert (empty.checkpoint, empty.transcripts, empty.capture, empty.complete) == (None, [], None, False)
     done = proc.Result(1, b"out", b"err")
     assert (done.code, done.out, done.err, done.timed_out, done.missing) == (1, b"out", b"err", False, False)
-    assert capture.VERSION == 1
+    assert capture.VERSION == 2
 
 
 def test_a_capture_shows_as_counts_whatever_its_shape() -> None:

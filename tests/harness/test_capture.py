@@ -21,7 +21,7 @@ CODEX = REAL_TRANSCRIPTS / "codex-0.89.0-exec.jsonl"
 CLAUDE_ROOT = "/home/USER/projects/spotter-worktrees/spotter-4te"
 real = needs_real_transcripts()
 KEYS = {"v", "harness", "since", "read", "tool_calls", "user_turns", "todos", "user", "edited", "failed"}
-KEYS |= {"assistant", "error"}
+KEYS |= {"assistant", "error", "version", "unknown"}
 
 
 def _since(seq: int | None = 42, ts: str | None = None) -> Since:
@@ -63,7 +63,8 @@ def _jsonl(path: Path, records: list[Any]) -> Path:
 @real
 def test_a_capture_of_the_real_claude_transcript_before_its_compaction(tmp_path: Path) -> None:
     out = _capture(_head(CLAUDE, 1480, tmp_path / "t.jsonl"), CLAUDE_ROOT)  # up to the compaction, from its start
-    assert set(out) == KEYS and (out["v"], out["harness"], out["error"]) == (1, "claude", None)
+    assert set(out) == KEYS and (out["v"], out["harness"], out["error"]) == (2, "claude", None)
+    assert (out["version"], out["unknown"]) == ("2.1.39", {})
     assert out["since"] == {"seq": 42, "ts": None}
     assert out["read"] == {
         "from": 0,
@@ -79,7 +80,8 @@ def test_a_capture_of_the_real_claude_transcript_before_its_compaction(tmp_path:
     assert out["failed"][-1]["command"].startswith("git add -A && git commit --no-verify")
     assert all("\n" not in f["command"] and len(f["command"]) <= cap.MAX_COMMAND for f in out["failed"])
     assert out["edited"]["files"][0] == "mix.exs" and not any(p.startswith("/") for p in out["edited"]["files"])
-    assert out["todos"] == {"tool": "prompt", "line": 7, "before_checkpoint": False, "items": [], "more": 0}
+    assert out["todos"] is None  # its user records' `todos: []` is no task list
+    assert [u["kind"] for u in out["user"]] == ["prompt"]
 
 
 @real
@@ -225,10 +227,10 @@ def test_what_cannot_be_read_gives_the_short_error_form(tmp_path: Path) -> None:
     ):
         out = capture("/p", {"transcript_path": str(path), "harness": "claude"}, _since(7, "2026-01-01T00:00:00Z"), {})
         guessed = capture("/p", {"transcript_path": str(path)}, _since(7, "2026-01-01T00:00:00Z"), {})
-        assert guessed == {"v": 1, "harness": None, "since": {"seq": 7, "ts": "2026-01-01T00:00:00Z"}, "error": error}
+        assert guessed == {"v": 2, "harness": None, "since": {"seq": 7, "ts": "2026-01-01T00:00:00Z"}, "error": error}
         if error != "unknown format":  # the event named its harness: no guess to make
             assert out == {**guessed, "harness": "claude"}
-    assert capture("/p", {}, _since(), {}) == {"v": 1, "harness": None, "since": {"seq": 42, "ts": None},
+    assert capture("/p", {}, _since(), {}) == {"v": 2, "harness": None, "since": {"seq": 42, "ts": None},
                                                "error": "no transcript path"}  # fmt: skip
 
 

@@ -87,7 +87,7 @@ def test_a_capture_that_raises_keeps_the_compaction_record(
     rec = _hook(repo, "claude", "PreCompact-auto")
     assert rec["op"] == "compaction" and rec["data"]["phase"] == "pre" and rec["data"]["trigger"] == "auto"
     assert rec["data"]["capture"] == {
-        "v": 1,
+        "v": 2,
         "harness": "claude",
         "since": {"seq": checkpoint["seq"], "ts": checkpoint["ts"]},
         "error": "the capture failed: RuntimeError: boom second line",

@@ -62,7 +62,7 @@ def test_pre_compact_and_post_compact_are_recorded(repo: Path, state: State) -> 
     assert (code, out) == (0, "")
     pre = records(state.root)[-1]
     capture = pre["data"].pop("capture")  # the transcript named does not exist: the capture's short error form
-    assert capture == {"v": 1, "harness": "claude", "since": capture["since"], "error": "no such file"}
+    assert capture == {"v": 2, "harness": "claude", "since": capture["since"], "error": "no such file"}
     assert pre["op"] == "compaction" and pre["data"] == {
         "phase": "pre",
         "trigger": "auto",

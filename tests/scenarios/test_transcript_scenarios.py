@@ -350,7 +350,7 @@ SCENARIOS = [
     TScenario("claude-work-then-compaction", claude_work, WORK, _capture_words, first=_light_hook),
     TScenario("codex-work-then-compaction", codex_work, WORK, _capture_words),
     TScenario("claude-todowrite-captured", claude_todos, TALK, _todo_items(TODOS, "TodoWrite")),
-    TScenario("claude-tasks-captured", claude_tasks, TALK, _todo_items(TODOS, "TaskCreate/TaskUpdate")),
+    TScenario("claude-tasks-captured", claude_tasks, TALK, _todo_items(TODOS, "task tools")),
     TScenario("codex-plan-captured", codex_plan, TALK, _todo_items(PLAN, "update_plan")),
     TScenario(
         "transcript-gone",

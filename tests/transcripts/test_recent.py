@@ -61,7 +61,7 @@ def test_claude_prompts_failures_and_compaction_at_the_plans_lines() -> None:
     assert {1209, 1463} <= set(failed) and all(f.tool == "Bash" for f in r.failed)
     assert r.compacted_at == ["2026-02-12T14:48:36.922Z"]
     assert r.edited[:2] == ["mix.exs", "lib/spotter/telemetry/otel.ex"]  # relative to the project
-    assert r.todos is not None and (r.todos.tool, r.todos.line, r.todos.items) == ("prompt", 1491, [])
+    assert r.todos is None  # the user records' `todos: []` is no task list: it hides nothing and shows nothing
     assert r.tool_calls > r.changing_calls > 0
 
 
@@ -162,6 +162,7 @@ def test_claude_todowrite_tasks_and_todos_before_the_checkpoint(tmp_path: Path) 
         return {"type": "user", "timestamp": ts, "message": {"content": [block]}, **(extra or {})}
 
     todos = {"todos": [{"content": "Fix the root cause", "status": "in_progress", "activeForm": "Fixing"}]}
+    todos_items = [("Fix the root cause", "in_progress")]
     recs = [
         tool("2026-01-01T00:00:01Z", "t1", "TodoWrite", todos),
         result("2026-01-01T00:00:02Z", "t1"),
@@ -174,7 +175,7 @@ def test_claude_todowrite_tasks_and_todos_before_the_checkpoint(tmp_path: Path) 
     assert _read(path, "2026-01-01T00:00:02.500Z", todos_back=0).todos is None
     prompt = {"type": "user", "timestamp": "2026-01-01T00:00:04Z", "message": {"content": "x"}, "todos": []}
     r = _read(_jsonl(tmp_path / "p.jsonl", [*recs, prompt]), "2026-01-01T00:00:02.500Z")
-    assert r.todos is not None and (r.todos.tool, r.todos.line, r.todos.items) == ("prompt", 2, [])  # as held now
+    assert r.todos is not None and (r.todos.tool, r.todos.items) == ("TodoWrite", todos_items)  # [] hides nothing
     tasks = [
         tool("2026-01-01T00:00:04Z", "a", "TaskCreate", {"subject": "Lexer", "description": "d"}),
         result("2026-01-01T00:00:05Z", "a", {"toolUseResult": {"task": {"id": "1", "subject": "Lexer"}}}),
@@ -184,10 +185,14 @@ def test_claude_todowrite_tasks_and_todos_before_the_checkpoint(tmp_path: Path) 
         result("2026-01-01T00:00:09Z", "c"),
     ]
     r = _read(_jsonl(tmp_path / "b.jsonl", recs + tasks), "2026-01-01T00:00:02.500Z")
-    assert r.todos is not None and r.todos.tool == "TaskCreate/TaskUpdate" and not r.todos.before_checkpoint
+    assert r.todos is not None and r.todos.tool == "task tools" and not r.todos.before_checkpoint
     assert r.todos.items == [("Lexer", "completed"), ("Parser", "pending")]
-    # tasks created before the checkpoint, only updated after it: known by their ids and the updates' words
+    # tasks created before the checkpoint, only updated after it: the look-back folds their creation in
     r = _read(_jsonl(tmp_path / "c.jsonl", recs + tasks), "2026-01-01T00:00:07.500Z")
+    assert r.todos is not None and r.todos.items == [("Lexer", "completed"), ("Parser", "pending")]
+    assert not r.todos.before_checkpoint  # its last change came after the checkpoint
+    # without the look-back, a task is known by its id and what the update says
+    r = _read(_jsonl(tmp_path / "c.jsonl", recs + tasks), "2026-01-01T00:00:07.500Z", todos_back=0)
     assert r.todos is not None and r.todos.items == [("task #1", "completed")]
 
 
@@ -306,7 +311,7 @@ def test_codex_plan_failures_and_compaction(tmp_path: Path) -> None:
         [("Parse", "in_progress")],
     )
     assert [(f.tool, f.command, f.exit, f.error, f.later_ok) for f in r.failed] == [
-        ("exec_command", "pytest -q", 2, "E  boom", True),
+        ("exec_command", "pytest -q", 2, "E boom", True),
         ("shell", "make", 1, "no rule", False),
     ]
     assert r.compacted_at == ["2026-01-01T00:00:08.000Z"]
@@ -414,3 +419,136 @@ def test_it_runs_on_the_hook_path_without_json_re_or_anything_outside_the_stdlib
     }
     stdlib = set(sys.stdlib_module_names)
     assert all(m.split(".")[0] in stdlib or m in ours or m == "__main__" for m in modules)
+
+
+# -- what the harnesses write today: requests of every kind, task tools, error lines, own line numbers, drift -------
+
+
+def _user(ts: str, content: Any, **extra: Any) -> dict[str, Any]:
+    return {"type": "user", "timestamp": ts, "message": {"content": content}, **extra}
+
+
+def _call(ts: str, ident: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    block = {"type": "tool_use", "id": ident, "name": name, "input": tool_input}
+    return {"type": "assistant", "timestamp": ts, "message": {"content": [block]}}
+
+
+def _result(ts: str, ident: str, text: str, error: bool = False, **extra: Any) -> dict[str, Any]:
+    block = {"type": "tool_result", "tool_use_id": ident, "content": text, "is_error": error}
+    return _user(ts, [block], **extra)
+
+
+def test_slash_commands_queued_messages_and_a_rejection_s_words_are_requests(tmp_path: Path) -> None:
+    rejected = (
+        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
+        "the new_string was NOT written to the file). To tell you how to proceed, the user said:\ndon't check this in"
+    )
+    recs = [
+        _user("2026-01-01T00:00:01Z", "fix the parser"),
+        _user("2026-01-01T00:00:02Z", "<command-name>/model</command-name>\n<command-args></command-args>"),
+        _user(
+            "2026-01-01T00:00:03Z",
+            "<command-message>review</command-message>\n<command-name>/review</command-name>"
+            "\n<command-args>src/x.py</command-args>",
+        ),
+        {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-01T00:00:04Z", "content": "also a"},
+        {"type": "queue-operation", "operation": "remove", "timestamp": "2026-01-01T00:00:05Z"},
+        {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-01T00:00:06Z", "content": "taken"},
+        {"type": "queue-operation", "operation": "popAll", "timestamp": "2026-01-01T00:00:07Z", "content": "taken"},
+        {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-01T00:00:08Z", "content": "/ide"},
+        _call("2026-01-01T00:00:09Z", "b1", "Bash", {"command": "git commit -am wip"}),
+        _result("2026-01-01T00:00:10Z", "b1", rejected, error=True),
+        _user("2026-01-01T00:00:11Z", "[Request interrupted by user for tool use]"),
+        _user("2026-01-01T00:00:12Z", "<bash-input>ls</bash-input>"),
+    ]
+    r = _read(_jsonl(tmp_path / "a.jsonl", recs))
+    assert [(m.kind, m.text) for m in r.user] == [
+        ("prompt", "fix the parser"),
+        ("command", "/review src/x.py"),
+        ("queued", "also a"),  # delivered: it stands
+        ("rejected", "don't check this in"),
+    ]
+    assert r.failed == []  # the user said no: the command did not fail
+
+
+def test_the_error_lines_of_a_failed_command_are_the_ones_that_say_what_failed() -> None:
+    from rehydrate.transcripts.recent import exit_error
+
+    merge = "Exit code 1\nAuto-merging a.go\nCONFLICT (content): Merge conflict in a.go\nAutomatic merge failed; fix."
+    assert exit_error(merge) == (1, "CONFLICT (content): Merge conflict in a.go … Automatic merge failed; fix.")
+    lint = "Exit code 1\n$ biome check .\n  × Formatter would have printed\nFound 3 errors.\nerror: exited with code 1"
+    assert exit_error(lint) == (1, "× Formatter would have printed … Found 3 errors.")
+    bun = "Exit code 1\nbun test v1.3.13\n\n(fail) adds > works\n 1 fail"
+    assert exit_error(bun)[1] == "(fail) adds > works … 1 fail"  # not the banner
+    assert exit_error("Exit code 2\nall good\nundefined: object") == (2, "undefined: object")  # no word: the last line
+    assert exit_error('Exit code 1\nerror: script "x" exited with code 1') == (
+        1,
+        'error: script "x" exited with code 1',
+    )
+    long = "Exit code 1\n" + "\n".join(f"ok {i}" for i in range(50_000)) + "\nFAILED tests/t.py::test_x - boom"
+    assert exit_error(long)[1] == "FAILED tests/t.py::test_x - boom"  # from the output's end
+
+
+def test_lines_are_the_file_s_own_when_numbered_and_a_late_read_says_none_otherwise(tmp_path: Path) -> None:
+    early = [_user(f"2026-01-01T00:00:0{i}Z", f"old {i}") for i in range(1, 6)]
+    late = [_user("2026-01-01T00:01:00Z", "new one")]
+    path = _jsonl(tmp_path / "a.jsonl", early + late)
+    r = _read(path, "2026-01-01T00:00:30Z", numbered=True)
+    assert r.read_from > 0 and r.line_base == 5 and [m.line for m in r.user] == [6]
+    r = _read(path, "2026-01-01T00:00:30Z")
+    assert r.line_base is None and [m.line for m in r.user] == [1]  # counted from the read's start: shown as none
+    old = recent_mod.COUNT_MAX
+    try:
+        recent_mod.COUNT_MAX = 10  # the lines before the read cost too much to count: none rather than a wrong one
+        assert _read(path, "2026-01-01T00:00:30Z", numbered=True).line_base is None
+    finally:
+        recent_mod.COUNT_MAX = old
+
+
+def test_a_task_list_snapshot_and_a_subagent_s_updates_are_folded(tmp_path: Path) -> None:
+    listed = {
+        "tasks": [
+            {"id": "2", "subject": "Parser", "status": "pending"},
+            {"id": "1", "subject": "Lexer", "status": "completed"},
+        ]
+    }
+    sub = {
+        "type": "progress",
+        "timestamp": "2026-01-01T00:00:09Z",
+        "data": {
+            "type": "agent_progress",
+            "message": _call("2026-01-01T00:00:09Z", "s1", "TaskUpdate", {"taskId": "2", "status": "in_progress"}),
+        },
+    }
+    sub_result = {
+        "type": "progress",
+        "timestamp": "2026-01-01T00:00:10Z",
+        "data": {"type": "agent_progress", "message": _result("2026-01-01T00:00:10Z", "s1", "Updated task #2")},
+    }
+    recs = [
+        _call("2026-01-01T00:00:01Z", "l1", "TaskList", {}),
+        _result("2026-01-01T00:00:02Z", "l1", "#2 [pending] Parser\n#1 [completed] Lexer", toolUseResult=listed),
+        _user("2026-01-01T00:00:03Z", "go on"),
+        sub,
+        sub_result,
+    ]
+    path = _jsonl(tmp_path / "a.jsonl", recs)
+    r = _read(path, "2026-01-01T00:00:05Z", numbered=True)  # the snapshot lies before the checkpoint
+    assert r.todos is not None and r.todos.tool == "task tools" and r.todos.line == 5
+    assert r.todos.items == [("Lexer", "completed"), ("Parser", "in_progress")]  # in order of creation
+
+
+def test_what_the_reader_does_not_know_is_counted_with_the_harness_version(tmp_path: Path) -> None:
+    recs = [
+        {"type": "user", "version": "9.9.9", "timestamp": "2026-01-01T00:00:01Z", "message": {"content": "hi"}},
+        {"type": "brand-new-record", "timestamp": "2026-01-01T00:00:02Z"},
+        {"type": "system", "subtype": "new_marker", "timestamp": "2026-01-01T00:00:03Z"},
+        _call("2026-01-01T00:00:04Z", "x", "TaskDelete", {"taskId": "1"}),
+        _call("2026-01-01T00:00:05Z", "y", "mcp__linear__get_issue", {}),
+        {"type": "progress", "timestamp": "2026-01-01T00:00:06Z", "data": {"type": "hook_progress"}},
+    ]
+    r = _read(_jsonl(tmp_path / "a.jsonl", recs))
+    assert r.version == "9.9.9"
+    assert r.unknown == {"type:brand-new-record": 1, "subtype:system:new_marker": 1, "tool:TaskDelete": 1}
+    codex = _read(CODEX_171)
+    assert codex.version == "0.171.0" and "type:world_state" in codex.unknown

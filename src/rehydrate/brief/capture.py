@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 MAX_TODOS, MAX_TODO = 30, 200
 MAX_USER, MAX_USER_TEXT = 3, 1000
 MAX_EDITED, MAX_PATH = 50, 300
-MAX_FAILED, MAX_COMMAND, MAX_ERROR = 3, 300, 200
+MAX_FAILED, MAX_COMMAND, MAX_ERROR = 3, 300, 310
 MAX_ASSISTANT = 1500
 HARNESSES = ("claude", "codex", "gemini")
 LEFT_OUT = "the capture before the compaction (`rehydrate log --op compaction --json`)"
@@ -42,10 +42,20 @@ def _raw(value: object, most: int) -> str:
 
 
 def _word(value: object, most: int = 40) -> str:
-    """A tool or status name for a computed label: letters, digits, `_`, `-` and `.` only."""
+    """A tool or status name for a computed label: letters, digits, spaces, `_`, `-`, `/` and `.` only."""
     if not isinstance(value, str):
         return ""
-    return "".join(c for c in value[:most] if c.isascii() and (c.isalnum() or c in "_-."))
+    return " ".join("".join(c for c in value[:most] if c.isascii() and (c.isalnum() or c in " _-./")).split())
+
+
+# What each kind of user message is called in its label (transcripts.recent.KINDS); another kind is a message.
+KIND_LABELS = {
+    "prompt": "user request",
+    "command": "user's slash command",
+    "queued": "message the user queued while the agent worked",
+    "rejected": "user's words rejecting a tool call",
+}
+OPEN_FIRST = {"in_progress": 0, "pending": 1}  # a task list's open items first; the rest (done) after
 
 
 def _stamp(value: object) -> str | None:
@@ -112,7 +122,10 @@ class Material:
         users = [u for u in _list(cap.get("user")) if isinstance(u, dict)][-MAX_USER:]
         for i, u in enumerate(users):
             text = _cut(_text(_raw(u.get("text"), MAX_USER_TEXT)), MAX_USER_TEXT)
-            self._add(f"{where}{_at(u)}: user message {i + 1} of {len(users)}", text, 1 if i == len(users) - 1 else 5)
+            said = u.get("kind")
+            kind = KIND_LABELS.get(said, "user message") if isinstance(said, str) else "user message"
+            newest = ", the last" if i == len(users) - 1 else ""
+            self._add(f"{where}{_at(u)}: {kind} ({i + 1} of {len(users)}{newest})", text, 1 if newest else 5)
         edited = _dict(cap.get("edited"))
         files = _list(edited.get("files"))
         paths = [p for p in (_cut(_flat(_raw(f, MAX_PATH)), MAX_PATH) for f in files[:MAX_EDITED]) if p]
@@ -140,8 +153,9 @@ class Material:
             return
         items = todos["items"]
         lines = []
-        for item in items[:MAX_TODOS]:
-            text, status = (item[0], item[1]) if isinstance(item, list) and len(item) >= 2 else (item, None)
+        pairs = [(i[0], i[1]) if isinstance(i, list) and len(i) >= 2 else (i, None) for i in items[:MAX_TODOS]]
+        pairs.sort(key=lambda pair: OPEN_FIRST.get(pair[1], 2) if isinstance(pair[1], str) else 2)
+        for text, status in pairs:
             line = _cut(_flat(_raw(text, MAX_TODO)), MAX_TODO)
             lines.append(f"- [{_flat(_raw(status, 40))[:40] or '?'}] {line}")
         more = len(items) - len(lines) + (_int(todos.get("more")) or 0)
@@ -149,7 +163,8 @@ class Material:
             lines.append(f"and {more:,} more")
         tool = _word(todos.get("tool")) or "the task list tool"
         when = ", set before the checkpoint" if todos.get("before_checkpoint") is True else ""
-        self._add(f"{self.where}{_at(todos)}: task list ({tool}{when})", "\n".join(lines) or "(empty)", 0)
+        order = ", open items first" if len(lines) > 1 else ""
+        self._add(f"{self.where}{_at(todos)}: task list ({tool}{when}{order})", "\n".join(lines) or "(empty)", 0)
 
 
 def _dict(value: object) -> dict[str, object]:

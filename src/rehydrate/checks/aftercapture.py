@@ -84,7 +84,7 @@ def usable(since: Since, path: str, own: bool, size: int) -> dict[str, Any] | No
     capture keeps); else None (the transcript is read as usual). The session start after a compaction then reads
     only what was written after the capture (its read.to), not the whole tail again."""
     cap = since.capture
-    if not own or not isinstance(cap, dict) or cap.get("v") != 1 or cap.get("error"):
+    if not own or not isinstance(cap, dict) or cap.get("v") not in (1, 2) or cap.get("error"):
         return None
     from rehydrate.store.since import host
 

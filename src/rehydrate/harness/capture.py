@@ -12,23 +12,29 @@ phase "pre"):
 - When the transcript cannot be read, `error` names why ("no such file", "not a regular file", "unknown format",
   "no transcript path") and only "v", "harness" (the event's `harness` if it names one, else null), "since" and
   "error" are kept.
-- Lines: the transcript's own 1-based lines when the read reached its start (read.from 0); otherwise counted from
-  read.from (line 1 is the first line after it), since counting the lines before it would read the whole file.
+- Lines: the transcript's own 1-based lines (the lines before where the read started are counted, when they are at
+  most transcripts.recent.COUNT_MAX bytes); null when they are not known, never a count from where the read started.
 - state/ is committed: the capture reaches git. It copies commands and the user's words, never tool output (only a
   failed command's first error line), each through `redact`, then `views.clean` (controls and invisible characters
   out; newlines kept in user and assistant text only), then cut to its bound. Every string in it is transcript text:
   untrusted data, fenced and labelled as such by the brief.
 
-Schema v1 (frozen; a change is a new "v"):
-    {"v": 1, "harness": "claude"|"codex",
+Schema v2 (frozen; a change is a new "v"; v1, without the fields marked v2 and with lines counted from read.from
+when it was not 0, is still read):
+    {"v": 2, "harness": "claude"|"codex"|"gemini",
+     "version": str|null,                                           # v2: the harness's version the transcript names
      "since": {"seq": int|null, "ts": str|null},                    # the checkpoint read back to
      "read": {"from": int, "to": int, "cut": bool, "lines": int, "bad": int},   # byte range of the transcript read
      "tool_calls": int, "user_turns": int,
-     "todos": {"tool": str, "line": int, "before_checkpoint": bool, "items": [[text, status], ...], "more": int}|null,
-     "user": [{"line": int, "ts": str|null, "text": str}, ...],      # the last MAX_USER, oldest first
+     "todos": {"tool": str, "line": int|null, "before_checkpoint": bool, "items": [[text, status], ...],
+               "more": int}|null,
+     "user": [{"line": int|null, "ts": str|null, "text": str,
+               "kind": "prompt"|"command"|"queued"|"rejected"}, ...],          # the last MAX_USER, oldest first
      "edited": {"files": [str, ...], "more": int},
-     "failed": [{"line": int, "tool": str, "command": str, "exit": int|null, "error": str, "later_ok": bool}, ...],
-     "assistant": {"line": int, "ts": str|null, "text": str}|null,
+     "failed": [{"line": int|null, "tool": str, "command": str, "exit": int|null, "error": str, "later_ok": bool},
+                ...],                                               # error: transcripts.recent.telling()
+     "assistant": {"line": int|null, "ts": str|null, "text": str}|null,
+     "unknown": {str: int},                     # v2: record types, subtypes and tool names the reader did not know
      "error": str|null}
 Bounds: todos MAX_TODOS items x MAX_TODO chars; user the last MAX_USER x MAX_USER_TEXT; edited MAX_EDITED paths x
 MAX_PATH; failed the last MAX_FAILED (command MAX_COMMAND, error MAX_ERROR); assistant MAX_ASSISTANT; and the whole
@@ -40,18 +46,21 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from re import Pattern
     from typing import Any
 
     from rehydrate.store.since import Since
     from rehydrate.transcripts.recent import Msg, Recent
 
-VERSION = 1
+VERSION = 2
 MAX_READ = 16 << 20  # the most the capture reads back from the transcript's end
+TODOS_BACK = 64 << 20  # and past the checkpoint for the task list: only lines naming a task tool are parsed
 MAX_TODOS, MAX_TODO = 30, 200
 MAX_USER, MAX_USER_TEXT = 3, 1000
 MAX_EDITED, MAX_PATH = 50, 300
-MAX_FAILED, MAX_COMMAND, MAX_ERROR = 3, 300, 200
+MAX_FAILED, MAX_COMMAND, MAX_ERROR = 3, 300, 310
+MAX_UNKNOWN = 20  # names of what the reader did not know, the most frequent first
 MAX_ASSISTANT = 1500
 MAX_TOTAL = 14 << 10  # the whole capture as JSON: under views.MAX_FIELD and wal.MAX_LINE
 REDACTED = "[redacted]"
@@ -124,7 +133,9 @@ def _read(path: str, harness: str | None, since_ts: str | None) -> Recent | str:
         harness = recent.harness_of(path, safejson.loads)
         if harness is None:
             return "unknown format"
-    return recent.read_since(path, since_ts, loads=safejson.loads, max_bytes=MAX_READ, harness=harness)
+    return recent.read_since(
+        path, since_ts, loads=safejson.loads, max_bytes=MAX_READ, harness=harness, todos_back=TODOS_BACK, numbered=True
+    )
 
 
 def _why(e: OSError) -> str:
@@ -140,22 +151,29 @@ def _why(e: OSError) -> str:
 
 
 def _fields(found: Recent, roots: tuple[str, ...], with_user: bool) -> dict[str, Any]:
-    """Recent mapped to schema v1, every string redacted, cleaned and cut to its bound."""
+    """Recent mapped to the schema, every string redacted, cleaned and cut to its bound; lines made the file's own
+    where they are known (else null)."""
     from rehydrate.transcripts.recent import inside
+
+    def line(n: int | None) -> int | None:
+        # read_since numbered them as the file's own when it could count the lines before its read (line_base)
+        return None if n is None or n <= 0 or found.line_base is None else n
 
     todos = None
     if found.todos is not None:
         items = found.todos.items
         todos = {
             "tool": _line(found.todos.tool, MAX_TODO),
-            "line": found.todos.line,
+            "line": line(found.todos.line),
             "before_checkpoint": found.todos.before_checkpoint,
             "items": [[_line(text, MAX_TODO), _line(status, 40)] for text, status in items[:MAX_TODOS]],
             "more": max(0, len(items) - MAX_TODOS),
         }
     files = [_line(inside(path, roots), MAX_PATH) for path in found.edited]
     assistant = found.assistant
+    unknown = sorted(found.unknown.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_UNKNOWN]
     return {
+        "version": _line(found.version, 40) if found.version else None,
         "read": {
             "from": found.read_from,
             "to": found.size,
@@ -164,13 +182,13 @@ def _fields(found: Recent, roots: tuple[str, ...], with_user: bool) -> dict[str,
             "bad": found.bad_lines,
         },
         "tool_calls": found.tool_calls,
-        "user_turns": len(found.user),
+        "user_turns": sum(m.kind in ("prompt", "command") for m in found.user),
         "todos": todos,
-        "user": [_msg(m, MAX_USER_TEXT) for m in found.user[-MAX_USER:]] if with_user else [],
+        "user": [{**_msg(m, MAX_USER_TEXT, line), "kind": m.kind} for m in found.user[-MAX_USER:]] if with_user else [],
         "edited": {"files": files[-MAX_EDITED:], "more": max(0, len(files) - MAX_EDITED)},
         "failed": [
             {
-                "line": f.line,
+                "line": line(f.line),
                 "tool": _line(f.tool, 40),
                 "command": _line(f.command, MAX_COMMAND),
                 "exit": f.exit,
@@ -179,14 +197,15 @@ def _fields(found: Recent, roots: tuple[str, ...], with_user: bool) -> dict[str,
             }
             for f in found.failed[-MAX_FAILED:]
         ],
-        "assistant": _msg(assistant, MAX_ASSISTANT) if assistant is not None else None,
+        "assistant": _msg(assistant, MAX_ASSISTANT, line) if assistant is not None else None,
+        "unknown": {_line(name, 80): count for name, count in unknown},
         "error": None,
     }
 
 
-def _msg(msg: Msg, bound: int) -> dict[str, Any]:
+def _msg(msg: Msg, bound: int, line: Callable[[int | None], int | None]) -> dict[str, Any]:
     ts = msg.ts if isinstance(msg.ts, str) else None
-    return {"line": msg.line, "ts": _line(ts, 40) if ts else None, "text": _text(msg.text, bound, one_line=False)}
+    return {"line": line(msg.line), "ts": _line(ts, 40) if ts else None, "text": _text(msg.text, bound, one_line=False)}
 
 
 def _line(text: str, bound: int) -> str:

@@ -274,7 +274,7 @@ def _record_compaction(event: dict[str, Any], phase: str, harness: ModuleType) -
 def _capture(state: Any, event: dict[str, Any], name: str) -> dict[str, Any] | None:
     """harness.capture.capture for this PreCompact, or None when it is off. It runs after the WAL was read back
     (the lock released: the transcript read may take a while) and before the record is written. A capture that
-    raises never costs the compaction its record: the record then carries {"v": 1, ..., "error": why}."""
+    raises never costs the compaction its record: the record then carries {"v": 2, ..., "error": why}."""
     from rehydrate.store import since as since_mod
 
     found: Any = None
@@ -288,7 +288,7 @@ def _capture(state: Any, event: dict[str, Any], name: str) -> dict[str, Any] | N
     except Exception as e:
         seq, ts = (found.seq, found.ts) if found is not None else (None, None)
         why = views.clean(f"{type(e).__name__}: {e}", one_line=True)[:200]
-        return {"v": 1, "harness": name, "since": {"seq": seq, "ts": ts}, "error": "the capture failed: " + why}
+        return {"v": 2, "harness": name, "since": {"seq": seq, "ts": ts}, "error": "the capture failed: " + why}
 
 
 def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:

@@ -214,30 +214,43 @@ class _Tail:
         return True
 
     @staticmethod
+    def version(head: list[dict[str, Any]]) -> str | None:
+        for rec in head:
+            if rec.get("type") == "session_meta":
+                value = obj(rec.get("payload")).get("cli_version")
+                return value if isinstance(value, str) else None
+        return None
+
+    @staticmethod
     def may_hold_todos(raw: bytes) -> bool:
         return b'"update_plan"' in raw
 
     @staticmethod
-    def holds_todos_json(rec: dict[str, Any]) -> bool:
+    def holds_todos(rec: dict[str, Any]) -> bool:
+        """An update_plan call: it holds the whole plan."""
         payload = obj(rec.get("payload"))
         return payload.get("type") == "function_call" and payload.get("name") == "update_plan"
+
+    todos_whole = holds_todos
 
     @staticmethod
     def extract(
         recent: Recent,
         window: list[tuple[int, dict[str, Any]]],
-        before: list[tuple[int, dict[str, Any]]],
+        before: list[tuple[int | None, dict[str, Any]]],
         roots: tuple[str, ...],
         loads: Callable[[str | bytes], Any],
         since: str | None,
     ) -> None:
         calls: dict[str, tuple[str, Any, str | None]] = {}  # call_id: name, arguments, command
+        running: dict[str, str] = {}  # a command still running (exec_command's session id): its command line
         for number, rec in before:
             _plan(recent, number, _arguments(obj(rec.get("payload")), loads), True)
         for number, rec in window:
             kind, payload = rec.get("type"), obj(rec.get("payload"))
             ptype = payload.get("type")
             ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+            _known(recent, kind, ptype)
             if kind == "event_msg" and ptype == "user_message" and isinstance(payload.get("message"), str):
                 if payload["message"].strip():
                     recent.user.append(Msg(ts, number, payload["message"].strip()))
@@ -248,17 +261,34 @@ class _Tail:
             elif kind == "compacted" and ts is not None:
                 recent.compacted_at.append(stamp(ts) or ts)
             elif kind == "response_item" and ptype in CALLS:
-                name = label(payload.get("name") or ptype)
-                args = _arguments(payload, loads)
-                recent.tool_calls += 1
-                recent.changing_calls += name not in READ_ONLY
-                if name == "update_plan":
-                    _plan(recent, number, args, False)
-                command = _command(name, args, payload) if name in SHELLS else None
-                if isinstance(payload.get("call_id"), str):
-                    calls[payload["call_id"]] = (name, args, command)
+                _call(recent, number, payload, loads, calls, running)
             elif kind == "response_item" and ptype in OUTPUTS:
-                _output(recent, number, calls.get(label(payload.get("call_id"))), payload.get("output"), roots, loads)
+                call = calls.get(label(payload.get("call_id")))
+                _output(recent, number, call, payload.get("output"), roots, loads, running)
+
+
+def _call(
+    recent: Recent,
+    number: int,
+    payload: dict[str, Any],
+    loads: Callable[[str | bytes], Any],
+    calls: dict[str, tuple[str, Any, str | None]],
+    running: dict[str, str],
+) -> None:
+    """A tool call: counted, a plan read, a shell call's command kept for its output."""
+    name = label(payload.get("name") or payload.get("type"))
+    args = _arguments(payload, loads)
+    recent.tool_calls += 1
+    recent.changing_calls += name not in READ_ONLY
+    if name not in KNOWN_TOOLS and "__" not in name:  # server__tool: an MCP server's, the user's own
+        recent.unknown_one("tool:" + name)
+    if name == "update_plan":
+        _plan(recent, number, args, False)
+    command = _command(name, args, payload) if name in SHELLS else None
+    if name == "write_stdin":  # more input to a command still running: its outcome is that command's
+        command = running.get(label(obj(args).get("session_id")))
+    if isinstance(payload.get("call_id"), str):
+        calls[payload["call_id"]] = (name, args, command)
 
 
 def _completed(recent: Recent, number: int, ts: str | None, payload: dict[str, Any]) -> None:
@@ -281,11 +311,15 @@ def _output(
     output: Any,
     roots: tuple[str, ...],
     loads: Callable[[str | bytes], Any],
+    running: dict[str, str],
 ) -> None:
     if call is None:
         return
     name, args, command = call
     code, error = _outcome(output, loads)
+    session = _running(output) if command is not None and code is None else None
+    if session is not None:
+        running[session] = command  # type: ignore[assignment]
     if name == "apply_patch" and code == 0:
         text = args if isinstance(args, str) else obj(args).get("input")
         for path in patch_files(text if isinstance(text, str) else ""):
@@ -297,7 +331,45 @@ def _output(
             later_ok(recent.failed, command)
 
 
-def _plan(recent: Recent, number: int, args: Any, before: bool) -> None:
+_RUNNING = "Process running with session ID "
+
+
+def _running(output: Any) -> str | None:
+    """The session id of a command still running when exec_command returned (its later output comes to
+    write_stdin calls that name it)."""
+    text = output if isinstance(output, str) else ""
+    at = text.find(_RUNNING, 0, 400)
+    if at < 0:
+        return None
+    ident = text[at + len(_RUNNING) :].split("\n", 1)[0].strip()
+    return ident if ident.isdigit() else None
+
+
+# The names the reader knows: anything else is counted in Recent.unknown.
+KNOWN_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+KNOWN_ITEMS: tuple[str, ...] = ("message", "reasoning", "function_call", "function_call_output", "custom_tool_call")
+KNOWN_ITEMS += ("custom_tool_call_output", "local_shell_call", "web_search_call", "ghost_snapshot", "compaction")
+KNOWN_EVENTS: tuple[str, ...] = ("token_count", "agent_message", "user_message", "agent_reasoning")
+KNOWN_EVENTS += ("agent_reasoning_raw_content",)
+KNOWN_EVENTS += ("task_started", "task_complete", "turn_aborted", "context_compacted", "web_search_begin")
+KNOWN_EVENTS += ("web_search_end", "patch_apply_begin", "patch_apply_end", "exec_command_begin", "exec_command_end")
+KNOWN_EVENTS += ("item_started", "item_completed", "turn_diff", "entered_review_mode", "exited_review_mode")
+KNOWN_EVENTS += ("mcp_tool_call_begin", "mcp_tool_call_end", "view_image_tool_call", "plan_update", "error")
+KNOWN_EVENTS += ("stream_error", "background_event", "agent_reasoning_section_break", "undo_started", "undo_completed")
+KNOWN_TOOLS = (*READ_ONLY, *SHELLS, *EDIT_TOOLS, "write_stdin", "update_plan", "request_user_input", "spawn_agent")
+
+
+def _known(recent: Recent, kind: Any, ptype: Any) -> None:
+    """Counts a record type, or a response item's or event's type, that the reader does not know."""
+    if kind not in KNOWN_TYPES:
+        recent.unknown_one("type:" + label(kind))
+    elif kind == "response_item" and ptype not in KNOWN_ITEMS:
+        recent.unknown_one("type:response_item:" + label(ptype))
+    elif kind == "event_msg" and ptype not in KNOWN_EVENTS:
+        recent.unknown_one("type:event_msg:" + label(ptype))
+
+
+def _plan(recent: Recent, number: int | None, args: Any, before: bool) -> None:
     plan = obj(args).get("plan")
     if isinstance(plan, list):
         items = [(label(p.get("step")), label(p.get("status"))) for p in plan if isinstance(p, dict)]

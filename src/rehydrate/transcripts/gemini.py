@@ -118,19 +118,26 @@ class _Tail:
         return True
 
     @staticmethod
+    def version(head: list[dict[str, Any]]) -> str | None:
+        return None  # a chat file does not name the CLI's version
+
+    @staticmethod
     def may_hold_todos(raw: bytes) -> bool:
         return b'"write_todos"' in raw
 
     @staticmethod
-    def holds_todos_json(rec: dict[str, Any]) -> bool:
+    def holds_todos(rec: dict[str, Any]) -> bool:
+        """A message with a write_todos call: it holds the whole list."""
         calls = rec.get("toolCalls")
         return isinstance(calls, list) and any(obj(c).get("name") == "write_todos" for c in calls)
+
+    todos_whole = holds_todos
 
     @staticmethod
     def extract(
         recent: Recent,
         window: list[tuple[int, dict[str, Any]]],
-        before: list[tuple[int, dict[str, Any]]],
+        before: list[tuple[int | None, dict[str, Any]]],
         roots: tuple[str, ...],
         loads: Callable[[str | bytes], Any],
         since: str | None,
@@ -150,7 +157,7 @@ class _Tail:
             _message(recent, number, rec, roots, since)
 
 
-def _todos(recent: Recent, number: int, rec: dict[str, Any], before: bool) -> None:
+def _todos(recent: Recent, number: int | None, rec: dict[str, Any], before: bool) -> None:
     for call in rec.get("toolCalls") or []:
         todos = obj(obj(call).get("args")).get("todos") if obj(call).get("name") == "write_todos" else None
         if isinstance(todos, list):

@@ -1,8 +1,7 @@
 """What a transcript says happened since a time: the tail a recovery reads, never the whole file.
 
-Contract of `read_since(path, since_ts, *, loads, max_bytes, harness=None, project=None, todos_back=TODOS_BACK)
--> Recent` (WP-B builds it, with the extractors in claude.py, codex.py and gemini.py; until then it raises
-NotImplementedError and nothing calls it):
+`read_since(path, since_ts, *, loads, max_bytes, harness=None, project=None, todos_back=TODOS_BACK, numbered=False)
+-> Recent`, with the extractors in claude.py, codex.py and gemini.py:
 - path: opened with `open_regular` (a FIFO, a device or a folder is refused with OSError; so is a missing file).
 - Reads backwards from the end to the first *stamped* record at or before since_ts (stamps compared as
   YYYY-MM-DDTHH:MM:SS.mmmZ strings, normalised without datetime; unstamped records inside the window are kept);
@@ -15,12 +14,17 @@ NotImplementedError and nothing calls it):
 - harness: "claude", "codex" or "gemini"; None: detected from the file's first records.
 - project: the project's root; when given, the file's records must name it (Claude `cwd`, Codex
   `session_meta.payload.cwd`, Gemini `projectHash`), else `foreign` is True and nothing else is extracted.
-- todos_back: for the task list only, reading goes on past since_ts for at most this many bytes
-  (`Todos.before_checkpoint` then True).
+- todos_back: for the task list only, reading goes on past since_ts for at most this many bytes, through the records
+  that change the list (Claude Code's task tools create and update one task at a time) back to the newest one that
+  holds it whole (a TodoWrite, a TaskList result, an update_plan); `Todos.before_checkpoint` then says so.
+- numbered: every `line` is the file's own 1-based line: the lines before where reading started are counted too,
+  when they are at most COUNT_MAX bytes (else `line_base` stays None and a caller shows no line number).
 - Every string in a Recent is the transcript's text, untrusted: raw here, cleaned and bounded by the caller (the
   capture, the checks), fenced by the brief. Our own brief echoed back (`<system-reminder>`, `<hook_context>`) is
   never taken for a user message.
 - Never raises for the file's content: bad lines are counted in `bad_lines`; only opening the file raises (OSError).
+- What a reader does not know (a record type, a subtype, a tool name) is counted in `unknown`, with the harness's
+  version in `version`: the next change of format shows up as a count, not as silently missing facts.
 """
 
 from __future__ import annotations
@@ -30,28 +34,37 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
-TODOS_BACK = 1 << 20
+TODOS_BACK = 16 << 20
+COUNT_MAX = 32 << 20  # the most bytes before the read's start counted to give lines their own numbers (~30 ms)
+
+# What a user's message is: typed as a prompt, a slash command or skill ("/name args"), typed while the agent worked
+# (queued), or the words the user gave when rejecting a tool call.
+PROMPT, COMMAND, QUEUED, REJECTED = "prompt", "command", "queued", "rejected"
+KINDS = (PROMPT, COMMAND, QUEUED, REJECTED)
 
 
 class Msg:
-    """A user or assistant message: its stamp (None: unstamped), its 1-based line in the file, its text."""
+    """A user or assistant message: its stamp (None: unstamped), its 1-based line in the file, its text, and for a
+    user's message its kind (KINDS)."""
 
-    __slots__ = ("line", "text", "ts")
+    __slots__ = ("kind", "line", "text", "ts")
 
-    def __init__(self, ts: str | None, line: int, text: str) -> None:
+    def __init__(self, ts: str | None, line: int, text: str, kind: str = PROMPT) -> None:
         self.ts = ts
         self.line = line
         self.text = text
+        self.kind = kind
 
 
 class Todos:
-    """The agent's task list as the harness held it last: the tool that wrote it (TodoWrite, TaskCreate/TaskUpdate
-    folded, update_plan, write_todos, or "prompt" for a user record's `todos` field), its line, whether it was
-    written before since_ts, and its items as (text, status) pairs in order."""
+    """The agent's task list as the harness held it last: the tool that wrote it (TodoWrite, "task tools" for
+    Claude Code's TaskCreate/TaskUpdate/TaskList folded, update_plan, write_todos, or "prompt" for a user record's
+    `todos` field), the line of its last change (None: before the lines read), whether that change came before
+    since_ts, and its items as (text, status) pairs in order."""
 
     __slots__ = ("before_checkpoint", "items", "line", "tool")
 
-    def __init__(self, tool: str, line: int, before_checkpoint: bool, items: list[tuple[str, str]]) -> None:
+    def __init__(self, tool: str, line: int | None, before_checkpoint: bool, items: list[tuple[str, str]]) -> None:
         self.tool = tool
         self.line = line
         self.before_checkpoint = before_checkpoint
@@ -60,7 +73,8 @@ class Todos:
 
 class Failed:
     """A command that failed: the tool (Bash, exec_command, shell, run_shell_command), the command, its exit code
-    (None: not told), the first line of its error, its line, and whether a later run of the same command succeeded."""
+    (None: not told), the lines of its output that say what failed (telling()), its line, and whether a later run of
+    the same command succeeded."""
 
     __slots__ = ("command", "error", "exit", "later_ok", "line", "tool")
 
@@ -79,11 +93,13 @@ class Recent:
     """What read_since found (see the module's docstring). harness, path, size (bytes when read); read_from (the byte
     offset reading went back to), cut, foreign; bad_lines, lines (lines read); first_ts, last_ts (the window's first
     and last stamps); tool_calls, changing_calls (edits, shell and patch calls, unknown tools; not reads, searches or
-    todo writes); user (user messages, oldest first); assistant (the last assistant text); todos; edited (paths of
-    successful edits, relative to the project when inside it, in order of first edit); failed (failed commands,
-    oldest first); compacted_at (stamps of compactions the file records in the window); line_base: 0 when reading
-    reached the file's start (every `line` is then the file's own), else None: lines are then counted from
-    read_from (line 1 is the first line after it), since counting the lines before it would read the whole file."""
+    task list writes); user (user messages of every kind, oldest first); assistant (the last assistant text); todos;
+    edited (paths of successful edits, relative to the project when inside it, in order of first edit); failed
+    (failed commands, oldest first); compacted_at (stamps of compactions the file records in the window); line_base:
+    the number of lines before read_from when known (0 when reading reached the file's start; with `numbered`, counted
+    when cheap), every `line` then being the file's own; else None: lines are then counted from read_from (line 1 is
+    the first line after it); unknown: what the reader met and does not know, by "type:NAME", "subtype:NAME" or
+    "tool:NAME", with its count; version: the harness version the window's records name last."""
 
     def __init__(self, harness: str, path: str, size: int) -> None:
         self.harness = harness
@@ -105,6 +121,11 @@ class Recent:
         self.failed: list[Failed] = []
         self.compacted_at: list[str] = []
         self.line_base: int | None = 0  # lines are the file's when 0; else counted from read_from (line 1 after it)
+        self.unknown: dict[str, int] = {}
+        self.version: str | None = None
+
+    def unknown_one(self, what: str) -> None:
+        self.unknown[what] = self.unknown.get(what, 0) + 1
 
 
 CHUNK = 1 << 16  # what one backward read takes
@@ -235,6 +256,7 @@ def read_since(
     harness: str | None = None,
     project: str | None = None,
     todos_back: int = TODOS_BACK,
+    numbered: bool = False,
 ) -> Recent:
     """What the transcript at path says happened since since_ts (see the module's docstring)."""
     import os
@@ -249,7 +271,8 @@ def read_since(
         if roots and fmt.names_other(head, roots):
             recent.foreign = True
             return recent
-        window, before = _window(recent, f, stamp(since_ts), loads, max_bytes, fmt, todos_back)
+        recent.version = fmt.version(head)
+        window, before = _window(recent, f, stamp(since_ts), loads, max_bytes, fmt, todos_back, numbered)
     fmt.extract(recent, window, before, roots, loads, stamp(since_ts))
     if roots and recent.foreign:
         _empty(recent)
@@ -261,6 +284,7 @@ def _empty(recent: Recent) -> None:
     recent.user, recent.assistant, recent.todos, recent.edited, recent.failed = [], None, None, [], []
     recent.tool_calls = recent.changing_calls = 0
     recent.compacted_at = []
+    recent.unknown, recent.version = {}, None
 
 
 def _format(name: str) -> Any:
@@ -285,9 +309,10 @@ def _window(
     max_bytes: int,
     fmt: Any,
     todos_back: int,
-) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int, dict[str, Any]]]]:
-    """The records after since (oldest first, numbered from read_from or from the file's start), and, when the window
-    holds no task list, the newest task-list records before it (within todos_back bytes)."""
+    numbered: bool,
+) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int | None, dict[str, Any]]]]:
+    """The records after since (oldest first, numbered from read_from or, when known, as the file's own lines), and,
+    unless the window holds the whole task list, the task-list records before it (_todos_before)."""
     found: list[tuple[int, dict[str, Any]]] = []  # (lines from the end, record), newest first
     count = 0
     stopped = False
@@ -323,29 +348,58 @@ def _window(
             recent.last_ts = recent.last_ts or ts
     recent.lines = count
     recent.cut = not stopped and recent.read_from > 0
-    recent.line_base = 0 if recent.read_from == 0 else None
-    window = [(count - back + 1, rec) for back, rec in reversed(found)]
-    before: list[tuple[int, dict[str, Any]]] = []
-    if stopped and todos_back > 0 and not any(fmt.holds_todos_json(rec) for _, rec in window):
+    before: list[tuple[int, dict[str, Any]]] = []  # (offset, record), oldest first
+    if stopped and todos_back > 0 and not any(fmt.todos_whole(rec) for _, rec in found):
         before = _todos_before(f, recent, loads, fmt, todos_back)
-    return window, before
+    base: int | None = 0
+    marks: dict[int, int] = {}
+    if recent.read_from > 0:
+        base = None
+        if numbered and recent.read_from <= COUNT_MAX:
+            counted = _count_lines(f, [o for o, _ in before] + [recent.read_from])
+            base, marks = counted[recent.read_from], counted
+    recent.line_base = base
+    window = [((base or 0) + count - back + 1, rec) for back, rec in reversed(found)]
+    return window, [(marks[o] + 1 if o in marks else None, rec) for o, rec in before]
+
+
+def _count_lines(f: Any, offsets: list[int]) -> dict[int, int]:
+    """The number of newlines before each offset, reading the file once from its start to the last one."""
+    want = sorted(set(offsets))
+    out: dict[int, int] = {}
+    at = total = 0
+    f.seek(0)
+    for mark in want:
+        while at < mark:
+            block = f.read(min(1 << 20, mark - at))
+            if not block:
+                break
+            total += block.count(b"\n")
+            at += len(block)
+        out[mark] = total
+    return out
 
 
 def _todos_before(
     f: Any, recent: Recent, loads: Callable[[str | bytes], Any], fmt: Any, todos_back: int
 ) -> list[tuple[int, dict[str, Any]]]:
-    """The newest record before the window that holds a task list (line 0: before the window), read back at most
-    todos_back bytes from read_from; only lines whose bytes name a task-list tool are parsed."""
-    for _offset, raw in _backwards(f, recent.read_from, todos_back):
+    """The records before the window that hold or change the task list, oldest first with their byte offsets: read
+    back at most todos_back bytes from read_from, to the newest one that holds the list whole (nothing older can
+    change what it says); only lines whose bytes may be such a record are parsed."""
+    found: list[tuple[int, dict[str, Any]]] = []
+    for offset, raw in _backwards(f, recent.read_from, todos_back):
         if not fmt.may_hold_todos(raw):
             continue
         try:
             rec = loads(raw)
         except (ValueError, RecursionError):
             continue
-        if isinstance(rec, dict) and fmt.holds_todos_json(rec):
-            return [(0, rec)]
-    return []
+        if isinstance(rec, dict) and fmt.holds_todos(rec):
+            found.append((offset, rec))
+            if fmt.todos_whole(rec):
+                break
+    found.reverse()
+    return found
 
 
 def named(path: str, roots: tuple[str, ...]) -> bool:
@@ -363,25 +417,70 @@ def first_line(text: object) -> str:
 
 
 _NOT_ERRORS = ("Chunk ID:", "Wall time:", "Original token count:", "Output:")
+_EXIT_PREFIXES = ("Exit code ", "Process exited with code ", "Exit code: ")
+# A line naming one of these (lowercased) says what went wrong; command echoes and the lines that only restate the
+# exit status (TRAILERS) do not, and are shown only when nothing else does.
+ERROR_WORDS: tuple[str, ...] = ("error", "fail", "fatal", "panic", "exception", "traceback", "conflict", "denied")
+ERROR_WORDS += ("not found",)
+ERROR_WORDS += ("cannot", "can't", "unrecognized", "no such file", "refused", "invalid", "×", "✗", "✖", "✘")
+TRAILERS: tuple[str, ...] = ("exited with code", "exit code", "exit status", "task failed", "some errors were emitted")
+TRAILERS += ("for more information", "a complete log of this run", "command failed with")
+BARE = ("fail", "failed", "error", "errors", "failure", "failures")
+ECHOES = ("$ ", "> ", "+ ")  # a shell's or a script runner's echo of the command it runs
+MAX_PART = 150  # each of the two lines telling() joins
+MAX_SCAN = 64 << 10  # the most of an output's end telling() reads (tools print errors last), beside its first 4 KiB
 
 
 def exit_error(text: str) -> tuple[int | None, str]:
-    """A failed command's exit code and first error line from its output: "Exit code N" (Claude Code's Bash) or
-    "Process exited with code N" (Codex) read off its first lines, the error the first other non-blank line."""
+    """A failed command's exit code and the lines that say what failed (telling()): "Exit code N" (Claude Code's
+    Bash) or "Process exited with code N" / "Exit code: N" (Codex) read off its first lines."""
     code: int | None = None
-    error = ""
-    for line in text.split("\n")[:20]:
+    for line in text.split("\n", 20)[:20]:
         words = line.strip()
-        for prefix in ("Exit code ", "Process exited with code ", "Exit code: "):
-            if words.startswith(prefix) and code is None:
+        for prefix in _EXIT_PREFIXES:
+            if words.startswith(prefix):
                 number = words[len(prefix) :].strip()
-                if number.lstrip("-").isdigit():
+                if number.lstrip("-").isdigit() and code is None:
                     code = int(number)
-                    words = ""
                 break
-        if words and not error and not words.startswith(_NOT_ERRORS):
-            error = words
-    return code, error
+    return code, telling(text)
+
+
+def telling(text: str) -> str:
+    """What a failed command's output says went wrong, on one line: its first and its last line that name an error
+    (ERROR_WORDS), joined by " … " when they differ (a merge's CONFLICT and "Automatic merge failed", a test's
+    first FAIL and its summary), each cut to MAX_PART; leaving out the exit status header, command echoes ("$ biome
+    check .") and banners that name no error ("bun test v1.3.13"). Lines that only restate the exit status
+    (TRAILERS: `error: script "lint" exited with code 1`) count only when no other line names an error; with none,
+    the output's last line that is not a header. str methods only: this runs on the hook path, where re is not
+    loaded."""
+    if len(text) > MAX_SCAN + 4096:
+        text = text[:4096] + "\n" + text[-MAX_SCAN:]
+    found: list[str] = []
+    trailers: list[str] = []
+    last = ""
+    for line in text.split("\n"):
+        words = " ".join(line.split())
+        if not words or words.startswith(_NOT_ERRORS) or words.startswith(_EXIT_PREFIXES):
+            continue
+        if words.startswith(ECHOES) or (words[:1] == "[" and "] $ " in words[:60]):
+            continue
+        low = words.lower()
+        if any(w in low for w in ERROR_WORDS):
+            if low.strip("-=*#:. ") in BARE or any(t in low for t in TRAILERS):
+                trailers.append(words)
+            else:
+                found.append(words)
+        elif not low.startswith("hint:"):
+            last = words
+    if not found:
+        return _part(trailers[-1]) if trailers else _part(last)
+    first, end = _part(found[0]), _part(found[-1])
+    return first if first == end else first + " … " + end
+
+
+def _part(words: str) -> str:
+    return words if len(words) <= MAX_PART else words[: MAX_PART - 1].rstrip() + "…"
 
 
 def later_ok(failed: list[Failed], command: str) -> None:
