@@ -104,3 +104,15 @@ def test_with_a_key_reads_load_no_crypto_and_a_checkpoint_only_its_compiled_bind
     mods = set(_modules(repo, "checkpoint", "--done", "c", "--next", "d"))
     assert "cryptography.hazmat.bindings._rust" in mods
     assert "cryptography.hazmat.primitives" not in mods and not heavy & mods, heavy & mods
+
+
+def test_dirty_files_are_hashed_by_the_built_in_sha1_on_the_hook_path(repo: Path) -> None:
+    """A checkpoint binds the dirty files' content (store/gitinfo.blobs) and the brief's live-state compares it:
+    with a few small files, through the built-in sha1, never OpenSSL (hashlib)."""
+    assert rehydrate("init", "--goal", "g").code == 0
+    (repo / "app.py").write_text("print('edited')\n")
+    (repo / "notes.md").write_text("notes\n")
+    for argv in (["checkpoint", "--done", "a", "--next", "b"], ["resume"], ["hook", "claude"]):
+        mods = set(_modules(repo, *argv))
+        assert "_sha1" in mods, argv  # the content was hashed, in this process
+        assert not {"hashlib", "_hashlib"} & mods, argv

@@ -5,16 +5,20 @@ Contract:
 - start(context): starts the git probe (`checks.gitnow.probe(context)`) and keeps it in `context.shared["gitnow"]`,
   before any check reads a file; in recover scope it also starts gh (`checks.gh.start`, `context.shared["gh"]`).
   run() collects them (`.result()`); direction reads the same probe. Inputs: `context.since.git` (the checkpoint's
-  `{"head", "branch", "dirty"}`, untrusted: it came from the WAL), `context.env` (PATH), `context.config`
-  (gh_timeout). No checkpoint known (no Since, or no seq): no finding, nothing started.
+  `{"head", "branch", "dirty"[, "dirty_blobs"]}`, untrusted: it came from the WAL), `context.env` (PATH),
+  `context.config` (gh_timeout). No checkpoint known (no Since, or no seq): no finding, nothing started.
 - One finding per aspect. ok: "HEAD a1b2c3d on feat is the checkpoint's (git status, git log a1b2c3d..HEAD)".
   degraded: commits since the checkpoint (at most 5 subjects named, counted to 50); HEAD not a descendant of the
   checkpoint's (rewritten; the reflog's entry quoted); the checkpoint's commit unknown to git now; branch switched;
-  files dirty now that the checkpoint did not record (state/ left out; at most 10 named); upstream behind ("as of
-  the last fetch"). Upstream ahead only: ok. No upstream: n/a. Not a git repository then and now: n/a "not a git
-  repository (git status in ...)". A HEAD recorded at the checkpoint but no answer now, or a git call past its
-  deadline (2 s a call in hook scope, 10 s in recover): skipped, naming what was not looked at. Every ok and n/a
-  names where it looked (git status, git log A..B, gh pr view).
+  files dirty now that the checkpoint did not record (state/ left out; at most 10 named); files dirty at the
+  checkpoint whose content changed since, against the git blob ids it recorded (`dirty_blobs`, store/gitinfo.py; next:
+  check them with git diff before redoing the checkpoint's next step); upstream behind ("as of the last fetch").
+  Upstream ahead only: ok. The dirty files' content: ok when each holds what was recorded (one recorded by its size
+  alone, over gitinfo.MAX_BLOB_BYTES, has that size, and the finding says its content was not compared); skipped for
+  one that could not be compared; no finding for a record without dirty_blobs (an older one). No upstream: n/a. Not a
+  git repository then and now: n/a "not a git repository (git status in ...)". A HEAD recorded at the checkpoint but
+  no answer now, or a git call past its deadline (2 s a call in hook scope, 10 s in recover): skipped, naming what
+  was not looked at. Every ok and n/a names where it looked (git status, git log A..B, gh pr view).
 - gh (checks/gh.py), only when git found a work tree. Recover: n/a when gh is not installed, not signed in or the
   branch has no pull request; skipped past its deadline or on another error; degraded on failing CI, a pull request
   merged or closed after the checkpoint, or one the checkpoint named merged. Hook scope: gh never runs; not on PATH
@@ -22,8 +26,10 @@ Contract:
 - Claims, stamps and approvals (checks/claims.py) follow git's findings: a stale or failed claim, a changed stamped or
   approved file degrades; a claim without a receipt is n/a (unverified).
 - What the WAL recorded never becomes an argv option: a HEAD is used only when it is a hash (gitnow.recorded_head),
-  a branch only compared, and suggested as `git switch <branch>` only when plain_branch() holds. git's and gh's
-  output is untrusted text, cleaned to one line; a path in a suggested command is one shell word (quoted).
+  a branch only compared, and suggested as `git switch <branch>` only when plain_branch() holds; a recorded path is
+  read only through gitinfo.blobs (plain, inside the work tree, through no symbolic link; at most MAX_BLOBS paths and
+  MAX_BLOB_TOTAL bytes). git's and gh's output is untrusted text, cleaned to one line; a path in a suggested command
+  is one shell word (quoted).
 """
 
 from __future__ import annotations
@@ -101,6 +107,7 @@ class LiveStateCheck:
         return [
             *_head(now, ckpt, label, reached, problem),
             *_dirty(now, ckpt, label),
+            *_content(context.state.root, ckpt, label, since.next if since is not None else None),
             _upstream(now),
             *_pr(context, now),
         ]
@@ -221,6 +228,102 @@ def _dirty(now: GitNow, ckpt: dict[str, Any] | None, label: str) -> list[Finding
     text = f"{len(new) + max(extra, 0)} file(s) changed now that {label} did not record: {named} (git status)"
     files = " ".join(_arg(p) for p in new[:NAMED_FILES])
     return [Finding(NAME, DEGRADED, text, f"look at git status and git diff -- {files}: no checkpoint recorded them")]
+
+
+def _content(root: str, ckpt: dict[str, Any] | None, label: str, step: str | None) -> list[Finding]:
+    """The files the checkpoint recorded as changed, by content (`dirty_blobs`, store/gitinfo.blobs): work on a file
+    that was dirty at the checkpoint leaves the dirty paths as they were, and only its bytes tell that it went on.
+    One finding: degraded when one changed since (its next step not to be redone blindly), skipped for those that
+    could not be compared, else ok. A record without dirty_blobs (older, or nothing dirty): no finding."""
+    from rehydrate.store import gitinfo
+
+    recorded = ckpt.get("dirty_blobs") if ckpt else None
+    if not isinstance(recorded, dict):
+        return []
+    # the WAL is untrusted: a path is only ever looked at through gitinfo.blobs, which refuses what is not plain
+    # or leads through a symbolic link, and no more of them than a checkpoint records
+    was = {p: recorded[p] for p in sorted(p for p in recorded if isinstance(p, str))[: gitinfo.MAX_BLOBS]}
+    was = {p: v for p, v in was.items() if _blob_id(v) or v == gitinfo.DELETED or _size(v) is not None}
+    if not was:
+        return []
+    where = gitinfo.top(root)
+    if where is None:
+        text = f"the work tree's top folder was not found: {len(was)} file(s) dirty at {label} not compared with it"
+        return [Finding(NAME, SKIPPED, text, "look at git diff yourself before going on")]
+    current = gitinfo.blobs(where, list(was), sized={p for p, v in was.items() if _size(v) is not None})
+    found: dict[str, list[tuple[str, str]]] = {"same": [], "sized": [], "changed": [], "unchecked": []}
+    for path, before in was.items():
+        if path in current:  # else not safe to look at: never read
+            kind, why = _compare(before, current[path])
+            found[kind].append((path, why))
+    how = f"(git blob ids against {label}'s)"
+    changed, unchecked = found["changed"], found["unchecked"]
+    left = _named([f"{p} ({why})" for p, why in unchecked])
+    if changed:
+        named = _named([f"{p} ({why})" if why else p for p, why in changed])
+        text = f"{len(changed)} file(s) dirty at {label} changed since it: {named} {how}"
+        text += f"; {len(unchecked)} not compared: {left}" if unchecked else ""
+        files = ", ".join(p for p, _ in changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+        diff = "git diff -- " + " ".join(_arg(p) for p, _ in changed[:NAMED_FILES])
+        if step:
+            redo = f'before redoing {label}\'s next step, "{step[:200]}"'
+            nxt = f"{files} changed after {label}: check them ({diff}) {redo}"
+        else:
+            nxt = f"{files} changed after {label}: check them ({diff}) before going on"
+        return [Finding(NAME, DEGRADED, text, nxt)]
+    if unchecked:
+        text = f"{len(unchecked)} file(s) dirty at {label} not compared with it: {left}"
+        diff = "git diff -- " + " ".join(_arg(p) for p, _ in unchecked[:NAMED_FILES])
+        return [Finding(NAME, SKIPPED, text, f"check them yourself ({diff}) before going on")]
+    same, sized = [p for p, _ in found["same"]], [p for p, _ in found["sized"]]
+    parts = [f"{len(same)} file(s) dirty at {label} hold the content it recorded: {_named(same)} {how}"] if same else []
+    if sized:
+        unread = f"over {gitinfo.MAX_BLOB_BYTES >> 20} MiB, or past {gitinfo.MAX_BLOB_TOTAL >> 20} MiB in all"
+        have = f"have the size it recorded, content not hashed ({unread})"
+        parts.append(f"{len(sized)} file(s) dirty at {label} {have}: {_named(sized)}")
+    return [Finding(NAME, OK, "; ".join(parts))] if parts else []
+
+
+def _compare(before: object, after: object) -> tuple[str, str]:
+    """A recorded entry against the same path's now (both as gitinfo.blobs gives them): ("same" | "sized" |
+    "changed" | "unchecked", what changed or why it was not compared, when the content alone does not say)."""
+    from rehydrate.store.gitinfo import DELETED, MAX_BLOB_BYTES, MAX_BLOB_TOTAL
+
+    if _size(before) is not None and _size(after) == _size(before):
+        return "sized", ""
+    if after == before:
+        return "same", ""
+    if before == DELETED:
+        return "changed", "recreated"
+    if after == DELETED:
+        return "changed", "deleted"
+    if after is None:
+        return "unchecked", "not a readable file"
+    if _size(before) is not None:
+        return "changed", "another size"
+    size = _size(after)
+    if size is not None and size <= MAX_BLOB_BYTES:  # a blob recorded, and this one past the bytes hashed in all
+        return "unchecked", f"past the {MAX_BLOB_TOTAL >> 20} MiB hashed"
+    if size is not None:  # a blob recorded, so no larger than MAX_BLOB_BYTES then
+        return "changed", f"now larger than {MAX_BLOB_BYTES >> 20} MiB"
+    return "changed", ""
+
+
+def _named(paths: list[str]) -> str:
+    more = len(paths) - NAMED_FILES
+    return ", ".join(paths[:NAMED_FILES]) + (f" and {more} more" if more > 0 else "")
+
+
+def _blob_id(value: object) -> bool:
+    """Whether a recorded entry is a blob id (40 lower-case hex digits)."""
+    return isinstance(value, str) and len(value) == 40 and all(c in "0123456789abcdef" for c in value)
+
+
+def _size(value: object) -> int | None:
+    """A recorded or current entry's size when it is {"size": n}, else None."""
+    if isinstance(value, dict) and type(value.get("size")) is int and value["size"] >= 0:
+        return int(value["size"])
+    return None
 
 
 def _upstream(now: GitNow) -> Finding:
