@@ -106,7 +106,8 @@ def test_the_capture_is_shown_after_the_next_step_each_part_fenced_and_labelled(
     text = session_start(project, harness)
     order = sections(text)
     assert order.index("## Next") + 1 == order.index("## Just before the compaction")
-    assert order.index("## Just before the compaction") + 1 == order.index("## Last WAL record")
+    assert order.index("## Just before the compaction") + 1 == order.index("## Quoted in the ledger")
+    assert order.index("## Quoted in the ledger") + 1 == order.index("## Last WAL record")
     part = section(text, "## Just before the compaction")
     head = part.split("\n", 1)[0]
     assert head == (

@@ -43,7 +43,7 @@ def _ckpt(agent: Path) -> dict[str, Any]:
 def test_nothing_moved_on_the_main_line(pair: tuple[Path, Path, Path]) -> None:
     ckpt = _ckpt(pair[1])
     (found,) = _run(pair[1], ckpt)
-    assert (found.status, found.message) == (
+    assert (found.status, found.said()) == (
         "ok",
         "origin/main: no commit by others since checkpoint 42 that HEAD lacks"
         " (as of the clone: never fetched; git log)",
@@ -55,11 +55,11 @@ def test_a_teammate_merged_what_the_checkpoint_waited_for(pair: tuple[Path, Path
     sha = gitrepos.teammate_merge(pair, "Fix tokenizer (#12)")
     (found,) = _run(pair[1], ckpt)
     assert found.status == "degraded"
-    assert found.message.startswith(
+    assert found.said().startswith(
         "origin/main moved: 1 commit(s) by others since checkpoint 42 that HEAD lacks: "
-        f'{sha[:7]} "Fix tokenizer (#12)" (Ann) (as of the last fetch, '
+        f'{sha[:7]} "Fix tokenizer (#12)" ("Ann") (as of the last fetch, '
     )
-    assert found.next_action == (
+    assert found.said_next() == (
         "read them (git log HEAD..origin/main) before going on: one may be what checkpoint 42 was waiting for"
     )
 
@@ -70,7 +70,7 @@ def test_own_commits_on_the_main_line_are_counted_not_listed(pair: tuple[Path, P
     git(agent, "config", "user.email", "ann@example.com")  # the teammate's commits are now "yours"
     gitrepos.teammate_merge(pair, "Mine after all")
     (found,) = _run(agent, ckpt)
-    assert found.status == "ok" and "; 1 of your own (" in found.message
+    assert found.status == "ok" and "; 1 of your own (" in found.said()
 
 
 def test_the_checkpoint_time_never_hides_a_commit_head_lacks(pair: tuple[Path, Path, Path]) -> None:
@@ -79,7 +79,7 @@ def test_the_checkpoint_time_never_hides_a_commit_head_lacks(pair: tuple[Path, P
     ckpt = _ckpt(pair[1])
     gitrepos.teammate_merge(pair, "Old news")
     (found,) = _run(pair[1], ckpt, ts="2099-01-01T00:00:00.000Z")
-    assert found.status == "degraded" and '"Old news"' in found.message
+    assert found.status == "degraded" and '"Old news"' in found.said()
 
 
 def test_a_local_main_line_when_there_is_no_origin(tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ def test_a_local_main_line_when_there_is_no_origin(tmp_path: Path) -> None:
     sha = commit(repo, "b.py", "b\n", "Hotfix on main", who=TEAMMATE)
     git(repo, "switch", "-q", "feat")
     (found,) = _run(repo, ckpt)
-    assert found.status == "degraded" and f'{sha[:7]} "Hotfix on main" (Ann) (a local branch)' in found.message
+    assert found.status == "degraded" and f'{sha[:7]} "Hotfix on main" ("Ann") (a local branch)' in found.said()
 
 
 def test_no_main_line(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_no_main_line(tmp_path: Path) -> None:
     commit(repo, "a.py", "a\n", "Start")
     (repo / "state").mkdir()
     (found,) = _run(repo, _ckpt(repo))
-    assert (found.status, found.message) == (
+    assert (found.status, found.said()) == (
         "n/a",
         "no main line to compare (git for-each-ref: looked for origin/HEAD, origin/main, origin/master, main, master)",
     )
@@ -130,7 +130,7 @@ def test_a_hanging_git_is_skipped(
     (bin_dir / "git").chmod(0o755)
     monkeypatch.setattr(livestate, "HOOK_DEADLINE", 0.5)
     (found,) = _run(pair[1], ckpt, PATH=str(bin_dir))
-    assert (found.status, found.message) == (
+    assert (found.status, found.said()) == (
         "skipped",
         "git status did not answer within 0.5 s: the main line not looked at",
     )
@@ -150,7 +150,7 @@ def test_no_answer_from_for_each_ref_is_skipped_not_no_main_line(pair: tuple[Pat
     (bin_dir / "git").chmod(0o755)
     (pair[1] / ".git" / "reftable").mkdir()  # refs the probe cannot read from the files: for-each-ref is asked
     (found,) = _run(pair[1], ckpt, PATH=str(bin_dir))
-    assert (found.status, found.message) == (
+    assert (found.status, found.said()) == (
         "skipped",
         "git for-each-ref exit 128: fatal: simulated: the main line not looked at",
     )

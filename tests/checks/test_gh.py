@@ -108,12 +108,12 @@ def _check(
     env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN")}
     context = Context(view, None, scope=scope, since=since, config=config, env={**env, "PATH": path})
     found = run_all(context, [LiveStateCheck()])
-    return [f for f in found if "gh" in f.message or "PR #" in f.message or "pull request" in f.message], context
+    return [f for f in found if "gh" in f.said() or "PR #" in f.said() or "pull request" in f.said()], context
 
 
 def _one(found: list[Finding]) -> tuple[str, str, str | None]:
-    assert len(found) == 1, [f.message for f in found]
-    return found[0].status, found[0].message, found[0].next_action
+    assert len(found) == 1, [f.said() for f in found]
+    return found[0].status, found[0].said(), found[0].said_next()
 
 
 def test_red_ci_on_the_branch_pull_request(tmp_path: Path) -> None:
@@ -122,8 +122,8 @@ def test_red_ci_on_the_branch_pull_request(tmp_path: Path) -> None:
     found, _ = _check(agent, path, next_step="binding powers")
     assert _one(found) == (
         "degraded",
-        'PR #7 "Binding powers" (feat) is open and its CI is red: test (gh pr view)',
-        "look at the failing checks first (gh pr checks 7): test",
+        'PR #7 "Binding powers" (feat) is open and its CI is red: "test" (gh pr view)',
+        'look at the failing checks first (gh pr checks 7): "test"',
     )
     assert gh.calls(Path(path)) == [["pr", "view", "--json", ghcheck.FIELDS]]
     (run,) = gh.seen(Path(path))
@@ -161,14 +161,16 @@ def test_every_failing_conclusion_is_red_and_named(tmp_path: Path) -> None:
     path = gh.bin_path(tmp_path, "fake", current={**RED, "statusCheckRollup": rollup})
     status, message, _ = _one(_check(agent, path, next_step=None)[0])
     assert status == "degraded"
-    assert message.endswith("CI is red: failure, error, timed_out, cancelled, action_required and 2 more (gh pr view)")
+    assert message.endswith(
+        'CI is red: "failure, error, timed_out, cancelled, action_required" and 2 more (gh pr view)'
+    )
 
 
 def test_a_pull_request_the_checkpoint_named_was_merged_since(tmp_path: Path) -> None:
     agent = _repo(tmp_path)
     path = gh.bin_path(tmp_path, "fake", prs={"12": {**MERGED, "mergedAt": AFTER}})
     found, _ = _check(agent, path)
-    assert [(f.status, f.message, f.next_action) for f in found] == [
+    assert [(f.status, f.said(), f.said_next()) for f in found] == [
         ("n/a", "no pull request for feat (gh pr view): CI not looked at", None),
         (
             "degraded",
@@ -187,7 +189,7 @@ def test_a_named_pull_request_merged_before_the_checkpoint_or_open_is_ok(tmp_pat
     open_pr = {**MERGED, "number": 13, "title": "Lexer", "state": "OPEN", "mergedAt": None}
     path = gh.bin_path(tmp_path, "fake", prs={"12": {**MERGED, "mergedAt": BEFORE}, "13": open_pr})
     found, _ = _check(agent, path, next_step="binding powers (#13)", done="merged #12")
-    assert [(f.status, f.message) for f in found][1:] == [
+    assert [(f.status, f.said()) for f in found][1:] == [
         ("ok", 'PR #13 "Lexer", named in checkpoint 42\'s next step, is open (gh pr view 13)'),
         (
             "ok",
@@ -283,7 +285,7 @@ def test_gh_left_running_is_killed_when_git_finds_no_work_tree(tmp_path: Path) -
     env = {**os.environ, "PATH": path, "GIT_CEILING_DIRECTORIES": str(tmp_path)}
     context = Context(view, None, scope="recover", since=since, env=env, config={"gh_timeout": 60})
     found = run_all(context, [LiveStateCheck()])
-    assert [(f.status, f.message) for f in found] == [
+    assert [(f.status, f.said()) for f in found] == [
         ("n/a", f"not a git repository, at checkpoint 42 or now (git status in {folder})")
     ]
     started = context.shared["gh"]
@@ -343,6 +345,6 @@ def test_a_detached_head_has_no_branch_pull_request(tmp_path: Path) -> None:
     git(agent, "switch", "-q", "--detach")
     path = gh.bin_path(tmp_path, "fake", current=RED)
     found, _ = _check(agent, path, next_step=None)
-    assert [(f.status, f.message) for f in found if f.message.startswith("HEAD is detached")] == [
+    assert [(f.status, f.said()) for f in found if f.said().startswith("HEAD is detached")] == [
         ("n/a", "HEAD is detached: no branch to look up a pull request for (gh pr view not used)")
     ]

@@ -50,7 +50,7 @@ class Proj:
 
 
 def _lines(ledger: Ledger) -> list[tuple[str, str, str]]:
-    return [(f.check, f.status, f.message) for f in ledger.findings]
+    return [(f.check, f.status, f.said()) for f in ledger.findings]
 
 
 def _of(ledger: Ledger, check: str, status: str) -> list[Finding]:
@@ -64,7 +64,7 @@ def _after_now() -> str:
 def test_all_clean_is_recovered_and_says_where_it_looked(tmp_path: Path) -> None:
     p = Proj(tmp_path)
     ledger, _ = p.ledger(gh.bin_path(tmp_path, "fake", current=None))
-    assert ledger.confidence == "recovered" and ledger.next == "binding powers"
+    assert ledger.confidence == "recovered" and ledger.said(ledger.next) == "binding powers"
     short = p.head[:7]
     assert _lines(ledger) == [
         ("live-state", "ok", f"HEAD {short} on feat is checkpoint 2's (git status, git log {short}..HEAD)"),
@@ -88,7 +88,7 @@ def test_a_teammate_merged_the_fix_the_checkpoint_waited_for(tmp_path: Path) -> 
     sha = gitrepos.teammate_merge(p.pair, "Fix tokenizer (#12)")
     ledger, _ = p.ledger(gh.bin_path(tmp_path / "nogh"))
     (moved,) = _of(ledger, "direction", "degraded")
-    assert f'{sha[:7]} "Fix tokenizer (#12)" (Ann)' in moved.message
+    assert f'{sha[:7]} "Fix tokenizer (#12)" ("Ann")' in moved.said()
     assert ledger.degraded == ["direction"]
     assert (
         ledger.next
@@ -98,8 +98,8 @@ def test_a_teammate_merged_the_fix_the_checkpoint_waited_for(tmp_path: Path) -> 
     ledger, _ = p.ledger(gh.bin_path(tmp_path / "fake", "fake", prs={"12": merged}))
     assert ledger.degraded == ["live-state", "direction"]
     (pr,) = _of(ledger, "live-state", "degraded")
-    assert pr.message.startswith('PR #12 "Fix tokenizer", named in checkpoint 2\'s next step, was merged at ')
-    assert ledger.next == f'#12 is merged: update (git pull) and go on with "{WAIT}"'
+    assert pr.said().startswith('PR #12 "Fix tokenizer", named in checkpoint 2\'s next step, was merged at ')
+    assert ledger.said(ledger.next) == f'#12 is merged: update (git pull) and go on with "{WAIT}"'
 
 
 def test_head_moved_by_a_rebase(tmp_path: Path) -> None:
@@ -107,16 +107,16 @@ def test_head_moved_by_a_rebase(tmp_path: Path) -> None:
     gitrepos.rebase_head(p.agent)
     ledger, _ = p.ledger(gh.bin_path(tmp_path))
     (head,) = _of(ledger, "live-state", "degraded")[:1]
-    assert "is not a descendant of checkpoint 2's" in head.message and "(reflog: rebase" in head.message
-    assert ledger.next == f"check that checkpoint 2's work survived: git diff {p.head[:7]} HEAD"
+    assert "is not a descendant of checkpoint 2's" in head.said() and '(reflog: "rebase' in head.said()
+    assert ledger.said(ledger.next) == f"check that checkpoint 2's work survived: git diff {p.head[:7]} HEAD"
 
 
 def test_a_branch_switched(tmp_path: Path) -> None:
     p = Proj(tmp_path)
     gitrepos.switch(p.agent, "main")
     ledger, _ = p.ledger(gh.bin_path(tmp_path))
-    assert "checkpoint 2 was on feat (reflog: checkout: moving from feat to main)" in ledger.findings[0].message
-    assert ledger.next == "git switch feat, or confirm the switch was meant"
+    assert 'checkpoint 2 was on feat (reflog: "checkout: moving from feat to main")' in ledger.findings[0].said()
+    assert ledger.said(ledger.next) == "git switch feat, or confirm the switch was meant"
 
 
 def test_dirty_files_not_in_the_checkpoint(tmp_path: Path) -> None:
@@ -125,8 +125,8 @@ def test_dirty_files_not_in_the_checkpoint(tmp_path: Path) -> None:
     (p.agent / "app.py").write_text("x\n")
     ledger, _ = p.ledger(gh.bin_path(tmp_path))
     (dirty,) = _of(ledger, "live-state", "degraded")
-    assert dirty.message == "2 file(s) changed now that checkpoint 2 did not record: app.py, notes.md (git status)"
-    assert ledger.next == "look at git status and git diff -- app.py notes.md: no checkpoint recorded them"
+    assert dirty.said() == "2 file(s) changed now that checkpoint 2 did not record: app.py, notes.md (git status)"
+    assert ledger.said(ledger.next) == "look at git status and git diff -- app.py notes.md: no checkpoint recorded them"
 
 
 def test_own_commits_since_the_checkpoint(tmp_path: Path) -> None:
@@ -135,8 +135,8 @@ def test_own_commits_since_the_checkpoint(tmp_path: Path) -> None:
     commit(p.agent, "tests/test_parser.py", "def test(): ...\n", "Test binding powers")
     ledger, _ = p.ledger(gh.bin_path(tmp_path))
     (own,) = _of(ledger, "live-state", "degraded")
-    assert own.message.startswith("2 commit(s) on feat since checkpoint 2: ")
-    assert '"Test binding powers"' in own.message and '"Binding powers, first cut"' in own.message
+    assert own.said().startswith("2 commit(s) on feat since checkpoint 2: ")
+    assert '"Test binding powers"' in own.said() and '"Binding powers, first cut"' in own.said()
     assert ledger.degraded == ["live-state"]  # one's own commits are not others' on the main line
 
 
@@ -149,7 +149,7 @@ def test_upstream_behind(tmp_path: Path) -> None:
     git(p.agent, "fetch", "-q")
     ledger, _ = p.ledger(gh.bin_path(tmp_path / "nogh"))
     assert ledger.degraded == ["live-state"]
-    assert ledger.next == "git pull: origin/feat has 1 commit(s) HEAD lacks"
+    assert ledger.said(ledger.next) == "git pull: origin/feat has 1 commit(s) HEAD lacks"
 
 
 def test_a_hanging_gh_is_skipped_and_gone(tmp_path: Path) -> None:
@@ -157,8 +157,10 @@ def test_a_hanging_gh_is_skipped_and_gone(tmp_path: Path) -> None:
     path = gh.bin_path(tmp_path, "fake", hang=True)
     ledger, _ = p.ledger(path, config={"gh_timeout": 1})
     (skipped,) = _of(ledger, "live-state", "skipped")
-    assert skipped.message == "gh pr view did not answer within 1 s: the pull request and CI of feat not looked at"
-    assert ledger.confidence == "degraded (live-state)" and ledger.next == "binding powers"  # skipped: no new step
+    assert skipped.said() == "gh pr view did not answer within 1 s: the pull request and CI of feat not looked at"
+    assert (
+        ledger.confidence == "degraded (live-state)" and ledger.said(ledger.next) == "binding powers"
+    )  # skipped: no new step
     with pytest.raises(ProcessLookupError):
         os.kill(int((Path(path) / "gh.pid").read_text()), 0)
 
@@ -167,7 +169,7 @@ def test_gh_not_signed_in_is_recovered(tmp_path: Path) -> None:
     p = Proj(tmp_path)
     ledger, _ = p.ledger(gh.bin_path(tmp_path, "fake", auth=False))
     assert ledger.confidence == "recovered"
-    assert [f.message for f in _of(ledger, "live-state", "n/a")] == [
+    assert [f.said() for f in _of(ledger, "live-state", "n/a")] == [
         "gh is not signed in (gh pr view: exit 4, authentication required): pull request and CI not looked at"
     ]
 
@@ -179,7 +181,7 @@ def test_red_ci_degrades_recover_and_is_deferred_by_the_hook(tmp_path: Path) -> 
     path = gh.bin_path(tmp_path, "fake", current=red)
     ledger, _ = p.ledger(path)
     assert ledger.degraded == ["live-state"]
-    assert ledger.next == "look at the failing checks first (gh pr checks 7): test"
+    assert ledger.said(ledger.next) == 'look at the failing checks first (gh pr checks 7): "test"'
     hook, _ = p.ledger(path, scope="hook")
     assert hook.confidence == "recovered" and hook.next == "binding powers"
     assert hook.deferred == "not run at session start: PR and CI (gh): `rehydrate recover` runs them"
@@ -197,8 +199,8 @@ def test_an_unknown_checkpoint_commit_is_degraded_with_a_clear_next(tmp_path: Pa
     ledger, _ = p.ledger(gh.bin_path(tmp_path))
     head = ledger.findings[0]
     assert (head.check, head.status) == ("live-state", "degraded")
-    assert head.message.startswith(f"checkpoint 3's commit {p.head[:7]} is not in this repository (HEAD ")
-    assert ledger.next == (
+    assert head.said().startswith(f"checkpoint 3's commit {p.head[:7]} is not in this repository (HEAD ")
+    assert ledger.said(ledger.next) == (
         f"find checkpoint 3's commit {p.head[:7]} before its next step: git fetch, then git log --all and git"
         " reflog; if it is gone, check its work by hand"
     )
@@ -239,8 +241,8 @@ def test_a_recorded_branch_or_path_never_becomes_an_argv_option(tmp_path: Path, 
     assert argvs and not any(arg == value or any(w in arg for w in words) for argv in argvs for arg in argv)
     assert not (p.agent / "state" / "x").exists() and not (p.agent / "x").exists()
     head = found[0]
-    assert head.status == "degraded" and f"checkpoint 2 was on {value}" in head.message
-    assert head.next_action == (
+    assert head.status == "degraded" and f"checkpoint 2 was on {value}" in head.said()
+    assert head.said_next() == (
         "switch back to the branch checkpoint 2 recorded (git reflog shows it), or confirm the switch was meant"
     )
 
@@ -268,11 +270,11 @@ def test_a_wal_longer_than_the_hook_reads_back_is_skipped_not_clean(tmp_path: Pa
         if scope == "hook":
             assert ledger.degraded == ["recency", "live-state", "direction"], _lines(ledger)
             (head,) = _of(ledger, "live-state", "skipped")
-            assert "checkpoint 2's record was not reached" in head.message
-            assert "hold no checkpoint" in head.message
+            assert "checkpoint 2's record was not reached" in head.said()
+            assert "hold no checkpoint" in head.said()
         else:
             assert ledger.degraded == ["live-state"], _lines(ledger)
-            assert "Parse prefix operators" in _of(ledger, "live-state", "degraded")[0].message
+            assert "Parse prefix operators" in _of(ledger, "live-state", "degraded")[0].said()
 
 
 def test_a_commit_made_before_the_checkpoint_but_pushed_after_it_is_news(tmp_path: Path) -> None:
@@ -290,7 +292,7 @@ def test_a_commit_made_before_the_checkpoint_but_pushed_after_it_is_news(tmp_pat
     git(p.agent, "fetch", "-q", "origin")
     ledger, _ = p.ledger(gh.bin_path(tmp_path / "nogh"))
     (moved,) = _of(ledger, "direction", "degraded")
-    assert '"Second fix (#13)"' in moved.message
+    assert '"Second fix (#13)"' in moved.said()
 
 
 def test_a_dangling_origin_head_falls_back_to_the_main_line_that_exists(tmp_path: Path) -> None:
@@ -300,7 +302,7 @@ def test_a_dangling_origin_head_falls_back_to_the_main_line_that_exists(tmp_path
     git(p.agent, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/master")
     ledger, _ = p.ledger(gh.bin_path(tmp_path / "nogh"))
     (line,) = [f for f in ledger.findings if f.check == "direction"]
-    assert (line.status, line.message.split(":")[0]) == ("ok", "origin/main"), _lines(ledger)
+    assert (line.status, line.said().split(":")[0]) == ("ok", "origin/main"), _lines(ledger)
 
 
 def test_committing_the_checkpoint_and_its_own_files_is_no_news(tmp_path: Path) -> None:
@@ -314,11 +316,11 @@ def test_committing_the_checkpoint_and_its_own_files_is_no_news(tmp_path: Path) 
     git(p.agent, "add", "-A")
     git(p.agent, "commit", "-q", "-m", "the lexer, with its checkpoint")
     ledger, _ = p.ledger(gh.bin_path(tmp_path / "nogh"))
-    assert ledger.confidence == "recovered" and ledger.next == "binding powers", _lines(ledger)
-    (own,) = [f for f in ledger.findings if "commit(s)" in f.message]
-    assert own.status == "ok" and '"the lexer, with its checkpoint"' in own.message
+    assert ledger.confidence == "recovered" and ledger.said(ledger.next) == "binding powers", _lines(ledger)
+    (own,) = [f for f in ledger.findings if "commit(s)" in f.said()]
+    assert own.status == "ok" and '"the lexer, with its checkpoint"' in own.said()
     commit(p.agent, "calc/parser.py", "y = 1\n", "Parse prefix operators")
     ledger, _ = p.ledger(gh.bin_path(tmp_path / "nogh"))
     (news,) = _of(ledger, "live-state", "degraded")
-    assert news.message.startswith("1 commit(s) on feat since checkpoint 3: ") and "Parse prefix" in news.message
-    assert "with its checkpoint" not in news.message
+    assert news.said().startswith("1 commit(s) on feat since checkpoint 3: ") and "Parse prefix" in news.said()
+    assert "with its checkpoint" not in news.said()

@@ -319,7 +319,7 @@ def test_direction_takes_its_answers_from_round_1(
     found = run_all(context, [livestate.LiveStateCheck(), direction.DirectionCheck()])
     assert started == ["status", "log"]
     (moved,) = [f for f in found if f.check == "direction"]
-    assert moved.status == "degraded" and '"Fix tokenizer (#12)"' in moved.message
+    assert moved.status == "degraded" and '"Fix tokenizer (#12)"' in moved.said()
 
 
 def test_a_commit_of_a_nested_state_folder_alone_changes_no_file_outside_it(tmp_path: Path) -> None:

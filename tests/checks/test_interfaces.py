@@ -127,7 +127,7 @@ def test_the_summed_ledger_gives_one_next_step_and_the_recover_json_shape() -> N
     assert (summed.confidence, summed.degraded, summed.next) == ("degraded (cursors)", ["cursors"], bad.next_action)
     assert summed.confidence == checks.confidence([ok, bad])
     out = summed.as_json()
-    assert list(out) == ["confidence", "degraded", "checks", "next", "ask"]
+    assert list(out) == ["confidence", "degraded", "checks", "next", "ask", "quotes"]
     assert out["confidence"] == "degraded" and out["ask"] is None
     assert out["checks"] == [ok.as_ledger(), bad.as_ledger()]
     assert ledger.summarize([ok], checkpoint_next=None, goal_present=True).next == ledger.GOAL_FIRST

@@ -42,7 +42,7 @@ def _run(folder: Path, ckpt: dict[str, Any] | None, seq: int | None = 42, **env:
 
 
 def _lines(findings: list[Finding]) -> list[tuple[str, str]]:
-    return [(f.status, f.message) for f in findings]
+    return [(f.status, f.said()) for f in findings]
 
 
 @pytest.fixture
@@ -69,11 +69,11 @@ def test_own_commits_since_are_named_and_read_first(agent: Path, ckpt: dict[str,
     for i in range(7):
         commit(agent, f"f{i}.py", "x\n", f"Step {i}")
     head, *rest = _run(agent / "state", ckpt)
-    assert head.status == "degraded" and head.message.startswith("7 commit(s) on feat since checkpoint 42: ")
-    assert '"Step 6"' in head.message and '"Step 2"' in head.message and '"Step 1"' not in head.message
-    assert head.message.endswith("and 2 more")
+    assert head.status == "degraded" and head.said().startswith("7 commit(s) on feat since checkpoint 42: ")
+    assert '"Step 6"' in head.said() and '"Step 2"' in head.said() and '"Step 1"' not in head.said()
+    assert head.said().endswith("and 2 more")
     assert (
-        head.next_action
+        head.said_next()
         == f"read the 7 commit(s) since checkpoint 42 (git log {ckpt['head'][:7]}..HEAD) before its next step"
     )
     assert [f.status for f in rest] == ["ok", "n/a"]  # 7 ahead of the upstream: not behind; no gh
@@ -82,17 +82,17 @@ def test_own_commits_since_are_named_and_read_first(agent: Path, ckpt: dict[str,
 def test_a_rebase_quotes_the_reflog_and_asks_for_a_diff(agent: Path, ckpt: dict[str, Any]) -> None:
     gitrepos.rebase_head(agent)
     head = _run(agent / "state", ckpt)[0]
-    assert head.status == "degraded" and "is not a descendant of checkpoint 42's" in head.message
-    assert "(reflog: rebase" in head.message
-    assert head.next_action == f"check that checkpoint 42's work survived: git diff {ckpt['head'][:7]} HEAD"
+    assert head.status == "degraded" and "is not a descendant of checkpoint 42's" in head.said()
+    assert '(reflog: "rebase' in head.said()
+    assert head.said_next() == f"check that checkpoint 42's work survived: git diff {ckpt['head'][:7]} HEAD"
 
 
 def test_a_branch_switch(agent: Path, ckpt: dict[str, Any]) -> None:
     gitrepos.switch(agent, "main")
     head = _run(agent / "state", ckpt)[0]
     assert head.status == "degraded"
-    assert "checkpoint 42 was on feat (reflog: checkout: moving from feat to main)" in head.message
-    assert head.next_action == "git switch feat, or confirm the switch was meant"
+    assert 'checkpoint 42 was on feat (reflog: "checkout: moving from feat to main")' in head.said()
+    assert head.said_next() == "git switch feat, or confirm the switch was meant"
 
 
 def test_dirty_files_the_checkpoint_did_not_record(agent: Path) -> None:
@@ -102,7 +102,7 @@ def test_dirty_files_the_checkpoint_did_not_record(agent: Path) -> None:
     (agent / "app.py").write_text("x\n")
     (agent / "state" / "20_handoff.md").write_text("the state's own files are not work\n")
     found = _run(agent / "state", ckpt)
-    dirty = [f for f in found if "changed now" in f.message]
+    dirty = [f for f in found if "changed now" in f.said()]
     assert len(dirty) == 1 and dirty[0].status == "degraded"
     assert dirty[0].message == "2 file(s) changed now that checkpoint 42 did not record: app.py, notes.md (git status)"
     assert dirty[0].next_action is not None and "git diff -- app.py notes.md" in dirty[0].next_action
@@ -115,16 +115,16 @@ def test_behind_its_upstream_after_a_fetch(agent: Path, ckpt: dict[str, Any], tm
     git(other, "push", "-q", "origin", "feat")
     git(agent, "fetch", "-q")
     up = _run(agent / "state", ckpt)[-2]
-    assert up.status == "degraded" and up.message.startswith(
+    assert up.status == "degraded" and up.said().startswith(
         "feat is 0 ahead of origin/feat and 1 behind (git status --branch, as of the last fetch, "
     )
-    assert up.next_action == "git pull: origin/feat has 1 commit(s) HEAD lacks"
+    assert up.said_next() == "git pull: origin/feat has 1 commit(s) HEAD lacks"
 
 
 def test_no_upstream_is_not_applicable(agent: Path, ckpt: dict[str, Any]) -> None:
     git(agent, "branch", "-q", "--unset-upstream")
     up = _run(agent / "state", ckpt)[-2]
-    assert (up.status, up.message) == (
+    assert (up.status, up.said()) == (
         "n/a",
         "feat has no upstream (git status --branch): ahead or behind not looked at",
     )
@@ -132,7 +132,7 @@ def test_no_upstream_is_not_applicable(agent: Path, ckpt: dict[str, Any]) -> Non
 
 def test_an_unknown_checkpoint_commit(agent: Path) -> None:
     head = _run(_state(agent), {"head": "ab" * 20, "branch": "feat", "dirty": []})[0]
-    assert head.status == "degraded" and "checkpoint 42's commit ababab" in head.message
+    assert head.status == "degraded" and "checkpoint 42's commit ababab" in head.said()
 
 
 def test_not_a_repository_then_or_now(tmp_path: Path) -> None:
@@ -189,8 +189,8 @@ def test_the_probe_is_started_once_and_shared(agent: Path, ckpt: dict[str, Any])
 def test_a_dirty_path_is_one_shell_word_in_the_suggested_diff(agent: Path, ckpt: dict[str, Any]) -> None:
     (agent / "a b.py").write_text("x\n")
     (agent / "it's.py").write_text("x\n")
-    dirty = next(f for f in _run(agent / "state", ckpt) if "changed now" in f.message)
-    assert dirty.next_action == (
+    dirty = next(f for f in _run(agent / "state", ckpt) if "changed now" in f.said())
+    assert dirty.said_next() == (
         "look at git status and git diff -- 'a b.py' 'it'\\''s.py': no checkpoint recorded them"
     )
 
@@ -211,7 +211,7 @@ def _ledger(folder: Path, ckpt: dict[str, Any], step: str | None = "wire the CLI
 
 
 def _content(found: list[Finding]) -> list[Finding]:
-    return [f for f in found if "dirty at checkpoint 42" in f.message]
+    return [f for f in found if "dirty at checkpoint 42" in f.said()]
 
 
 def _dirty_at_checkpoint(agent: Path) -> dict[str, Any]:
@@ -229,7 +229,7 @@ def test_a_file_dirty_at_the_checkpoint_and_edited_after_it_is_named(agent: Path
     ckpt = _dirty_at_checkpoint(agent)
     (agent / "src" / "x.py").write_text("def step_one(): ...\ndef step_two(): ...\n")
     found, ledger = _ledger(agent / "state", ckpt)
-    assert not [f for f in found if "changed now" in f.message]  # no new dirty path: only the content tells
+    assert not [f for f in found if "changed now" in f.said()]  # no new dirty path: only the content tells
     assert _lines(_content(found)) == [
         (
             "degraded",

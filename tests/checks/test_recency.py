@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from conftest import hook_event, rehydrate, run_hook
-from rehydrate.checks import DEGRADED, MAX_MESSAGE, NA, OK, SKIPPED, Context, Finding, HookEvent
+from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Context, Finding, HookEvent
 from rehydrate.checks.recency import RecencyCheck
 from rehydrate.store import since
 from rehydrate.store.state import State
@@ -74,7 +74,7 @@ def test_no_transcript_recorded_is_na_and_says_where_it_looked(repo: Path, state
     f = only(state, isolated_home)
     seq = ckpt(state)["seq"]
     assert (f.check, f.status) == ("recency", NA)
-    assert f.message == (
+    assert f.said() == (
         f"no transcript recorded by a hook since checkpoint {seq} (looked at the 1 WAL record since it) and none "
         "given with --transcript"
     )
@@ -98,16 +98,16 @@ def test_a_transcript_gone_since_it_was_recorded_is_skipped_with_the_captures_fa
     t.path.unlink()
     f = only(state, isolated_home)
     assert f.status == SKIPPED
-    assert f"the transcript the hooks recorded at record {seq} is gone (~/.claude/projects/" in f.message
-    assert f"what happened since checkpoint {ckpt(state)['seq']}" in f.message and "was not looked at" in f.message
-    assert "files edited: calc/parser.py, 1 failed command" in f.message
+    assert f'the transcript the hooks recorded at record {seq} is gone ("~/.claude/projects/' in f.said()
+    assert f"what happened since checkpoint {ckpt(state)['seq']}" in f.said() and "was not looked at" in f.said()
+    assert 'files edited: "calc/parser.py", 1 failed command' in f.said()
 
 
 def test_without_a_state_or_a_back_scan_it_says_it_did_not_look(state: State, isolated_home: Path) -> None:
     [f] = RecencyCheck().run(Context(None, None))
-    assert f.status == NA and "no transcript looked at" in f.message
+    assert f.status == NA and "no transcript looked at" in f.said()
     [f] = RecencyCheck().run(Context(state, None))  # no since: the caller read nothing back
-    assert f.status == SKIPPED and "not read" in f.message
+    assert f.status == SKIPPED and "not read" in f.said()
 
 
 # ------------------------------------------------------------------------------------------------ hostile paths
@@ -118,8 +118,8 @@ def test_another_hosts_transcript_is_not_looked_at(repo: Path, state: State, iso
     work_after(t, ckpt(state)["ts"], repo)
     record_ref(state, t.path, host="build-box-7\x1b[31m")
     f = only(state, isolated_home)
-    assert f.status == NA and "was recorded on host build-box-7: not looked at here" in f.message  # escape out whole
-    assert "\x1b" not in f.message
+    assert f.status == NA and 'was recorded on host "build-box-7": not looked at here' in f.said()  # escape out whole
+    assert "\x1b" not in f.said()
 
 
 @pytest.mark.parametrize("harness", ["claude", "codex", "gemini"])
@@ -132,7 +132,7 @@ def test_a_path_outside_the_harness_folder_is_not_read(
     record_ref(state, outside, harness)
     f = only(state, isolated_home)
     label = {"claude": "Claude Code's transcripts", "codex": "Codex's sessions", "gemini": "Gemini CLI's chats"}
-    assert f.status == SKIPPED and f"is not under {label[harness]} folder" in f.message and "not read" in f.message
+    assert f.status == SKIPPED and f"is not under {label[harness]} folder" in f.said() and "not read" in f.said()
 
 
 def test_a_symlink_planted_under_the_folder_pointing_out_is_not_read(
@@ -148,7 +148,7 @@ def test_a_symlink_planted_under_the_folder_pointing_out_is_not_read(
     record_ref(state, isolated_home / ".claude" / "projects" / "linked" / "secret.jsonl")
     findings = recency(state, isolated_home)
     assert [f.status for f in findings] == [SKIPPED, SKIPPED]
-    assert all("is not under Claude Code's transcripts folder" in f.message for f in findings)
+    assert all("is not under Claude Code's transcripts folder" in f.said() for f in findings)
     assert "hunter2" not in json.dumps([f.as_dict() for f in findings])
 
 
@@ -162,8 +162,8 @@ def test_the_folder_follows_claude_config_dir_and_codex_home_from_the_contexts_e
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(isolated_home / ".claude"))  # the process's: not the check's env
     monkeypatch.setenv("CODEX_HOME", str(isolated_home / ".codex"))
     newest, older = recency(state, isolated_home, env=env)
-    assert newest.status == SKIPPED and f"is not under Codex's sessions folder ({codex_dir}/sessions)" in newest.message
-    assert older.status == SKIPPED and f"Claude Code's transcripts folder ({claude_dir}/projects)" in older.message
+    assert newest.status == SKIPPED and f"is not under Codex's sessions folder ({codex_dir}/sessions)" in newest.said()
+    assert older.status == SKIPPED and f"Claude Code's transcripts folder ({claude_dir}/projects)" in older.said()
     inside = Claude(isolated_home, repo, config_dir=claude_dir)
     work_after(inside, ckpt(state)["ts"], repo)
     record_ref(state, inside.path)
@@ -177,7 +177,7 @@ def test_a_fifo_is_never_opened(repo: Path, state: State, isolated_home: Path) -
     os.mkfifo(fifo)
     record_ref(state, fifo, transcript_size=0)
     f = only(state, isolated_home)  # opening it would block the test here
-    assert f.status == SKIPPED and "is not a regular file: not read" in f.message
+    assert f.status == SKIPPED and "is not a regular file: not read" in f.said()
 
 
 def test_a_path_with_nul_is_no_candidate(repo: Path, state: State, isolated_home: Path) -> None:
@@ -187,7 +187,7 @@ def test_a_path_with_nul_is_no_candidate(repo: Path, state: State, isolated_home
     event = HookEvent("claude", "s", str(t.path) + "\x00x", "compact")
     assert only(state, isolated_home, event=event).status == NA
     f = only(state, isolated_home, transcript=str(t.path) + "\x00", scope="recover")
-    assert f.status == SKIPPED and "could not be read" in f.message and "\x00" not in f.message
+    assert f.status == SKIPPED and "could not be read" in f.said() and "\x00" not in f.said()
 
 
 def test_another_projects_transcript_is_not_read(repo: Path, state: State, isolated_home: Path, tmp_path: Path) -> None:
@@ -197,8 +197,8 @@ def test_another_projects_transcript_is_not_read(repo: Path, state: State, isola
     work_after(t, ckpt(state)["ts"], other)
     record_ref(state, t.path)
     f = only(state, isolated_home)
-    assert f.status == SKIPPED and "names another project: not read" in f.message
-    assert "binding powers" not in f.message
+    assert f.status == SKIPPED and "names another project: not read" in f.said()
+    assert "binding powers" not in f.said()
 
 
 # ------------------------------------------------------------------------------------------------ reading
@@ -215,14 +215,20 @@ def test_work_after_the_checkpoint_degrades_and_names_files_and_the_instruction(
     f = only(state, isolated_home)
     seq = ckpt(state)["seq"]
     assert f.status == DEGRADED
-    assert f.message.startswith(f"since checkpoint {seq} (") and "claude transcript ~/.claude/projects/" in f.message
-    assert "files edited: calc/parser.py;" in f.message and "lexer" not in f.message
-    assert "1 command failed, the last by Bash, exit 1" in f.message and "`pytest -q`" not in f.message  # a secret?
-    assert "last instruction at " in f.message and '"now do binding powers"' in f.message
-    assert f.next_action == (
-        "the checkpoint's next step, write the parser, was edited in calc/parser.py after the checkpoint: "
-        "check it before redoing it"
+    assert f.said().startswith(f"since checkpoint {seq} (") and 'claude transcript "~/.claude/projects/' in f.said()
+    assert 'files edited: "calc/parser.py";' in f.said() and "lexer" not in f.said()
+    assert "1 command failed, the last by Bash, exit 1" in f.said() and "`pytest -q`" not in f.said()  # a secret?
+    assert "last instruction at " in f.said() and '"now do binding powers"' in f.said()
+    assert f.said_next() == (
+        'the checkpoint\'s next step, "write the parser", was edited in "calc/parser.py" after the checkpoint: '
+        "check it (git diff) before redoing it"
     )
+    assert "calc/parser.py" not in f.message and "binding powers" not in f.message  # named by reference only
+    assert [(q.what, q.text) for q in f.quotes][1:] == [
+        ("files edited", "calc/parser.py"),
+        ("last instruction", "now do binding powers"),
+        ("the checkpoint's next step", "write the parser"),
+    ]
 
 
 def test_nothing_changed_since_the_checkpoint_is_ok_and_names_the_file(
@@ -234,10 +240,10 @@ def test_nothing_changed_since_the_checkpoint_is_ok_and_names_the_file(
     t.assistant_text("The parser.")
     record_ref(state, t.path)
     f = only(state, isolated_home)
-    assert f.status == OK, f.message
+    assert f.status == OK, f.said()
     assert (
-        "claude transcript ~/.claude/projects/" in f.message
-        and "back to it): 1 user message, no file edited" in f.message
+        'claude transcript "~/.claude/projects/' in f.said()
+        and "back to it): 1 user message, no file edited" in f.said()
     )
 
 
@@ -260,8 +266,8 @@ def test_codex_and_gemini_work_after_the_checkpoint(
         path = g.path
     record_ref(state, path, harness)
     f = only(state, isolated_home)
-    assert f.status == DEGRADED and f"{harness} transcript" in f.message and "calc/parser.py" in f.message
-    assert "now do binding powers" in f.message
+    assert f.status == DEGRADED and f"{harness} transcript" in f.said() and "calc/parser.py" in f.said()
+    assert "now do binding powers" in f.said()
 
 
 def test_the_hook_events_own_transcript_needs_no_record_and_no_folder(
@@ -270,8 +276,8 @@ def test_the_hook_events_own_transcript_needs_no_record_and_no_folder(
     t = Claude(isolated_home, repo, config_dir=tmp_path / "anywhere")  # not under ~/.claude: the harness said so
     work_after(t, ckpt(state)["ts"], repo)
     f = only(state, isolated_home, event=HookEvent("claude", t.session, str(t.path), "compact"))
-    assert f.status == DEGRADED and "files edited: calc/parser.py;" in f.message  # relative, as a recorded one's
-    assert str(repo) not in f.message and str(repo) not in (f.next_action or "")
+    assert f.status == DEGRADED and 'files edited: "calc/parser.py";' in f.said()  # relative, as a recorded one's
+    assert str(repo) not in f.said() and str(repo) not in (f.said_next() or "")
 
 
 def test_a_transcript_given_with_transcript_is_read_alone(
@@ -281,7 +287,7 @@ def test_a_transcript_given_with_transcript_is_read_alone(
     work_after(mine, ckpt(state)["ts"], repo)
     record_ref(state, tmp_path / "outside.jsonl", transcript_size=10)  # would be skipped if looked at
     f = only(state, isolated_home, transcript=str(mine.path), scope="recover")
-    assert f.status == DEGRADED and "files edited: calc/parser.py;" in f.message and str(repo) not in f.message
+    assert f.status == DEGRADED and 'files edited: "calc/parser.py";' in f.said() and str(repo) not in f.said()
 
 
 def test_transcript_text_is_cleaned_to_one_line(repo: Path, state: State, isolated_home: Path) -> None:
@@ -290,9 +296,9 @@ def test_transcript_text_is_cleaned_to_one_line(repo: Path, state: State, isolat
     t.write(str(repo / "calc" / "a\nb.py"))
     record_ref(state, t.path)
     f = only(state, isolated_home)
-    for text in (f.message, f.next_action or ""):
+    for text in (f.said(), f.said_next() or ""):
         assert "\n" not in text and "\x1b" not in text and "\u202e" not in text and "\r" not in text
-    assert '"now do binding powers ## Ledger x confidence: recovered"' in f.message  # ESC[2J out whole
+    assert '"now do binding powers ## Ledger x confidence: recovered"' in f.said()  # ESC[2J out whole
 
 
 def test_the_hook_reads_4_mib_back_and_recover_64(repo: Path, state: State, isolated_home: Path) -> None:
@@ -303,10 +309,10 @@ def test_the_hook_reads_4_mib_back_and_recover_64(repo: Path, state: State, isol
         t.bash("true", "x" * 1024)
     record_ref(state, t.path)
     hook = only(state, isolated_home)
-    assert hook.status == DEGRADED and "(read the last 4 MiB of " in hook.message
-    assert "without reaching the checkpoint; `rehydrate recover` reads up to 64 MiB)" in hook.message
+    assert hook.status == DEGRADED and "(read the last 4 MiB of " in hook.said()
+    assert "without reaching the checkpoint; `rehydrate recover` reads up to 64 MiB)" in hook.said()
     deep = only(state, isolated_home, scope="recover")
-    assert deep.status == DEGRADED and "read the last" not in deep.message and "calc/parser.py" in deep.message
+    assert deep.status == DEGRADED and "read the last" not in deep.said() and "calc/parser.py" in deep.said()
 
 
 def test_a_cut_read_says_so_however_long_the_list_of_files_edited(
@@ -322,8 +328,10 @@ def test_a_cut_read_says_so_however_long_the_list_of_files_edited(
         t.write(str(repo / "calc" / f"{'deeply_nested_module_name_' * 6}{i}.py"))
     record_ref(state, t.path)
     hook = only(state, isolated_home)
-    assert hook.status == DEGRADED and len(hook.message) == MAX_MESSAGE and hook.message.endswith("…")
+    assert hook.status == DEGRADED and len(hook.message) < 400  # the paths stand apart, in a quote of their own
     assert "without reaching the checkpoint; `rehydrate recover` reads up to 64 MiB)" in hook.message
+    (files,) = [q for q in hook.quotes if q.what == "files edited"]
+    assert files.text.endswith("(and 9 more)") and len(files.text) <= 600  # 12 long paths: the count survives
 
 
 def test_a_cut_read_that_found_no_work_did_not_look_at_everything(
@@ -337,10 +345,10 @@ def test_a_cut_read_that_found_no_work_did_not_look_at_everything(
     t.user("what now?")
     record_ref(state, t.path)
     hook = only(state, isolated_home)
-    assert hook.status == SKIPPED and "1 user message, no file edited, no command run in what was read" in hook.message
-    assert hook.message.endswith(": older work not looked at")
+    assert hook.status == SKIPPED and "1 user message, no file edited, no command run in what was read" in hook.said()
+    assert hook.said().endswith(": older work not looked at")
     deep = only(state, isolated_home, scope="recover")
-    assert deep.status == DEGRADED and "calc/parser.py" in deep.message
+    assert deep.status == DEGRADED and "calc/parser.py" in deep.said()
 
 
 def test_quoted_text_is_bounded_so_the_rest_of_the_finding_survives(
@@ -352,8 +360,8 @@ def test_quoted_text_is_bounded_so_the_rest_of_the_finding_survives(
     t.compact_boundary()
     record_ref(state, t.path)
     f = only(state, isolated_home)
-    assert f.status == DEGRADED and "compacted at " in f.message and len(f.message) < 1000
-    quoted = f.message.split("last instruction at ")[1].split('"')[1]
+    assert f.status == DEGRADED and "compacted at " in f.said() and len(f.said()) < 1000
+    quoted = f.said().split("last instruction at ")[1].split('"')[1]
     assert len(quoted) == 200 and quoted.endswith("…")
 
 
@@ -370,8 +378,11 @@ def test_a_precompact_record_leads_the_next_brief_to_the_transcript(
     code, _, err = run_hook("claude", hook_event(repo, "claude", "PreCompact-auto", transcript_path=str(t.path)), repo)
     assert code == 0, err
     result = rehydrate("resume", "--json", cwd=repo)
-    found = [f for f in json.loads(result.out)["findings"] if f["check"] == "recency"]
-    assert [f["status"] for f in found] == [DEGRADED] and "calc/parser.py" in found[0]["message"]
+    out = json.loads(result.out)
+    found = [f for f in out["findings"] if f["check"] == "recency"]
+    assert [f["status"] for f in found] == [DEGRADED] and "files edited: Q2" in found[0]["message"]
+    files = {"ref": "Q2", "what": "files edited", "source": "claude transcript", "text": "calc/parser.py"}
+    assert files in out["quotes"]
 
 
 PROBE = r"""
@@ -435,9 +446,9 @@ def test_a_secret_in_the_last_instruction_or_a_failed_command_never_reaches_the_
     t.user(f"use token {key} and password: hunter2hunter2 to push")
     record_ref(state, t.path)
     f = only(state, isolated_home)
-    assert f.status == DEGRADED and "the last by Bash, exit 1" in f.message, f.message
-    assert key not in f.message and "hunter2hunter2" not in f.message and "gh release" not in f.message
-    assert '"use token [redacted] and password: [redacted] to push"' in f.message
+    assert f.status == DEGRADED and "the last by Bash, exit 1" in f.said(), f.said()
+    assert key not in f.said() and "hunter2hunter2" not in f.said() and "gh release" not in f.said()
+    assert '"use token [redacted] and password: [redacted] to push"' in f.said()
 
 
 def _captured(state: State, path: Path, host: str | None = None, **over: Any) -> dict[str, Any]:
@@ -477,11 +488,11 @@ def test_the_session_start_after_a_compaction_takes_its_capture_and_reads_only_w
     _captured(state, t.path)
     event = HookEvent("claude", t.session, str(t.path), "compact")
     f = only(state, isolated_home, event=event)
-    assert f.status == DEGRADED and "files edited: from/capture.py;" in f.message and "parser.py" not in f.message
-    assert '"captured instruction"' in f.message and "4 tool calls" in f.message
+    assert f.status == DEGRADED and 'files edited: "from/capture.py";' in f.said() and "parser.py" not in f.said()
+    assert '"captured instruction"' in f.said() and "4 tool calls" in f.said()
     t.write(str(repo / "calc" / "after.py"))  # after the capture: read
     f = only(state, isolated_home, event=event)
-    assert "files edited: from/capture.py, calc/after.py;" in f.message and "5 tool calls" in f.message
+    assert 'files edited: "from/capture.py, calc/after.py";' in f.said() and "5 tool calls" in f.said()
 
 
 @pytest.mark.parametrize(
@@ -503,4 +514,4 @@ def test_a_capture_that_cannot_stand_for_the_file_is_not_taken(
     scope = change.pop("scope", "hook")
     _captured(state, t.path, **change)
     f = only(state, isolated_home, event=HookEvent("claude", t.session, str(t.path), "compact"), scope=scope)
-    assert "calc/parser.py" in f.message and "from/capture.py" not in f.message, f.message
+    assert "calc/parser.py" in f.said() and "from/capture.py" not in f.said(), f.said()

@@ -39,6 +39,14 @@ def _ledger(text: str) -> str:
     return text[at:]
 
 
+def _quoted(text: str, label: str) -> str:
+    """The one line a quote of the ledger holds (`[TOKEN quote: Qn, LABEL]` then `> LINE`), as the model got it: the
+    quotes stand in their own section, before the ledger that names them."""
+    at = text.find(label + "]\\n> ")
+    assert 0 <= at < text.rfind("## Ledger"), f"no quote {label!r} before the ledger"
+    return text[at + len(label) + 5 :].split("\\n", 1)[0]
+
+
 def _capture(h: Harness) -> dict[str, Any]:
     records = h.ops("compaction")
     assert len(records) == 1, [r["data"] for r in records]
@@ -139,9 +147,10 @@ def test_claude_code_work_after_the_checkpoint_is_captured_at_compaction_and_sho
     assert SECTION in after
     assert TASK in after and "calc/parser.py" in after and PROMPT in after and "exit 3" in after
     ledger = _ledger(after)
-    assert "recency: degraded" in ledger and "calc/parser.py" in ledger
+    assert "recency: degraded" in ledger and "files edited: Q" in ledger and "calc/parser.py" not in ledger
+    assert _quoted(after, "recency: files edited (claude transcript)") == "calc/parser.py"  # fenced, before it
     action = ledger[ledger.find("next safe action:") :]
-    assert "calc/parser.py" in action.split("\\n", 1)[0]  # not the checkpoint's bare "binding powers"
+    assert "was edited in Q" in action.split("\\n", 1)[0]  # not the checkpoint's bare "binding powers"
 
 
 # -------------------------------------------------------------------------------------------------------- Codex CLI
@@ -205,4 +214,5 @@ def test_codex_work_after_the_checkpoint_is_captured_at_compaction_and_shown_aft
     after = _after_summarizer(mock.requests, _codex_summarizer)
     assert SECTION in after and "calc/parser.py" in after and PROMPT in after and "exit 3" in after
     ledger = _ledger(after)
-    assert "recency: degraded" in ledger and "calc/parser.py" in ledger
+    assert "recency: degraded" in ledger and "files edited: Q" in ledger and "calc/parser.py" not in ledger
+    assert _quoted(after, "recency: files edited (codex transcript)") == "calc/parser.py"

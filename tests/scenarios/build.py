@@ -220,7 +220,7 @@ def ledger_of(brief: str) -> dict[str, Any]:
     "next", "ask"} (next: the `next safe action` line; ask: the `ask a human` line)."""
     head = brief.rfind("\n## Ledger ")
     assert head >= 0, f"no ledger in the brief:\n{brief}"
-    found: dict[str, Any] = {"checks": [], "confidence": None, "next": None, "ask": None}
+    found: dict[str, Any] = {"checks": [], "confidence": None, "next": None, "ask": None, "quotes": _quotes(brief)}
     for line in brief[head + 1 :].splitlines()[1:]:
         if line.startswith("- "):
             name, _, rest = line[2:].partition(": ")
@@ -235,6 +235,20 @@ def ledger_of(brief: str) -> dict[str, Any]:
     return found
 
 
+def _quotes(brief: str) -> list[dict[str, str]]:
+    """The brief's "## Quoted in the ledger": [{"ref", "text"}] in order (each quote's one line)."""
+    at = brief.find("\n## Quoted in the ledger\n")
+    if at < 0:
+        return []
+    out: list[dict[str, str]] = []
+    lines = brief[at + 1 :].split("\n## ", 1)[0].splitlines()[1:]
+    for i, line in enumerate(lines):
+        if " quote: Q" in line and line.startswith("["):
+            ref = line.split(" quote: ", 1)[1].split(",", 1)[0]
+            out.append({"ref": ref, "text": lines[i + 1].removeprefix("> ")})
+    return out
+
+
 def _by_gh(line: tuple[str, str, str]) -> bool:
     """A live-state line of gh's (checks/gh.py): recover asks gh, a hook only when it is missing (the n/a line),
     else it defers gh to recover (the ledger's deferred note)."""
@@ -245,30 +259,45 @@ def assert_same_ledger(answer: dict[str, Any], brief: dict[str, Any], recover_on
     """The brief's ledger holds recover's lines (but the recover-only ones: gh, the user's checks), in order, with
     the same statuses and findings (a line the brief shortened: its start), the same confidence and next step."""
     skip = set(RECOVER_ONLY) | set(recover_only)
-    mine = [(c["name"], c["status"], c["finding"]) for c in answer["checks"] if c["name"] not in skip]
+    mine = [(c["name"], c["status"], spelled(answer, c["finding"])) for c in answer["checks"] if c["name"] not in skip]
     mine = [c for c in mine if not _by_gh(c)]
-    theirs = [c for c in brief["checks"] if not _by_gh(c)]
+    theirs = [(n, st, spelled(brief, f)) for n, st, f in brief["checks"] if not _by_gh((n, st, f))]
     assert [(n, s) for n, s, _ in theirs] == [(n, s) for n, s, _ in mine], (theirs, mine)
     for (_, _, shown), (_, _, full) in zip(theirs, mine, strict=True):
         assert shown == full or (shown.endswith("…") and full.startswith(shown[:-1])), (shown, full)
     kept = [d for d in answer["degraded"] if d not in skip]
     assert brief["confidence"] == ("recovered" if not kept else f"degraded ({', '.join(kept)})")
     if answer["ask"] is None:
-        assert brief["next"] == answer["next"], (brief["next"], answer["next"])
+        assert spelled(brief, brief["next"]) == spelled(answer, answer["next"]), (brief["next"], answer["next"])
     else:
         assert answer["ask"] in (brief["ask"] or brief["next"] or ""), brief
 
 
 # ---------------------------------------------------------------------------------------------------- the contract
 
-KEYS = ["version", "command", "ok", "confidence", "degraded", "checks", "next", "ask"]
+KEYS = ["version", "command", "ok", "confidence", "degraded", "checks", "next", "ask", "quotes"]
 CHECK_KEYS = ["name", "status", "finding", "next"]
 STATUSES = ("ok", "degraded", "failed", "skipped", "n/a")
+
+
+QUOTE_KEYS = ["ref", "what", "source", "text"]
+
+
+def spelled(answer: dict[str, Any], text: str) -> str:
+    """A finding's or the next action's text with each quote it names (Q1, ...) in its place, in double quotes."""
+    for q in reversed(answer.get("quotes") or []):
+        text = text.replace(q["ref"], f'"{q["text"]}"')
+    return text
 
 
 def assert_contract(answer: dict[str, Any]) -> None:
     """`rehydrate recover --json`'s shape, pinned: exactly these keys, in this order, with these types."""
     assert list(answer) == KEYS, list(answer)
+    assert isinstance(answer["quotes"], list)
+    for i, q in enumerate(answer["quotes"]):
+        assert list(q) == QUOTE_KEYS and q["ref"] == f"Q{i + 1}" and all(isinstance(q[k], str) for k in q), q
+        said = [c["finding"] for c in answer["checks"]] + [c["next"] or "" for c in answer["checks"]]
+        assert any(q["ref"] in t for t in said), q  # every quote is named by the ledger
     assert answer["version"] == 1 and answer["command"] == "recover"
     assert isinstance(answer["ok"], bool) and answer["ok"] is (answer["confidence"] == "recovered")
     assert answer["confidence"] in ("recovered", "degraded")

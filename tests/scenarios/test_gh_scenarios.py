@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from fakes import gh, gitrepos
-from scenarios.build import HARNESSES, NEXT, Expect, Proj, _by_gh, assert_same_ledger, ledger_of, project
+from scenarios.build import HARNESSES, NEXT, Expect, Proj, _by_gh, assert_same_ledger, ledger_of, project, spelled
 from scenarios.test_scenarios import CLEAN, WAITING, _files, _restore, check_recover
 
 TIMEOUT = 60  # a generous bound on recover: only a hang reaches it (never a timing assertion)
@@ -147,8 +147,8 @@ SCENARIOS = [
             "degraded",
             ["live-state"],
             {**CLEAN, "recency": {"n/a"}, "live-state": {"ok", "degraded"}, "direction": {"ok"}},
-            {"live-state": ['PR #7 "Binding powers" (feat) is open and its CI is red: test (gh pr view)']},
-            next_has=["look at the failing checks first (gh pr checks 7): test"],
+            {"live-state": ['PR #7 "Binding powers" (feat) is open and its CI is red: "test" (gh pr view)']},
+            next_has=['look at the failing checks first (gh pr checks 7): "test"'],
             next_not=[NEXT],
         ),
         [CURRENT],
@@ -291,7 +291,7 @@ def test_gh_scenario(scenario: GhScenario, tmp_path: Path) -> None:
         assert_same_ledger(expected, ledger)
         assert ledger["confidence"] == scenario.hook_confidence, (harness, ledger)
         for word in scenario.hook_next_has:
-            assert word in ledger["next"], (harness, word, ledger["next"])
+            assert word in spelled(ledger, ledger["next"]), (harness, word, ledger["next"])
         shown = [line for line in ledger["checks"] if _by_gh(line)]
         if scenario.calls:  # gh is on PATH: no gh line, and the brief says recover runs it
             assert DEFERRED in brief and shown == [], (harness, brief)

@@ -26,6 +26,7 @@ from scenarios.build import (
     environment,
     ledger_of,
     project,
+    spelled,
 )
 
 WAITING = "wait for #12, then binding powers"  # scenario 6's checkpoint: the fix it waits for is merged
@@ -359,11 +360,11 @@ def check_recover(answer: dict[str, Any], code: int, e: Expect) -> None:
     for name, statuses in e.statuses.items():
         assert seen.get(name) == statuses, (name, seen.get(name), answer)
     for name, words in e.finding_has.items():
-        text = " ".join(c["finding"] for c in answer["checks"] if c["name"] == name)
+        text = " ".join(spelled(answer, c["finding"]) for c in answer["checks"] if c["name"] == name)
         for word in words:
             assert word in text, (name, word, text)
     for word in e.next_has:
-        assert word in answer["next"], (word, answer["next"])
+        assert word in spelled(answer, answer["next"]), (word, answer["next"])
     for word in e.next_not:
         assert answer["next"] != word, answer["next"]  # the stale next step is not the next safe action
     if e.ask_has:

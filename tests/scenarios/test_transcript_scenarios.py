@@ -38,6 +38,7 @@ from scenarios.build import (
     assert_same_ledger,
     ledger_of,
     project,
+    spelled,
 )
 from scenarios.test_scenarios import (
     CLEAN,
@@ -558,6 +559,7 @@ def test_24_a_hostile_transcript_stays_data(tmp_path: Path) -> None:
     seen = {
         **answer,
         "checks": [{**c, "finding": c["finding"].replace(TOKEN, "[token removed]")} for c in answer["checks"]],
+        "quotes": [{**q, "text": q["text"].replace(TOKEN, "[token removed]")} for q in answer["quotes"]],
     }
     for harness, brief in hooks(b, seen).items():
         shown_clean(brief)
@@ -625,9 +627,11 @@ def test_25_a_tail_past_the_hook_cap(tmp_path: Path) -> None:
         assert theirs[1] == "degraded" and "read the last 4 MiB of 6 MiB without reaching the checkpoint" in theirs[2]
         assert "`rehydrate recover` reads up to 64 MiB" in theirs[2] and "1 command failed" in theirs[2], theirs
         assert PARSER not in theirs[2], theirs  # the edit lies before the last 4 MiB
-        assert NEXT in ledger["next"] and "no file edited" in ledger["next"], ledger["next"]
-        others = {**ledger, "checks": [c for c in ledger["checks"] if c[0] != "recency"], "next": rest["next"]}
-        assert_same_ledger(rest, others)
+        said = spelled(ledger, ledger["next"])
+        assert NEXT in said and "no file edited" in said, ledger["next"]
+        step = spelled(rest, rest["next"])  # recover's next step, its quotes in place
+        others = {**ledger, "checks": [c for c in ledger["checks"] if c[0] != "recency"], "next": step}
+        assert_same_ledger({**rest, "next": step}, others)
         assert PARSER in _quoted(_section(brief, "## Just before the compaction")), harness
 
 

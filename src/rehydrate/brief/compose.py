@@ -49,6 +49,7 @@ def compose(d: _Draft, p: _Plan) -> tuple[str, list[str], list[str]]:
     _next(o)
     mail_section(o)  # the unread messages, quoted (brief/mail.py)
     section(o)  # "Just before the compaction" (brief/capture.py)
+    _quotes(o)
     _record(o)
     ledger = _ledger_lines(d, p, o.cuts)
     out = sorted(o.cuts, key=lambda x: x[0])
@@ -59,6 +60,22 @@ def compose(d: _Draft, p: _Plan) -> tuple[str, list[str], list[str]]:
             o.sections.append("## Left out to fit the budget\n" + "\n".join("- " + s for _, s, _ in out))
     o.sections.append(f"## Ledger {d.token}\n" + "\n".join(ledger))
     return "\n\n".join(o.sections) + "\n", [s for _, s, _ in out], [s for _, _, s in out]
+
+
+QUOTES_LEFT_OUT = "what the ledger quotes (Q1, ...: `rehydrate recover` prints it)"
+
+
+def _quotes(o: _Out) -> None:
+    """What the ledger's findings quote, each in a fence of its own labelled with its reference: the ledger names
+    it only by that reference, so that no text a check read stands among the ledger's words."""
+    d, p = o.d, o.p
+    if not d.quotes:
+        return
+    if not p.quotes:
+        o.cut(3, QUOTES_LEFT_OUT, "the ledger's quotes")
+        return
+    parts = [_fence(_quoted_lines(text), label, d.token) for label, text in d.quotes]
+    o.sections.append("## Quoted in the ledger\n" + "\n".join(parts))
 
 
 def _header(o: _Out) -> None:

@@ -150,6 +150,7 @@ class _Plan:
         self.preface: int | None = None
         self.action: int | None = None
         self.capture: int | None = None  # the most characters of the capture's quoted text; 0: left out
+        self.quotes = True  # the ledger's quotes shown (False: named under "Left out")
         self.ledger = 0  # 0 every finding; 1 ok ones counted; 2 one per check and status; 3 counts; 4 one count
         self.head: int | None = 120  # the most characters of the path and of the checkpoint title
         self.terse = False  # "Left out" in short words
@@ -295,6 +296,7 @@ class _Draft:
 
         findings = inp.findings
         self.findings: list[tuple[str, str, str]] = []
+        self.quotes: list[tuple[str, str]] = []  # (label, text) of what the shown findings quote, in order
         taken = 0
         for x in findings:  # in order, while any brief within the budget could show them
             if taken > budget:
@@ -302,6 +304,11 @@ class _Draft:
             message = _untoken(_flat(str(x.message)[: 2 * FINDING_CAP]), tk)
             self.findings.append((name(x.check), name(x.status), message))
             taken += min(len(message), FINDING_CAP) + 10
+            for q in getattr(x, "quotes", ()):
+                label = _untoken(_flat(f"{q.ref}, {x.check}: {q.what} ({q.source})"[:300]), tk)
+                text = _untoken(_flat(str(q.text)[:2000]), tk)
+                self.quotes.append((label, text))
+                taken += len(label) + len(text) + 40
         self.findings_unseen = len(findings) - len(self.findings)
         self.counts: dict[str, dict[str, int]] = {}  # check -> status -> number of findings
         for x in findings:

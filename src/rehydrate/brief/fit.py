@@ -80,6 +80,7 @@ class _Fit:
             lambda: self.set("ledger", 3),
             lambda: self.set("terse", True),  # (the deferred note goes too)
             lambda: d.capture is not None and self.set("capture", 0),  # named under "Left out"
+            lambda: bool(d.quotes) and self.set("quotes", False),  # named under "Left out": recover prints them
             lambda: self.essentials(ENTRY_MIN, 80, 80, 120, 100),
             lambda: self.shrink("head", 40, p.head or 120),
             lambda: self.set("ledger", 4),
@@ -90,6 +91,8 @@ class _Fit:
     def give_back(self) -> None:
         """The step that made it fit may have freed more than it needed: give it back, the most important first."""
         d, p = self.d, self.p
+        if not p.quotes and not self.set("quotes", True):
+            p.quotes = False
         for name, value in (("ledger", 0), ("terse", False), ("ledger", 1), ("ledger", 2), ("ledger", 3)):
             now = getattr(p, name)
             if value < now and not self.set(name, value):

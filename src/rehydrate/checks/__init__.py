@@ -57,18 +57,60 @@ _MODULES = {  # check name -> (module under rehydrate.checks, class): imported o
 SCOPES = ("hook", "recover")
 
 
+MAX_QUOTE = 600  # one quote: what a check read, one clean line
+QUOTE_MARK = "\u27e6"  # ⟦n⟧ stands for a finding's n-th quote until the run numbers it (Q1, Q2, ...)
+QUOTE_END = "\u27e7"
+
+
+class Quote:
+    """Text a check read from what it does not control (a transcript, git, gh, a path or a step recorded in the WAL):
+    the ledger names it only by its reference (`Q1`), and shows it apart, the brief in a fence of its own, `recover`
+    as a JSON string, so that it can neither close a quotation nor pass for the ledger's own words. what: what it is
+    ("last instruction"); source: where it was read ("claude transcript"), both computed; text: one clean line."""
+
+    __slots__ = ("ref", "source", "text", "what")
+
+    def __init__(self, what: str, source: str, text: object) -> None:
+        self.what = _line(what, 80)
+        self.source = _line(source, 120)
+        self.text = _line(text, MAX_QUOTE)
+        self.ref = ""  # Q1, Q2, ... once the run has numbered it (number())
+
+    def as_json(self) -> dict[str, str]:
+        return {"ref": self.ref, "what": self.what, "source": self.source, "text": self.text}
+
+
+class Quoting:
+    """The quotes of one finding while a check words it: each call keeps one and gives the mark that stands for it
+    in the finding's message or next action."""
+
+    def __init__(self) -> None:
+        self.quotes: list[Quote] = []
+
+    def __call__(self, what: str, source: str, text: object) -> str:
+        self.quotes.append(Quote(what, source, text))
+        return f"{QUOTE_MARK}{len(self.quotes) - 1}{QUOTE_END}"
+
+
 class Finding:
     """One line of the ledger: a check's status (one of STATUSES), what it found, what to do next, and the single
     fact to ask a human for when nothing else gives a safe step.
 
-    A message can quote what the check read (a changed latch line, a file name): it is kept to one clean line (no
-    control or invisible characters, no line breaks, at most MAX_MESSAGE characters), so that it can never start a
-    line of its own in the brief or on a terminal; so are next_action and ask. A status outside STATUSES (a user's
-    check, a typo) is never taken as clean: the finding becomes `failed`, its message prefixed with "unknown status
-    'x': "."""
+    A message says what was found and where, in words computed by the check; what the check read from what it does
+    not control stands in its `quotes` (Quoting), named in the text by a mark that the run turns into its reference
+    (number()). Message, next_action and ask are each kept to one clean line (no control or invisible characters, no
+    line breaks, at most MAX_MESSAGE characters), so that none can start a line of its own in the brief or on a
+    terminal. A status outside STATUSES (a user's check, a typo) is never taken as clean: the finding becomes
+    `failed`, its message prefixed with "unknown status 'x': "."""
 
     def __init__(
-        self, check: str, status: str, message: str, next_action: str | None = None, ask: str | None = None
+        self,
+        check: str,
+        status: str,
+        message: str,
+        next_action: str | None = None,
+        ask: str | None = None,
+        quotes: list[Quote] | None = None,
     ) -> None:
         self.check = _line(check, 64)
         if status not in STATUSES:
@@ -78,6 +120,22 @@ class Finding:
         self.message = _line(message, MAX_MESSAGE)
         self.next_action = None if next_action is None else _line(next_action, MAX_MESSAGE)
         self.ask = None if ask is None else _line(ask, MAX_MESSAGE)
+        self.quotes: list[Quote] = list(quotes) if quotes else []
+
+    def said(self, text: str | None = None) -> str:
+        """The message (or text, its next action) with each quote in its place, in double quotes: for a reader that
+        wants one line (a test, a log), never for the brief, which keeps them apart."""
+        out = self.message if text is None else text
+        for i, quote in reversed(list(enumerate(self.quotes))):  # Q10 before Q1
+            spelled = f'"{quote.text}"'
+            out = out.replace(f"{QUOTE_MARK}{i}{QUOTE_END}", spelled)
+            if quote.ref:
+                out = out.replace(quote.ref, spelled)
+        return out
+
+    def said_next(self) -> str | None:
+        """The next action as said() spells the message; None when there is none."""
+        return None if self.next_action is None else self.said(self.next_action)
 
     def as_dict(self) -> dict[str, str | None]:
         """`resume --json`'s `findings` entry (its contract: these four keys, unchanged by issue 12)."""
@@ -86,6 +144,22 @@ class Finding:
     def as_ledger(self) -> dict[str, str | None]:
         """`recover --json`'s `checks` entry: {"name", "status", "finding", "next"} (next None when it has none)."""
         return {"name": self.check, "status": self.status, "finding": self.message, "next": self.next_action}
+
+
+def number(findings: list[Finding]) -> list[Quote]:
+    """Every finding's quotes numbered Q1, Q2, ... in the ledger's order, the marks in its message and next action
+    replaced by those references; the quotes, in order. Numbering again changes nothing."""
+    out: list[Quote] = []
+    for f in findings:
+        for i, quote in enumerate(f.quotes):
+            if not quote.ref:
+                quote.ref = f"Q{len(out) + 1}"
+                mark = f"{QUOTE_MARK}{i}{QUOTE_END}"
+                f.message = f.message.replace(mark, quote.ref)
+                if f.next_action is not None:
+                    f.next_action = f.next_action.replace(mark, quote.ref)
+            out.append(quote)
+    return out
 
 
 def _line(text: object, most: int) -> str:
@@ -216,6 +290,7 @@ def run_all(context: Context, checks: list[Check] | None = None) -> list[Finding
             findings += check.run(context)
         except Exception as e:
             findings.append(Finding(check.name, FAILED, f"the check raised {type(e).__name__}: {e}"))
+    number(findings)
     return findings
 
 

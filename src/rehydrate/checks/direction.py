@@ -20,7 +20,7 @@ Contract:
 
 from __future__ import annotations
 
-from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
+from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -118,9 +118,13 @@ def _finding(out: bytes, me: str | None, main: str, label: str, fetched: str | N
     if not others:
         return Finding(NAME, OK, f"{main}: no commit by others since {label} that HEAD lacks{mine} ({when}; git log)")
     count = f"{'more than ' if more else ''}{len(others)}"
-    named = ", ".join(f'{c[0][:7]} "{c[3][:120]}" ({c[1][:60]})' for c in others[:NAMED])
+    q = Quoting()
+    named = ", ".join(
+        f"{c[0][:7]} {q('commit subject', 'git log', c[3][:120])} ({q('author', 'git log', c[1][:60])})"
+        for c in others[:NAMED]
+    )
     if len(others) > NAMED:
         named += f" and {len(others) - NAMED} more"
     text = f"{main} moved: {count} commit(s) by others since {label} that HEAD lacks: {named}{mine} ({when})"
     nxt = f"read them (git log HEAD..{main}) before going on: one may be what {label} was waiting for"
-    return Finding(NAME, DEGRADED, text, nxt)
+    return Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)

@@ -24,7 +24,7 @@ Contract:
 from __future__ import annotations
 
 from rehydrate import proc
-from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
+from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
 from rehydrate.store import views
 
 TYPE_CHECKING = False
@@ -241,22 +241,26 @@ def _current(gh: Gh, result: proc.Result, branch: str | None, ckpt: _Ckpt) -> Fi
         text = f"{why or 'gh pr view gave no pull request'}: the pull request and CI of {branch} not looked at"
         return Finding(NAME, SKIPPED, text, "run `gh pr view` yourself before going on")
     number, state = pr["number"], _word(pr["state"])
-    name = f'PR #{number} "{_word(pr.get("title"), 120)}" ({branch})'
+    q = Quoting()
+    name = f"PR #{number} {q('pull request title', 'gh pr view', _word(pr.get('title'), 120))} ({branch})"
     if state != "OPEN":
         at, after = _closed(pr, ckpt)
         done = "merged" if state == "MERGED" else "closed without merging"
         if not after:
-            return Finding(NAME, OK, f"{name} was {done} at {at}, before {ckpt.label} (gh pr view)")
+            return Finding(NAME, OK, f"{name} was {done} at {at}, before {ckpt.label} (gh pr view)", quotes=q.quotes)
         text = f"{name} was {done} at {at}, after {ckpt.label} (gh pr view)"
         nxt = f"PR #{number} was {done} since {ckpt.label}: update (git pull) and check that its next step still holds"
-        return Finding(NAME, DEGRADED, text, nxt)
+        return Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)
     failing, pending, total = _rollup(pr.get("statusCheckRollup"))
     if failing:
-        names = ", ".join(failing[:NAMED_CHECKS]) + (f" and {len(failing) - NAMED_CHECKS} more" if failing[5:] else "")
+        listed = ", ".join(failing[:NAMED_CHECKS])
+        more = f" and {len(failing) - NAMED_CHECKS} more" if failing[5:] else ""
+        names = f"{q('failing checks', 'gh pr view', listed)}{more}"
         text = f"{name} is open and its CI is red: {names} (gh pr view)"
-        return Finding(NAME, DEGRADED, text, f"look at the failing checks first (gh pr checks {number}): {names}")
+        nxt = f"look at the failing checks first (gh pr checks {number}): {names}"
+        return Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)
     ci = "no checks" if not total else f"CI pending ({pending} of {total})" if pending else f"CI green ({total})"
-    return Finding(NAME, OK, f"{name} is open, {ci} (gh pr view)")
+    return Finding(NAME, OK, f"{name} is open, {ci} (gh pr view)", quotes=q.quotes)
 
 
 def _named(gh: Gh, result: proc.Result, number: str, where: str, ckpt: _Ckpt) -> Finding:
@@ -268,20 +272,18 @@ def _named(gh: Gh, result: proc.Result, number: str, where: str, ckpt: _Ckpt) ->
         text = f"{why or f'gh pr view {number} gave no pull request'}: PR #{number}, {named}, not looked at"
         return Finding(NAME, SKIPPED, text, f"run `gh pr view {number}` yourself before going on")
     state = _word(pr["state"])
-    name = f'PR #{number} "{_word(pr.get("title"), 120)}", {named},'
+    q = Quoting()
+    title = q("pull request title", f"gh pr view {number}", _word(pr.get("title"), 120))
+    name = f"PR #{number} {title}, {named},"
     if state == "OPEN":
-        return Finding(NAME, OK, f"{name} is open (gh pr view {number})")
+        return Finding(NAME, OK, f"{name} is open (gh pr view {number})", quotes=q.quotes)
     at, after = _closed(pr, ckpt)
     done = "merged" if state == "MERGED" else "closed without merging"
     if not after:
-        return Finding(NAME, OK, f"{name} was {done} at {at}, before it (gh pr view {number})")
-    step = f'"{ckpt.next[:200]}"' if ckpt.next else f"{ckpt.label}'s next step"
+        return Finding(NAME, OK, f"{name} was {done} at {at}, before it (gh pr view {number})", quotes=q.quotes)
+    step = q("the next step", ckpt.label, ckpt.next[:200]) if ckpt.next else f"{ckpt.label}'s next step"
     if state == "MERGED":
-        return Finding(
-            NAME,
-            DEGRADED,
-            f"{name} was merged at {at}",
-            f"#{number} is merged: update (git pull) and go on with {step}",
-        )
+        nxt = f"#{number} is merged: update (git pull) and go on with {step}"
+        return Finding(NAME, DEGRADED, f"{name} was merged at {at}", nxt, quotes=q.quotes)
     nxt = f"#{number} was closed without merging: find out why before going on with {step}"
-    return Finding(NAME, DEGRADED, f"{name} was closed without merging at {at}", nxt)
+    return Finding(NAME, DEGRADED, f"{name} was closed without merging at {at}", nxt, quotes=q.quotes)

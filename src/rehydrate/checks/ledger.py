@@ -17,7 +17,9 @@ Contract of `summarize(findings, *, checkpoint_next, goal_present, deferred=()) 
 
 `Ledger.as_json()` is the shape `rehydrate recover --json` prints besides "version", "command" and "ok" (pinned by
 tests/checks/test_interfaces.py): {"confidence": "recovered"|"degraded", "degraded": [names], "checks": [{"name",
-"status", "finding", "next"}], "next": str, "ask": str|null}; "next" is "stop and ask: " + ask when only ask is set.
+"status", "finding", "next"}], "next": str, "ask": str|null, "quotes": [{"ref", "what", "source", "text"}]}; "next" is
+"stop and ask: " + ask when only ask is set. A finding's text names what it quotes by reference (Q1): "quotes" holds
+them, in order (checks.Quote).
 `rehydrate recover` (cli/recover.py, WP-E) adds "ok" (true iff recovered) and exits 0 when recovered, 1 when
 degraded, 3 when the state does not load (the ledger still printed: identity failed, and for an empty folder the
 ask), 2 on a usage error (the usual error shape). It writes nothing: no record, no repair written back.
@@ -25,7 +27,7 @@ ask), 2 on a usage error (the usual error shape). It writes nothing: no record, 
 
 from __future__ import annotations
 
-from rehydrate.checks import DEGRADED, FAILED, LOWERING
+from rehydrate.checks import DEGRADED, FAILED, LOWERING, number
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,6 +62,16 @@ class Ledger:
         self.next = next
         self.ask = ask
         self.deferred = deferred
+        self.quotes = number(self.findings)
+
+    def said(self, text: str | None) -> str | None:
+        """text (the next action, a finding's line) with each quote it names in its place, in double quotes: for a
+        reader that wants one line (a test, a log), never for the brief, which keeps them apart."""
+        if text is None:
+            return None
+        for quote in reversed(self.quotes):  # Q10 before Q1
+            text = text.replace(quote.ref, f'"{quote.text}"')
+        return text
 
     @property
     def recovered(self) -> bool:
@@ -72,6 +84,7 @@ class Ledger:
             "checks": [f.as_ledger() for f in self.findings],
             "next": self.next if self.next is not None else ASK_PREFIX + (self.ask or ASK_TASK),
             "ask": None if self.next is not None else self.ask or ASK_TASK,
+            "quotes": [q.as_json() for q in self.quotes],
         }
 
 
@@ -83,6 +96,7 @@ def summarize(
     deferred: Iterable[str] = (),
 ) -> Ledger:
     """The ledger of these findings (see the module's docstring)."""
+    number(findings)  # a next action may name a quote: by its reference from here on
     degraded: list[str] = []
     for f in findings:
         if f.status in LOWERING and f.check not in degraded:

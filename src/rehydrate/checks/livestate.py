@@ -34,7 +34,7 @@ Contract:
 
 from __future__ import annotations
 
-from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
+from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -154,12 +154,13 @@ def _head(
         return [Finding(NAME, NA, f"{label} recorded no git HEAD: HEAD {where} not compared (git status)")]
     was = ckpt.get("branch") if ckpt else None
     if isinstance(was, str) and was and now.branch != was:
-        reflog = _quote(now.reflog, ("checkout:",))
+        q = Quoting()
+        reflog = _reflog(q, now.reflog, ("checkout:",))
         text = f"on {now.branch or 'a detached HEAD'} at {_short(now.head)}; {label} was on {was}{reflog}"
         if not plain_branch(was):  # the WAL is untrusted: a recorded name never becomes a command to run
             nxt = f"switch back to the branch {label} recorded (git reflog shows it), or confirm the switch was meant"
-            return [Finding(NAME, DEGRADED, text, nxt)]
-        return [Finding(NAME, DEGRADED, text, f"git switch {was}, or confirm the switch was meant")]
+            return [Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)]
+        return [Finding(NAME, DEGRADED, text, f"git switch {was}, or confirm the switch was meant", quotes=q.quotes)]
     if "log" in now.unanswered or "merge-base" in now.unanswered:
         why = now.unanswered.get("log") or now.unanswered["merge-base"]
         text = f"git log {_short(head)}..HEAD {why}: commits since {label} not looked at"
@@ -174,20 +175,26 @@ def _head(
         )
         return [Finding(NAME, DEGRADED, text, nxt)]
     if now.descendant is False:
-        text = f"HEAD {where} is not a descendant of {label}'s {_short(head)}{_quote(now.reflog, ())}"
+        q = Quoting()
+        text = f"HEAD {where} is not a descendant of {label}'s {_short(head)}{_reflog(q, now.reflog, ())}"
         nxt = f"check that {label}'s work survived: git diff {_short(head)} HEAD"
-        return [Finding(NAME, DEGRADED, text, nxt)]
+        return [Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)]
     if now.commits:
         return [_commits(now, head, label, ckpt)]
     return [Finding(NAME, OK, f"HEAD {where} is {label}'s (git status, git log {_short(head)}..HEAD)")]
 
 
-def _quote(reflog: list[str], prefixes: tuple[str, ...]) -> str:
-    """The newest reflog entry that explains the move (any, when no prefix is given), as " (reflog: ...)"."""
+def _reflog(q: Quoting, reflog: list[str], prefixes: tuple[str, ...]) -> str:
+    """The newest reflog entry that explains the move (any, when no prefix is given), quoted, as " (reflog: Q1)"."""
     for entry in reflog:
         if not prefixes or entry.startswith(prefixes):
-            return f" (reflog: {entry[:200]})"
+            return f" (reflog: {q('reflog entry', 'git reflog', entry[:200])})"
     return ""
+
+
+def _subjects(q: Quoting, commits: list[Any], more: str = "") -> str:
+    """The commits by their short hashes, each subject quoted: "a1b2c3d Q1, e4f5a6b Q2"."""
+    return ", ".join(f"{_short(c.sha)} {q('commit subject', 'git log', c.subject[:120])}" for c in commits) + more
 
 
 def _commits(now: GitNow, head: str, label: str, ckpt: dict[str, Any] | None) -> Finding:
@@ -196,21 +203,21 @@ def _commits(now: GitNow, head: str, label: str, ckpt: dict[str, Any] | None) ->
     recorded = ckpt.get("dirty") if ckpt else None
     before = {p for p in recorded if isinstance(p, str)} if isinstance(recorded, list) else set()
     news = [c for c in now.commits if c.files is None or not set(c.files) <= before]
+    q = Quoting()
     if not news:
-        named = ", ".join(f'{_short(c.sha)} "{c.subject[:120]}"' for c in now.commits[:NAMED_COMMITS])
+        named = _subjects(q, now.commits[:NAMED_COMMITS])
         text = (
             f"{len(now.commits)} commit(s) since {label}, each holding only state/ and the files {label} recorded "
             f"as changed: {named} (git log --name-only {_short(head)}..HEAD)"
         )
-        return Finding(NAME, OK, text)
-    named = ", ".join(f'{_short(c.sha)} "{c.subject[:120]}"' for c in news[:NAMED_COMMITS])
+        return Finding(NAME, OK, text, quotes=q.quotes)
     count = f"more than {len(news)}" if now.more else str(len(news))
     rest = len(news) - NAMED_COMMITS
-    if rest > 0:
-        named += f" and {'more than ' if now.more else ''}{rest} more"
+    more = f" and {'more than ' if now.more else ''}{rest} more" if rest > 0 else ""
+    named = _subjects(q, news[:NAMED_COMMITS], more)
     text = f"{count} commit(s) on {now.branch or 'a detached HEAD'} since {label}: {named}"
     nxt = f"read the {count} commit(s) since {label} (git log {_short(head)}..HEAD) before its next step"
-    return Finding(NAME, DEGRADED, text, nxt)
+    return Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)
 
 
 def _dirty(now: GitNow, ckpt: dict[str, Any] | None, label: str) -> list[Finding]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
+from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
 from rehydrate.store import views as layout
 
 TYPE_CHECKING = False
@@ -144,39 +144,46 @@ class _Look:
             return self.read(c, "the hook event's own")
         from rehydrate.store.since import host
 
-        shown = self.show(c.path)
+        q = Quoting()
+        shown = self.show(q, c)
         if c.host != host():
-            who = f"host {_quote(c.host, 100)}" if c.host else "an unnamed host"
-            return Finding(NAME, NA, f"the transcript {shown} was recorded on {who}: not looked at here")
+            who = f"host {q('host', f'WAL record {c.seq}', _quote(c.host, 100))}" if c.host else "an unnamed host"
+            return Finding(
+                NAME, NA, f"the transcript {shown} was recorded on {who}: not looked at here", quotes=q.quotes
+            )
         if c.size is None and not os.path.lexists(c.path):
             return None
-        refused = self.refuse(c)
+        refused = self.refuse(c, q)
         if refused is not None:
-            return Finding(NAME, SKIPPED, f"the transcript {shown} recorded at record {c.seq} {refused}: not read")
+            text = f"the transcript {shown} recorded at record {c.seq} {refused}: not read"
+            return Finding(NAME, SKIPPED, text, quotes=q.quotes)
         if not os.path.lexists(c.path):
             return self.gone(c)
         # the resolved path, as the folder test saw it: a link swapped in after the test is not followed out
         return self.read(c, f"recorded at record {c.seq}", os.path.realpath(c.path))
 
-    def refuse(self, c: _Candidate) -> str | None:
+    def refuse(self, c: _Candidate, q: Quoting) -> str | None:
         """Why a WAL-recorded path must not be read (None: it may): not under its harness's own transcripts folder
         after every symbolic link is resolved, or a harness this check does not know."""
         if c.harness not in FOLDERS:
-            return f"names no harness rehydrate knows ({_quote(c.harness or 'none', 40)})"
+            return f"names no harness rehydrate knows ({q('harness', f'WAL record {c.seq}', _quote(c.harness, 40))})"
         label, sub = FOLDERS[c.harness]
         base = _user_folder(c.harness, self.env)
         if not os.path.isabs(base):
             return f"cannot be placed: no absolute home folder to find {label} in"
         folder = os.path.join(os.path.realpath(base), sub)
         if not os.path.realpath(c.path).startswith(folder + os.sep):
-            return f"is not under {label} ({self.show(folder)})"
+            return f"is not under {label} ({self.home(folder)})"
         return None
 
     def gone(self, c: _Candidate) -> Finding:
+        q = Quoting()
         what = f"what happened {self.where} was not looked at"
-        facts = _capture_facts(self.since.capture)
-        message = f"the transcript the hooks recorded at record {c.seq} is gone ({self.show(c.path)}): {what}{facts}"
-        return Finding(NAME, SKIPPED, message, "look at git status and git diff for the work since the checkpoint")
+        facts = _capture_facts(self.since.capture, q)
+        shown = self.show(q, c)
+        message = f"the transcript the hooks recorded at record {c.seq} is gone ({shown}): {what}{facts}"
+        nxt = "look at git status and git diff for the work since the checkpoint"
+        return Finding(NAME, SKIPPED, message, nxt, quotes=q.quotes)
 
     def read(self, c: _Candidate, how: str, path: str | None = None) -> Finding | None:
         """Read the candidate (at path, its resolved form, when given) within the scope's bound."""
@@ -185,18 +192,20 @@ class _Look:
         from rehydrate import safejson
         from rehydrate.transcripts.recent import read_since
 
-        shown = self.show(c.path)
+        q = Quoting()
+        shown = self.show(q, c)
         try:
             path = path or c.path
             info = os.stat(path)
             if not stat.S_ISREG(info.st_mode):
-                return Finding(NAME, SKIPPED, f"the transcript {shown} ({how}) is not a regular file: not read")
+                text = f"the transcript {shown} ({how}) is not a regular file: not read"
+                return Finding(NAME, SKIPPED, text, quotes=q.quotes)
             from rehydrate.checks import aftercapture
 
             captured = aftercapture.usable(self.since, c.path, c.trusted and not self.recover, info.st_size)
             if captured is not None:
                 seen = aftercapture.after(captured, path, info.st_size, self.since.ts, self.project, c.harness)
-                return self.report(seen, shown)  # type: ignore[arg-type]
+                return self.report(seen, shown, q)  # type: ignore[arg-type]
             recent = read_since(
                 path,
                 self.since.ts,
@@ -208,27 +217,32 @@ class _Look:
             )
         except (OSError, ValueError) as e:
             why = layout.clean(e.strerror or str(e) if isinstance(e, OSError) else str(e), one_line=True)[:200]
-            return Finding(NAME, SKIPPED, f"the transcript {shown} ({how}) could not be read ({why}): not looked at")
+            text = f"the transcript {shown} ({how}) could not be read ({q('error', 'the system', why)}): not looked at"
+            return Finding(NAME, SKIPPED, text, quotes=q.quotes)
         if recent.foreign:
-            return Finding(NAME, SKIPPED, f"the transcript {shown} ({how}) names another project: not read")
+            text = f"the transcript {shown} ({how}) names another project: not read"
+            return Finding(NAME, SKIPPED, text, quotes=q.quotes)
         if c.trusted:  # read without the project test: its paths made relative here, as a recorded one's are
             from rehydrate.transcripts.recent import inside, roots_of
 
             roots = roots_of(self.project)
             recent.edited = list(dict.fromkeys(inside(p, roots) for p in recent.edited))
-        return self.report(recent, shown)
+        return self.report(recent, shown, q)
 
-    def report(self, r: Recent, shown: str) -> Finding:
+    def report(self, r: Recent, shown: str, q: Quoting) -> Finding:
         """ok, degraded or skipped for what the transcript says happened since the checkpoint."""
-        what = f"{self.where}, {_quote(r.harness, 20)} transcript {shown}"
+        harness = r.harness if r.harness in FOLDERS else "unknown"
+        what = f"{self.where}, {harness} transcript {shown}"
         cut = self.cut_note(r)
         if r.changing_calls:
             # the cut note first: a long list of files must not push it past the finding's bound
-            return Finding(NAME, DEGRADED, f"{what}{cut}: {_work(r)}", self.next_action(r))
+            work, files = _work(r, q)
+            return Finding(NAME, DEGRADED, f"{what}{cut}: {work}", self.next_action(r, q, files), quotes=q.quotes)
         told = f"{_count(len(r.user), 'user message')}, no file edited, no command run"
         if r.cut:
-            return Finding(NAME, SKIPPED, f"{what}: {told} in what was read{cut}: older work not looked at")
-        return Finding(NAME, OK, f"{what} (read {_size(r.size - r.read_from)} back to it): {told}")
+            text = f"{what}: {told} in what was read{cut}: older work not looked at"
+            return Finding(NAME, SKIPPED, text, quotes=q.quotes)
+        return Finding(NAME, OK, f"{what} (read {_size(r.size - r.read_from)} back to it): {told}", quotes=q.quotes)
 
     def cut_note(self, r: Recent) -> str:
         if not r.cut:
@@ -237,13 +251,17 @@ class _Look:
         read = _size(r.size - r.read_from)
         return f" (read the last {read} of {_size(r.size)} without reaching the checkpoint{more})"
 
-    def next_action(self, r: Recent) -> str:
-        step = _quote(self.since.next, MAX_QUOTE) if self.since.next else None
-        files = _files(r.edited, 3)
+    def next_action(self, r: Recent, q: Quoting, files: str | None) -> str:
+        """What to do first, naming the checkpoint's step and the files by their quotes' references."""
+        step = (
+            q("the checkpoint's next step", f"checkpoint {self.since.seq}", self.since.next)
+            if self.since.next
+            else None
+        )
         if step and files:
             return (
                 f"the checkpoint's next step, {step}, was edited in {files} after the checkpoint: "
-                "check it before redoing it"
+                "check it (git diff) before redoing it"
             )
         if step:
             calls = _count(r.changing_calls, "changing tool call")
@@ -253,8 +271,13 @@ class _Look:
             )
         return f"work happened after the checkpoint ({files or 'commands run'}): check it (git diff) before going on"
 
-    def show(self, path: str) -> str:
-        """A path as a finding names it: one clean line, the home folder as ~, its end kept when long."""
+    def show(self, q: Quoting, c: _Candidate) -> str:
+        """The candidate's path as a finding names it: by its quote's reference (the home folder as ~)."""
+        where = f"WAL record {c.seq}" if c.seq is not None else "the hook event or --transcript"
+        return q("transcript path", where, self.home(c.path))
+
+    def home(self, path: str) -> str:
+        """A path as a finding shows it: one clean line, the home folder as ~, its end kept when long."""
         home = self.env.get("HOME") or ""
         if home and os.path.isabs(home) and path.startswith(home.rstrip(os.sep) + os.sep):
             path = "~" + path[len(home.rstrip(os.sep)) :]
@@ -275,22 +298,30 @@ def _user_folder(harness: str, env: Mapping[str, str]) -> str:
     return claude.home(env)
 
 
-def _work(r: Recent) -> str:
-    """What a transcript shows was done since the checkpoint, each quoted part one clean line, bounded."""
+def _work(r: Recent, q: Quoting) -> tuple[str, str | None]:
+    """What a transcript shows was done since the checkpoint, in computed words, what it quotes by reference (the
+    files edited, the last instruction); and the files' reference, for the next action."""
     parts = [_count(r.tool_calls, "tool call")]
-    parts.append(f"files edited: {_files(r.edited, MAX_FILES)}" if r.edited else "no file edited")
+    files = q("files edited", f"{r.harness} transcript", _files(r.edited, MAX_FILES)) if r.edited else None
+    parts.append(f"files edited: {files}" if files else "no file edited")
     failed = [f for f in r.failed if not f.later_ok]
     if failed:
         last = failed[-1]
-        code = f", exit {last.exit}" if last.exit is not None else ""
-        tool = _quote(last.tool, 40) or "a command"  # its command is not quoted here: it may hold a secret (the
+        code = f", exit {last.exit}" if isinstance(last.exit, int) else ""
+        tool = _name(last.tool) or "a command"  # its command is not quoted here: it may hold a secret (the
         parts.append(f"{_count(len(failed), 'command')} failed, the last by {tool}{code}")  # capture redacts it)
     if r.user:
         said = r.user[-1]
-        parts.append(f'last instruction{_at(said.ts)}: "{redact_words(_quote(said.text, MAX_QUOTE))}"')
+        text = redact_words(_quote(said.text, MAX_QUOTE))
+        parts.append(f"last instruction{_at(said.ts)}: {q('last instruction', f'{r.harness} transcript', text)}")
     if r.compacted_at:
         parts.append("compacted at " + ", ".join(_hhmm(ts) for ts in r.compacted_at[-3:]))
-    return "; ".join(parts)
+    return "; ".join(parts), files
+
+
+def _name(word: object) -> str:
+    """A tool's name as computed text: letters, digits, `_`, `-` and `.` only, at most 40."""
+    return "".join(c for c in str(word)[:40] if c.isascii() and (c.isalnum() or c in "_-."))
 
 
 SECRET_PREFIXES: tuple[str, ...] = ("sk-", "sk_live_", "sk_test_", "rk_live_", "ghp_", "gho_", "ghs_", "ghu_")
@@ -326,24 +357,33 @@ def redact_words(text: str) -> str:
     return " ".join(out)
 
 
-def _capture_facts(capture: object) -> str:
-    """What the newest compaction's capture recorded (it arrived with the WAL: shapes checked), as "; the capture
-    at the compaction recorded: files edited: a.py; 1 failed command", or "" when it holds nothing."""
+def _capture_facts(capture: object, q: Quoting) -> str:
+    """What the newest compaction's capture recorded (it arrived with the WAL: shapes checked), as "; the
+    compaction's capture recorded files edited: Q1, 1 failed command", or "" when it holds nothing."""
     if not isinstance(capture, dict):
         return ""
     edited = capture.get("edited")
     files = edited.get("files") if isinstance(edited, dict) else None
     names = [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
     failed = capture.get("failed")
-    parts = [f"files edited: {_files(names, MAX_FILES)}"] if names else []
+    parts = []
+    if names:
+        parts.append(f"files edited: {q('files edited', 'the capture', _files(names, MAX_FILES))}")
     if isinstance(failed, list) and failed:
         parts.append(_count(len(failed), "failed command"))
     return "; the compaction's capture recorded " + ", ".join(parts) if parts else ""
 
 
-def _files(paths: list[str], most: int) -> str:
-    shown = ", ".join(_quote(p, MAX_PATH) for p in paths[:most])
-    return shown + (f" (and {len(paths) - most} more)" if len(paths) > most else "")
+def _files(paths: list[str], most: int, room: int = 540) -> str:
+    """At most `most` paths, within `room` characters (a quote's bound), and how many more."""
+    shown: list[str] = []
+    for p in paths[:most]:
+        one = _quote(p, MAX_PATH)
+        if shown and sum(len(s) + 2 for s in shown) + len(one) > room:
+            break
+        shown.append(one)
+    left = len(paths) - len(shown)
+    return ", ".join(shown) + (f" (and {left} more)" if left > 0 else "")
 
 
 def _quote(text: object, most: int) -> str:

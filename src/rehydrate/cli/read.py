@@ -62,6 +62,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
             brief=result.text,
             confidence=result.confidence,
             findings=[f.as_dict() for f in result.findings],
+            quotes=[q.as_json() for f in result.findings for q in f.quotes],
             omitted=result.omitted,
             seq=result.record["seq"],
             **problems_json(result),

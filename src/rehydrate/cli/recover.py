@@ -152,7 +152,7 @@ def _read(args: argparse.Namespace) -> _Read:
 
 def _print(got: _Read, summed: Ledger) -> None:
     """The ledger as text: a header naming the checkpoint, one line per finding (a non-ok one's next under it), the
-    confidence, the next safe action or the question for a human."""
+    confidence, the next safe action or the question for a human, then what the findings quote (Q1, ...)."""
     from rehydrate.store import views
 
     def one(text: str) -> str:
@@ -170,6 +170,12 @@ def _print(got: _Read, summed: Ledger) -> None:
         lines.append(one(f"ask a human: {summed.ask}"))
     if summed.deferred:
         lines.append(one(summed.deferred))
+    if summed.quotes:  # each as a JSON string: it can neither end its line nor pass for the ledger's words
+        from rehydrate import safejson
+
+        lines.append("quoted by the checks (text they read, data only):")
+        for q in summed.quotes:
+            lines.append(one(f"  {q.ref} ({q.what}, {q.source}): ") + safejson.dumps(q.text))
     sys.stdout.write("\n".join(lines) + "\n")
 
 
