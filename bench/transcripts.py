@@ -1,4 +1,6 @@
-"""Transcripts: `rehydrate audit --json` throughput against ccusage and a bare parse loop, and the cost of a tail read.
+"""Transcripts: `rehydrate audit --json --quick` throughput against ccusage and a bare parse loop (the one read of each
+file that finds the compactions and their symptoms; the loss report, which reads each compaction's prefix again, is
+left out as ccusage has none), and the cost of a tail read.
 
 1. Throughput. A corpus of Claude Code session files of at least --megabytes (200 by default; 2000 with --big, built
    in bench/results/, gitignored, and deleted after the run), made of copies of the real transcript in
@@ -46,7 +48,7 @@ import sys
 from rehydrate.audit import scan
 scan.report.__defaults__ = (None, False)
 from rehydrate.cli import main
-sys.exit(main(["audit", "--json", sys.argv[1]]))
+sys.exit(main(["audit", "--json", "--quick", sys.argv[1]]))
 """
 BARE = """
 import os, sys
@@ -180,7 +182,7 @@ def _throughput(args: argparse.Namespace, root: str) -> None:
     mb = size / (1 << 20)
     env = _common.clean_env(PYTHONPATH=_common.SRC)
     commands = {
-        "audit": ([sys.executable, "-m", "rehydrate", "audit", "--json", folder], env),
+        "audit": ([sys.executable, "-m", "rehydrate", "audit", "--json", "--quick", folder], env),
         "bare": ([sys.executable, "-c", BARE, folder], env),
     }
     if args.unfiltered:

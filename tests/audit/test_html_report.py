@@ -47,9 +47,10 @@ def test_the_page_loads_offline_draws_its_charts_and_shows_the_compaction(tmp_pa
     text = page.read_text()
     assert not re.search(r"<script[^>]+src=|<link[^>]+href=\"?https?:", text)  # nothing to fetch: no network
     assert "claude-code-2.1.39-manual-compact.jsonl" in text and "manual: 142,431 → 45,263" in text
+    assert 'id="chart-loss"' in text and text.count("<table class=loss>") >= 2 and "<h2>Format drift</h2>" in text
     dom = _chromium(tmp_path, "--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert dom.stdout.count('class="main-svg"') >= 2  # Plotly ran and drew both charts
+    assert dom.stdout.count('class="main-svg"') >= 3  # Plotly ran and drew both charts and the loss totals
     errors = [ln for ln in dom.stderr.splitlines() if "CONSOLE" in ln and ("Uncaught" in ln or "Error" in ln)]
     assert not errors, errors
     shot = tmp_path / "report.png"
@@ -103,3 +104,31 @@ def test_the_page_and_the_text_show_the_same_symptom_lines() -> None:
     page = html_report._symptoms(c)
     assert "<li class=bad>edited again after it: a&lt;b&gt;.py, c.py</li>" in page
     assert [f"<li{' class=bad' if bad else ''}>{line}</li>" in page for line, bad in lines[1:]] == [True] * 3
+
+
+def test_the_page_shows_each_compactions_loss_and_the_totals(tmp_path: Path) -> None:
+    """A table per compaction (by kind: facts, what the summary keeps, what the capture carries) with what neither
+    kept, the totals as a chart and by harness, and the format drift; the same rows as the text."""
+    import gzip
+
+    from tests.transcripts import realsessions
+
+    from rehydrate import audit
+    from rehydrate.audit import html_report, text
+    from rehydrate.harness import capture as precompact
+
+    source = realsessions.FIXTURES / "claude-code-2.1.20-tasks.jsonl.gz"
+    path = tmp_path / "claude-code-2.1.20-tasks.jsonl"
+    path.write_bytes(gzip.decompress(source.read_bytes()))
+    codex = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts" / "codex-0.171.0-autocompact.jsonl"
+    data = audit.report([str(path), str(codex)], capture=precompact.capture)
+    page = html_report.render(data)
+    assert page.count("<table class=loss>") == 2 and 'id="chart-loss"' in page
+    loss = data["sessions"][0]["compactions"][0]["loss"]
+    for name, n, kept, carried in text.loss_rows(loss["totals"]):
+        assert f"<tr><td>{name}</td><td class=n>{n}</td><td class=n>{kept}</td><td class=n>{carried}</td></tr>" in page
+    lost = text.lost_by_both(loss, 5)
+    assert lost and all(f"<code>{html_report._e(f['text'])}</code>" in page for f in lost)
+    t = data["summary"]["loss"]
+    assert f"{t['facts']} facts; the harness's summary kept {t['kept_by_summary']}" in page
+    assert "<tr><td>codex</td>" in page and "<li>codex 0.171.0 (1 session): type:token_usage_record 4" in page

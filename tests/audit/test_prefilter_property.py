@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rehydrate import audit, transcripts
+from rehydrate.harness import capture as precompact
 from rehydrate.transcripts.claude import audited
 
 USED = ("assistant", "user", "system")
@@ -118,8 +119,9 @@ def _use(ident: str) -> dict[str, Any]:
 
 
 def test_audit_skips_unparsed_by_default(tmp_path: Path, monkeypatch: Any) -> None:
-    """`rehydrate audit` (audit.report as the command calls it) has the filter on: progress records are never
-    parsed, the records it uses are."""
+    """`rehydrate audit` (audit.report as the command calls it) has the filter on: its read of the file never parses
+    a progress record, and the tail reads of the loss report and the format drift parse none past the file's first
+    records (read_since's head: which harness, which version), their own byte test refusing the rest."""
     seen: list[bytes] = []
     parse = transcripts._parser()
     monkeypatch.setattr(transcripts, "_loads", lambda raw: seen.append(raw) or parse(raw))
@@ -130,3 +132,7 @@ def test_audit_skips_unparsed_by_default(tmp_path: Path, monkeypatch: Any) -> No
     data = audit.report([str(path)])
     assert data["sessions"][0]["lines"] == 101 and data["sessions"][0]["tool_calls"] == 1
     assert seen == [used, used]  # once to tell the harness (transcripts.detect), once read
+    seen.clear()
+    assert audit.report([str(path)], capture=precompact.capture)["sessions"][0]["tool_calls"] == 1
+    # used: told, read, then the drift's tail read: its head (20 records: 19 progress) and its window
+    assert seen.count(used) == 4 and seen.count(progress) == 19

@@ -162,7 +162,8 @@ def test_the_recovery_ledger_section_states_the_real_bounds_and_switches() -> No
     assert f"at most its last {capture.MAX_READ // mib} MiB" in text
     assert f"at most {capture.MAX_TOTAL >> 10} KiB of JSON" in text
     assert f"up to {capture.MAX_TODOS} items of {capture.MAX_TODO} characters" in text
-    assert f"the last {capture.MAX_USER} user messages, verbatim ({capture.MAX_USER_TEXT:,} characters" in text
+    assert f"the last {capture.MAX_USER} things the user said, verbatim ({capture.MAX_USER_TEXT:,} characters" in text
+    assert f"the lines of its output that say what failed ({capture.MAX_ERROR} characters" in text
     assert f"the last {capture.MAX_EDITED} paths" in text and f"the last {capture.MAX_FAILED} commands" in text
     assert f"the last assistant message ({capture.MAX_ASSISTANT:,} characters)" in text
     assert f"(up to {user.project.MAX_USER_CHECKS})" in text and user.OFF + "=1" in text

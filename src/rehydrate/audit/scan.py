@@ -1,10 +1,12 @@
-"""The audit of a set of files: each session read, its compactions' symptoms, the sessions ranked."""
+"""The audit of a set of files: each session read, its compactions' symptoms and losses, the sessions ranked, and
+what the readers did not know."""
 
 from __future__ import annotations
 
 import gc
 
 from rehydrate import JSON_VERSION, transcripts
+from rehydrate.audit import drift, loss
 from rehydrate.audit.discover import unreadable
 from rehydrate.audit.symptoms import score, symptoms
 
@@ -13,39 +15,74 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from rehydrate.audit.loss import Capture
+
 
 def report(
-    paths: list[str], progress: Callable[[int, int, str], None] | None = None, prefilter: bool = True
+    paths: list[str],
+    progress: Callable[[int, int, str], None] | None = None,
+    prefilter: bool = True,
+    *,
+    capture: Capture | None = None,
 ) -> dict[str, Any]:
     """The audit of these files, as the JSON object `rehydrate audit --json` prints. progress, if given, is called
     before each file is read with its number (from 1), the number of files and its path. Only the records the audit
     uses are looked at past their type (transcripts.read's audit). prefilter: the lines whose bytes show they cannot
     be one (transcripts.claude.audited: Claude Code's progress records, 70% of a session's lines) are skipped before
     they are parsed: the same report, except that a line skipped is not counted in bad_lines even if it is not JSON
-    (bench/transcripts.py --unfiltered times it off)."""
+    (bench/transcripts.py --unfiltered times it off). capture: the PreCompact capture (harness.capture.capture, given
+    by the face: the audit imports nothing of the harnesses); with it, each compaction's loss report and the format
+    drift (loss.py, drift.py), read with the tail reader; without it, neither is in the report."""
+    import shutil
+    import tempfile
+
     collecting = gc.isenabled()
     gc.disable()  # what it reads holds no cycles: the cyclic collector would only walk every record kept, often
+    scratch = tempfile.mkdtemp(prefix="rehydrate-audit-") if capture else None  # each compaction's prefix, copied
     try:
-        sessions, errors = _read(paths, progress, prefilter)
+        sessions, errors = _read(paths, progress, prefilter, scratch, capture)
     finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         if collecting:
             gc.enable()
     ranked = sorted((s for s in sessions if s["compactions"]), key=lambda s: -int(s["score"]))
+    summary: dict[str, Any] = {
+        "files": len(paths),
+        "sessions": len(sessions),
+        "compactions": sum(len(s["compactions"]) for s in sessions),
+        "ranked": [{"path": s["path"], "score": s["score"]} for s in ranked],
+    }
+    if scratch is not None:
+        summary["loss"] = _loss_totals(sessions)
+        summary["drift"] = drift.tally(sessions)
     return {
         "version": JSON_VERSION,
         "sessions": sessions,
-        "summary": {
-            "files": len(paths),
-            "sessions": len(sessions),
-            "compactions": sum(len(s["compactions"]) for s in sessions),
-            "ranked": [{"path": s["path"], "score": s["score"]} for s in ranked],
-        },
+        "summary": summary,
         "errors": errors,
     }
 
 
+def _loss_totals(sessions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The loss reports' totals over every session, and by harness."""
+    out = loss.totals([])
+    by_harness: dict[str, dict[str, Any]] = {}
+    for s in sessions:
+        for c in s["compactions"]:
+            if c.get("loss") is not None:
+                loss.add(out, c["loss"]["totals"])
+                loss.add(by_harness.setdefault(s["harness"], loss.totals([])), c["loss"]["totals"])
+    out["by_harness"] = dict(sorted(by_harness.items()))
+    return out
+
+
 def _read(
-    paths: list[str], progress: Callable[[int, int, str], None] | None, prefilter: bool
+    paths: list[str],
+    progress: Callable[[int, int, str], None] | None,
+    prefilter: bool,
+    scratch: str | None,
+    capture: Capture | None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     sessions: list[dict[str, Any]] = []
     errors: list[dict[str, str]] = []
@@ -59,12 +96,15 @@ def _read(
             errors.append(unreadable(path, e))
             continue
         if s.harness in ("claude", "codex"):
-            sessions.append(_session(path, s))
+            sessions.append(_session(path, s, scratch, capture))
     return sessions, errors
 
 
-def _session(path: str, s: transcripts.Session) -> dict[str, Any]:
+def _session(path: str, s: transcripts.Session, scratch: str | None, capture: Capture | None) -> dict[str, Any]:
     compactions = symptoms(s)
+    extra: dict[str, Any] = {}
+    if scratch is not None and capture is not None:
+        extra = _losses(path, s, compactions, scratch, capture)
     return {
         "path": path,
         "harness": s.harness,
@@ -76,4 +116,24 @@ def _session(path: str, s: transcripts.Session) -> dict[str, Any]:
         "context": [t.context for t in s.turns],
         "compactions": compactions,
         "score": score(compactions),
+        **extra,
+    }
+
+
+def _losses(
+    path: str, s: transcripts.Session, compactions: list[dict[str, Any]], scratch: str, capture: Capture
+) -> dict[str, Any]:
+    """Each compaction's loss (into compactions), and the session's version, format drift and loss totals."""
+    try:
+        found = loss.session(path, s.harness, s.compactions, scratch, capture)
+    except OSError as e:  # the file went away or changed since it was read: the rest of the report stands
+        for c in compactions:
+            c["loss"] = None
+        return {"loss": {**loss.totals([]), "error": unreadable(path, e)["message"]}}
+    for i, c in enumerate(compactions):
+        c["loss"] = found.compactions[i] if i < len(found.compactions) else None
+    return {
+        "version": found.version,
+        "unknown": drift.counted(found.windows),
+        "loss": {**loss.totals([f["facts"] for f in found.compactions]), "error": None},
     }

@@ -24,12 +24,20 @@ def args_audit(p: argparse.ArgumentParser) -> None:
         "folder; --all: the user's ~/.claude/projects and ~/.codex/sessions, or CLAUDE_CONFIG_DIR and "
         "CODEX_HOME). For each compaction: the context's size before and after it, files edited again that had "
         "been edited before it, identical tool calls repeated, tool errors on each side, and the model turns "
-        "before the first edit. Sessions are ranked by these symptoms."
+        "before the first edit; and what stood just before it (the task list, edited files, failed commands, the "
+        "last requests, ids and numbers) with whether the harness's summary and rehydrate's capture kept each. "
+        "Sessions are ranked by the symptoms. Record types and tools the readers do not know are counted by "
+        "harness version (format drift)."
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="transcript files or folders")
     p.add_argument("--all", action="store_true", help="every transcript of the user's Claude Code and Codex")
     p.add_argument("--since", metavar="DATE", help="only files modified on or after DATE (YYYY-MM-DD)")
     p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="the symptoms only: no loss report and no format drift (each compaction's prefix is not read again)",
+    )
     p.add_argument(
         "--html",
         metavar="FILE",
@@ -56,7 +64,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
     stderr = getattr(sys.stderr, "_stream", sys.stderr)  # the progress line redraws itself with a CR
     show = stderr.isatty() and len(files) > PROGRESS_AFTER
     try:
-        data = audit.report(files, progress=_progress(stderr) if show else None)
+        capture = None
+        if not args.quick:  # the loss report compares with the PreCompact hook's own capture
+            from rehydrate.harness import capture as precompact
+
+            capture = precompact.capture
+        data = audit.report(files, progress=_progress(stderr) if show else None, capture=capture)
     finally:
         if show:
             stderr.write("\r" + " " * 72 + "\r")

@@ -44,6 +44,9 @@ at most MAX_TOTAL (14 KiB) of JSON, under views.MAX_FIELD and wal.MAX_LINE: past
 
 from __future__ import annotations
 
+from rehydrate.transcripts.recent import CAPTURE_BACK as TODOS_BACK  # past the checkpoint, for the task list
+from rehydrate.transcripts.recent import CAPTURE_READ as MAX_READ  # the most read back from the transcript's end
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,8 +57,7 @@ if TYPE_CHECKING:
     from rehydrate.transcripts.recent import Msg, Recent
 
 VERSION = 2
-MAX_READ = 16 << 20  # the most the capture reads back from the transcript's end
-TODOS_BACK = 64 << 20  # and past the checkpoint for the task list: only lines naming a task tool are parsed
+
 MAX_TODOS, MAX_TODO = 30, 200
 MAX_USER, MAX_USER_TEXT = 3, 1000
 MAX_EDITED, MAX_PATH = 50, 300

@@ -599,7 +599,7 @@ class _Walk:
         if call is None:
             return
         name, tool_input, _line, _ts = call
-        text = _content_text(block.get("content"))
+        text = content_text(block.get("content"))
         words = rejected_words(text) if block.get("is_error") is True else None
         if words is not None:  # the user said no: not a failure of the command, and their words are a request
             self.failed_ids.add(ident)
@@ -686,7 +686,8 @@ class _Walk:
             self.recent.todos = self.prompt_todos
 
 
-def _content_text(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """A message's or tool result's content as text: the string, or its parts' texts joined by newlines."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):

@@ -189,7 +189,7 @@ def _outcome(output: Any, loads: Callable[[str | bytes], Any]) -> tuple[int | No
         code = obj(data.get("metadata")).get("exit_code")
         inner = data.get("output")
         if isinstance(code, int) and not isinstance(code, bool):
-            return code, exit_error(inner)[1] if isinstance(inner, str) else ""
+            return code, exit_error(inner)[1] if isinstance(inner, str) and code != 0 else ""
     return exit_error(text)
 
 
@@ -285,8 +285,11 @@ def _call(
     if name == "update_plan":
         _plan(recent, number, args, False)
     command = _command(name, args, payload) if name in SHELLS else None
-    if name == "write_stdin":  # more input to a command still running: its outcome is that command's
-        command = running.get(label(obj(args).get("session_id")))
+    if name == "write_stdin":  # more input to a command still running: its outcome is that command's, unless
+        chars = obj(args).get("chars")  # the agent stopped it itself (Ctrl-C): no failure of the command
+        command = (
+            None if isinstance(chars, str) and "\x03" in chars else running.get(label(obj(args).get("session_id")))
+        )
     if isinstance(payload.get("call_id"), str):
         calls[payload["call_id"]] = (name, args, command)
 

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 TODOS_BACK = 16 << 20
+# The PreCompact capture's bounds (harness/capture.py), named here so that the audit, which compares the facts with
+# what the capture carries, reads the same bytes without importing the harness side.
+CAPTURE_READ = 16 << 20  # the most read back from the transcript's end
+CAPTURE_BACK = 64 << 20  # and past the checkpoint for the task list: only lines naming a task tool are parsed
 COUNT_MAX = 32 << 20  # the most bytes before the read's start counted to give lines their own numbers (~30 ms)
 
 # What a user's message is: typed as a prompt, a slash command or skill ("/name args"), typed while the agent worked
@@ -443,7 +447,7 @@ def exit_error(text: str) -> tuple[int | None, str]:
                 if number.lstrip("-").isdigit() and code is None:
                     code = int(number)
                 break
-    return code, telling(text)
+    return code, "" if code == 0 else telling(text)  # a success has nothing to tell: no scan of its output
 
 
 def telling(text: str) -> str:

@@ -1,0 +1,485 @@
+"""What each compaction lost: the facts that stood just before it, and whether the harness's own summary and
+rehydrate's capture kept each one.
+
+The facts, read with rehydrate's own tail reader (transcripts.recent.read_since, with the fast parser) from a copy of
+the transcript as it stood at the compaction (its lines before the boundary), over the window since the previous
+compaction (the whole prefix for the first), at most the last WINDOW bytes (16 MiB, the capture's own MAX_READ):
+- task: each item of the task list as it stood (Claude Code's TodoWrite or its task tools folded, Codex's
+  update_plan), from up to TODOS_BACK (64 MiB) further back, as the capture reads it;
+- edited: each path edited successfully in the window, as the transcript wrote it;
+- failed: each failed command's first line, its first COMMAND_CHARS (200) characters (a command failing twice is one
+  fact);
+- request: the last MAX_REQUESTS (3) user messages of the window: prompts, slash commands, queued messages and the
+  words of a rejected tool call;
+- number: the ids and numbers of the last turns: every token holding an ASCII digit (NUMBER: letters, digits and
+  `._-` inside, with `._-` at its ends cut off; at least 2 characters) in the last 3 requests and the last
+  MAX_ASSISTANT (3) assistant texts of the window, the newest text first, each token once, at most MAX_NUMBERS (30).
+  `#123` gives `123`, `ENT-250`, `v1.2.3`, `c1c35c9`, `localhost:8080` gives `8080`.
+
+Kept: a fact's text appears in a text (the summary, or the capture's strings each on its own) once both have every
+run of white space made one space and terminal escapes, control and invisible characters taken out (as the capture
+stores text), a task or a request cut to its first FACT_CHARS (100) characters. An edited path also counts as kept in
+its form relative to the session's working directory. A number counts only as a whole token of the text (the same
+rule), so 12 is not kept by 2012. Case counts.
+
+The harness's summary: Claude Code's `user` record with `isCompactSummary: true` right after the boundary; Codex's
+`compacted` record's `payload.message` and the user and assistant messages of its `replacement_history` (the
+AGENTS.md and environment messages left out: the harness sends them again anyway). Codex 0.142 encrypts its summary
+(an empty message, an encrypted `compaction` item): only the messages it kept verbatim count, so its share is a
+floor. None found: kept_by_summary is null.
+
+The capture: the PreCompact hook's own (harness.capture.capture, given by the face that runs the audit: the audit
+imports nothing of the harnesses), run on the copy with a Since whose ts is the previous compaction's time (its
+checkpoint stand-in), root the session's working directory, an empty config.
+
+Cost: each compaction's copy is at most WINDOW + TODOS_BACK bytes (what the capture itself may read back); the copy
+is read twice (the facts, the capture), each reading at most WINDOW of it in full (the task list's records further
+back are told by their bytes). A session's end after its last compaction (at most DRIFT_TAIL, 1 MiB) is read once
+more, for the format drift only (drift.py): what the reader does not know.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rehydrate import transcripts
+from rehydrate.store.since import Since
+from rehydrate.store.views import clean
+from rehydrate.transcripts import label, obj, recent
+from rehydrate.transcripts.claude import content_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from re import Pattern
+    from typing import Any, BinaryIO
+
+    Capture = Callable[[str, dict[str, Any], Since, dict[str, Any]], dict[str, Any] | None]  # harness.capture's
+
+WINDOW = recent.CAPTURE_READ
+TODOS_BACK = recent.CAPTURE_BACK
+COPIED = WINDOW + TODOS_BACK  # the most of a prefix copied: all that the capture may read back
+DRIFT_TAIL = 1 << 20  # the most read of a session's end after its last compaction, for the format drift only
+FACT_CHARS = 100
+COMMAND_CHARS = 200  # a failed command's first line: long one-liners often share their first 100 characters
+MAX_PATH = 300
+MAX_REQUESTS = 3
+MAX_ASSISTANT = 3
+MAX_NUMBERS = 30
+KINDS = ("task", "edited", "failed", "request", "number")
+SUMMARY_LINES = 20  # Claude Code writes the summary right after the boundary; a hook's records may come between
+BLOCK = 1 << 20
+NUMBER = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+_NOT_KEPT_TEXT = ("<environment_context>", "# AGENTS.md")  # Codex's instructions, sent again after a compaction
+_number: Pattern[str] | None = None
+ESCAPES = r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?"  # CSI, OSC, ESC X
+_escapes: Pattern[str] | None = None
+# A capture's fields that say nothing of the session (stamps, which tool or kind of message, its own bookkeeping)
+_NOT_CARRIED = ("ts", "tool", "kind")
+_NOT_CARRIED_TOP = ("v", "error", "harness", "version", "since", "read", "unknown")
+
+
+class Window:
+    """One read of the tail reader: its harness version and what it did not know (for the format drift)."""
+
+    def __init__(self, version: str | None, unknown: dict[str, int]) -> None:
+        self.version = version
+        self.unknown = unknown
+
+
+class Loss:
+    """A session's compactions' losses (one dict per compaction, as the report holds it) and its reads' windows."""
+
+    def __init__(self) -> None:
+        self.compactions: list[dict[str, Any]] = []
+        self.windows: list[Window] = []
+        self.version: str | None = None
+
+
+def session(path: str, harness: str, compactions: list[transcripts.Compaction], scratch: str, capture: Capture) -> Loss:
+    """The loss at each compaction of the transcript at path and the windows read; scratch: a folder of this
+    process's own, where each prefix is copied (and deleted); capture: the PreCompact capture. OSError when the file
+    cannot be read."""
+    out = Loss()
+    cwd = _session_cwd(path) if harness == "codex" and compactions else None
+    offsets = _offsets(path, [c.line for c in compactions])
+    copy = os.path.join(scratch, "prefix.jsonl")
+    since: str | None = None
+    for c in compactions:
+        offset = offsets.get(c.line)
+        if offset is None:  # the file changed since it was read
+            break
+        boundary = _records_from(path, offset, SUMMARY_LINES)
+        if harness == "claude":  # where the session worked when it compacted (a worktree may have changed it)
+            cwd = boundary[0]["cwd"] if boundary and isinstance(boundary[0].get("cwd"), str) else None
+        try:
+            start = _copy(path, offset, copy)
+            one = _one(copy, start, harness, since, cwd, _summary(boundary, harness), out, capture)
+        finally:
+            _remove(copy)
+        out.compactions.append(one)
+        since = c.time
+    tail = recent.read_since(path, since, loads=transcripts.loads, max_bytes=DRIFT_TAIL, harness=harness, todos_back=0)
+    out.windows.append(Window(tail.version, tail.unknown))
+    out.version = tail.version or next((w.version for w in reversed(out.windows) if w.version), None)
+    return out
+
+
+def _one(
+    copy: str,
+    start: int,
+    harness: str,
+    since: str | None,
+    cwd: str | None,
+    summary: str | None,
+    out: Loss,
+    capture: Capture,
+) -> dict[str, Any]:
+    """The facts before one compaction, judged against its summary and the capture made from the same copy (the
+    file's bytes from `start` to the boundary)."""
+    found = recent.read_since(
+        copy, since, loads=transcripts.loads, max_bytes=WINDOW, harness=harness, todos_back=TODOS_BACK
+    )
+    out.windows.append(Window(found.version, found.unknown))
+    said = _assistant_texts(copy, found.read_from, harness)
+    facts = _facts(found, said)
+    stand_in = Since()
+    stand_in.ts = since
+    event = {"transcript_path": copy, "harness": harness}
+    carried = capture(cwd or "", event, stand_in, {}) or {"error": "capture off"}
+    roots = recent.roots_of(cwd)
+    by_summary = _Text([summary]) if summary is not None else None
+    by_capture = _Text(_strings(carried))
+    judged = []
+    for kind, text, detail in facts:
+        forms = [text]
+        if kind == "edited":
+            forms.append(_norm(recent.inside(text, roots)))
+        judged.append(
+            {
+                "kind": kind,
+                "text": text,
+                "detail": detail,
+                "kept_by_summary": by_summary.holds(kind, forms) if by_summary is not None else None,
+                "carried_by_capture": by_capture.holds(kind, forms),
+            }
+        )
+    return {
+        "since": since,
+        # cut: the reader stopped at WINDOW bytes, or at the copy's start before the previous compaction
+        "window": {
+            "from": start + found.read_from,
+            "to": start + found.size,
+            "cut": found.cut or (start > 0 and found.read_from == 0),
+        },
+        "summary": None if summary is None else {"chars": len(summary)},
+        "capture": {"error": carried.get("error"), "cut": bool(obj(carried.get("read")).get("cut"))},
+        "facts": judged,
+        "totals": totals([judged]),
+    }
+
+
+def totals(fact_lists: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """facts, kept_by_summary, carried_by_capture over these lists of facts, and the same by kind."""
+    out: dict[str, Any] = {"facts": 0, "kept_by_summary": 0, "carried_by_capture": 0}
+    by_kind = {kind: {"facts": 0, "kept_by_summary": 0, "carried_by_capture": 0} for kind in KINDS}
+    for facts in fact_lists:
+        for f in facts:
+            for part in (out, by_kind[f["kind"]]):
+                part["facts"] += 1
+                part["kept_by_summary"] += f["kept_by_summary"] is True
+                part["carried_by_capture"] += f["carried_by_capture"] is True
+    out["by_kind"] = by_kind
+    return out
+
+
+def add(into: dict[str, Any], more: dict[str, Any]) -> None:
+    """Adds one totals() into another (by kind too)."""
+    for key in ("facts", "kept_by_summary", "carried_by_capture"):
+        into[key] += more[key]
+        for kind in KINDS:
+            into["by_kind"][kind][key] += more["by_kind"][kind][key]
+
+
+# --- the facts ------------------------------------------------------------------------------------------------------
+
+
+def _facts(found: recent.Recent, said: list[str]) -> list[tuple[str, str, str | None]]:
+    """(kind, text as compared, detail) of each fact, each (kind, text) once."""
+    out: list[tuple[str, str, str | None]] = []
+    if found.todos is not None:
+        out += [("task", _cut(text), status) for text, status in found.todos.items]
+    out += [("edited", _norm(path)[:MAX_PATH], None) for path in found.edited]
+    for f in found.failed:
+        line = _cut(recent.first_line(f.command), COMMAND_CHARS)
+        out.append(("failed", line, None if f.exit is None else f"exit {f.exit}"))
+    requests = found.user[-MAX_REQUESTS:]
+    out += [("request", _cut(m.text), m.kind) for m in requests]
+    texts = [_norm(t) for t in [m.text for m in reversed(requests)] + list(reversed(said))]  # the newest first
+    out += [("number", token, None) for token in numbers(texts)[:MAX_NUMBERS]]
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for kind, text, detail in out:
+        if text and (kind, text) not in seen:
+            seen.add((kind, text))
+            unique.append((kind, text, detail))
+    return unique
+
+
+def numbers(texts: list[str]) -> list[str]:
+    """The tokens of these texts that hold an ASCII digit (NUMBER, `._-` cut off at its ends, at least 2
+    characters), in order, each once."""
+    found: dict[str, None] = {}
+    for text in texts:
+        for token in _tokens(text):
+            if any("0" <= ch <= "9" for ch in token):
+                found.setdefault(token)
+    return list(found)
+
+
+def _tokens(text: str) -> Iterator[str]:
+    global _number
+    if _number is None:
+        import re
+
+        _number = re.compile(NUMBER)
+    for m in _number.finditer(text):
+        token = m.group().rstrip("._-")
+        if len(token) >= 2:
+            yield token
+
+
+def _norm(text: str) -> str:
+    """text on one line: terminal escape sequences out (as the capture takes them out: ESC[2J leaves no "[2J"),
+    every run of white space one space, control and invisible characters out."""
+    global _escapes
+    if "\x1b" in text or "\x9b" in text:
+        if _escapes is None:
+            import re
+
+            _escapes = re.compile(ESCAPES)
+        text = _escapes.sub("", text)
+    return " ".join(clean(text, one_line=True).split())
+
+
+def _cut(text: str, most: int = FACT_CHARS) -> str:
+    return _norm(text[: most * 4 + 256])[:most].rstrip()
+
+
+class _Text:
+    """Texts a fact may be kept by: each normalised on its own (a fact never matches across two), and their
+    number tokens."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.text = "\n".join(_norm(t) for t in texts)
+        self._tokens: set[str] | None = None
+
+    def holds(self, kind: str, forms: list[str]) -> bool:
+        if kind == "number":
+            if self._tokens is None:
+                self._tokens = set(_tokens(self.text))
+            return forms[0] in self._tokens
+        return any(form and form in self.text for form in forms)
+
+
+def _strings(value: Any, top: bool = True) -> list[str]:
+    """Every string a capture holds (its tasks, requests, paths, commands, error lines, the assistant's text), its
+    keys and the fields that say nothing of the session left out (_NOT_CARRIED; at its top, _NOT_CARRIED_TOP)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v, False)]
+    if isinstance(value, dict):
+        skip = _NOT_CARRIED + _NOT_CARRIED_TOP if top else _NOT_CARRIED
+        return [s for k, v in value.items() if k not in skip for s in _strings(v, False)]
+    return []
+
+
+# --- reading the transcript -----------------------------------------------------------------------------------------
+
+
+def _session_cwd(path: str) -> str | None:
+    """Where a Codex session worked: its session_meta's cwd (the rollout's first line)."""
+    with transcripts.open_regular(path) as f:
+        for raw in _lines_from(f, 0):
+            rec = _parse(raw)
+            if rec is not None and rec.get("type") == "session_meta":
+                cwd = obj(rec.get("payload")).get("cwd")
+                return cwd if isinstance(cwd, str) else None
+            return None
+    return None
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        rec = transcripts.loads(raw) if raw.strip() else None
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+def _offsets(path: str, lines: list[int]) -> dict[int, int]:
+    """The byte offset where each of these 1-based lines starts (after the file's (n-1)-th newline), counting
+    newlines in one read of the file; a line past its end is left out."""
+    want = sorted({n for n in lines if n >= 1})
+    out: dict[int, int] = {}
+    i = newlines = at = 0  # newlines: those before `at`, the offset of the block read next
+    with transcripts.open_regular(path) as f:
+        while i < len(want):
+            if want[i] - 1 == newlines:
+                out[want[i]] = at
+                i += 1
+                continue
+            block = f.read(BLOCK)
+            if not block:
+                break
+            count = block.count(b"\n")
+            cut, seen = -1, newlines
+            while i < len(want) and want[i] - 1 <= newlines + count:
+                for _ in range(want[i] - 1 - seen):
+                    cut = block.index(b"\n", cut + 1)
+                seen = want[i] - 1
+                out[want[i]] = at + cut + 1
+                i += 1
+            newlines += count
+            at += len(block)
+    return out
+
+
+def _copy(path: str, end: int, to: str) -> int:
+    """The file's bytes before `end` (at most COPIED of them, from a line's start) written to `to`; where they
+    start."""
+    start = max(0, end - COPIED)
+    with transcripts.open_regular(path) as src, open(to, "wb") as dst:
+        if start > 0:
+            src.seek(start - 1)
+            while True:  # on to the start of the next line
+                chunk = src.read(BLOCK)
+                at = chunk.find(b"\n")
+                if not chunk or at >= 0:
+                    start += at if at >= 0 else len(chunk)
+                    break
+                start += len(chunk)
+            start = min(start, end)
+        src.seek(start)
+        left = end - start
+        while left > 0:
+            chunk = src.read(min(BLOCK, left))
+            if not chunk:
+                break
+            dst.write(chunk)
+            left -= len(chunk)
+    return start
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _lines_from(f: BinaryIO, offset: int) -> Iterator[bytes]:
+    """The file's lines from offset on, without their newlines; a line longer than transcripts.MAX_LINE is
+    skipped."""
+    f.seek(offset)
+    pieces: list[bytes] = []
+    held = 0
+    while True:
+        block = f.read(BLOCK)
+        if not block:
+            break
+        parts = block.split(b"\n")
+        for part in parts[:-1]:
+            line = b"".join((*pieces, part)) if pieces else part
+            pieces, held = [], 0
+            if len(line) <= transcripts.MAX_LINE:
+                yield line
+        pieces.append(parts[-1])
+        held += len(parts[-1])
+        if held > transcripts.MAX_LINE:
+            pieces, held = [], 0
+    if pieces and held:
+        yield b"".join(pieces)
+
+
+def _records_from(path: str, offset: int, most: int) -> list[dict[str, Any]]:
+    """The records of the `most` lines from offset on (the boundary, and what follows it)."""
+    out = []
+    with transcripts.open_regular(path) as f:
+        for n, raw in enumerate(_lines_from(f, offset)):
+            if n >= most:
+                break
+            rec = _parse(raw)
+            if rec is not None:
+                out.append(rec)
+    return out
+
+
+def _summary(records: list[dict[str, Any]], harness: str) -> str | None:
+    """The summary the harness wrote at this boundary (records[0]), or None when the transcript holds none."""
+    if not records:
+        return None
+    if harness == "codex":
+        payload = obj(records[0].get("payload"))
+        if records[0].get("type") != "compacted":
+            return None
+        parts = [payload["message"]] if isinstance(payload.get("message"), str) else []
+        history = payload.get("replacement_history")
+        for value in history if isinstance(history, list) else []:
+            item = obj(value)
+            if item.get("type") == "message" and item.get("role") in ("user", "assistant"):
+                text = content_text(item.get("content"))
+                if not text.lstrip().startswith(_NOT_KEPT_TEXT):
+                    parts.append(text)
+        return "\n".join(parts)
+    for rec in records[1:]:
+        if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
+            break
+        if rec.get("type") == "user" and rec.get("isCompactSummary") is True:
+            return content_text(obj(rec.get("message")).get("content"))
+    return None
+
+
+def _assistant_texts(path: str, start: int, harness: str) -> list[str]:
+    """The last MAX_ASSISTANT assistant texts after byte `start` (a line's start) of the file, oldest first, read
+    back from its end: Claude Code's assistant records' text blocks (one text per record), Codex's agent_message
+    events and AgentMessage items; a text equal to the one after it is one (Codex may write both)."""
+    found: list[str] = []
+    with transcripts.open_regular(path) as f:
+        end = f.seek(0, os.SEEK_END)
+        carry = b""
+        while end > start and len(found) < MAX_ASSISTANT:
+            step = min(BLOCK, end - start)
+            end -= step
+            f.seek(end)
+            parts = (f.read(step) + carry).split(b"\n")
+            carry = parts.pop(0) if end > start else b""
+            for raw in reversed(parts):
+                text = _assistant_text(raw, harness)
+                if text and (not found or found[-1] != text):
+                    found.append(text)
+                    if len(found) >= MAX_ASSISTANT:
+                        break
+    return found[::-1]
+
+
+def _assistant_text(raw: bytes, harness: str) -> str | None:
+    if harness == "codex":
+        if b"agent_message" not in raw and b"AgentMessage" not in raw:
+            return None
+        rec = _parse(raw)
+        payload = obj(rec.get("payload")) if rec is not None and rec.get("type") == "event_msg" else {}
+        if payload.get("type") == "agent_message" and isinstance(payload.get("message"), str):
+            return payload["message"].strip() or None
+        item = obj(payload.get("item")) if payload.get("type") == "item_completed" else {}
+        return content_text(item.get("content")).strip() or None if item.get("type") == "AgentMessage" else None
+    if b'"assistant"' not in raw or b'"text"' not in raw:
+        return None
+    rec = _parse(raw)
+    if rec is None or rec.get("type") != "assistant":
+        return None
+    content = obj(rec.get("message")).get("content")
+    blocks = content if isinstance(content, list) else []
+    texts = [label(b.get("text")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    return "\n\n".join(t for t in texts if t.strip()) or None
