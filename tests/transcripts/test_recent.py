@@ -552,3 +552,19 @@ def test_what_the_reader_does_not_know_is_counted_with_the_harness_version(tmp_p
     assert r.unknown == {"type:brand-new-record": 1, "subtype:system:new_marker": 1, "tool:TaskDelete": 1}
     codex = _read(CODEX_171)
     assert codex.version == "0.171.0" and "type:world_state" in codex.unknown
+
+
+@pytest.mark.parametrize("budget", [10, 70_000, 200_000, 1 << 30])
+def test_the_marked_blocks_read_back_gives_the_lines_the_plain_read_back_gives(tmp_path: Path, budget: int) -> None:
+    """The task list's look-back splits only the blocks that hold a mark: with a mark every block holds, it gives
+    every line the plain backward read gives, at the same offsets, a line longer than a block and one cut by the
+    budget included; with a mark no block holds, nothing."""
+    sizes = [5, 70_000, 1, 300, 65_536, 65_535, 2, 140_000, 7]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(bytes([97 + i % 26]) * n + b"\n" for i, n in enumerate(sizes)))
+    end = path.stat().st_size
+    with path.open("rb") as f:
+        plain = [(o, line) for o, line in recent_mod._backwards(f, end, budget) if line.strip() and o < end]
+        marked = list(recent_mod._marked(f, end, budget, (b"",)))
+        assert marked == plain and (budget < 200_000 or len(marked) >= 3)
+        assert list(recent_mod._marked(f, end, budget, (b"never there",))) == []

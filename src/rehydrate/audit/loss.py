@@ -5,7 +5,7 @@ The facts, read with rehydrate's own tail reader (transcripts.recent.read_since,
 the transcript as it stood at the compaction (its lines before the boundary), over the window since the previous
 compaction (the whole prefix for the first), at most the last WINDOW bytes (16 MiB, the capture's own MAX_READ):
 - task: each item of the task list as it stood (Claude Code's TodoWrite or its task tools folded, Codex's
-  update_plan), from up to TODOS_BACK (64 MiB) further back, as the capture reads it;
+  update_plan), from up to TODOS_BACK (8 MiB) further back, as the capture reads it;
 - edited: each path edited successfully in the window, as the transcript wrote it;
 - failed: each failed command's first line, its first COMMAND_CHARS (200) characters (a command failing twice is one
   fact);

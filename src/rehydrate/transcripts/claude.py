@@ -323,11 +323,14 @@ class _Tail:
     def version(head: list[dict[str, Any]]) -> str | None:
         return next((rec["version"] for rec in head if isinstance(rec.get("version"), str)), None)
 
+    # A block holding none of these holds no such line (a user record's empty `todos: []` is in every block)
+    TODO_MARKS = (b'"TodoWrite"', b'"Task', b'"task', b'"todos":[{', b'"todos": [{')
+
     @staticmethod
     def may_hold_todos(raw: bytes) -> bool:
         """A line that may hold or change the task list: a TodoWrite or task tool call, a task tool's result (its
         toolUseResult names a "task", "tasks" or "taskId"), a user record's todos."""
-        return b'"TodoWrite"' in raw or b'"Task' in raw or b'"task' in raw or b'"todos"' in raw
+        return any(m in raw for m in _Tail.TODO_MARKS)
 
     @staticmethod
     def holds_todos(rec: dict[str, Any]) -> bool:

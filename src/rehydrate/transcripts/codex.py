@@ -221,6 +221,8 @@ class _Tail:
                 return value if isinstance(value, str) else None
         return None
 
+    TODO_MARKS = (b'"update_plan"',)  # a block holding none holds no task list
+
     @staticmethod
     def may_hold_todos(raw: bytes) -> bool:
         return b'"update_plan"' in raw

@@ -121,6 +121,8 @@ class _Tail:
     def version(head: list[dict[str, Any]]) -> str | None:
         return None  # a chat file does not name the CLI's version
 
+    TODO_MARKS = (b'"write_todos"',)  # a block holding none holds no task list
+
     @staticmethod
     def may_hold_todos(raw: bytes) -> bool:
         return b'"write_todos"' in raw

@@ -34,11 +34,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
-TODOS_BACK = 16 << 20
+TODOS_BACK = 8 << 20
 # The PreCompact capture's bounds (harness/capture.py), named here so that the audit, which compares the facts with
 # what the capture carries, reads the same bytes without importing the harness side.
 CAPTURE_READ = 16 << 20  # the most read back from the transcript's end
-CAPTURE_BACK = 64 << 20  # and past the checkpoint for the task list: only lines naming a task tool are parsed
+# and past the checkpoint for the task list: only blocks and lines naming a task tool are split and parsed, but
+# every byte is read and searched (about 3 ms a MiB): a list made longer ago than this is known by its ids
+CAPTURE_BACK = TODOS_BACK
 COUNT_MAX = 32 << 20  # the most bytes before the read's start counted to give lines their own numbers (~30 ms)
 
 # What a user's message is: typed as a prompt, a slash command or skill ("/name args"), typed while the agent worked
@@ -391,7 +393,7 @@ def _todos_before(
     back at most todos_back bytes from read_from, to the newest one that holds the list whole (nothing older can
     change what it says); only lines whose bytes may be such a record are parsed."""
     found: list[tuple[int, dict[str, Any]]] = []
-    for offset, raw in _backwards(f, recent.read_from, todos_back):
+    for offset, raw in _marked(f, recent.read_from, todos_back, fmt.TODO_MARKS):
         if not fmt.may_hold_todos(raw):
             continue
         try:
@@ -404,6 +406,38 @@ def _todos_before(
                 break
     found.reverse()
     return found
+
+
+MARKED_BLOCK = 64 << 10
+
+
+def _marked(f: Any, end: int, budget: int, marks: tuple[bytes, ...]) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) of the lines before `end`, last first, within `budget` bytes back, in the blocks that hold one
+    of `marks`: a block without any is skipped whole, never split into lines (a task list's records are a few lines
+    in megabytes of others, and splitting is what costs). A line whose start lies beyond the budget is not given."""
+    low = max(0, end - budget)
+    pos, tail = end, b""  # tail: the end of the line that runs from before pos to its newline at or after pos
+    while pos > low:
+        start = max(low, pos - MARKED_BLOCK)
+        f.seek(start)
+        data = f.read(pos - start) + tail
+        if start > 0:
+            cut = data.find(b"\n")
+            if cut < 0:  # one line longer than the block: read on back for its start
+                tail, pos = data, start
+                continue
+            head, body, at = data[:cut], data[cut + 1 :], start + cut + 1
+        else:
+            head, body, at = b"", data, 0
+        if any(m in body for m in marks):
+            lines = body.split(b"\n")
+            offsets = [at]
+            for line in lines[:-1]:
+                offsets.append(offsets[-1] + len(line) + 1)
+            for offset, line in zip(reversed(offsets), reversed(lines), strict=True):
+                if line.strip() and offset < end:
+                    yield offset, line
+        tail, pos = head, start
 
 
 def named(path: str, roots: tuple[str, ...]) -> bool:
