@@ -662,10 +662,10 @@ def _transcripts(args: argparse.Namespace, tmp: str) -> int:
     print("target:")
     print("  " + line)
     hook = _ratios({k: times[f"precompact-{k}"] for k in ("small", "big")})[2]
-    hook_line, hook_passed = _common.bound("PreCompact capture big/small (whole process)", hook, TARGET)
-    print("  " + hook_line)  # its task list's look-back past the checkpoint is bounded (recent.CAPTURE_BACK)
+    # The capture's own bound (its task list's look-back is bounded by recent.CAPTURE_BACK): a line of the report
+    # that does not move the exit code, which stays recover's
+    print("  " + _common.bound("PreCompact capture big/small", hook, TARGET)[0])
     print(f"  {'PASS' if ok else 'FAIL'}  the cut case (each part above)")
-    passed = passed and hook_passed
     print()
     options = [
         "--part=transcripts",
