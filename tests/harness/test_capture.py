@@ -255,3 +255,33 @@ def test_a_zero_width_character_cannot_hide_a_key_from_redaction(tmp_path: Path)
     recs = [_user("use AKIA\u200bIOSFODNN7EXAMPLE and ghp_\u200b" + "Z" * 36)]
     out = _capture(_jsonl(tmp_path / "t.jsonl", recs))
     assert out["user"][0]["text"] == f"use {REDACTED} and {REDACTED}"
+
+
+def test_claude_code_s_own_task_store_gives_the_list_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code 2.1.332 keeps its task list in CLAUDE_CONFIG_DIR/tasks/<session id>/<id>.json: the capture takes
+    it from there, whole and in order of creation, though the transcript read holds none of its calls; a session id
+    that is not a plain name is never a path, and a file that does not parse or is too large is left out."""
+    from rehydrate.transcripts import claude
+
+    home = tmp_path / "claude-home"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    store = home / "tasks" / "s-1"
+    store.mkdir(parents=True)
+    for ident, subject, status in (
+        ("10", "Write the docs", "pending"),
+        ("2", "Parse", "in_progress"),
+        ("1", "Lex", "completed"),
+    ):
+        (store / f"{ident}.json").write_text(json.dumps({"id": ident, "subject": subject, "status": status}))
+    (store / "3.json").write_text("{not json")
+    (store / "4.json").write_text(json.dumps({"id": "4", "subject": "x" * (claude.MAX_TASK_FILE + 10)}))
+    (home / "tasks" / "evil").mkdir()
+    (home / "tasks" / "evil" / "1.json").write_text(json.dumps({"id": "1", "subject": "planted", "status": "pending"}))
+    path = _jsonl(tmp_path / "t.jsonl", [_user("go on")])
+    out = capture("/p", {"transcript_path": str(path), "harness": "claude", "session_id": "s-1"}, _since(), {})
+    assert out is not None and out["todos"] is not None
+    assert (out["todos"]["tool"], out["todos"]["line"]) == ("task store", None)
+    assert out["todos"]["items"] == [["Lex", "completed"], ["Parse", "in_progress"], ["Write the docs", "pending"]]
+    for sid in ("../evil", "s-1/../evil", "", None, "no-such-session"):
+        out = capture("/p", {"transcript_path": str(path), "harness": "claude", "session_id": sid}, _since(), {})
+        assert out is not None and out["todos"] is None, sid

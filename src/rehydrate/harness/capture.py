@@ -95,11 +95,24 @@ def capture(root: str, event: dict[str, Any], since: Since, config: dict[str, An
         return {**head, "error": f"could not read the transcript ({type(e).__name__})"}
     if isinstance(found, str):
         return {**head, "error": found}
+    if found.harness == "claude":  # the task tools' own store, when the harness keeps one: the list whole
+        _stored_tasks(found, event.get("session_id"))
     from rehydrate.transcripts.recent import roots_of
 
     return _fit(
         {**head, "harness": found.harness, **_fields(found, roots_of(root), config.get("capture_user") is not False)}
     )
+
+
+def _stored_tasks(found: Recent, session_id: object) -> None:
+    """found's task list replaced by the one Claude Code keeps on disk for this session, when it keeps one (a file
+    too large, or none to parse, leaves the transcript's fold)."""
+    from rehydrate.transcripts.claude import task_store
+    from rehydrate.transcripts.recent import Todos
+
+    stored = task_store(session_id)
+    if stored:
+        found.todos = Todos("task store", None, False, stored)
 
 
 def _fit(out: dict[str, Any]) -> dict[str, Any]:

@@ -49,6 +49,38 @@ def home(env: Mapping[str, str] | None = None) -> str:
     return env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or "", ".claude")
 
 
+TASKS_DIR = "tasks"  # home()/tasks/<session id>/<task id>.json: the task tools' own store (2.1.332)
+MAX_TASK_FILES, MAX_TASK_FILE = 200, 64 << 10
+
+
+def task_store(session_id: object) -> list[tuple[str, str]] | None:
+    """The session's task list as Claude Code keeps it on disk (home()/tasks/<session id>/<id>.json, each {id,
+    subject, status, ...}), in order of creation: the list whole, with no transcript to fold; None when there is no
+    such folder (an older version, or no task made). A session id that is not a plain name is never a path; at most
+    MAX_TASK_FILES files are read, regular files only (a FIFO or a folder is skipped), and a file larger than
+    MAX_TASK_FILE bytes or that does not parse is left out."""
+    from rehydrate.transcripts import loads, open_regular
+
+    if not isinstance(session_id, str) or not session_id or not all(c.isalnum() or c in "-_" for c in session_id):
+        return None
+    folder = os.path.join(home(), TASKS_DIR, session_id)
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))[:MAX_TASK_FILES]
+    except OSError:
+        return None
+    tasks: list[tuple[str, str, str]] = []
+    for name in names:
+        try:
+            with open_regular(os.path.join(folder, name)) as f:
+                task = loads(f.read(MAX_TASK_FILE + 1))
+        except (OSError, ValueError):
+            continue
+        if isinstance(task, dict) and task.get("id") is not None and isinstance(task.get("subject"), str):
+            tasks.append((label(task["id"]), task["subject"], label(task.get("status"))))
+    tasks.sort(key=lambda t: (0, int(t[0]), "") if t[0].isdigit() else (1, 0, t[0]))
+    return [(subject, status) for _, subject, status in tasks]
+
+
 def starts_turn(rec: dict[str, Any]) -> bool:
     """A user's own message (not a tool result, not a compaction summary)."""
     if rec.get("type") != "user" or rec.get("isCompactSummary") or rec.get("isMeta"):
