@@ -662,7 +662,7 @@ def _transcripts(args: argparse.Namespace, tmp: str) -> int:
     print("target:")
     print("  " + line)
     hook = _ratios({k: times[f"precompact-{k}"] for k in ("small", "big")})[2]
-    # The capture's own bound (its task list's look-back is bounded by recent.CAPTURE_BACK): a line of the report
+    # The capture's own bound (its task list's look-back is bounded by recent.TODOS_BACK): a line of the report
     # that does not move the exit code, which stays recover's
     print("  " + _common.bound("PreCompact capture big/small", hook, TARGET)[0])
     print(f"  {'PASS' if ok else 'FAIL'}  the cut case (each part above)")

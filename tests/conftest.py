@@ -314,3 +314,18 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"{len(left_out)} e2e tests deselected: they drive the real harness CLIs (node and npm needed); "
             "`python -m pytest -m e2e` runs them, as .ci/run does"
         )
+
+
+def paths_touched(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every path os.lstat, os.stat, os.open and os.readlink are given from now on (until monkeypatch.undo()), in
+    order: a test of untrusted paths shows that nothing outside was even looked at."""
+    touched: list[str] = []
+    for name in ("lstat", "stat", "open", "readlink"):
+        real = getattr(os, name)
+
+        def spy(path: Any, *args: Any, _real: Any = real, **kw: Any) -> Any:
+            touched.append(os.fsdecode(path) if isinstance(path, (str, bytes)) else str(path))
+            return _real(path, *args, **kw)
+
+        monkeypatch.setattr(os, name, spy)
+    return touched

@@ -34,17 +34,6 @@ def _one_line(text: str, most: int) -> str:
     return " ".join(text.split())[:most].rstrip()
 
 
-def _records(path: Path) -> list[dict[str, Any] | None]:
-    out: list[dict[str, Any] | None] = []
-    for raw in path.read_bytes().split(b"\n"):
-        try:
-            rec = json.loads(raw)
-        except ValueError:
-            rec = None
-        out.append(rec if isinstance(rec, dict) else None)
-    return out
-
-
 def _summary(records: list[dict[str, Any] | None], boundary: int) -> str:
     """The harness's summary at this boundary, read here: Claude Code's isCompactSummary record after it; Codex's
     compacted message and its kept user and assistant messages (not AGENTS.md's nor the environment's)."""
@@ -127,7 +116,7 @@ def test_each_real_compactions_facts_and_who_kept_them(tmp_path: Path, source: P
     path = _plain(source, tmp_path)
     data = audit.report([str(path)], capture=precompact.capture)
     (s,) = data["sessions"]
-    records = _records(path)
+    records = realsessions.read_records(path)
     raw = path.read_bytes().split(b"\n")
     bounds = realsessions.compactions(source)
     assert [c["line"] for c in s["compactions"]] == [b + 1 for b in bounds]

@@ -15,6 +15,7 @@ from tests.fakes import gh as fakes_gh
 from tests.fakes import gitrepos
 from tests.fakes.gitrepos import commit, git
 
+from conftest import paths_touched
 from rehydrate.checks import Context, Finding, confidence, livestate, run_all
 from rehydrate.checks.livestate import LiveStateCheck
 from rehydrate.store import gitinfo
@@ -240,8 +241,8 @@ def test_a_file_dirty_at_the_checkpoint_and_edited_after_it_is_named(agent: Path
         "src/x.py changed after checkpoint 42: check them (git diff -- src/x.py) before redoing checkpoint 42's next"
         ' step, "wire the CLI"'
     )
-    assert _content(found)[0].next_action == nxt
-    assert ledger.next == nxt and ledger.confidence == "degraded (live-state)"
+    assert _content(found)[0].said_next() == nxt  # the step quoted, named by reference in the ledger
+    assert ledger.said(ledger.next) == nxt and ledger.confidence == "degraded (live-state)"
     _, without_step = _ledger(agent / "state", ckpt, step=None)
     assert (
         without_step.next == "src/x.py changed after checkpoint 42: check them (git diff -- src/x.py) before going on"
@@ -375,15 +376,7 @@ def test_recorded_paths_that_are_not_safe_are_never_read(
     forged = {str(outside / "secret.txt"): wrong, "../outside/secret.txt": wrong, "linked/secret.txt": wrong}
     ckpt["dirty_blobs"].update(forged)
     (agent / "src" / "x.py").write_text("edited after\n")
-    touched: list[str] = []
-    for name in ("lstat", "stat", "open", "readlink"):
-        real = getattr(os, name)
-
-        def spy(path: Any, *args: Any, _real: Any = real, **kw: Any) -> Any:
-            touched.append(os.fsdecode(path) if isinstance(path, (str, bytes)) else str(path))
-            return _real(path, *args, **kw)
-
-        monkeypatch.setattr(os, name, spy)
+    touched = paths_touched(monkeypatch)
     found = _content(_ledger(agent / "state", ckpt)[0])
     monkeypatch.undo()
     assert _lines(found) == [

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from tests.fakes.gitrepos import git
 
-from conftest import git_repo
+from conftest import git_repo, paths_touched
 from rehydrate.store import gitinfo
 
 
@@ -107,15 +107,7 @@ def test_untrusted_paths_are_never_looked_at(repo: Path, tmp_path: Path, monkeyp
     (outside / "secret.txt").write_text("secret\n")
     (repo / "linked").symlink_to(outside)
     (repo / "app.py").write_text("edited\n")
-    touched: list[str] = []
-    for name in ("lstat", "stat", "open", "readlink"):
-        real = getattr(os, name)
-
-        def spy(path: Any, *args: Any, _real: Any = real, **kw: Any) -> Any:
-            touched.append(os.fsdecode(path) if isinstance(path, (str, bytes)) else str(path))
-            return _real(path, *args, **kw)
-
-        monkeypatch.setattr(os, name, spy)
+    touched = paths_touched(monkeypatch)
     paths = [str(outside / "secret.txt"), "../outside/secret.txt", "linked/secret.txt", "app.py", "a/./b", ""]
     found = gitinfo.blobs(str(repo), paths)
     monkeypatch.undo()

@@ -103,13 +103,14 @@ def error_lines(output: str) -> list[str]:
 # --- reading -------------------------------------------------------------------------------------------------------
 
 
-def _lines(path: str | Path) -> list[str]:
+def _lines(path: str | Path) -> list[bytes]:
+    """The file's lines, split at newlines only (a JSON string may hold U+2028, which splitlines() would split at)."""
     p = Path(path)
     data = gzip.decompress(p.read_bytes()) if p.name.endswith(".gz") else p.read_bytes()
-    return data.decode("utf-8", errors="replace").splitlines()
+    return data.split(b"\n")
 
 
-def _records(path: str | Path) -> list[Record | None]:
+def read_records(path: str | Path) -> list[Record | None]:
     """One entry per line: the parsed object, or None for a line that is not a JSON object."""
     out: list[Record | None] = []
     for line in _lines(path):
@@ -162,7 +163,7 @@ def _is_codex(records: list[Record | None]) -> bool:
 def compactions(path: str | Path) -> list[int]:
     """The 0-based line indexes of each compaction boundary (Claude Code compact_boundary, Codex compacted)."""
     found = []
-    for i, r in enumerate(_records(path)):
+    for i, r in enumerate(read_records(path)):
         if r is None:
             continue
         claude = r.get("type") == "system" and r.get("subtype") == "compact_boundary"
@@ -177,7 +178,7 @@ def facts(path: str | Path, boundary: int, since_ts: str | None, *, subagent_tas
     subagent_tasks (Claude Code): also fold the TaskUpdate calls that subagents make on the shared task list, which
     appear only inside `progress` records (data.type agent_progress), applied when their result there is no error.
     """
-    records = _records(path)[:boundary]
+    records = read_records(path)[:boundary]
     reader = _Codex(since_ts) if _is_codex(records) else _Claude(since_ts, subagent_tasks)
     reader.prepare(records)
     ts: str | None = None
@@ -544,7 +545,7 @@ def _short(text: str, width: int = 110) -> str:
 
 
 def _report(path: Path, verbose: bool) -> None:
-    records = _records(path)
+    records = read_records(path)
     print(f"== {path.name}  ({len(records)} lines)")
     since: str | None = None
     for n, boundary in enumerate(compactions(path), 1):

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     Capture = Callable[[str, dict[str, Any], Since, dict[str, Any]], dict[str, Any] | None]  # harness.capture's
 
 WINDOW = recent.CAPTURE_READ
-TODOS_BACK = recent.CAPTURE_BACK
+TODOS_BACK = recent.TODOS_BACK
 COPIED = WINDOW + TODOS_BACK  # the most of a prefix copied: all that the capture may read back
 DRIFT_TAIL = 1 << 20  # the most read of a session's end after its last compaction, for the format drift only
 FACT_CHARS = 100

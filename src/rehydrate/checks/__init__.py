@@ -290,7 +290,6 @@ def run_all(context: Context, checks: list[Check] | None = None) -> list[Finding
             findings += check.run(context)
         except Exception as e:
             findings.append(Finding(check.name, FAILED, f"the check raised {type(e).__name__}: {e}"))
-    number(findings)
     return findings
 
 

@@ -62,7 +62,7 @@ class Ledger:
         self.next = next
         self.ask = ask
         self.deferred = deferred
-        self.quotes = number(self.findings)
+        self.quotes = [q for f in self.findings for q in f.quotes]  # numbered by summarize, in this order
 
     def said(self, text: str | None) -> str | None:
         """text (the next action, a finding's line) with each quote it names in its place, in double quotes: for a
@@ -96,7 +96,7 @@ def summarize(
     deferred: Iterable[str] = (),
 ) -> Ledger:
     """The ledger of these findings (see the module's docstring)."""
-    number(findings)  # a next action may name a quote: by its reference from here on
+    number(findings)  # the references the findings' texts and the ledger's next action name from here on
     degraded: list[str] = []
     for f in findings:
         if f.status in LOWERING and f.check not in degraded:

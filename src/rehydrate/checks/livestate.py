@@ -272,12 +272,13 @@ def _content(root: str, ckpt: dict[str, Any] | None, label: str, step: str | Non
         text += f"; {len(unchecked)} not compared: {left}" if unchecked else ""
         files = ", ".join(p for p, _ in changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
         diff = "git diff -- " + " ".join(_arg(p) for p, _ in changed[:NAMED_FILES])
+        q = Quoting()
         if step:
-            redo = f'before redoing {label}\'s next step, "{step[:200]}"'
+            redo = f"before redoing {label}'s next step, {q('the next step', label, step[:200])}"
             nxt = f"{files} changed after {label}: check them ({diff}) {redo}"
         else:
             nxt = f"{files} changed after {label}: check them ({diff}) before going on"
-        return [Finding(NAME, DEGRADED, text, nxt)]
+        return [Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)]
     if unchecked:
         text = f"{len(unchecked)} file(s) dirty at {label} not compared with it: {left}"
         diff = "git diff -- " + " ".join(_arg(p) for p, _ in unchecked[:NAMED_FILES])

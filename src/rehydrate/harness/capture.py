@@ -44,7 +44,6 @@ at most MAX_TOTAL (14 KiB) of JSON, under views.MAX_FIELD and wal.MAX_LINE: past
 
 from __future__ import annotations
 
-from rehydrate.transcripts.recent import CAPTURE_BACK as TODOS_BACK  # past the checkpoint, for the task list
 from rehydrate.transcripts.recent import CAPTURE_READ as MAX_READ  # the most read back from the transcript's end
 
 TYPE_CHECKING = False
@@ -148,9 +147,7 @@ def _read(path: str, harness: str | None, since_ts: str | None) -> Recent | str:
         harness = recent.harness_of(path, safejson.loads)
         if harness is None:
             return "unknown format"
-    return recent.read_since(
-        path, since_ts, loads=safejson.loads, max_bytes=MAX_READ, harness=harness, todos_back=TODOS_BACK, numbered=True
-    )
+    return recent.read_since(path, since_ts, loads=safejson.loads, max_bytes=MAX_READ, harness=harness, numbered=True)
 
 
 def _why(e: OSError) -> str:

@@ -168,18 +168,13 @@ def parse_upstream(output: bytes) -> dict[str, Any]:
 
 
 def top(state_dir: str) -> str | None:
-    """The work tree's top folder: the first folder up from state_dir (its real path: git -C goes there) holding a
-    `.git` folder or file, as git finds it; None when there is none. The paths git status names are relative to it.
-    A checkpoint and live-state both ask it here, so that both read the same files."""
-    folder = os.path.realpath(state_dir)
-    while True:
-        dotgit = os.path.join(folder, ".git")
-        if os.path.isdir(dotgit) or os.path.isfile(dotgit):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
+    """The work tree's top folder, the one the paths git status names are relative to: store.local.repo's (GIT_DIR
+    and GIT_WORK_TREE honoured as git honours them), found from the state folder's real path (git -C goes there);
+    None outside a repository. A checkpoint and live-state both ask it here, so that both read the same files."""
+    from rehydrate.store.local import repo
+
+    found = repo(os.path.realpath(state_dir))
+    return found.top if found is not None else None
 
 
 def blobs(where: str, paths: list[str], *, sized: Collection[str] = (), budget: int = MAX_BLOB_TOTAL) -> dict[str, Any]:

@@ -53,6 +53,12 @@ TASKS_DIR = "tasks"  # home()/tasks/<session id>/<task id>.json: the task tools'
 MAX_TASK_FILES, MAX_TASK_FILE = 200, 64 << 10
 
 
+def task_order(ident: str) -> tuple[int, int, str]:
+    """A task id's place in its list: in order of creation, as Claude Code counts its ids (a TaskList lists them in
+    another order); an id that is not a number after them."""
+    return (0, int(ident), "") if ident.isdigit() else (1, 0, ident)
+
+
 def task_store(session_id: object) -> list[tuple[str, str]] | None:
     """The session's task list as Claude Code keeps it on disk (home()/tasks/<session id>/<id>.json, each {id,
     subject, status, ...}), in order of creation: the list whole, with no transcript to fold; None when there is no
@@ -77,7 +83,7 @@ def task_store(session_id: object) -> list[tuple[str, str]] | None:
             continue
         if isinstance(task, dict) and task.get("id") is not None and isinstance(task.get("subject"), str):
             tasks.append((label(task["id"]), task["subject"], label(task.get("status"))))
-    tasks.sort(key=lambda t: (0, int(t[0]), "") if t[0].isdigit() else (1, 0, t[0]))
+    tasks.sort(key=lambda t: task_order(t[0]))
     return [(subject, status) for _, subject, status in tasks]
 
 
@@ -284,27 +290,23 @@ def _error_text(content: Any) -> bool:
 # The transcript's tail since a checkpoint (transcripts.recent.read_since): what a Claude Code file holds of it.
 READ_ONLY = ("Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "NotebookRead", "BashOutput", "TodoWrite")
 TASK_TOOLS = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")  # the task list since 2.1.17, one task a call
-NOT_PROMPTS: tuple[str, ...] = ("<command-name>", "<local-command-", "<system-reminder>", "Caveat:")
-NOT_PROMPTS += ("<command-message>",)
-NOT_PROMPTS += ("[Request interrupted by user", "<bash-input>", "<bash-stdout>", "<bash-stderr>")  # marks, ! lines
+NOT_PROMPTS: tuple[str, ...] = ("<command-name>", "<command-message>", "<local-command-", "<system-reminder>")
+NOT_PROMPTS += ("Caveat:", "[Request interrupted by user", "<bash-input>", "<bash-stdout>", "<bash-stderr>")
 # The names the reader knows: anything else is counted in Recent.unknown (MCP tools, mcp__*, are the user's own).
-KNOWN_TYPES: tuple[str, ...] = ("user", "assistant", "system", "summary", "progress", "attachment")
-KNOWN_TYPES += ("file-history-snapshot",)
-KNOWN_TYPES += ("queue-operation", "custom-title", "tag", "pr-link", "agent-name", "last-prompt")
+KNOWN_TYPES: tuple[str, ...] = ("user", "assistant", "system", "summary", "progress", "attachment", "tag")
+KNOWN_TYPES += ("file-history-snapshot", "queue-operation", "custom-title", "pr-link", "agent-name", "last-prompt")
 KNOWN_SUBTYPES: tuple[str, ...] = ("compact_boundary", "microcompact_boundary", "stop_hook_summary", "turn_duration")
-KNOWN_SUBTYPES += ("api_error",)
-KNOWN_SUBTYPES += ("local_command", "informational", "hook_error", "away_summary", "bridge_status")
+KNOWN_SUBTYPES += ("api_error", "local_command", "informational", "hook_error", "away_summary", "bridge_status")
 KNOWN_TOOLS: tuple[str, ...] = (*READ_ONLY, *TASK_TOOLS, *EDIT_TOOLS, "Bash", "KillShell", "KillBash", "TodoRead")
-KNOWN_TOOLS += ("TaskStop",)
-KNOWN_TOOLS += ("TaskOutput", "Task", "Agent", "Skill", "SlashCommand", "EnterPlanMode", "ExitPlanMode", "LSP")
-KNOWN_TOOLS += ("AskUserQuestion", "ToolSearch", "ListMcpResourcesTool", "ReadMcpResourceTool", "EnterWorktree")
+KNOWN_TOOLS += ("TaskStop", "TaskOutput", "Task", "Agent", "Skill", "SlashCommand", "EnterPlanMode", "ExitPlanMode")
+KNOWN_TOOLS += ("LSP", "AskUserQuestion", "ToolSearch", "ListMcpResourcesTool", "ReadMcpResourceTool")
+KNOWN_TOOLS += ("EnterWorktree",)
 # Built-in slash commands that act on the CLI itself, not requests to the model (/init, /review and a skill are).
 _LOCAL: tuple[str, ...] = ("exit", "quit", "model", "mcp", "clear", "compact", "config", "settings", "status", "cost")
-_LOCAL += ("usage", "help")
-_LOCAL += ("ide", "login", "logout", "resume", "context", "permissions", "allowed-tools", "hooks", "doctor", "memory")
-_LOCAL += ("vim", "theme", "terminal-setup", "export", "agents", "add-dir", "bashes", "rewind", "statusline")
-_LOCAL += ("privacy-settings", "release-notes", "upgrade", "plugin", "plugins", "output-style", "sandbox", "bug")
-_LOCAL += ("feedback", "tasks", "copy", "fast", "stats", "keybindings", "rename", "todos")
+_LOCAL += ("usage", "help", "ide", "login", "logout", "resume", "context", "permissions", "allowed-tools", "hooks")
+_LOCAL += ("doctor", "memory", "vim", "theme", "terminal-setup", "export", "agents", "add-dir", "bashes", "rewind")
+_LOCAL += ("statusline", "privacy-settings", "release-notes", "upgrade", "plugin", "plugins", "output-style")
+_LOCAL += ("sandbox", "bug", "feedback", "tasks", "copy", "fast", "stats", "keybindings", "rename", "todos")
 LOCAL_COMMANDS = frozenset(_LOCAL)
 REJECTED = "The user doesn't want to proceed with this tool use"
 USER_SAID = "the user said:"
@@ -673,9 +675,8 @@ class _Walk:
         if not isinstance(tasks, list):
             return False
         listed = [t for t in tasks if isinstance(t, dict) and t.get("id") is not None]
-        self.tasks = {label(t["id"]): [label(t.get("subject")), label(t.get("status"))] for t in listed}
-        if all(i.isdigit() for i in self.tasks):  # in order of creation, as the ids count
-            self.tasks = dict(sorted(self.tasks.items(), key=lambda kv: int(kv[0])))
+        ordered = sorted(listed, key=lambda t: task_order(label(t["id"])))
+        self.tasks = {label(t["id"]): [label(t.get("subject")), label(t.get("status"))] for t in ordered}
         return True
 
     def _got(self, tool_input: dict[str, Any], result: dict[str, Any]) -> bool:

@@ -34,13 +34,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
+# The task list's look-back past since_ts (the capture's and the audit's): only the blocks and lines that name a task
+# tool are split and parsed, but every byte is read and searched (about 3 ms a MiB): a list made longer ago than this
+# is known by its ids
 TODOS_BACK = 8 << 20
 # The PreCompact capture's bounds (harness/capture.py), named here so that the audit, which compares the facts with
 # what the capture carries, reads the same bytes without importing the harness side.
 CAPTURE_READ = 16 << 20  # the most read back from the transcript's end
-# and past the checkpoint for the task list: only blocks and lines naming a task tool are split and parsed, but
-# every byte is read and searched (about 3 ms a MiB): a list made longer ago than this is known by its ids
-CAPTURE_BACK = TODOS_BACK
 COUNT_MAX = 32 << 20  # the most bytes before the read's start counted to give lines their own numbers (~30 ms)
 
 # What a user's message is: typed as a prompt, a slash command or skill ("/name args"), typed while the agent worked
@@ -459,8 +459,8 @@ _EXIT_PREFIXES = ("Exit code ", "Process exited with code ", "Exit code: ")
 # A line naming one of these (lowercased) says what went wrong; command echoes and the lines that only restate the
 # exit status (TRAILERS) do not, and are shown only when nothing else does.
 ERROR_WORDS: tuple[str, ...] = ("error", "fail", "fatal", "panic", "exception", "traceback", "conflict", "denied")
-ERROR_WORDS += ("not found",)
-ERROR_WORDS += ("cannot", "can't", "unrecognized", "no such file", "refused", "invalid", "×", "✗", "✖", "✘")
+ERROR_WORDS += ("not found", "cannot", "can't", "unrecognized", "no such file", "refused", "invalid", "×", "✗", "✖")
+ERROR_WORDS += ("✘",)
 TRAILERS: tuple[str, ...] = ("exited with code", "exit code", "exit status", "task failed", "some errors were emitted")
 TRAILERS += ("for more information", "a complete log of this run", "command failed with")
 BARE = ("fail", "failed", "error", "errors", "failure", "failures")
