@@ -215,7 +215,9 @@ def test_the_json_shape(tmp_path: Path) -> None:
     r = rehydrate("audit", str(path), str(CODEX_171), "--json")
     assert r.code == 0, r.err
     data = json.loads(r.out)
-    claude, codex = data["sessions"]
+    # sessions come in path order, and the clone's folder may sort either side of the temporary one
+    by_harness = {s["harness"]: s for s in data["sessions"]}
+    claude, codex = by_harness["claude"], by_harness["codex"]
     counts = {"facts", "kept_by_summary", "carried_by_capture"}
     kinds = {"task", "edited", "failed", "request", "number"}
     for s in (claude, codex):
