@@ -137,6 +137,8 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:  # noqa: PL
     # the optional parts: shown in full, or named
     if _text(inp.handoff or "") and shown(f"{f}/{views.HANDOFF}") != _text(inp.handoff or ""):
         assert named("handoff", views.HANDOFF), left
+    if _text(inp.tasks or "") and shown(f"{f}/{views.TASKS}") != _text(inp.tasks or ""):
+        assert named("task list", "tasks"), left
     for name, raw in inp.extras:
         src = f"{f}/{_flat(name)[:100]}"
         if shown(src) != (_text(raw) or ""):
@@ -275,6 +277,7 @@ def brief_inputs(draw: st.DrawFn) -> tuple[BriefInput, int]:
         preface=draw(st.one_of(st.none(), texts(20000))),
         path=draw(st.one_of(st.just(""), texts(5000).map(lambda s: "/home/u/" + s + "/state"))),
     )
+    inp.tasks = draw(st.one_of(st.none(), texts(60000)))
     return inp, budget
 
 
@@ -352,7 +355,7 @@ def worst_case(n_rejected: int) -> BriefInput:
     lines = [views.entry_line("R", f"R-{i:06x}", "2026-11-29", long, "b", None) for i in range(n_rejected)]
     lines += [views.entry_line("D", f"D-{i:06x}", "2026-11-29", "d" * 600, "b", None) for i in range(50)]
     checks = [f"c{i:02d}" + "x" * 61 for i in range(31)]
-    return BriefInput(
+    inp = BriefInput(
         folder="F" * 40,
         actor="a" * 64,
         goal="g" * 70000,
@@ -377,6 +380,8 @@ def worst_case(n_rejected: int) -> BriefInput:
         },
         capture_meta={"seq": 10**9, "ts": "2026-11-29T23:41:07.000Z", "phase": "pre", "checkpoint": 10**9},
     )  # fmt: skip
+    inp.tasks = "# Tasks\n" + "- [pending] #1 " + "t" * 300 + "\n  " + "d" * 240 + "\n" * 100  # a full list
+    return inp
 
 
 @pytest.mark.parametrize("more", [0, 1, 3000])

@@ -396,3 +396,37 @@ def test_the_bounds_the_brief_and_recency_assume_are_the_captures() -> None:
     names += ("MAX_COMMAND", "MAX_ERROR", "MAX_ASSISTANT")
     assert [getattr(shown, n) for n in names] == [getattr(made, n) for n in names]
     assert aftercapture.CAPTURED_FAILED == made.MAX_FAILED
+
+
+def _state_tasks(root: Path, items: list[tuple[str, str]]) -> None:
+    from rehydrate.store import tasks
+
+    made = [tasks.item(text, status, str(i)) for i, (text, status) in enumerate(items, 1)]
+    State.open(str(root / "state")).tasks(tasks.make("Claude Code's task tools", made))
+
+
+def test_a_captured_task_list_the_state_already_shows_is_not_shown_twice(project: Path) -> None:
+    _state_tasks(project, [("Fix the root cause", "in_progress"), ("Write the regression test", "pending")])
+    compact(project, capture())
+    text = session_start(project)
+    assert text.count("Write the regression test") == 1 and "(the same as the task list above)" in text
+    section = text.split("## Task list\n", 1)[1].split("\n## ", 1)[0]
+    assert "> - [in_progress] #1 Fix the root cause" in section
+
+
+def test_a_captured_task_list_that_differs_from_the_state_s_is_shown_too(project: Path) -> None:
+    _state_tasks(project, [("Fix the root cause", "completed"), ("Write the regression test", "pending")])
+    compact(project, capture())
+    text = session_start(project)
+    assert text.count("Write the regression test") == 2 and "(the same as the task list above)" not in text
+
+
+def test_a_long_task_list_gives_its_done_items_first_and_says_so(project: Path) -> None:
+    open_ = [(f"open item {i:02d} " + "o" * 40, "pending") for i in range(40)]
+    _state_tasks(project, [(f"done item {i:02d} " + "d" * 40, "completed") for i in range(60)] + open_)
+    text = brief.resume(State.open(str(project / "state")), 4000).text
+    section = text.split("## Task list\n", 1)[1].split("\n## ", 1)[0]
+    assert "> - [pending] #61 open item 00" in section and "done item 59" not in section
+    assert "cut: state/30_tasks.md holds" in section
+    assert "the end of the task list (state/30_tasks.md; open items come first)" in text.split("## Left out", 1)[1]
+    assert len(text) <= 4000

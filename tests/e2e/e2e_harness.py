@@ -188,6 +188,21 @@ def codex_config(h: Harness, url: str, model: str, *extra: str) -> None:
     )
 
 
+def codex_exec(h: Harness, url: str, model: str, prompt: str, *config: str) -> None:
+    """One `codex exec` run against the mock model at url (codex_config with the extra config lines), the sandbox,
+    approvals and hook trust off: only the hooks can stop a call."""
+    codex_config(h, url, model, *config)
+    p = h.run(
+        "exec",
+        "--dangerously-bypass-hook-trust",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "--skip-git-repo-check",
+        "--json",
+        prompt,
+    )
+    assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+
+
 def gemini_settings(h: Harness) -> None:
     """Gemini CLI's settings in the temporary home: the API key auth, no updates, no telemetry, the folder trusted
     (else `-p` exits 55)."""

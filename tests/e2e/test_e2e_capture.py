@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import Harness, codex_config, make_harness
+from e2e_harness import Harness, codex_exec, make_harness
 from e2e_mock import MockModel, Reply, Request
 
 from conftest import rehydrate
@@ -189,17 +189,8 @@ class CodexScript:
         return self.replies.pop(0) if self.replies else Reply(text="done")
 
 
-def _codex_run(h: Harness, mock: MockModel, prompt: str) -> None:
-    codex_config(h, mock.url, "gpt-5.5", "model_auto_compact_token_limit = 5000")
-    p = h.run(
-        "exec",
-        "--dangerously-bypass-hook-trust",
-        "--dangerously-bypass-approvals-and-sandbox",
-        "--skip-git-repo-check",
-        "--json",
-        prompt,
-    )
-    assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+def _codex_run(h: Harness, mock: MockModel, prompt: str, *config: str) -> None:
+    codex_exec(h, mock.url, "gpt-5.5", prompt, "model_auto_compact_token_limit = 5000", *config)
 
 
 def test_codex_work_after_the_checkpoint_is_captured_at_compaction_and_shown_after_it(

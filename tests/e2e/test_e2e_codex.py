@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import GOAL, SCHEMA, Harness, codex_config, make_harness, reject_many
+from e2e_harness import GOAL, SCHEMA, Harness, codex_config, codex_exec, make_harness, reject_many
 from e2e_mock import MockModel, Reply, Request, Turns
 
 from conftest import rehydrate
@@ -58,16 +58,7 @@ def codex(repo: Path, tmp_path: Path) -> Harness:
 
 def _run(h: Harness, mock: MockModel, prompt: str, *config: str) -> None:
     """One `codex exec` run, the sandbox and approvals off: only the hooks can stop a call."""
-    _configure(h, mock, *config)
-    p = h.run(
-        "exec",
-        "--dangerously-bypass-hook-trust",
-        "--dangerously-bypass-approvals-and-sandbox",
-        "--skip-git-repo-check",
-        "--json",
-        prompt,
-    )
-    assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+    codex_exec(h, mock.url, MODEL, prompt, *config)
 
 
 def _outputs(req: Request) -> list[dict[str, Any]]:

@@ -14,10 +14,15 @@ import pytest
 import crashsim
 from rehydrate import brief
 from rehydrate.errors import StateMissing
-from rehydrate.store import fsio, wal
+from rehydrate.store import fsio, tasks, wal
 from rehydrate.store.state import State
 
 Snapshot = Any
+
+
+def _tasks(done: str, doing: str) -> dict[str, Any]:
+    return tasks.make("the harness", [tasks.item(done, "completed", "1"), tasks.item(doing, "in_progress", "2")])
+
 
 SEQUENCE: list[tuple[str, Callable[[Path], object]]] = [
     ("init", lambda d: State.init(d / "state", "Build the thing", "the tests pass")),
@@ -29,8 +34,10 @@ SEQUENCE: list[tuple[str, Callable[[Path], object]]] = [
     ("invariant", lambda d: State.open(d / "state").invariant("Keep ids short", because="one line each")),
     ("handoff", lambda d: State.open(d / "state").handoff("replaced note")),
     ("resume", lambda d: brief.resume(State.open(d / "state"))),
+    ("tasks", lambda d: State.open(d / "state").tasks(_tasks("one", "two"))),
     ("checkpoint", lambda d: State.open(d / "state").checkpoint("step three", "rotate")),
     ("rotate", lambda d: State.open(d / "state").rotate()),
+    ("tasks", lambda d: State.open(d / "state").tasks(_tasks("two", "three"))),
     ("checkpoint", lambda d: State.open(d / "state").checkpoint("rotated", "step four")),
     ("reject", lambda d: State.open(d / "state").reject("Skip fsync", because="data loss")),
 ]
@@ -53,7 +60,7 @@ def logical(base: Path) -> Snapshot:
             rec = wal.decode(line)
             records[rec["h"]] = (rec["seq"], rec["op"], wal.canonical(rec["data"]))
     views = {}
-    for name in ("00_goal.md", "10_invariants.md", "20_handoff.md", "99_next.md"):
+    for name in ("00_goal.md", "10_invariants.md", "20_handoff.md", "30_tasks.md", "99_next.md"):
         p = root / name
         views[name] = p.read_bytes() if p.exists() else None
     journal = root / ".local" / "journal" / "agent.jsonl"  # a torn last line is no record: the next append cuts it

@@ -45,7 +45,7 @@ def test_install_into_a_fresh_project_and_out_again(repo: Path) -> None:
     assert r.code == 0, r.err
     settings = json.loads(_settings(repo).read_text())
     hooks = settings["hooks"]
-    assert set(hooks) == {"SessionStart", "PreCompact", "PostCompact", "PreToolUse", "Stop"}
+    assert set(hooks) == {"SessionStart", "PreCompact", "PostCompact", "PreToolUse", "PostToolUse", "Stop"}
     assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     assert hooks["SessionStart"][0]["hooks"][0] == {
         "type": "command",

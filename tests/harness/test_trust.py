@@ -40,7 +40,12 @@ def _check(*harnesses: str) -> tuple[int, dict[str, dict[str, object]]]:
 
 def _trust_codex_hooks(repo: Path, codex_home: Path) -> None:
     hooks = json.loads((repo / ".codex" / "hooks.json").read_text())["hooks"]
-    snake = {"SessionStart": "session_start", "PreCompact": "pre_compact", "PreToolUse": "pre_tool_use"}
+    snake = {
+        "SessionStart": "session_start",
+        "PreCompact": "pre_compact",
+        "PreToolUse": "pre_tool_use",
+        "PostToolUse": "post_tool_use",
+    }
     lines = [f'[projects."{repo}"]', 'trust_level = "trusted"', ""]
     for event, groups in hooks.items():
         for gi, group in enumerate(groups):
@@ -94,7 +99,7 @@ def test_a_bare_command_the_path_does_not_find_will_not_run(repo: Path, codex_ho
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()
     ours = [{"hooks": [{"type": "command", "command": "rehydrate hook claude"}]}]
-    hooks = {e: ours for e in ("SessionStart", "PreCompact", "PostCompact", "PreToolUse", "Stop")}
+    hooks = {e: ours for e in ("SessionStart", "PreCompact", "PostCompact", "PreToolUse", "PostToolUse", "Stop")}
     settings.write_text(json.dumps({"hooks": hooks}))
     code, by = _check("claude")
     assert code == 1 and by["claude"]["command"]["ok"] is False and "not on the PATH" in str(by["claude"]["command"])

@@ -56,11 +56,11 @@ DEFAULT_BUDGET = 9000
 # The smallest budget for which every promise holds (within budget; the goal, the next step, the confidence line, the
 # next safe action and every rejected approach's id present or covered by a named range; every cut named). At their
 # shortest, with the longest actor, folder, path, preface, confidence and findings, the parts that are never dropped
-# take 1,810 characters, the range that names the older rejected approaches (their first and last ids, how many, the
+# take 1,817 characters, the range that names the older rejected approaches (their first and last ids, how many, the
 # file's line numbers) at most 90 more, and each rejected approach named one by one 15 more
 # (tests/brief/test_brief_budget.py measures it): MIN_BUDGET names 6 of them one by one whatever the rest.
 MIN_BUDGET = 2000
-_FLOOR = 1810
+_FLOOR = 1817
 _RANGE = 90  # `R-000000 to R-ffffff (9,999,999): 10_invariants.md lines 9,999,999-9,999,999` and a line break
 _ID_LINE = 15  # a rejected approach at its shortest: `> - R-91be04 …` and a line break
 
@@ -266,15 +266,18 @@ def _views(
     seen = snap.seen if snap is not None and not snap.repaired else None
     parts = parts if parts is not None else {}
     pc = state._pc(snap.last) if snap is not None else (views.NEXT, views.HANDOFF)
-    own = {views.NEXT: pc[0], views.HANDOFF: pc[1]}  # an actor that joined: its own files in the slots of 99 and 20
+    # an actor that joined: its own files in the slots of 99, 20 and 30
+    own = {views.NEXT: pc[0], views.HANDOFF: pc[1], views.TASKS: views.tasks_view(pc[0])}
     if pc[0] != views.NEXT:
         parts["pc"], seen = pc, None
-    for name in (views.GOAL, views.INVARIANTS, views.HANDOFF, *state.extra_views(), views.NEXT):
+    for name in (views.GOAL, views.INVARIANTS, views.HANDOFF, views.TASKS, *state.extra_views(), views.NEXT):
         try:
             if name in (views.INVARIANTS, views.HANDOFF):
                 shown[name] = _bounded(state.path(own.get(name, name)), seen, name, budget, sizes, parts, snap)
                 continue
-            if name in views.VIEWS:
+            if name == views.TASKS:  # bounded like the other files: at most what a brief can show
+                data, size = fsio.read_head(state.path(own[name]), room)
+            elif name in views.VIEWS:
                 data = state.view_bytes(own.get(name, name), snap)
                 size = None if data is None else len(data)
             else:
@@ -433,6 +436,7 @@ def _input(
         from rehydrate.brief.read import Invariants
 
         inp.invariants_read = inv if isinstance(inv, Invariants) else None
+    inp.tasks = shown.get(views.TASKS)
     tail = parts.get(views.HANDOFF)
     if isinstance(tail, str) and shown.get(views.HANDOFF) is not None:
         inp.handoff_tail = tail

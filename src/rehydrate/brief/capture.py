@@ -79,8 +79,11 @@ class Part:
 class Material:
     """The capture as the brief shows it: a computed header and the fenced parts, in the section's order."""
 
-    def __init__(self, capture: object, meta: object, token: str) -> None:
+    def __init__(
+        self, capture: object, meta: object, token: str, state_tasks: list[tuple[str, str]] | None = None
+    ) -> None:
         self.token = token
+        self.state_tasks = state_tasks  # the state's task list as the brief shows it: a capture of the same is named
         self.parts: list[Part] = []
         cap = capture if isinstance(capture, dict) else {}
         info = meta if isinstance(meta, dict) else {}
@@ -162,9 +165,24 @@ class Material:
         if more:
             lines.append(f"and {more:,} more")
         tool = _word(todos.get("tool")) or "the task list tool"
+        if self.state_tasks is not None and _same_tasks(pairs, len(items), self.state_tasks):
+            self._add(f"{self.where}{_at(todos)}: task list ({tool})", "(the same as the task list above)", 0)
+            return
         when = ", set before the checkpoint" if todos.get("before_checkpoint") is True else ""
         order = ", open items first" if len(lines) > 1 else ""
         self._add(f"{self.where}{_at(todos)}: task list ({tool}{when}{order})", "\n".join(lines) or "(empty)", 0)
+
+
+def _same_tasks(pairs: list[tuple[object, object]], count: int, state: list[tuple[str, str]]) -> bool:
+    """Whether the captured list holds the same items, with the same statuses, as the state's (its first MAX_TODO
+    characters of each subject, on one line)."""
+    if count != len(state) or count > MAX_TODOS:
+        return False
+
+    def key(text: object, status: object) -> tuple[str, str]:
+        return _flat(_raw(text, MAX_TODO))[:MAX_TODO].rstrip("…"), _flat(_raw(status, 40))[:40]
+
+    return sorted(key(t, s) for t, s in pairs) == sorted(key(t[:MAX_TODO], s) for t, s in state)
 
 
 def _dict(value: object) -> dict[str, object]:

@@ -45,6 +45,7 @@ def compose(d: _Draft, p: _Plan) -> tuple[str, list[str], list[str]]:
     _goal(o)
     _invariants(o)
     _handoff(o)
+    _tasks(o)
     _extras(o)
     _next(o)
     mail_section(o)  # the unread messages, quoted (brief/mail.py)
@@ -238,6 +239,24 @@ def _cut_quoted_left(body: str, cap: int) -> str:
     if 0 <= nl < len(end) - 1:
         return end[nl + 1 :]
     return "> …" + end.removeprefix(">").lstrip()
+
+
+def _tasks(o: _Out) -> None:
+    """The harness's task list as the state mirrors it, open items first (the view's order): cut from its end, so
+    the done items give way first."""
+    d, p = o.d, o.p
+    if not d.tasks_body:
+        return
+    src = d.tasks_src
+    if p.tasks == 0:
+        o.cut(4, f"the task list ({src}, {d.tasks.total})", "tasks")
+        return
+    shown, was_cut = _cut_quoted(d.tasks_body, p.tasks)
+    note = ""
+    if was_cut or d.tasks.partial:
+        note = o.note(f"cut: {src} holds {d.tasks.total}")
+        o.cut(4, f"the end of the task list ({src}; open items come first)", "end of the task list")
+    o.sections.append("## Task list\n" + _fence(shown, src, d.token, note))
 
 
 def _extras(o: _Out) -> None:

@@ -87,6 +87,7 @@ class BriefInput:
         # entry of 10 by its id when the state has several actors (brief/read.py: annotate)
         self.merged: list[object] | None = None
         self.authors: dict[str, str] = {}
+        self.tasks: str | None = None  # the task-list view (30_tasks.md or tasks/<actor>.md: store/tasks.py)
 
 
 class Brief:
@@ -150,6 +151,7 @@ class _Plan:
         self.preface: int | None = None
         self.action: int | None = None
         self.capture: int | None = None  # the most characters of the capture's quoted text; 0: left out
+        self.tasks: int | None = None  # the most characters of the task list's quoted text; 0: left out
         self.quotes = True  # the ledger's quotes shown (False: named under "Left out")
         self.ledger = 0  # 0 every finding; 1 ok ones counted; 2 one per check and status; 3 counts; 4 one count
         self.head: int | None = 120  # the most characters of the path and of the checkpoint title
@@ -190,6 +192,9 @@ class _Draft:
             else "no checkpoint readable"
         )
         self._handoff(inp, room, piece)
+        self.tasks_src = f"{self.f}/{views.tasks_view(inp.pc[0])}"
+        self.tasks = piece(inp.tasks, views.TASKS)
+        self.tasks_body = _quoted_lines(self.tasks.text) if self.tasks.text else ""
         self.record = piece(inp.last_record, "", one_line=True, limit=2 * _RECORD_CAP)
         self.record_body, cut = (
             _cut_quoted(_quoted_lines(self.record.text), _RECORD_CAP) if self.record.text else ("", False)
@@ -200,7 +205,7 @@ class _Draft:
         self._ledger(inp, budget)
         self.capture: Material | None = None
         if inp.capture is not None:
-            self.capture = Material(inp.capture, inp.capture_meta, token)
+            self.capture = Material(inp.capture, inp.capture_meta, token, _task_pairs(self.tasks.text))
         self.merged, self.authors = inp.merged, inp.authors
 
     def _invariants(self, inp: BriefInput, budget: int, size: int | None) -> None:
@@ -329,6 +334,22 @@ class _Draft:
         if deferred and not deferred.startswith(DEFERRED):  # a ledger line of its own, never one that imitates another
             deferred = DEFERRED + deferred
         self.deferred = deferred
+
+
+def _task_pairs(view: str) -> list[tuple[str, str]] | None:
+    """(subject, status) of each item of the task-list view as store/tasks.render writes it (`- [status] #id
+    subject (blocked by ...)`), for the capture to say that its list is the same; None if there is no view."""
+    if not view:
+        return None
+    pairs = []
+    for line in view.split("\n"):
+        status, sep, rest = line[3:].partition("] ") if line.startswith("- [") else ("", "", "")
+        if not sep:
+            continue
+        if rest.startswith("#"):
+            rest = rest.partition(" ")[2]
+        pairs.append((rest.rsplit(" (blocked by ", 1)[0].strip(), status))
+    return pairs
 
 
 def _water_level(lengths: list[int], total: int, floor: int) -> int:

@@ -58,6 +58,13 @@ class _Fit:
         now = self.p.capture if self.p.capture is not None else self.d.capture.full
         return now > lo and self.shrink("capture", lo, now)
 
+    def tasks(self, lo: int) -> bool:
+        """The task list's quoted text down to lo characters (0: left out), only as far as needed; fits?"""
+        if not self.d.tasks_body:
+            return False
+        now = self.p.tasks if self.p.tasks is not None else len(self.d.tasks_body)
+        return now > lo and self.shrink("tasks", lo, now)
+
     def steps(self) -> list[Callable[[], bool]]:
         """The drop order."""
         d, p = self.d, self.p
@@ -70,16 +77,19 @@ class _Fit:
             # budget before the newest decisions give way
             lambda: bool(d.handoff_tail) and self.shrink("handoff", quarter, len(d.handoff_body) + tails),
             lambda: self.capture(1500),  # the capture before the compaction: down to 1,500 characters of its text
+            lambda: self.tasks(quarter),  # the task list: its done items, then its last open ones, to a quarter
             lambda: self.shrink("decisions", 0, p.decisions),
             lambda: self.shrink("handoff", 200, p.handoff or len(d.handoff_body) + tails, drop=0),
             lambda: self.set("ledger", 1),
             lambda: self.capture(400),  # the task list, then the last user message
+            lambda: self.tasks(600),
             lambda: self.essentials(400, 400, 400, 600, 600),
             lambda: self.set("ledger", 2),
             lambda: self.essentials(160, 200, 200, 300, 300),
             lambda: self.set("ledger", 3),
             lambda: self.set("terse", True),  # (the deferred note goes too)
             lambda: d.capture is not None and self.set("capture", 0),  # named under "Left out"
+            lambda: self.tasks(0),  # named under "Left out", with the file that holds it
             lambda: bool(d.quotes) and self.set("quotes", False),  # named under "Left out": recover prints them
             lambda: self.essentials(ENTRY_MIN, 80, 80, 120, 100),
             lambda: self.shrink("head", 40, p.head or 120),
@@ -109,6 +119,8 @@ class _Fit:
             now = getattr(p, name)
             if now is not None and now < most and not self.set(name, most):
                 self.shrink(name, now, most)
+        if p.tasks is not None and p.tasks < len(d.tasks_body):
+            self.shrink("tasks", p.tasks, len(d.tasks_body) + 1)
         cap, whole = p.capture, d.capture.full if d.capture is not None else 0
         if cap is not None and cap < whole:  # the capture last, from 400 characters of its text up (or not at all)
             lo = max(cap, min(400, whole))

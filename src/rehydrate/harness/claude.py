@@ -18,9 +18,11 @@ if TYPE_CHECKING:
     from rehydrate.harness.trust import TrustReport
 
 # EDIT_TOOLS (a tool input's file_path or notebook_path): transcripts.claude's, through __getattr__ below
+TITLE = "Claude Code"
 SHELL_TOOLS = ("Bash",)
 PATCH_TOOLS: tuple[str, ...] = ()
 TOOL_EVENT = "PreToolUse"
+TASK_HOOK_TOOLS = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "TodoWrite")
 # Claude Code cuts a hook's output string at 10,000 characters: the brief's default budget (9,000) leaves room for the
 # notice of a cut and the JSON around it. It counts characters, not bytes.
 BRIEF_BYTES: int | None = None
@@ -31,6 +33,7 @@ EVENTS = {
     "PreCompact": "compaction_start",
     "PostCompact": "compaction_end",  # runs after SessionStart compact (Claude Code 2.1)
     "PreToolUse": "guard",
+    "PostToolUse": "tasks",  # its task tools only (TASK_HOOK_TOOLS): the task list mirrored into the state
     "Stop": "stop",
 }
 
@@ -80,6 +83,7 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
         "PreCompact": hook_group("manual|auto", command, 30),
         "PostCompact": hook_group("manual|auto", command, 30),
         "PreToolUse": hook_group("|".join((*EDIT_TOOLS, *SHELL_TOOLS, *PATCH_TOOLS)), command, 10),
+        "PostToolUse": hook_group("|".join(TASK_HOOK_TOOLS), command, 10),
         "Stop": [{"hooks": [{"type": "command", "command": command, "timeout": 10}]}],  # never blocks
     }
 

@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from rehydrate.harness.trust import TrustReport
 
 # EDIT_TOOLS: transcripts.codex's, through __getattr__ below
+TITLE = "Codex CLI"
 SHELL_TOOLS = ("Bash",)
 PATCH_TOOLS = ("apply_patch",)  # its input's command is a patch: `*** Update File: PATH` headers, `+` lines added
 TOOL_EVENT = "PreToolUse"
+TASK_HOOK_TOOLS = ("update_plan",)  # offered by `codex exec` with [tools.update_plan] enabled
 # Codex caps a hook's output near 2,500 tokens, counted at about 4 bytes a token (about 10,000 bytes); a brief of
 # 6,229 characters in 12,448 bytes was cut. 9,000 bytes leaves 10% for the estimate's rounding and the text Codex
 # puts around the context.
@@ -30,6 +32,7 @@ EVENTS = {
     "PreCompact": "compaction_start",
     "PostCompact": "compaction_end",
     "PreToolUse": "guard",
+    "PostToolUse": "tasks",  # update_plan only: the plan mirrored into the state
     "Stop": "stop",
 }
 
@@ -69,6 +72,7 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
         "SessionStart": hook_group("startup|resume|clear|compact", command, 30),
         "PreCompact": hook_group("manual|auto", command, 30),
         "PreToolUse": hook_group("|".join(dict.fromkeys((*SHELL_TOOLS, *EDIT_TOOLS, *PATCH_TOOLS))), command, 10),
+        "PostToolUse": hook_group("|".join(TASK_HOOK_TOOLS), command, 10),
     }
 
 

@@ -16,10 +16,12 @@ if TYPE_CHECKING:
     from rehydrate.harness.program import Program
     from rehydrate.harness.trust import TrustReport
 
+TITLE = "Gemini CLI"
 EDIT_TOOLS = ("write_file", "replace")  # a tool input's file_path
 SHELL_TOOLS = ("run_shell_command",)
 PATCH_TOOLS: tuple[str, ...] = ()
 TOOL_EVENT = "BeforeTool"
+TASK_HOOK_TOOLS = ("write_todos",)
 # No cap on a hook's output (0.56 source: hookRunner keeps all of stdout; getAdditionalContext only escapes < and >):
 # the brief's default budget (the same as Claude Code's) bounds what each injection costs.
 BRIEF_BYTES: int | None = None
@@ -30,6 +32,7 @@ EVENTS = {
     "PreCompress": "precompress",  # a note, not a compaction: nothing confirms that one followed
     "BeforeAgent": "after_compression",  # no start event follows a compression: the brief goes in here, once
     "BeforeTool": "guard",
+    "AfterTool": "tasks",  # write_todos only: the list mirrored into the state
 }
 
 
@@ -57,6 +60,7 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
         "PreCompress": group(30000),
         "BeforeAgent": group(30000),
         "BeforeTool": group(10000, "|".join((*EDIT_TOOLS, *SHELL_TOOLS, *PATCH_TOOLS))),
+        "AfterTool": group(10000, "|".join(TASK_HOOK_TOOLS)),
     }
 
 

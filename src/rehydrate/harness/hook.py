@@ -36,6 +36,7 @@ HANDLERS = {
     "after_compression": ("events", "after_compression"),
     "stop": ("events", "stop"),
     "guard": ("guard", "guard"),
+    "tasks": ("tasks", "tasks"),
 }
 STATE_MARKS = (views.WAL_DIR, *views.VIEWS)  # a folder holding none of these is not a rehydrate state
 NO_STATE = "rehydrate: no state folder here, nothing to inject (`rehydrate init --goal TEXT` starts one)"

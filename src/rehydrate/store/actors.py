@@ -36,8 +36,10 @@ def pc_names(actor: str, last: Record | None) -> tuple[str, str]:
 
 
 def record_view(actor: str, rec: Record) -> str:
-    """The file a checkpoint or handoff record of this actor writes: the name its own views bind."""
+    """The file a checkpoint, handoff or tasks record of this actor writes: the name its own views bind."""
     nxt, handoff = pc_names(actor, rec)
+    if rec["op"] == "tasks":
+        return layout.tasks_view(nxt)
     return nxt if rec["op"] == "checkpoint" else handoff
 
 

@@ -189,16 +189,27 @@ def read_small(path: str, limit: int, words: Words = ANY) -> tuple[bytes | None,
     return data, None if st is None else st.st_size
 
 
-def read_stat(path: str, limit: int, words: Words = ANY) -> tuple[bytes | None, os.stat_result | None]:
-    """read_small's bytes, with the file's fstat as it was before they were read (its size: st_size)."""
+def read_head(path: str, limit: int, words: Words = ANY) -> tuple[bytes | None, int | None]:
+    """A file's first `limit` bytes and its size, never following a link, never blocking; (None, None) if it is
+    absent."""
+    data, st = read_stat(path, limit, words, head=True)
+    return data, None if st is None else st.st_size
+
+
+def read_stat(
+    path: str, limit: int, words: Words = ANY, *, head: bool = False
+) -> tuple[bytes | None, os.stat_result | None]:
+    """read_small's bytes, with the file's fstat as it was before they were read (its size: st_size); with head,
+    the first `limit` bytes of a larger file rather than none."""
     opened = open_stat(path, words)
     if opened is None:
         return None, None
     fd, st = opened
     try:
         size = st.st_size
-        if size > limit:
+        if size > limit and not head:
             return b"", st
+        size = min(size, limit)
         chunks: list[bytes] = []
         got = 0
         with failing(path, "read", words):

@@ -33,6 +33,7 @@ from rehydrate.store.views import (
     INVARIANTS,
     MAX_FIELD,
     NEXT,
+    TASKS,
     cap,
     conflict_lines,
     entry_id,
@@ -406,6 +407,7 @@ def rotate_data(state: State, last: Record) -> dict[str, Any]:
     bound = actor_lines(wal.records(state.wal_path))
     checkpoint = last_producer(state, NEXT)
     handoff = last_producer(state, HANDOFF)
+    tasks = last_producer(state, TASKS)
     keep = ("op", "seq", "ts", "git", "data")
     # a name of its own (6 random hex digits at the end): two branches that rotate after the same record archive
     # different logs (each holds its own rotate record), which would otherwise meet as an add/add conflict
@@ -418,6 +420,7 @@ def rotate_data(state: State, last: Record) -> dict[str, Any]:
         "adopted": [ln for ln, ordered in bound if not ordered],
         "checkpoint": {k: checkpoint[k] for k in keep if k in checkpoint} if checkpoint else None,
         "handoff": {"op": "handoff", "data": handoff["data"]} if handoff else None,
+        "tasks": {"op": "tasks", "data": tasks["data"]} if tasks else None,
         "mail": _mail_carried(state),
     }
 

@@ -38,7 +38,13 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
 __all__ = ["Outcome", "Problem", "Snapshot", "State"]
 
-_TOUCHES = {"invariant": (INVARIANTS,), "reject": (INVARIANTS,), "checkpoint": (NEXT,), "handoff": (HANDOFF,)}
+_TOUCHES = {
+    "invariant": (INVARIANTS,),
+    "reject": (INVARIANTS,),
+    "checkpoint": (NEXT,),
+    "handoff": (HANDOFF,),
+    "tasks": (layout.TASKS,),
+}
 
 
 class Outcome:
@@ -196,8 +202,8 @@ class State:
             from rehydrate.store import latches  # not on the hook path: checkpoints and resumes do not bind lines
 
             return [INVARIANTS] if latches.append_line(self, data["line"], redo=False) else []
-        if op in ("checkpoint", "handoff", "merge"):
-            name = HANDOFF if op == "handoff" else NEXT
+        if op in ("checkpoint", "handoff", "merge", "tasks"):
+            name = HANDOFF if op == "handoff" else layout.TASKS if op == "tasks" else NEXT
             if name not in rec["views"]:  # an actor that joined: its own program counter (store/actors.py)
                 name = actors.pc_names(self.actor, rec)[0] if op == "merge" else actors.record_view(self.actor, rec)
                 actors.ensure_folder(self, name)
@@ -395,6 +401,10 @@ class State:
             elif op == "handoff":
                 views[handoff_name] = wal.sha256(layout.render_handoff(data["text"]).encode())
                 layout.keep_edit(self, handoff_name, snap, out)
+            elif op == "tasks" and not self._tasks_changed(snap, next_name, data, views, out):
+                out.problems = snap.problems  # the list the view already shows: nothing to record
+                flush(self)
+                return out
             elif op == "checkpoint":
                 layout.keep_edit(self, next_name, snap, out)
                 if data.get("goal") is None:
@@ -414,6 +424,18 @@ class State:
             out.problems = snap.problems
             flush(self)
             return out
+
+    def _tasks_changed(
+        self, snap: Snapshot, next_name: str, data: dict[str, Any], views: dict[str, str], out: Outcome
+    ) -> bool:
+        """Whether a task list differs from the one the view is bound to; if so, views binds the new rendering
+        and a hand edit of the view is kept beside it."""
+        name = layout.tasks_view(next_name)
+        views[name] = wal.sha256(render({"op": "tasks", "data": data}).encode())
+        if views[name] == snap.last["views"].get(name) and len(snap.heads) == 1:
+            return False
+        layout.keep_edit(self, name, snap, out)
+        return True
 
     def _pc(self, last: Record | None) -> tuple[str, str]:
         """This actor's program counter: (next view, handoff view) as its last record binds them (store/actors.py)."""
@@ -493,6 +515,13 @@ class State:
         layout.cap("handoff", text, layout.MAX_HANDOFF)
         return self._write("handoff", {"text": text, "sha256": wal.sha256(text.encode())})
 
+    def tasks(self, data: dict[str, Any]) -> Outcome:
+        """Replace the task list (30_tasks.md, or tasks/<actor>.md) with the harness's, as store/tasks.make built
+        it. A list the view already shows records nothing: the outcome has no record."""
+        if not isinstance(data.get("items"), list):
+            raise UsageError("the task list has no items")
+        return self._write("tasks", data)
+
     def receipt(self, data: dict[str, Any]) -> Outcome:
         """Append a `receipt` record (store/evidence.py): a command's run, with git's HEAD, branch and dirty files."""
         return self._write("receipt", data, with_git=True)
@@ -535,7 +564,8 @@ class State:
         """Append a record that changes no view (compaction, receipt, ...)."""
         import re
 
-        own = ("init", "invariant", "reject", "checkpoint", "handoff", "rotate", "receipt", "stamp", "accept", "key")
+        own = {"init", "invariant", "reject", "checkpoint", "handoff", "tasks", "rotate", "receipt", "stamp", "accept"}
+        own.add("key")
         if op in own or not re.match(layout.OP, op):
             raise UsageError(f"{op!r} cannot be recorded this way", "use the method of the same name")
         return self._write(op, data)

@@ -21,13 +21,15 @@ KEYS_DIR = "keys"  # committed public keys, one per actor (store/keys.py)
 KEY_PINS = "keys.json"  # this clone's pins of them, in its own git folder (State.local), never committed
 INVARIANTS = "10_invariants.md"
 HANDOFF = "20_handoff.md"
+TASKS = "30_tasks.md"  # the harness's task list as its hooks last saw it (store/tasks.py)
+TASKS_DIR = "tasks"  # an actor that joined: tasks/<actor>.md
 NEXT = "99_next.md"
 WAL_DIR = "wal"
 ARCHIVE_DIR = "archive"
 MAIL_DIR = "mail"  # the actors' messages (store/mail.py), a folder per recipient
 PIPELINES = "pipelines.json"  # the registered pipelines: {name: {"output", "progress", "key", "total"}}
 GITIGNORE = ".gitignore"
-VIEWS = (GOAL, INVARIANTS, HANDOFF, NEXT)
+VIEWS = (GOAL, INVARIANTS, HANDOFF, TASKS, NEXT)
 # Patterns are compiled on first use (re caches them): each compile costs the hook path ~70 us.
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
@@ -87,7 +89,9 @@ MAX_FIELD = 16 * 1024
 MAX_GOAL = 64 * 1024
 MAX_HANDOFF = 1024 * 1024
 
-PRODUCERS = {NEXT: ("checkpoint", "init"), HANDOFF: ("handoff",)}  # the ops that write each replaceable view
+# the ops that write each replaceable view, and the word for the command that writes it next
+PRODUCERS = {NEXT: ("checkpoint", "init"), HANDOFF: ("handoff",), TASKS: ("tasks",)}
+WRITERS = {NEXT: "checkpoint", HANDOFF: "handoff", TASKS: "change of the harness's task list"}
 MAX_VIEW = 4 << 20  # a view file larger than this is not read into a brief
 MAX_EDITED = 64 << 20  # a replaceable view (a hand edit: the WAL writes far less) is compared and kept up to this
 
@@ -260,6 +264,12 @@ def summary(rec: Record) -> str:
 
         capture = value["capture"]
         value = {**value, "capture": counts(capture) if isinstance(capture, dict) else "not a capture"}
+    if rec.get("op") == "tasks" and isinstance(value, dict):  # the list is in its view: here, its counts
+        from rehydrate.store import tasks
+
+        active, waiting, done = tasks.counts(value)
+        value = {k: v for k, v in value.items() if k != "items"}
+        value["items"] = {"open": active + waiting, "in_progress": active, "done": done}
     data = wal.canonical(value).decode()
     return f"#{rec.get('seq')} {rec.get('op')} by {rec.get('actor')} at {rec.get('ts')}{where} · data {data}"
 
@@ -358,7 +368,9 @@ def reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
     """99 and 20 against the WAL's last record: a view that lags it (a crash) or is missing is redone from the WAL;
     one that differs otherwise was edited by hand and is reported, never overwritten."""
     last = snap.last
-    for name in state._pc(last):  # 99 and 20, or an actor's own next/<actor>.md and handoff/<actor>.md
+    names = state._pc(last)  # 99 and 20, or an actor's own next/<actor>.md and handoff/<actor>.md
+    tasks = tasks_view(names[0])
+    for name in (*names, tasks) if tasks in last["views"] else names:  # and the task list, once there is one
         changed, data = differs(state, snap, name)
         if not changed:
             continue
@@ -412,11 +424,17 @@ def head_renderings(snap: Snapshot, name: str) -> list[bytes]:
 
 def render_view(name: str, rec: Record) -> str:
     """A replaceable view as a record renders it: 99_next.md by a checkpoint, an init or a merge record (its lines of
-    work: store/graph.py), 20_handoff.md by a handoff. A rotate's carried record stands for the archived one."""
+    work: store/graph.py), 20_handoff.md by a handoff, 30_tasks.md by a tasks record (store/tasks.py). A rotate's
+    carried record stands for the archived one."""
+    kind = _kind(name)
     if rec.get("op") == "rotate":
-        carried = rec["data"]["checkpoint" if name == NEXT else "handoff"]
+        carried = rec["data"][_CARRIED[kind]]
         return render_view(name, carried)
-    if name != NEXT:
+    if kind == TASKS:
+        from rehydrate.store.tasks import render
+
+        return render(rec["data"])
+    if kind != NEXT:
         return render_handoff(rec["data"]["text"])
     if rec.get("op") == "merge":
         from rehydrate.store import graph  # type: ignore[attr-defined,unused-ignore]
@@ -427,7 +445,7 @@ def render_view(name: str, rec: Record) -> str:
 
 def _merged(state: State, name: str) -> Problem:
     rel = state.rel(name)
-    writer = "checkpoint" if name == NEXT else "handoff"
+    writer = WRITERS[_kind(name)]
     why = (
         "holds the lines of work that a git merge joined (each side's version, merged line by line); the next "
         f"{writer} writes it whole (nothing is lost: the records hold every side's)"
@@ -440,7 +458,7 @@ def _hand_edit(state: State, name: str, expected: str | None) -> Problem:
     if expected is None:
         why = f"was not written through rehydrate; record it with `rehydrate handoff --file {rel}`"
         return Problem("view-unrecorded", rel, None, why)
-    writer = "checkpoint" if _kind(name) == NEXT else "handoff"
+    writer = WRITERS[_kind(name)]
     why = (
         "differs from what the WAL says was written (edited by hand?); "
         f"the next {writer} keeps your version beside it as {rel}.edited"
@@ -449,8 +467,22 @@ def _hand_edit(state: State, name: str, expected: str | None) -> Problem:
 
 
 def _kind(name: str) -> str:
-    """99_next.md for next/<actor>.md, 20_handoff.md for handoff/<actor>.md (an actor's own program counter)."""
-    return NEXT if name.startswith("next/") else HANDOFF if name.startswith("handoff/") else name
+    """99_next.md for next/<actor>.md, 20_handoff.md for handoff/<actor>.md, 30_tasks.md for tasks/<actor>.md (an
+    actor's own views)."""
+    if name.startswith("next/"):
+        return NEXT
+    if name.startswith("handoff/"):
+        return HANDOFF
+    return TASKS if name.startswith(TASKS_DIR + "/") else name
+
+
+def tasks_view(next_name: str) -> str:
+    """The task-list view of the actor whose program counter is next_name: 30_tasks.md beside 99_next.md,
+    tasks/<actor>.md beside next/<actor>.md."""
+    return TASKS if next_name == NEXT else f"{TASKS_DIR}/{next_name.split('/', 1)[1]}"
+
+
+_CARRIED = {NEXT: "checkpoint", HANDOFF: "handoff", TASKS: "tasks"}  # what a rotate record carries of each
 
 
 def last_producer(state: State, name: str) -> Record | None:
@@ -464,7 +496,7 @@ def last_producer(state: State, name: str) -> Record | None:
         if rec["op"] in PRODUCERS[name]:
             found = rec
         elif rec["op"] == "rotate":
-            carried = rec["data"].get("checkpoint" if name == NEXT else "handoff")
+            carried = rec["data"].get(_CARRIED[name])
             found = carried if isinstance(carried, dict) else None
     return found
 
@@ -477,7 +509,7 @@ def redo_view(state: State, name: str, expected: str | None, producer: Record | 
     found = producer if producer is not None else last_producer(state, name)
     if found is None:
         return False
-    text = (render_next_record(found) if _kind(name) == NEXT else render_handoff(found["data"]["text"])).encode()
+    text = render_view(name, found).encode()
     if wal.sha256(text) != expected:
         return False
     if name != _kind(name):  # next/<actor>.md or handoff/<actor>.md: its folder may be gone too

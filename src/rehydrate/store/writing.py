@@ -60,7 +60,11 @@ def current_goal(state: State, snap: Snapshot) -> str:
 
 def render(rec: Record) -> str:
     """A replaceable view as a record renders it: 99_next.md for a checkpoint or init (views.py) or a merge record
-    (graph.py), 20_handoff.md for a handoff."""
+    (graph.py), 20_handoff.md for a handoff, 30_tasks.md for a tasks record (tasks.py)."""
+    if rec["op"] == "tasks":
+        from rehydrate.store.tasks import render as render_tasks
+
+        return render_tasks(rec["data"])
     if rec["op"] == "merge":
         from rehydrate.store.graph import render_merged
 

@@ -60,12 +60,19 @@ def task_order(ident: str) -> tuple[int, int, str]:
 
 
 def task_store(session_id: object) -> list[tuple[str, str]] | None:
+    """The session's task list as Claude Code keeps it on disk (stored_tasks), as (subject, status) pairs."""
+    stored = stored_tasks(session_id)
+    return None if stored is None else [(t["subject"], t["status"]) for t in stored.values()]
+
+
+def stored_tasks(session_id: object) -> dict[str, dict[str, Any]] | None:
     """The session's task list as Claude Code keeps it on disk (home()/tasks/<session id>/<id>.json, each {id,
-    subject, status, ...}), in order of creation: the list whole, with no transcript to fold; None when there is no
-    such folder (an older version, or no task made). A session id that is not a plain name is never a path; at most
-    MAX_TASK_FILES files are read, regular files only (a FIFO or a folder is skipped), and a file larger than
-    MAX_TASK_FILE bytes or that does not parse is left out."""
-    from rehydrate.transcripts import loads, open_regular
+    subject, status, description, blockedBy, ...}), {id: task as fold_task keeps it} in order of creation: the list
+    whole, with no transcript to fold; None when there is no such folder (an older version, or no task made). A
+    session id that is not a plain name is never a path; at most MAX_TASK_FILES files are read, regular files only
+    (a FIFO or a folder is skipped), and a file larger than MAX_TASK_FILE bytes or that does not parse is left out."""
+    from rehydrate.safejson import loads  # small files, on the hook path: not the transcripts' optional parser
+    from rehydrate.transcripts import open_regular
 
     if not isinstance(session_id, str) or not session_id or not all(c.isalnum() or c in "-_" for c in session_id):
         return None
@@ -74,7 +81,7 @@ def task_store(session_id: object) -> list[tuple[str, str]] | None:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))[:MAX_TASK_FILES]
     except OSError:
         return None
-    tasks: list[tuple[str, str, str]] = []
+    found: list[tuple[str, dict[str, Any]]] = []
     for name in names:
         try:
             with open_regular(os.path.join(folder, name)) as f:
@@ -82,9 +89,66 @@ def task_store(session_id: object) -> list[tuple[str, str]] | None:
         except (OSError, ValueError):
             continue
         if isinstance(task, dict) and task.get("id") is not None and isinstance(task.get("subject"), str):
-            tasks.append((label(task["id"]), task["subject"], label(task.get("status"))))
-    tasks.sort(key=lambda t: task_order(t[0]))
-    return [(subject, status) for _, subject, status in tasks]
+            entry = {"subject": task["subject"], "status": label(task.get("status"))}
+            _task_fields(entry, {k: v for k, v in task.items() if k != "status"})
+            found.append((label(task["id"]), entry))
+    found.sort(key=lambda t: task_order(t[0]))
+    return dict(found)
+
+
+def fold_task(tasks: dict[str, dict[str, Any]], name: str, tool_input: dict[str, Any], result: dict[str, Any]) -> bool:
+    """A task tool's successful call folded into tasks ({id: {subject, status[, description, blockedBy]}}, in order of
+    creation): TaskCreate adds a task (its id from the result), TaskUpdate sets its status, subject or description
+    (status "deleted" removes it), TaskList's result is the whole list, TaskGet's one task. False: nothing known
+    changed (another tool, or a result of another shape)."""
+    if name == "TaskList":
+        listed = result.get("tasks")
+        if not isinstance(listed, list):
+            return False
+        found = [t for t in listed if isinstance(t, dict) and t.get("id") is not None]
+        old = dict(tasks)
+        tasks.clear()
+        for t in sorted(found, key=lambda t: task_order(label(t["id"]))):
+            ident = label(t["id"])
+            tasks[ident] = {**old.get(ident, {}), "subject": label(t.get("subject")), "status": label(t.get("status"))}
+            _task_fields(tasks[ident], t)
+        return True
+    if name == "TaskCreate":
+        task = obj(result.get("task"))
+        ident = label(task["id"]) if isinstance(task.get("id"), (str, int)) else str(len(tasks) + 1)
+        subject = tool_input.get("subject") or task.get("subject") or tool_input.get("description")
+        tasks[ident] = {"subject": label(subject) if subject is not None else "", "status": "pending"}
+        _task_fields(tasks[ident], {**task, **tool_input})
+        return True
+    if name == "TaskGet":
+        task = obj(result.get("task"))
+        if task.get("id") is None:
+            return False
+        entry = tasks.setdefault(label(task["id"]), {"subject": label(task.get("subject")), "status": "pending"})
+        _task_fields(entry, task)
+        return True
+    if name != "TaskUpdate":
+        return False
+    value = tool_input.get("taskId", result.get("taskId"))
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        return False
+    ident = str(value)
+    if tool_input.get("status") == "deleted":
+        tasks.pop(ident, None)
+        return True
+    # a task created before what was read: known by its id and what the update says
+    _task_fields(tasks.setdefault(ident, {"subject": f"task #{ident}", "status": "pending"}), tool_input)
+    return True
+
+
+def _task_fields(entry: dict[str, Any], said: dict[str, Any]) -> None:
+    """What a tool's input or result says of a task, over what was known: subject, status, description, blockers."""
+    for key in ("subject", "status", "description"):
+        if isinstance(said.get(key), str):
+            entry[key] = said[key]
+    blockers = said.get("blockedBy")
+    if isinstance(blockers, list):
+        entry["blockedBy"] = [label(b) for b in blockers if isinstance(b, (str, int)) and not isinstance(b, bool)]
 
 
 def starts_turn(rec: dict[str, Any]) -> bool:
@@ -498,7 +562,7 @@ class _Walk:
         self.roots = roots
         self.calls: dict[str, tuple[str, dict[str, Any], int, str | None]] = {}  # id: name, input, line, ts
         self.task_calls: dict[str, tuple[str, dict[str, Any]]] = {}  # id: name, input, of the task tools
-        self.tasks: dict[str, list[str]] = {}  # id: [subject, status], in order of creation
+        self.tasks: dict[str, dict[str, Any]] = {}  # id: the task (fold_task), in order of creation
         self.prompt_todos: Todos | None = None
         self.edits: list[tuple[str, object]] = []  # (path, call id) of each edit call, in order
         self.failed_ids: set[str] = set()  # the edit calls whose result is an error or was rejected
@@ -657,62 +721,11 @@ class _Walk:
     def _task(
         self, name: str, tool_input: dict[str, Any], result: dict[str, Any], number: int | None, before: bool
     ) -> None:
-        """A task tool's successful call: TaskCreate adds a task (its id from the result), TaskUpdate sets its status
-        or subject (status "deleted" removes it), TaskList's result is the whole list, TaskGet's one task."""
-        changed = {
-            "TaskList": self._listed,
-            "TaskGet": self._got,
-            "TaskCreate": self._created,
-            "TaskUpdate": self._updated,
-        }[name](tool_input, result)
-        if changed:
-            items = [(subject, status) for subject, status in self.tasks.values()]
+        """A task tool's successful call, folded into the list (fold_task)."""
+        if fold_task(self.tasks, name, tool_input, result):
+            items = [(t["subject"], t["status"]) for t in self.tasks.values()]
             self.recent.todos = Todos("task tools", number, before, items)
             self.tool_todos = True
-
-    def _listed(self, tool_input: dict[str, Any], result: dict[str, Any]) -> bool:
-        tasks = result.get("tasks")
-        if not isinstance(tasks, list):
-            return False
-        listed = [t for t in tasks if isinstance(t, dict) and t.get("id") is not None]
-        ordered = sorted(listed, key=lambda t: task_order(label(t["id"])))
-        self.tasks = {label(t["id"]): [label(t.get("subject")), label(t.get("status"))] for t in ordered}
-        return True
-
-    def _got(self, tool_input: dict[str, Any], result: dict[str, Any]) -> bool:
-        task = obj(result.get("task"))
-        if task.get("id") is None:
-            return False
-        entry = self.tasks.setdefault(label(task["id"]), [label(task.get("subject")), "pending"])
-        if isinstance(task.get("subject"), str):
-            entry[0] = task["subject"]
-        if isinstance(task.get("status"), str):
-            entry[1] = task["status"]
-        return True
-
-    def _created(self, tool_input: dict[str, Any], result: dict[str, Any]) -> bool:
-        task = obj(result.get("task"))
-        ident = label(task["id"]) if isinstance(task.get("id"), (str, int)) else str(len(self.tasks) + 1)
-        subject = tool_input.get("subject") or task.get("subject") or tool_input.get("description")
-        self.tasks[ident] = [label(subject) if subject is not None else "", "pending"]
-        return True
-
-    def _updated(self, tool_input: dict[str, Any], result: dict[str, Any]) -> bool:
-        value = tool_input.get("taskId", result.get("taskId"))
-        if not isinstance(value, (str, int)) or isinstance(value, bool):
-            return False
-        ident = str(value)
-        status, subject = tool_input.get("status"), tool_input.get("subject")
-        if status == "deleted":
-            self.tasks.pop(ident, None)
-            return True
-        # a task created before what was read: known by its id and what the update says
-        entry = self.tasks.setdefault(ident, [f"task #{ident}", "pending"])
-        if isinstance(status, str):
-            entry[1] = status
-        if isinstance(subject, str):
-            entry[0] = subject
-        return True
 
     def done(self) -> None:
         for path, ident in self.edits:

@@ -1,0 +1,157 @@
+"""After a task-tool call: the harness's task list mirrored into the state (store/tasks.py), so that it survives a
+compaction, a /clear, a new session and a switch of harness verbatim, with no help from the model.
+
+Each harness calls this only for its task tools (install's matchers): Claude Code's TaskCreate, TaskUpdate, TaskList
+and TaskGet (its own store on disk gives the list whole; without one, the call is folded into the last recorded
+list of the same session) and TodoWrite, Codex's update_plan, Gemini CLI's write_todos (each call carries the whole
+list). The answer is empty: the model's context is left as it is. A list the view already shows records nothing.
+"""
+
+from __future__ import annotations
+
+from rehydrate.harness.hook import Answer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
+FOLD_BACK = 256  # records read back from the WAL's end for the last task list to fold a call into
+
+
+def tasks(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    """Record the task list a task-tool call leaves, if the call is one (another tool: nothing)."""
+    name = event.get("tool_name")
+    read = _WHOLE.get(name) if isinstance(name, str) else None
+    given = event.get("tool_input")
+    tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
+    if not whole:  # salvaged fields of an input that was not read whole: a list from them could be a part of it
+        return Answer(stderr="rehydrate hook: the task list was not recorded (the hook's input was not read whole)\n")
+    from rehydrate.harness.events import _session
+    from rehydrate.store import tasks as store
+
+    session = _session(event)
+    source = f"{harness.TITLE}'s {name}" if read is not None else f"{harness.TITLE}'s task tools"
+    where = _Where(event)
+    if read is not None:
+        items = read(tool_input)
+    elif name in _TASK_TOOLS:
+        items = _task_tools(where, name, tool_input, event.get("tool_response"), session)
+    else:
+        return Answer()
+    if items is None:
+        return Answer()
+    data = store.make(source, items, session)
+    if not _shown_already(where, data):
+        from rehydrate.harness.events import open_state
+
+        open_state(event).tasks(data)
+    return Answer()
+
+
+class _Where:
+    """The state folder the event's cwd finds, this actor and its log: what the reads need, without State (whose
+    imports only a write pays for)."""
+
+    def __init__(self, event: dict[str, Any]) -> None:
+        import os
+
+        from rehydrate.store import views
+        from rehydrate.store.locate import locate, resolve_actor
+
+        cwd = event.get("cwd")
+        self.root = locate(None, cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+        self.actor = resolve_actor()
+        self.wal_path = os.path.join(self.root, views.WAL_DIR, self.actor + ".jsonl")
+
+
+def _shown_already(state: _Where, data: dict[str, Any]) -> bool:
+    """Whether the WAL's last record already binds the task-list view to this list's rendering: read without the
+    lock (a TaskList or TaskGet changes nothing, and is most calls), so that such a call costs a tail read. A log
+    that cannot be read this way says no: the write then reconciles and says what is wrong."""
+    from rehydrate.store import actors, tasks, views, wal
+
+    try:
+        tail = wal.read_tail(state.wal_path, 1).records
+    except Exception:  # a conflicted, damaged or missing log: the locked write path decides
+        return False
+    if not tail:
+        return False
+    last = tail[-1][1]
+    bound = last.get("views")
+    name = views.tasks_view(actors.pc_names(state.actor, last)[0])
+    return isinstance(bound, dict) and bound.get(name) == wal.sha256(tasks.render(data).encode())
+
+
+def _item(text: object, status: object, ident: object = None, detail: object = None, blockers: object = None) -> Any:
+    from rehydrate.store.tasks import item
+
+    return item(text, status, ident, detail, blockers)
+
+
+def _todo_write(tool_input: dict[str, Any]) -> list[Any] | None:
+    """Claude Code's TodoWrite: {todos: [{content, status, activeForm}]}, the whole list."""
+    todos = tool_input.get("todos")
+    if not isinstance(todos, list):
+        return None
+    return [_item(t.get("content"), t.get("status")) for t in todos if isinstance(t, dict)]
+
+
+def _update_plan(tool_input: dict[str, Any]) -> list[Any] | None:
+    """Codex's update_plan: {explanation, plan: [{step, status}]}, the whole plan."""
+    plan = tool_input.get("plan")
+    if not isinstance(plan, list):
+        return None
+    return [_item(t.get("step"), t.get("status")) for t in plan if isinstance(t, dict)]
+
+
+def _write_todos(tool_input: dict[str, Any]) -> list[Any] | None:
+    """Gemini CLI's write_todos: {todos: [{description, status}]}, the whole list."""
+    todos = tool_input.get("todos")
+    if not isinstance(todos, list):
+        return None
+    return [_item(t.get("description"), t.get("status")) for t in todos if isinstance(t, dict)]
+
+
+_WHOLE = {"TodoWrite": _todo_write, "update_plan": _update_plan, "write_todos": _write_todos}
+_TASK_TOOLS = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")  # (transcripts.claude.TASK_TOOLS, not imported)
+
+
+def _task_tools(state: _Where, name: str, tool_input: dict[str, Any], response: object, session: str | None) -> Any:
+    """Claude Code's list after a task tool's call: its own store's, whole, where it keeps one; else the last list
+    this session recorded with the call folded in (a list from another session is another list: its ids restart)."""
+    from rehydrate.transcripts import claude
+
+    stored = claude.stored_tasks(session)
+    if stored is None:
+        stored = _last_list(state, session)
+        if not claude.fold_task(stored, name, tool_input, response if isinstance(response, dict) else {}):
+            return None
+    return [
+        _item(t.get("subject"), t.get("status"), ident, t.get("description"), t.get("blockedBy"))
+        for ident, t in stored.items()
+    ]
+
+
+def _last_list(state: _Where, session: str | None) -> dict[str, dict[str, Any]]:
+    """The last task list recorded for this session (within the WAL's last FOLD_BACK records), as fold_task keeps
+    one; empty if there is none."""
+    from rehydrate.harness.events import _recent
+
+    for rec in _recent(state.wal_path, FOLD_BACK):
+        data = rec.get("data")
+        if rec.get("op") != "tasks" or not isinstance(data, dict) or rec.get("actor") != state.actor:
+            continue
+        if data.get("session") != session or not isinstance(data.get("items"), list):
+            return {}
+        return {
+            str(it["id"]): {
+                "subject": str(it.get("text", "")),
+                "status": str(it.get("status", "pending")),
+                **({"description": it["detail"]} if isinstance(it.get("detail"), str) else {}),
+                **({"blockedBy": it["blocked_by"]} if isinstance(it.get("blocked_by"), list) else {}),
+            }
+            for it in data["items"]
+            if isinstance(it, dict) and isinstance(it.get("id"), str)
+        }
+    return {}
