@@ -144,3 +144,20 @@ def test_a_trust_answer_is_a_report_not_named_like_the_checks_protocol(repo: Pat
     answers = install.check("claude", str(repo))
     assert answers and all(isinstance(a, trust.TrustReport) for a in answers)
     assert not hasattr(trust, "Check")
+
+
+def test_hooks_from_an_older_version_are_named_incomplete_not_dead(repo: Path, codex_home: Path) -> None:
+    """A settings file that lacks one event's hook (written before that hook existed): the others still run, and the
+    check says which event is missing and how to add it, beside the other checks."""
+    r = rehydrate("install", "claude", cwd=repo)
+    assert r.code == 0, r.err
+    settings = repo / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    del data["hooks"]["PostToolUse"]
+    settings.write_text(json.dumps(data))
+    code, by = _check("claude")
+    assert code == 1 and by["claude"]["installed"]["ok"] is True and by["claude"]["will_run"] is False
+    assert by["claude"]["complete"]["ok"] is False and "PostToolUse" in by["claude"]["complete"]["detail"]
+    assert by["claude"]["complete"]["fix"] == "run `rehydrate install claude`" and "command" in by["claude"]
+    text = rehydrate("install", "claude", "--check", cwd=repo).out
+    assert text.startswith("claude: the hooks will run, not all of them\n"), text

@@ -77,7 +77,10 @@ def _check(args: argparse.Namespace, names: tuple[str, ...], project: str, state
         report.append({"harness": harness, "will_run": ok, "checks": [c.as_dict() for c in checks]})
         if args.json:
             continue
-        print(f"{harness}: the hooks {'will run' if ok else 'will NOT run'}")
+        partial = not ok and all(c.ok is not False or c.name == "complete" for c in checks)
+        print(
+            f"{harness}: the hooks {'will run' if ok else 'will run, not all of them' if partial else 'will NOT run'}"
+        )
         for c in checks:
             print(f"  {_MARK[c.ok]:<3} {c.name}: {c.detail}")
             if c.ok is not True and c.fix:
