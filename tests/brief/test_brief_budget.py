@@ -156,7 +156,7 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:  # noqa: PL
     if conf[0] != f"confidence: {_flat(inp.confidence)}":
         assert conf[0].endswith("…") and named("confidence"), left
     for x in inp.findings:
-        if f"- {x.check}: {x.status}: {x.message}" not in ledger:
+        if f"- {x.check}: {x.status}: {_flat(x.message)}" not in ledger:  # shown as every line is: flattened
             assert named("finding", "ledger line"), left
     for word, said, raw in (("next safe action", "next action", inp.next_action), ("ask a human", "the ask", inp.ask)):
         if raw and _flat_(raw[: 2 * budget]):  # the next safe action, or (only without one) the question

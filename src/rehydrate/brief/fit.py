@@ -7,6 +7,8 @@ from rehydrate.brief.compose import compose
 from rehydrate.brief.draft import ENTRY_MIN, REJECTED_CAP
 from rehydrate.brief.fence import _within
 
+TASKS_LEAST = 200  # the task list is shown from this many characters of its quoted text, or left out
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -89,7 +91,7 @@ class _Fit:
             lambda: self.set("ledger", 3),
             lambda: self.set("terse", True),  # (the deferred note goes too)
             lambda: d.capture is not None and self.set("capture", 0),  # named under "Left out"
-            lambda: self.tasks(0),  # named under "Left out", with the file that holds it
+            lambda: bool(d.tasks_body) and self.set("tasks", 0),  # named under "Left out", with its file
             lambda: bool(d.quotes) and self.set("quotes", False),  # named under "Left out": recover prints them
             lambda: self.essentials(ENTRY_MIN, 80, 80, 120, 100),
             lambda: self.shrink("head", 40, p.head or 120),
@@ -119,8 +121,13 @@ class _Fit:
             now = getattr(p, name)
             if now is not None and now < most and not self.set(name, most):
                 self.shrink(name, now, most)
-        if p.tasks is not None and p.tasks < len(d.tasks_body):
-            self.shrink("tasks", p.tasks, len(d.tasks_body) + 1)
+        now = p.tasks
+        if now is not None and now < len(d.tasks_body):  # from 200 characters of its text up, or not at all
+            lo = max(now, min(TASKS_LEAST, len(d.tasks_body)))
+            if lo == now or self.set("tasks", lo):
+                self.shrink("tasks", lo, len(d.tasks_body) + 1)
+            else:
+                p.tasks = now
         cap, whole = p.capture, d.capture.full if d.capture is not None else 0
         if cap is not None and cap < whole:  # the capture last, from 400 characters of its text up (or not at all)
             lo = max(cap, min(400, whole))
