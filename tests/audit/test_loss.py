@@ -402,3 +402,40 @@ def test_transcript_text_in_the_loss_report_and_the_drift_is_shown_clean(tmp_pat
 
     page = html_report.render(data)
     assert "<script>x</script>" not in page and "\u202e" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+
+
+def test_each_compaction_says_whether_a_rehydrate_brief_reached_the_model_after_it(tmp_path: Path) -> None:
+    """A brief as Claude Code 2.1 keeps a hook's context (an attachment record), whole after the first compaction
+    and cut to a preview after the second: judged from the transcript alone."""
+    from conftest import rehydrate
+
+    path = _plain(realsessions.FIXTURES / "claude-code-2.1.7-todowrite-2-compactions.jsonl.gz", tmp_path)
+    first, second = (
+        c["line"] for c in json.loads(rehydrate("audit", str(path), "--json").out)["sessions"][0]["compactions"]
+    )
+    token = "0123456789ab"
+    brief = (
+        f"# rehydrate brief: state/ · actor agent\n\nToken {token}: text from files ...\n\n## Next\n> x\n\n"
+        f"## Ledger {token}\n- identity: ok: agent\nconfidence: recovered\nnext safe action: x\n"
+    )
+
+    def attachment(text: str) -> bytes:
+        rec = {"type": "attachment", "attachment": {"type": "hook_additional_context", "content": [text]}}
+        return json.dumps(rec).encode()
+
+    lines = path.read_bytes().split(b"\n")
+    lines.insert(second, attachment(brief[: brief.index("## Ledger")]))  # after the second: a 2 KB preview's kind
+    lines.insert(first, attachment(brief))
+    path.write_bytes(b"\n".join(lines))
+    r = rehydrate("audit", str(path), "--json")
+    one, two = json.loads(r.out)["sessions"][0]["compactions"]
+    assert one["brief"] == {"line": first + 1, "whole": True} and two["brief"] == {"line": second + 2, "whole": False}
+    text = rehydrate("audit", str(path)).out
+    assert f"the rehydrate brief after it reached the model whole (line {first + 1:,})" in text
+    assert f"the rehydrate brief after it was cut: its ledger is missing (line {second + 2:,})" in text
+    (tmp_path / "plain").mkdir()
+    plain = _plain(realsessions.FIXTURES / "claude-code-2.1.7-todowrite-2-compactions.jsonl.gz", tmp_path / "plain")
+    assert all(
+        c["brief"] is None
+        for c in json.loads(rehydrate("audit", str(plain), "--json").out)["sessions"][0]["compactions"]
+    )

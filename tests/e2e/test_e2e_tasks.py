@@ -8,6 +8,7 @@ Asserts on what the model was sent (the mock's request log) and on the state fil
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +45,26 @@ def _task_list(text: str) -> str:
     return text[at : text.find("\\n## ", at + 1)]
 
 
+def _receipts(repo: Path) -> list[dict[str, Any]]:
+    """The delivery receipts in this worktree's journal, oldest first, each with the `resume` record it judges."""
+    journal = repo / ".git" / "rehydrate" / "state" / "journal" / "agent.jsonl"
+    recs = [json.loads(line) for line in journal.read_text().splitlines()]
+    by_h = {r["h"]: r for r in recs}
+    return [{**r["data"], "resume": by_h.get(r["data"]["of"])} for r in recs if r["op"] == "delivery"]
+
+
 def _first_request_of_run(requests: list[Request], before: int) -> str:
     assert len(requests) > before, "the run sent no request"
     return requests[before].text
 
 
+WRONG = "refactor the lexer"  # not the checkpoint's next step: the restatement the state must refuse
+
+
 class ClaudeTasks:
     """Two tasks made with the task tools (loaded through ToolSearch, as 2.1.332 defers them), the first set in
-    progress, then an answer reporting enough tokens for the next run to compact."""
+    progress, then an answer reporting enough tokens for the next run to compact; after the compaction, a wrong
+    restatement of the next action through `rehydrate ack`."""
 
     def __init__(self) -> None:
         self.replies = [
@@ -61,10 +74,18 @@ class ClaudeTasks:
             Reply(tool="TaskUpdate", args={"taskId": "1", "status": "in_progress"}),
             Reply(text="Working on the binding powers.", input_tokens=190_000),
         ]
+        self.after = [
+            Reply(tool="Bash", args={"command": f"rehydrate ack --next '{WRONG}'", "description": "restate"}),
+            Reply(text="Restated."),
+        ]
+        self.compacted = False
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         if _claude_summarizer(body):
+            self.compacted = True
             return Reply(text="<analysis>a</analysis>\n<summary>SUMMARY-E2E-tasks</summary>")
+        if self.compacted and self.after:
+            return self.after.pop(0)
         return self.replies.pop(0) if self.replies else Reply(text="done")
 
 
@@ -77,13 +98,24 @@ def test_claude_code_s_task_list_survives_a_real_compaction_and_a_new_session(
         session = _claude_run(claude, mock, "plan the parser work")
         assert _items(claude.repo) == [f"- [in_progress] #1 {FIRST}", f"- [pending] #2 {SECOND}"]
         assert len(claude.ops("tasks")) == 3  # one record per change, each with the whole list
-        _claude_run(claude, mock, "go on", "--resume", session, "--autocompact", "100000")
+        _claude_run(claude, mock, "go on", "--resume", session, "--autocompact", "100000", "--allowedTools", "Bash")
+        assert "rehydrate ack --next" in _after_summarizer(mock.requests, _claude_summarizer)  # asked to restate
+        # the wrong restatement is named to the model at once, in the tool result of the next request
+        assert "does NOT match the state" in mock.requests[-1].text
+        assert "the state's next allowed action: binding powers" in mock.requests[-1].text
         after = _task_list(_after_summarizer(mock.requests, _claude_summarizer))
         assert f"> - [in_progress] #1 {FIRST}" in after and f"> - [pending] #2 {SECOND}" in after
+        # the Stop hook at the end of the turn judged the post-compaction brief from the transcript Claude Code wrote
+        last = _receipts(claude.repo)[-1]
+        assert last["verdict"] == "delivered", last
+        assert last["resume"]["data"]["brief"]["token"] in _after_summarizer(mock.requests, _claude_summarizer)
         before = len(mock.requests)
         _claude_run(claude, mock, "what is next?")  # a new session: no --resume
         fresh = _task_list(_first_request_of_run(mock.requests, before))
         assert f"> - [in_progress] #1 {FIRST}" in fresh and f"> - [pending] #2 {SECOND}" in fresh
+        # and the next brief's ledger names the mismatch, without quoting the restated text
+        ledger = _first_request_of_run(mock.requests, before).rsplit("## Ledger", 1)[1]
+        assert "recency: degraded: the agent's restatement at" in ledger and WRONG not in ledger
 
 
 class CodexPlan:
@@ -120,4 +152,9 @@ def test_codex_s_plan_survives_a_real_compaction_and_a_new_session(
         before = len(mock.requests)
         _codex_exec(codex, mock, "what is next?")
         fresh = _task_list(_first_request_of_run(mock.requests, before))
+        # no Stop hook in Codex: the new session's SessionStart judged the post-compaction brief from the rollout
+        receipt = _receipts(codex.repo)[-1]
+        assert receipt["verdict"] == "delivered", receipt
+        assert receipt["resume"]["data"]["brief"]["token"] in _after_summarizer(mock.requests, _codex_summarizer)
+        assert "reached the model whole (delivery receipt" in _first_request_of_run(mock.requests, before)
         assert f"> - [in_progress] {FIRST}" in fresh and f"> - [pending] {SECOND}" in fresh

@@ -105,6 +105,7 @@ def _session(path: str, s: transcripts.Session, scratch: str | None, capture: Ca
     extra: dict[str, Any] = {}
     if scratch is not None and capture is not None:
         extra = _losses(path, s, compactions, scratch, capture)
+        _briefs(path, s, compactions)
     return {
         "path": path,
         "harness": s.harness,
@@ -118,6 +119,25 @@ def _session(path: str, s: transcripts.Session, scratch: str | None, capture: Ca
         "score": score(compactions),
         **extra,
     }
+
+
+def _briefs(path: str, s: transcripts.Session, compactions: list[dict[str, Any]]) -> None:
+    """Into each compaction: the first rehydrate brief the transcript holds after it (before the next compaction),
+    {"line", "whole"}, or None; left out when the file cannot be read again."""
+    from rehydrate.transcripts.delivery import briefs
+
+    try:
+        found = briefs(path)
+    except OSError:
+        return
+    marks = [c.line for c in s.compactions] + [s.lines + 1]
+    for i, c in enumerate(compactions):
+        after = [b for b in found if marks[i] < b.line < marks[i + 1]]
+        c["brief"] = (
+            {"line": after[0].line, "whole": any(b.whole for b in after if b.token == after[0].token)}
+            if after
+            else None
+        )
 
 
 def _losses(

@@ -27,6 +27,14 @@ def symptom_lines(c: dict[str, Any], show: Callable[[object], str], files: int) 
     out.append((f"tool errors: {c['errors_before']} before, {c['errors_after']} after", False))
     if c["turns_before_first_edit"] is not None:
         out.append((f"model turns before the first edit after it: {c['turns_before_first_edit']}", False))
+    if "brief" in c:  # the full audit: whether a rehydrate brief reached the model after it, as the harness kept it
+        brief = c["brief"]
+        if brief is None:
+            out.append(("no rehydrate brief recorded after it", False))
+        elif brief["whole"]:
+            out.append((f"the rehydrate brief after it reached the model whole (line {brief['line']:,})", False))
+        else:
+            out.append((f"the rehydrate brief after it was cut: its ledger is missing (line {brief['line']:,})", True))
     return out
 
 

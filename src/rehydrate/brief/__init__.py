@@ -161,6 +161,7 @@ def resume(
     (what the checks put in context.shared["deferred"], and the user's checks config.json names). A compaction after
     the last checkpoint whose record holds a capture is shown as "Just before the compaction" (brief/capture.py)."""
     from rehydrate import checks
+    from rehydrate.brief import ack, receipt
     from rehydrate.errors import UsageError
     from rehydrate.store import config, since
 
@@ -178,6 +179,8 @@ def resume(
             state, snap.outcome(), views=shown, since=found, scope="hook", event=event, config=cfg, env=os.environ
         )
         findings = checks.run_all(context)
+        with_receipt(findings, receipt.settle(state))  # the last brief a hook gave: did it reach the model?
+        with_line(findings, ack.finding(ack.last(state, found.ts)))  # the agent's restatement since the checkpoint
         conf = checks.confidence(findings)
         summed = _ledger(shown, findings, _deferred(context, cfg))
         inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts, summed)
@@ -198,8 +201,25 @@ def resume(
             data["session_id"] = views.clean(session_id, one_line=True)[:200]
         if harness:
             data.update(since.ref_fields(harness, transcript))
+            data["brief"] = receipt.brief_fields(out.text, out.token)  # what its delivery receipt looks for
         rec = state.log_resume(snap, data)
         return ResumeResult(out.text, conf, findings, out.omitted, rec, snap.repaired, snap.problems, summed)
+
+
+def with_receipt(findings: list[Finding], found: dict[str, object] | None) -> None:
+    """The receipt's ledger line (brief/receipt.py), after the check that says it (recency) or last."""
+    from rehydrate.brief.receipt import finding
+
+    with_line(findings, finding(found))
+
+
+def with_line(findings: list[Finding], line: Finding | None) -> None:
+    """A line the brief's own records give (the delivery receipt, the agent's restatement), after the other findings
+    of its check or last."""
+    if line is None:
+        return
+    at = max((i + 1 for i, f in enumerate(findings) if f.check == line.check), default=len(findings))
+    findings.insert(at, line)
 
 
 def reduced(

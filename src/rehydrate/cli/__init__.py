@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "canary": ("canary", "plant a canary rule, ask an agent the two questions, grade the answer: does recovery work?"),
     "key": ("keys", "make and register the key an actor signs its records with; show keys; trust a changed one"),
     "resume": ("read", "print the brief a fresh context reads first"),
+    "ack": (
+        "read",
+        "restate the next action and the rejected approaches after a compaction; checked against the state",
+    ),
     "recover": (
         "recover",
         "the recovery ledger: what happened since the last checkpoint (read-only; exit 1 if degraded)",

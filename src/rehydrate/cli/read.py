@@ -113,10 +113,55 @@ def args_status(p: argparse.ArgumentParser) -> None:
     common_options(p)
 
 
+def args_ack(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Restate, after a compaction, what you will do next and which rejected approaches you will not retry. The "
+        "restatement is checked against the state (its next allowed action, its newest rejected approaches), "
+        "recorded in this worktree's journal, and named in the next ledger when it does not match. Exit 1 on a "
+        "mismatch."
+    )
+    p.add_argument("--next", required=True, metavar="TEXT", help="the next action, in your words")
+    p.add_argument(
+        "--rejected",
+        default="",
+        metavar="IDS",
+        help="the ids of the rejected approaches you will not retry (R-xxxxxx), separated by commas or spaces",
+    )
+    common_options(p)
+
+
+def cmd_ack(args: argparse.Namespace) -> int:
+    from rehydrate.brief import ack
+    from rehydrate.store import views
+
+    named = [i for i in args.rejected.replace(",", " ").split() if i]
+    bad = [i for i in named if views.entry_id(f"- {i} ") is None]
+    if bad:
+        raise UsageError(f"not an entry id: {bad[0][:40]!r}", "name rejected approaches by their ids, e.g. R-91be04")
+    if not args.next.strip():
+        raise UsageError("the next action is empty", "say what you will do next with --next TEXT")
+    state = open_state(args)
+    data = ack.ack(state, args.next, named)
+    if args.json:
+        emit_json("ack", data["matches"], **{k: data[k] for k in ("covered", "missing", "unknown", "state_next")})
+    elif data["matches"]:
+        print("ack: your restatement matches the state (next action and the newest rejected approaches)")
+    else:
+        print("ack: your restatement does NOT match the state:")
+        for line in ack.problems(data):
+            print(f"  - {line}")
+        print(f"  the state's next allowed action: {data['state_next']}")
+        print("  re-read the brief (`rehydrate resume`) before acting")
+    return 0 if data["matches"] else ExitCode.DISCREPANCY
+
+
 def cmd_status(args: argparse.Namespace) -> int:
+    from rehydrate.brief import receipt
+
     state = open_state(args)
     out = state.status()
     x = out.extra
+    delivery = receipt.settle(state, record=False)
     if args.json:
         emit_json(
             "status",
@@ -128,6 +173,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             next=x["next"],
             records=x["records"],
             lines=x["lines"] or [],
+            delivery=delivery,
             **problems_json(out),
         )
         return 0 if out.ok else ExitCode.DISCREPANCY
@@ -136,6 +182,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"checkpoint:  {x['checkpoint']}")
     print(f"last done:   {x['next'].get('done', '?')}")
     print(f"next action: {x['next'].get('next', '?')}")
+    line = receipt.finding(delivery)
+    if line is not None:
+        print(f"last brief:  {line.status}: {line.message}")
+    elif delivery is not None:
+        when = str(delivery.get("ts"))[:16]
+        print(f"last brief:  given at {when}Z; its delivery is not judged yet ({delivery.get('detail')})")
     _print_lines(x["lines"])
     for r in out.repaired:
         print(f"repaired:    {r}")

@@ -291,6 +291,18 @@ def _capture(state: Any, event: dict[str, Any], name: str) -> dict[str, Any] | N
         return {"v": 2, "harness": name, "since": {"seq": seq, "ts": ts}, "error": "the capture failed: " + why}
 
 
+def _settle(event: dict[str, Any]) -> None:
+    """The end of a turn: the last brief a hook gave is in the transcript by now, or it never will be. Its receipt
+    is judged and recorded (brief/receipt.py); nothing is said: the next brief's ledger says it."""
+    from rehydrate.brief import receipt
+    from rehydrate.errors import RehydrateError
+
+    try:
+        receipt.settle(open_state(event))
+    except RehydrateError:  # a state that does not open: the next brief names it
+        pass
+
+
 def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
     """Never blocks and never adds a model turn. With `stop_reminder_after: N` in state/config.json, reminds the agent
     to checkpoint when the transcript shows N tool calls or more since the last checkpoint.
@@ -302,6 +314,7 @@ def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answ
 
     if event.get("stop_hook_active"):
         return Answer()
+    _settle(event)
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     root = locate(None, cwd if cwd and os.path.isdir(cwd) else None)
     limit = config(root).get("stop_reminder_after")

@@ -25,7 +25,9 @@ STDIN_PAUSE = 0.05  # a pause this long after a whole JSON object ends the read,
 # Worded for wherever the harness puts it: Claude Code puts the brief before the summary, in the same message.
 COMPACTED = (
     "A context compaction just happened; the summary of the conversation is lossy. The brief below was read from disk "
-    "and is the ground truth: where the summary and this brief disagree, trust this brief. Re-read it before acting."
+    "and is the ground truth: where the summary and this brief disagree, trust this brief. Re-read it, then restate "
+    "your reading before acting: run `rehydrate ack --next '<the next action>' --rejected <the rejected approaches' "
+    "ids>`, which checks it against the state."
 )
 # What rehydrate does on each event a harness sends (its module's EVENTS): the handler's module and function.
 HANDLERS = {

@@ -1,0 +1,145 @@
+"""The agent's restatement after a compaction, checked: `rehydrate ack --next TEXT --rejected IDS` compares what the
+agent says it will do, and which rejected approaches it will not retry, with the state, says the verdict to the agent
+at once (the command's output is its tool result), records it in this worktree's journal as an `ack` record, and the
+next ledger names a mismatch.
+
+The checks are deterministic: the restated next action must hold at least half of the words of the state's next
+action (words of three characters or more, common words left out), every id named must be a rejected approach's,
+and the newest NEWEST rejected approaches must be named. A wrong reading shows on every compaction, not once a day.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rehydrate.store.state import State
+
+NEWEST = 3  # the newest rejected approaches a restatement must name
+COVER = 0.5  # the share of the state's next action's words the restatement must hold
+MAX_SAID = 500  # characters of the restatement kept in the record
+LOOK_BACK = 64  # journal records read back for the last ack
+CHECK = "recency"
+_COMMON = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "then",
+        "that",
+        "this",
+        "from",
+        "into",
+        "its",
+        "all",
+        "are",
+        "was",
+        "will",
+        "not",
+        "but",
+        "you",
+        "your",
+        "can",
+        "has",
+        "have",
+        "had",
+        "any",
+        "out",
+        "our",
+        "one",
+        "two",
+        "now",
+        "next",
+        "step",
+    ]
+)
+
+
+def words(text: str) -> set[str]:
+    import re
+
+    return {w for w in re.findall(r"[a-z0-9_./-]+", text.lower()) if len(w) >= 3 and w not in _COMMON}
+
+
+def rejected_ids(text: str) -> list[str]:
+    """The ids of the rejected approaches in 10_invariants.md's text, in file order."""
+    from rehydrate.store import views
+
+    found = (views.entry_id(line) for line in text.split("\n"))
+    return [i for i in found if i is not None and i.startswith("R-")]
+
+
+def compare(said_next: str, named: list[str], state_next: str, rejected: list[str]) -> dict[str, Any]:
+    """The verdict on a restatement: {"matches", "covered" (share of the next action's words), "missing" (newest
+    rejected ids not named), "unknown" (ids named that are no rejected approach's)}."""
+    want = words(state_next)
+    covered = len(want & words(said_next)) / len(want) if want else 1.0
+    known = set(rejected)
+    unknown = [i for i in dict.fromkeys(named) if i not in known]
+    missing = [i for i in rejected[-NEWEST:] if i not in named]
+    return {
+        "matches": covered >= COVER and not unknown and not missing,
+        "covered": round(covered, 2),
+        "missing": missing,
+        "unknown": unknown,
+    }
+
+
+def ack(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
+    """Check a restatement against the state (its next action, its rejected approaches) and record it in the
+    journal; the record's data."""
+    from rehydrate.store import journal, views
+
+    out = state.reconcile(repair=False)
+    nxt = views.parse_next(state.view_text(state._pc(out.record)[0]) or "").get("next", "")
+    rejected = rejected_ids(state.view_text(views.INVARIANTS) or "")
+    said = views.clean(said_next, one_line=True)[:MAX_SAID]
+    data = {"next": said, "rejected": named, "state_next": views.clean(nxt, one_line=True)[:MAX_SAID]}
+    data.update(compare(said, named, nxt, rejected))
+    journal.append(state, "ack", data)
+    return data
+
+
+def last(state: State, since: str | None) -> dict[str, Any] | None:
+    """The newest `ack` record's data and time in the journal's last LOOK_BACK records, if it is newer than since
+    (the last checkpoint's time)."""
+    from rehydrate.store import journal
+
+    for rec in journal.tail(state, LOOK_BACK):
+        if rec.get("op") == "ack" and isinstance(rec.get("data"), dict):
+            if since is not None and str(rec.get("ts", "")) < since:
+                return None
+            return {**rec["data"], "ts": rec.get("ts")}
+    return None
+
+
+def problems(data: dict[str, Any]) -> list[str]:
+    """What did not match, in words computed here (the ids are checked names; no restated text)."""
+    out = []
+    if not data.get("covered", 0) >= COVER:
+        out.append(f"the next action restated holds {int(100 * float(data.get('covered', 0)))}% of the state's")
+    if data.get("missing"):
+        out.append("the newest rejected approaches not named: " + ", ".join(map(str, data["missing"])))
+    if data.get("unknown"):
+        out.append("ids named that are no rejected approach: " + ", ".join(map(str, data["unknown"][:10])))
+    return out
+
+
+def finding(data: dict[str, Any] | None) -> Any:
+    """The ledger's line for the last restatement since the checkpoint (None: there is none)."""
+    from rehydrate.checks import DEGRADED, OK, Finding
+
+    if data is None:
+        return None
+    when = str(data.get("ts", ""))[:16] + "Z"
+    if data.get("matches") is True:
+        return Finding(CHECK, OK, f"the agent's restatement at {when} (rehydrate ack) matches the state")
+    why = "; ".join(problems(data)) or "it did not match"
+    return Finding(
+        CHECK,
+        DEGRADED,
+        f"the agent's restatement at {when} (rehydrate ack) does not match the state: {why}",
+        "re-read the brief's Next and rejected approaches, then `rehydrate ack` again",
+    )

@@ -1,0 +1,107 @@
+"""The delivery receipt of the last brief a hook gave: found in the journal, judged from the harness's transcript
+(transcripts/delivery.py), recorded once in the journal as a `delivery` record, and said in the ledger.
+
+The `resume` record of a brief given by a hook carries what to look for (`brief`: its token, its length from the
+token to its end, the end of its last line) and where (the transcript's path and its size then). The next brief,
+the Stop hook, `recover` and `status` settle it: a verdict other than pending is recorded and never judged again.
+The journal is this worktree's own (never pulled by git): the path it names is the one the harness gave the hook.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rehydrate.store.state import State
+    from rehydrate.store.wal import Record
+
+LOOK_BACK = 64  # journal records read back for the last brief a hook gave (one per brief and per receipt)
+LAST_CHARS = 60  # letters and digits of the brief's last line the receipt looks for
+CHECK = "recency"  # the ledger's check that says it: the actor's own last turns
+
+
+def brief_fields(text: str, token: str) -> dict[str, Any]:
+    """What a `resume` record keeps for the receipt: the token, the characters from its first place to the end, and
+    the end of the last line: its letters and digits after the last character a harness may escape (<, >, &: Gemini
+    CLI writes them as entities)."""
+    at = text.find(token)
+    last = text.rstrip("\n").rsplit("\n", 1)[-1]
+    tail = last
+    for c in "<>&":
+        tail = tail.rsplit(c, 1)[-1]
+    key = "".join(c for c in tail if c.isalnum()) or "".join(c for c in last if c.isalnum())
+    return {"token": token, "after": len(text) - at if at >= 0 else 0, "last": key[-LAST_CHARS:]}
+
+
+def settle(state: State, *, record: bool = True) -> dict[str, Any] | None:
+    """The receipt of the last brief a hook gave ({"verdict", "detail", "ts", "session_id", ...}), judged now when
+    no verdict was recorded yet, and recorded (with record, unless still pending); None when no hook gave a brief
+    (in the last LOOK_BACK records of the journal)."""
+    from rehydrate.store import journal
+
+    given, known = _last_given(journal.tail(state, LOOK_BACK))
+    if given is None:
+        return None
+    if known is not None:
+        return known
+    data = given["data"]
+    brief = data["brief"]
+    path, size = data.get("transcript_path"), data.get("transcript_size")
+    out: dict[str, Any] = {"of": given["h"], "ts": given["ts"], "session_id": data.get("session_id")}
+    if not isinstance(path, str) or not isinstance(size, int):
+        out.update(verdict="pending", detail="the hook's event named no transcript to look in")
+        return out
+    from rehydrate.transcripts.delivery import judge
+
+    receipt = judge(path, size, str(brief.get("token")), int(brief.get("after") or 0), str(brief.get("last") or ""))
+    out.update(receipt.as_dict())
+    if record and receipt.verdict != "pending":
+        journal.append(state, "delivery", out)
+    return out
+
+
+def _last_given(recs: list[Record]) -> tuple[Record | None, dict[str, Any] | None]:
+    """(the newest `resume` record a hook gave with a brief to look for, its recorded receipt or None), from the
+    journal's records newest first."""
+    receipts: dict[str, dict[str, Any]] = {}
+    for rec in recs:
+        data = rec.get("data")
+        if not isinstance(data, dict):
+            continue
+        if rec.get("op") == "delivery" and isinstance(data.get("of"), str):
+            receipts.setdefault(data["of"], data)
+        elif rec.get("op") == "resume" and isinstance(data.get("brief"), dict):
+            return rec, receipts.get(str(rec.get("h")))
+    return None, None
+
+
+def finding(receipt: dict[str, Any] | None) -> Any:
+    """The ledger's line for a receipt (None: nothing to say). Computed words only: the verdict, when, and counts."""
+    from rehydrate.checks import DEGRADED, OK, Finding
+
+    if receipt is None:
+        return None
+    when = str(receipt.get("ts", ""))[:16] + "Z"
+    verdict = receipt.get("verdict")
+    said = f"the brief a hook gave at {when}"
+    if verdict == "delivered":
+        return Finding(
+            CHECK,
+            OK,
+            f"{said} reached the model whole (delivery receipt: its token and last line are in the transcript)",
+        )
+    if verdict == "pending":  # nothing to say yet: the harness has not written the turn
+        return None
+    kept = receipt.get("kept")
+    what = (
+        f"was cut: the transcript holds {kept:,} characters of it"
+        if verdict == "truncated" and isinstance(kept, int)
+        else "did not reach the model: its token is not in the transcript after it"
+    )
+    return Finding(
+        CHECK,
+        DEGRADED,
+        f"{said} {what} (delivery receipt)",
+        "read the whole brief now: run `rehydrate resume` (what the hook gave was not all read)",
+    )

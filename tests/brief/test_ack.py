@@ -1,0 +1,81 @@
+"""`rehydrate ack` (brief/ack.py): the agent's restatement after a compaction, checked against the state at once,
+recorded in the journal, and named by the next ledger when it does not match."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import hook_answer, rehydrate
+from rehydrate.brief import ack
+from rehydrate.store.state import State
+
+
+def _rejected(state: State) -> list[str]:
+    return ack.rejected_ids((Path(state.root) / "10_invariants.md").read_text())
+
+
+def test_the_comparison_wants_the_next_action_s_words_and_the_newest_rejected_ids() -> None:
+    ids = ["R-000001", "R-000002", "R-000003", "R-000004"]
+    good = ack.compare("write the parser's binding powers now", ids[1:], "write the parser for binding powers", ids)
+    assert good == {"matches": True, "covered": 1.0, "missing": [], "unknown": []}
+    half = ack.compare("the binding powers", ids[1:], "write the parser for binding powers", ids)
+    assert half["matches"] is True and half["covered"] == 0.5
+    off = ack.compare("refactor the lexer", ["R-000004", "R-00000f"], "write the parser for binding powers", ids)
+    assert off == {"matches": False, "covered": 0.0, "missing": ["R-000002", "R-000003"], "unknown": ["R-00000f"]}
+
+
+def test_a_matching_restatement_exits_0_and_is_recorded(state: State, repo: Path) -> None:
+    (rid,) = _rejected(state)
+    r = rehydrate("ack", "--next", "I will write the parser", "--rejected", rid, cwd=repo)
+    assert r.code == 0 and "matches the state" in r.out, r
+    journal = repo / ".git" / "rehydrate" / "state" / "journal" / "agent.jsonl"
+    rec = json.loads(journal.read_text().splitlines()[-1])
+    assert rec["op"] == "ack" and rec["data"]["matches"] is True and rec["data"]["rejected"] == [rid]
+    start = {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s", "cwd": str(repo)}
+    _code, out, _ = hook_answer("claude", start, repo)
+    assert (
+        out is not None
+        and "- recency: ok: the agent's restatement at" in out["hookSpecificOutput"]["additionalContext"]
+    )
+
+
+def test_a_wrong_restatement_is_named_to_the_agent_and_in_the_next_ledger(state: State, repo: Path) -> None:
+    r = rehydrate("ack", "--next", "refactor the lexer", cwd=repo)
+    assert r.code == 1, r
+    assert "does NOT match" in r.out and "the newest rejected approaches not named: R-" in r.out
+    assert "the state's next allowed action: write the parser" in r.out
+    _code, out, _ = hook_answer(
+        "claude", {"hook_event_name": "SessionStart", "source": "compact", "session_id": "s", "cwd": str(repo)}, repo
+    )
+    assert out is not None
+    ledger = out["hookSpecificOutput"]["additionalContext"].rsplit("## Ledger", 1)[1]
+    assert "recency: degraded: the agent's restatement at" in ledger and "holds 0% of the state's" in ledger
+    assert "refactor the lexer" not in ledger  # the restated text is not quoted in the ledger
+    assert "confidence: degraded (recency)" in ledger
+    assert "degraded: the agent's restatement" in rehydrate("recover", cwd=repo).out
+    state.checkpoint(done="the parser", next="the evaluator")  # a new checkpoint: an older restatement is not said
+    assert "restatement" not in rehydrate("recover", cwd=repo).out
+
+
+def test_the_post_compaction_brief_asks_for_it(state: State, repo: Path) -> None:
+    event = {"hook_event_name": "SessionStart", "source": "compact", "session_id": "s", "cwd": str(repo)}
+    _code, out, _ = hook_answer("claude", event, repo)
+    assert out is not None and "run `rehydrate ack --next" in out["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize(
+    "args", [["--next", " "], ["--next", "x", "--rejected", "R-zz"], ["--next", "x", "--rejected", "D-1"]]
+)
+def test_bad_input_is_a_usage_error(state: State, repo: Path, args: list[str]) -> None:
+    r = rehydrate("ack", *args, cwd=repo)
+    assert r.code == 2 and "Traceback" not in r.err, r
+
+
+def test_the_json_shape(state: State, repo: Path) -> None:
+    (rid,) = _rejected(state)
+    data = json.loads(rehydrate("ack", "--next", "write the parser", "--rejected", rid, "--json", cwd=repo).out)
+    assert data["command"] == "ack" and data["ok"] is True
+    assert {"covered", "missing", "unknown", "state_next"} <= set(data)
