@@ -79,3 +79,62 @@ def test_the_json_shape(state: State, repo: Path) -> None:
     data = json.loads(rehydrate("ack", "--next", "write the parser", "--rejected", rid, "--json", cwd=repo).out)
     assert data["command"] == "ack" and data["ok"] is True
     assert {"covered", "missing", "unknown", "state_next"} <= set(data)
+
+
+def _reply_line(transcript: Path, line: str, record_type: str = "assistant") -> None:
+    """A model's reply as Claude Code writes it (an assistant record), holding a line among others."""
+    content = [{"type": "text", "text": f"I re-read the brief.\n{line}\nGoing on."}]
+    rec = {"type": record_type, "message": {"role": record_type, "content": content}}
+    with transcript.open("a") as f:
+        f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+
+
+def _given(repo: Path, transcript: Path) -> str:
+    event = {"hook_event_name": "SessionStart", "source": "compact", "session_id": "s", "cwd": str(repo)}
+    _code, out, err = hook_answer("claude", {**event, "transcript_path": str(transcript)}, repo)
+    assert out is not None, err
+    text: str = out["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def _stop(repo: Path, transcript: Path) -> None:
+    from conftest import run_hook
+
+    event = {"hook_event_name": "Stop", "session_id": "s", "cwd": str(repo), "transcript_path": str(transcript)}
+    assert run_hook("claude", event, repo)[:2] == (0, "")
+
+
+def _acks(repo: Path) -> list[dict[str, object]]:
+    journal = repo / ".git" / "rehydrate" / "state" / "journal" / "agent.jsonl"
+    return [r["data"] for r in map(json.loads, journal.read_text().splitlines()) if r["op"] == "ack"]
+
+
+def test_a_marked_line_in_the_reply_is_checked_once_and_named_by_the_next_ledger(state: State, repo: Path) -> None:
+    transcript = repo.parent / "t.jsonl"
+    transcript.write_text("")
+    brief = _given(repo, transcript)
+    assert "`rehydrate ack: next: <the next action>; rejected: <ids>`" in brief
+    # the brief itself holds the words: only the model's own records count
+    _reply_line(transcript, brief.split("\n", 1)[0], record_type="user")
+    _stop(repo, transcript)
+    assert _acks(repo) == []
+    _reply_line(transcript, "**rehydrate ack: next: refactor the lexer; rejected: R-000000**")
+    _stop(repo, transcript)
+    _stop(repo, transcript)  # the same line: recorded once
+    (data,) = _acks(repo)
+    assert data["via"] == "reply" and data["matches"] is False and data["unknown"] == ["R-000000"]
+    ledger = rehydrate("recover", cwd=repo).out
+    assert "degraded: the agent's restatement at" in ledger and "refactor the lexer" not in ledger
+    (rid,) = _rejected(state)
+    _reply_line(transcript, f"rehydrate ack: next: write the parser now; rejected: {rid}")
+    _stop(repo, transcript)
+    assert [a["matches"] for a in _acks(repo)] == [False, True]
+    assert "ok: the agent's restatement at" in rehydrate("recover", cwd=repo).out
+
+
+def test_the_marked_line_s_parts() -> None:
+    assert ack.parse("x rehydrate ack: next: write it; rejected: R-00000a, R-00000b, nonsense") == (
+        "write it",
+        ["R-00000a", "R-00000b"],
+    )
+    assert ack.parse("rehydrate ack: write it") == ("write it", [])

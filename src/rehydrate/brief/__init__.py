@@ -179,8 +179,14 @@ def resume(
             state, snap.outcome(), views=shown, since=found, scope="hook", event=event, config=cfg, env=os.environ
         )
         findings = checks.run_all(context)
-        with_receipt(findings, receipt.settle(state))  # the last brief a hook gave: did it reach the model?
-        with_line(findings, ack.finding(ack.last(state, found.ts)))  # the agent's restatement since the checkpoint
+        from rehydrate.store import journal
+
+        recent = journal.tail(state, receipt.LOOK_BACK)  # read once for the receipt and the restatement
+        with_receipt(findings, receipt.settle(state, recent=recent))  # the last brief a hook gave: did it arrive?
+        said = ack.from_reply(state, recent)  # a restatement the model wrote in its reply since that brief
+        with_line(
+            findings, ack.finding(said or ack.last(state, found.ts, recent))
+        )  # the agent's restatement since the checkpoint
         conf = checks.confidence(findings)
         summed = _ledger(shown, findings, _deferred(context, cfg))
         inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts, summed)

@@ -15,11 +15,11 @@ if TYPE_CHECKING:
     from typing import Any
 
     from rehydrate.store.state import State
+    from rehydrate.store.wal import Record
 
 NEWEST = 3  # the newest rejected approaches a restatement must name
 COVER = 0.5  # the share of the state's next action's words the restatement must hold
 MAX_SAID = 500  # characters of the restatement kept in the record
-LOOK_BACK = 64  # journal records read back for the last ack
 CHECK = "recency"
 _COMMON = frozenset(
     [
@@ -90,7 +90,15 @@ def compare(said_next: str, named: list[str], state_next: str, rejected: list[st
 def ack(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     """Check a restatement against the state (its next action, its rejected approaches) and record it in the
     journal; the record's data."""
-    from rehydrate.store import journal, views
+    from rehydrate.store import journal
+
+    data = _check(state, said_next, named)
+    journal.append(state, "ack", data)
+    return data
+
+
+def _check(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
+    from rehydrate.store import views
 
     out = state.reconcile(repair=False)
     nxt = views.parse_next(state.view_text(state._pc(out.record)[0]) or "").get("next", "")
@@ -98,16 +106,109 @@ def ack(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     said = views.clean(said_next, one_line=True)[:MAX_SAID]
     data = {"next": said, "rejected": named, "state_next": views.clean(nxt, one_line=True)[:MAX_SAID]}
     data.update(compare(said, named, nxt, rejected))
-    journal.append(state, "ack", data)
     return data
 
 
-def last(state: State, since: str | None) -> dict[str, Any] | None:
-    """The newest `ack` record's data and time in the journal's last LOOK_BACK records, if it is newer than since
-    (the last checkpoint's time)."""
+MARK = "rehydrate ack:"  # the marked line of a reply: `rehydrate ack: next: TEXT; rejected: R-xxxxxx, R-yyyyyy`
+READ_BYTES = 8 << 20  # the most of a transcript read after the brief for a marked line
+
+
+def from_reply(state: State, recent: list[Record] | None = None) -> dict[str, Any] | None:
+    """A marked line in the model's replies since the last brief a hook gave, checked and recorded like `rehydrate
+    ack` (once per line: the record keeps its hash); None when there is none, or it is recorded already. Only the
+    model's own records count (the brief that asks for the line holds the words too). recent: the journal's last
+    records, as the caller read them."""
+    from rehydrate.brief.receipt import LOOK_BACK as BACK
+    from rehydrate.brief.receipt import last_given
+    from rehydrate.store import journal, wal
+
+    recent = journal.tail(state, BACK) if recent is None else recent
+    given, _ = last_given(recent)
+    if given is None:
+        return None
+    path, size = given["data"].get("transcript_path"), given["data"].get("transcript_size")
+    if not isinstance(path, str) or not isinstance(size, int):
+        return None
+    line = _marked(path, size)
+    if line is None:
+        return None
+    digest = wal.sha256(line.encode())
+    if any(
+        r.get("op") == "ack" and isinstance(r.get("data"), dict) and r["data"].get("line") == digest for r in recent
+    ):
+        return None
+    said, named = parse(line)
+    data = _check(state, said, named)
+    data.update(via="reply", line=digest)
+    rec = journal.append(state, "ack", data)[0]
+    return {**data, "ts": rec["ts"]}
+
+
+def parse(line: str) -> tuple[str, list[str]]:
+    """(the next action, the ids) of a marked line: `next: TEXT; rejected: IDS` after the mark, either part absent."""
+    from rehydrate.store import views
+
+    rest = line.split(MARK, 1)[1]
+    said, _, rejected = rest.partition("rejected:")
+    said = said.strip().removeprefix("next:").strip().rstrip(";").strip()
+    named = [w.strip(",;.`*") for w in rejected.replace(",", " ").split()]
+    return said, [w for w in named if views.entry_id(f"- {w} ") is not None]
+
+
+def _marked(path: str, start: int) -> str | None:
+    """The last marked line in the model's own records of the transcript after start (Claude Code's assistant
+    records, Codex's assistant messages)."""
+    from rehydrate import safejson
+    from rehydrate.transcripts import open_regular
+
+    try:
+        with open_regular(path) as f:
+            f.seek(start)
+            data = f.read(READ_BYTES)
+    except (OSError, ValueError):
+        return None
+    found = None
+    for raw in data.split(b"\n"):
+        if MARK.encode() not in raw:
+            continue
+        try:
+            rec = safejson.loads(raw)
+        except ValueError:
+            continue
+        payload = rec.get("payload") if isinstance(rec, dict) else None
+        mine = isinstance(rec, dict) and (
+            rec.get("type") == "assistant" or (isinstance(payload, dict) and payload.get("role") == "assistant")
+        )
+        if not mine:
+            continue
+        for text in _strings(rec):
+            for line in text.split("\n"):
+                if MARK in line:
+                    found = line.strip()[:2000]
+    return found
+
+
+def _strings(value: Any) -> list[str]:
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return out
+
+
+def last(state: State, since: str | None, recent: list[Record] | None = None) -> dict[str, Any] | None:
+    """The newest `ack` record's data and time in the journal's last records (receipt.LOOK_BACK; recent: those, as
+    the caller read them), if it is newer than since (the last checkpoint's time)."""
+    from rehydrate.brief.receipt import LOOK_BACK
     from rehydrate.store import journal
 
-    for rec in journal.tail(state, LOOK_BACK):
+    for rec in journal.tail(state, LOOK_BACK) if recent is None else recent:
         if rec.get("op") == "ack" and isinstance(rec.get("data"), dict):
             if since is not None and str(rec.get("ts", "")) < since:
                 return None

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rehydrate.store.state import State
     from rehydrate.store.wal import Record
 
-LOOK_BACK = 64  # journal records read back for the last brief a hook gave (one per brief and per receipt)
+LOOK_BACK = 16  # journal records read back for the last brief a hook gave (one per brief, receipt and ack)
 LAST_CHARS = 60  # letters and digits of the brief's last line the receipt looks for
 CHECK = "recency"  # the ledger's check that says it: the actor's own last turns
 
@@ -34,13 +34,14 @@ def brief_fields(text: str, token: str) -> dict[str, Any]:
     return {"token": token, "after": len(text) - at if at >= 0 else 0, "last": key[-LAST_CHARS:]}
 
 
-def settle(state: State, *, record: bool = True) -> dict[str, Any] | None:
+def settle(state: State, *, record: bool = True, recent: list[Record] | None = None) -> dict[str, Any] | None:
     """The receipt of the last brief a hook gave ({"verdict", "detail", "ts", "session_id", ...}), judged now when
     no verdict was recorded yet, and recorded (with record, unless still pending); None when no hook gave a brief
-    (in the last LOOK_BACK records of the journal)."""
+    (in the last LOOK_BACK records of the journal; recent: those records, read once by a caller that reads them for
+    more)."""
     from rehydrate.store import journal
 
-    given, known = _last_given(journal.tail(state, LOOK_BACK))
+    given, known = last_given(journal.tail(state, LOOK_BACK) if recent is None else recent)
     if given is None:
         return None
     if known is not None:
@@ -61,7 +62,7 @@ def settle(state: State, *, record: bool = True) -> dict[str, Any] | None:
     return out
 
 
-def _last_given(recs: list[Record]) -> tuple[Record | None, dict[str, Any] | None]:
+def last_given(recs: list[Record]) -> tuple[Record | None, dict[str, Any] | None]:
     """(the newest `resume` record a hook gave with a brief to look for, its recorded receipt or None), from the
     journal's records newest first."""
     receipts: dict[str, dict[str, Any]] = {}

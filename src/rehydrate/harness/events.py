@@ -294,11 +294,16 @@ def _capture(state: Any, event: dict[str, Any], name: str) -> dict[str, Any] | N
 def _settle(event: dict[str, Any]) -> None:
     """The end of a turn: the last brief a hook gave is in the transcript by now, or it never will be. Its receipt
     is judged and recorded (brief/receipt.py); nothing is said: the next brief's ledger says it."""
-    from rehydrate.brief import receipt
+    from rehydrate.brief import ack, receipt
     from rehydrate.errors import RehydrateError
 
     try:
-        receipt.settle(open_state(event))
+        from rehydrate.store import journal
+
+        state = open_state(event)
+        recent = journal.tail(state, receipt.LOOK_BACK)
+        receipt.settle(state, recent=recent)
+        ack.from_reply(state, recent)  # a restatement in the reply's marked line, checked and recorded
     except RehydrateError:  # a state that does not open: the next brief names it
         pass
 

@@ -27,7 +27,8 @@ COMPACTED = (
     "A context compaction just happened; the summary of the conversation is lossy. The brief below was read from disk "
     "and is the ground truth: where the summary and this brief disagree, trust this brief. Re-read it, then restate "
     "your reading before acting: run `rehydrate ack --next '<the next action>' --rejected <the rejected approaches' "
-    "ids>`, which checks it against the state."
+    "ids>`, which checks it against the state, or write it as one line of your reply: `rehydrate ack: next: <the next "
+    "action>; rejected: <ids>`."
 )
 # What rehydrate does on each event a harness sends (its module's EVENTS): the handler's module and function.
 HANDLERS = {
