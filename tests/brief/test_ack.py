@@ -138,3 +138,20 @@ def test_the_marked_line_s_parts() -> None:
         ["R-00000a", "R-00000b"],
     )
     assert ack.parse("rehydrate ack: write it") == ("write it", [])
+
+
+def test_the_next_brief_reads_a_marked_line_while_it_holds_the_state_s_lock(state: State, repo: Path) -> None:
+    """SessionStart checks the reply's marked line inside the brief's locked read: it must not wait on a lock of
+    its own (it once did, for ever)."""
+    from conftest import run_hook
+
+    transcript = repo.parent / "t.jsonl"
+    transcript.write_text("")
+    _given(repo, transcript)
+    _reply_line(transcript, "rehydrate ack: next: refactor the lexer")
+    event = {"hook_event_name": "SessionStart", "source": "startup", "session_id": "s2", "cwd": str(repo)}
+    code, out, err = run_hook("claude", event, repo, timeout=30)
+    assert code == 0, err
+    ledger = json.loads(out)["hookSpecificOutput"]["additionalContext"].rsplit("## Ledger", 1)[1]
+    assert "recency: degraded: the agent's restatement at" in ledger
+    assert [a["via"] for a in _acks(repo)] == ["reply"]

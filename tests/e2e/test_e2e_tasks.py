@@ -119,14 +119,15 @@ def test_claude_code_s_task_list_survives_a_real_compaction_and_a_new_session(
 
 
 class CodexPlan:
-    """A plan set with update_plan, then a command reporting enough tokens to compact mid-turn."""
+    """A plan set with update_plan, then a command reporting enough tokens to compact mid-turn; after it, a reply
+    whose marked line restates the next action wrongly."""
 
     def __init__(self) -> None:
         plan = [{"step": FIRST, "status": "in_progress"}, {"step": SECOND, "status": "pending"}]
         self.replies = [
             Reply(tool="update_plan", args={"explanation": "parser first", "plan": plan}),
             Reply(tool="exec_command", args={"cmd": "true"}, input_tokens=900_000),
-            Reply(text="Working on the binding powers."),
+            Reply(text=f"Re-read the brief.\nrehydrate ack: next: {WRONG}; rejected:\nGoing on."),
         ]
 
     def __call__(self, body: dict[str, Any]) -> Reply:
@@ -157,4 +158,7 @@ def test_codex_s_plan_survives_a_real_compaction_and_a_new_session(
         assert receipt["verdict"] == "delivered", receipt
         assert receipt["resume"]["data"]["brief"]["token"] in _after_summarizer(mock.requests, _codex_summarizer)
         assert "reached the model whole (delivery receipt" in _first_request_of_run(mock.requests, before)
+        # the marked line of the reply after the compaction, read from the rollout by the next SessionStart
+        ledger = _first_request_of_run(mock.requests, before).rsplit("## Ledger", 1)[1]
+        assert "recency: degraded: the agent's restatement at" in ledger and WRONG not in ledger
         assert f"> - [in_progress] {FIRST}" in fresh and f"> - [pending] {SECOND}" in fresh

@@ -98,10 +98,15 @@ def ack(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
 
 
 def _check(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
-    from rehydrate.store import views
+    """The comparison's record. Reads the views as they are, without the state's lock: a brief calls it while it
+    holds the lock (a second lock in the same process would wait for ever), and a comparison needs no repair."""
+    from rehydrate.store import views, wal
 
-    out = state.reconcile(repair=False)
-    nxt = views.parse_next(state.view_text(state._pc(out.record)[0]) or "").get("next", "")
+    try:
+        tail = wal.read_tail(state.wal_path, 1).records
+    except wal.BadRecord:
+        tail = []
+    nxt = views.parse_next(state.view_text(state._pc(tail[-1][1] if tail else None)[0]) or "").get("next", "")
     rejected = rejected_ids(state.view_text(views.INVARIANTS) or "")
     said = views.clean(said_next, one_line=True)[:MAX_SAID]
     data = {"next": said, "rejected": named, "state_next": views.clean(nxt, one_line=True)[:MAX_SAID]}
