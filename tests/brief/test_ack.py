@@ -155,3 +155,22 @@ def test_the_next_brief_reads_a_marked_line_while_it_holds_the_state_s_lock(stat
     ledger = json.loads(out)["hookSpecificOutput"]["additionalContext"].rsplit("## Ledger", 1)[1]
     assert "recency: degraded: the agent's restatement at" in ledger
     assert [a["via"] for a in _acks(repo)] == ["reply"]
+
+
+def test_a_marked_line_in_a_tool_s_input_or_thinking_is_not_a_restatement(state: State, repo: Path) -> None:
+    """The agent documenting the syntax (a file it writes, a command, its thinking) restates nothing."""
+    transcript = repo.parent / "t.jsonl"
+    transcript.write_text("")
+    _given(repo, transcript)
+    content = [
+        {"type": "thinking", "thinking": "rehydrate ack: next: <the next action>"},
+        {
+            "type": "tool_use",
+            "name": "Write",
+            "input": {"content": "rehydrate ack: next: <the next action>; rejected: <ids>"},
+        },
+    ]
+    with transcript.open("a") as f:
+        f.write(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": content}}) + "\n")
+    _stop(repo, transcript)
+    assert _acks(repo) == []

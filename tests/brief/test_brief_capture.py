@@ -409,7 +409,7 @@ def test_a_captured_task_list_the_state_already_shows_is_not_shown_twice(project
     _state_tasks(project, [("Fix the root cause", "in_progress"), ("Write the regression test", "pending")])
     compact(project, capture())
     text = session_start(project)
-    assert text.count("Write the regression test") == 1 and "(the same as the task list above)" in text
+    assert text.count("Write the regression test") == 1 and "(the same as the state's task list)" in text
     section = text.split("## Task list\n", 1)[1].split("\n## ", 1)[0]
     assert "> - [in_progress] #1 Fix the root cause" in section
 
@@ -418,7 +418,7 @@ def test_a_captured_task_list_that_differs_from_the_state_s_is_shown_too(project
     _state_tasks(project, [("Fix the root cause", "completed"), ("Write the regression test", "pending")])
     compact(project, capture())
     text = session_start(project)
-    assert text.count("Write the regression test") == 2 and "(the same as the task list above)" not in text
+    assert text.count("Write the regression test") == 2 and "(the same as the state's task list)" not in text
 
 
 def test_a_long_task_list_gives_its_done_items_first_and_says_so(project: Path) -> None:

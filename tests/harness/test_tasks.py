@@ -128,3 +128,22 @@ def test_install_asks_for_the_task_tools_only() -> None:
     assert claude.hook_groups("x")["PostToolUse"][0]["matcher"] == "TaskCreate|TaskUpdate|TaskList|TaskGet|TodoWrite"
     assert codex.hook_groups("x")["PostToolUse"][0]["matcher"] == "update_plan"
     assert gemini.hook_groups("x")["AfterTool"][0]["matcher"] == "write_todos"
+
+
+def test_a_subagent_s_list_is_not_the_session_s(state: State, repo: Path) -> None:
+    """Inside a subagent Claude Code adds agent_id to the event: its own TodoWrite does not replace the list."""
+    _post(repo, "TaskList")
+    before = _items(repo)
+    _post(repo, "TodoWrite", agent_id="agent-7", agent_type="Explore")
+    assert _items(repo) == before
+
+
+def test_a_task_made_without_an_id_after_a_delete_takes_a_new_one() -> None:
+    from rehydrate.transcripts.claude import fold_task
+
+    tasks: dict[str, dict[str, object]] = {}
+    for subject in ("a", "b", "c"):
+        fold_task(tasks, "TaskCreate", {"subject": subject}, {})
+    fold_task(tasks, "TaskUpdate", {"taskId": "2", "status": "deleted"}, {})
+    fold_task(tasks, "TaskCreate", {"subject": "d"}, {})
+    assert {k: v["subject"] for k, v in tasks.items()} == {"1": "a", "3": "c", "4": "d"}

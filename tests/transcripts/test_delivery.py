@@ -95,3 +95,11 @@ def test_a_transcript_rewritten_shorter_is_read_from_its_start(tmp_path: Path) -
     path, _start = _before(tmp_path)
     _add(path, {"type": "attachment", "attachment": {"content": [BRIEF]}}, ANSWER)
     assert _judge(path, 10**9).verdict == delivery.DELIVERED
+
+
+def test_a_long_prompt_after_the_brief_in_the_same_string_does_not_hide_its_end(tmp_path: Path) -> None:
+    """Gemini CLI writes the hook's context and the user's prompt as one string: the brief's end is looked for where
+    the brief ends, not at the string's end."""
+    path, start = _before(tmp_path)
+    _add(path, {"type": "user", "content": f"<hook_context>{BRIEF}</hook_context>\n\n" + "p" * 50_000}, ANSWER)
+    assert _judge(path, start).verdict == delivery.DELIVERED

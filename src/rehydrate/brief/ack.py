@@ -90,24 +90,32 @@ def compare(said_next: str, named: list[str], state_next: str, rejected: list[st
 def ack(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     """Check a restatement against the state (its next action, its rejected approaches) and record it in the
     journal; the record's data."""
-    from rehydrate.store import journal
+    from rehydrate.store import WORDS, fsio, journal
 
     data = _check(state, said_next, named)
-    journal.append(state, "ack", data)
+    with fsio.locked(state.root, words=WORDS):  # the journal is appended under the state's lock, as resume does
+        journal.append(state, "ack", data)
     return data
 
 
 def _check(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     """The comparison's record. Reads the views as they are, without the state's lock: a brief calls it while it
     holds the lock (a second lock in the same process would wait for ever), and a comparison needs no repair."""
+    from rehydrate.errors import RehydrateError
     from rehydrate.store import views, wal
 
     try:
         tail = wal.read_tail(state.wal_path, 1).records
-    except wal.BadRecord:
+    except (wal.BadRecord, OSError, RehydrateError):
         tail = []
-    nxt = views.parse_next(state.view_text(state._pc(tail[-1][1] if tail else None)[0]) or "").get("next", "")
-    rejected = rejected_ids(state.view_text(views.INVARIANTS) or "")
+    try:
+        nxt = views.parse_next(state.view_text(state._pc(tail[-1][1] if tail else None)[0]) or "").get("next", "")
+    except RehydrateError:  # unreadable: the restatement is compared with nothing, and says so by its cover
+        nxt = ""
+    try:  # the file as the brief bounds it (4 MiB); past that, the ids are not checked
+        rejected = rejected_ids(state.view_text(views.INVARIANTS) or "")
+    except RehydrateError:
+        rejected = []
     said = views.clean(said_next, one_line=True)[:MAX_SAID]
     data = {"next": said, "rejected": named, "state_next": views.clean(nxt, one_line=True)[:MAX_SAID]}
     data.update(compare(said, named, nxt, rejected))
@@ -180,31 +188,36 @@ def _marked(path: str, start: int) -> str | None:
             rec = safejson.loads(raw)
         except ValueError:
             continue
-        payload = rec.get("payload") if isinstance(rec, dict) else None
-        mine = isinstance(rec, dict) and (
-            rec.get("type") == "assistant" or (isinstance(payload, dict) and payload.get("role") == "assistant")
-        )
-        if not mine:
-            continue
-        for text in _strings(rec):
+        for text in _reply_texts(rec):
             for line in text.split("\n"):
                 if MARK in line:
                     found = line.strip()[:2000]
     return found
 
 
-def _strings(value: Any) -> list[str]:
-    out: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            out.append(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
-    return out
+def _reply_texts(rec: Any) -> list[str]:
+    """The text the model wrote in a record, and nothing else (not a tool's input, not its thinking): Claude Code's
+    assistant `text` blocks, Codex's assistant `output_text`, Gemini CLI's reply content."""
+    if not isinstance(rec, dict):
+        return []
+    if rec.get("type") == "gemini":
+        return [rec["content"]] if isinstance(rec.get("content"), str) else []
+    if rec.get("type") == "assistant":
+        message = rec.get("message")
+        blocks = message.get("content") if isinstance(message, dict) else None
+        kind = "text"
+    else:
+        payload = rec.get("payload")
+        if not isinstance(payload, dict) or payload.get("role") != "assistant":
+            return []
+        blocks, kind = payload.get("content"), "output_text"
+    if isinstance(blocks, str):
+        return [blocks]
+    if not isinstance(blocks, list):
+        return []
+    return [
+        b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == kind and isinstance(b.get("text"), str)
+    ]
 
 
 def last(state: State, since: str | None, recent: list[Record] | None = None) -> dict[str, Any] | None:

@@ -166,7 +166,7 @@ class Material:
             lines.append(f"and {more:,} more")
         tool = _word(todos.get("tool")) or "the task list tool"
         if self.state_tasks is not None and _same_tasks(pairs, len(items), self.state_tasks):
-            self._add(f"{self.where}{_at(todos)}: task list ({tool})", "(the same as the task list above)", 0)
+            self._add(f"{self.where}{_at(todos)}: task list ({tool})", "(the same as the state's task list)", 0)
             return
         when = ", set before the checkpoint" if todos.get("before_checkpoint") is True else ""
         order = ", open items first" if len(lines) > 1 else ""

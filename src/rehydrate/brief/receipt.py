@@ -55,7 +55,10 @@ def settle(state: State, *, record: bool = True, recent: list[Record] | None = N
         return out
     from rehydrate.transcripts.delivery import judge
 
-    receipt = judge(path, size, str(brief.get("token")), int(brief.get("after") or 0), str(brief.get("last") or ""))
+    after = brief.get("after")
+    receipt = judge(
+        path, size, str(brief.get("token")), after if isinstance(after, int) else 0, str(brief.get("last") or "")
+    )
     out.update(receipt.as_dict())
     if record and receipt.verdict != "pending":
         journal.append(state, "delivery", out)

@@ -295,16 +295,15 @@ def _settle(event: dict[str, Any]) -> None:
     """The end of a turn: the last brief a hook gave is in the transcript by now, or it never will be. Its receipt
     is judged and recorded (brief/receipt.py); nothing is said: the next brief's ledger says it."""
     from rehydrate.brief import ack, receipt
-    from rehydrate.errors import RehydrateError
+    from rehydrate.store import WORDS, fsio, journal
 
     try:
-        from rehydrate.store import journal
-
         state = open_state(event)
-        recent = journal.tail(state, receipt.LOOK_BACK)
-        receipt.settle(state, recent=recent)
-        ack.from_reply(state, recent)  # a restatement in the reply's marked line, checked and recorded
-    except RehydrateError:  # a state that does not open: the next brief names it
+        with fsio.locked(state.root, words=WORDS):  # the journal is appended under the state's lock, as resume does
+            recent = journal.tail(state, receipt.LOOK_BACK)
+            receipt.settle(state, recent=recent)
+            ack.from_reply(state, recent)  # a restatement in the reply's marked line, checked and recorded
+    except Exception:
         pass
 
 

@@ -22,6 +22,8 @@ FOLD_BACK = 256  # records read back from the WAL's end for the last task list t
 def tasks(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
     """Record the task list a task-tool call leaves, if the call is one (another tool: nothing)."""
     name = event.get("tool_name")
+    if event.get("agent_id"):  # a subagent's own list (Claude Code adds agent_id inside one): not the session's
+        return Answer()
     read = _WHOLE.get(name) if isinstance(name, str) else None
     given = event.get("tool_input")
     tool_input: dict[str, Any] = given if isinstance(given, dict) else {}

@@ -115,7 +115,8 @@ def fold_task(tasks: dict[str, dict[str, Any]], name: str, tool_input: dict[str,
         return True
     if name == "TaskCreate":
         task = obj(result.get("task"))
-        ident = label(task["id"]) if isinstance(task.get("id"), (str, int)) else str(len(tasks) + 1)
+        made = max((int(k) for k in tasks if k.isdigit()), default=0) + 1  # ids count up, a deleted one is not reused
+        ident = label(task["id"]) if isinstance(task.get("id"), (str, int)) else str(made)
         subject = tool_input.get("subject") or task.get("subject") or tool_input.get("description")
         tasks[ident] = {"subject": label(subject) if subject is not None else "", "status": "pending"}
         _task_fields(tasks[ident], {**task, **tool_input})

@@ -78,7 +78,9 @@ def judge(path: str, start: int, token: str, after: int, last: str) -> Receipt:
             continue
         for text in _strings_with(line, token):
             rest = text[text.index(token) :]
-            if last in "".join(c for c in rest[-4 * len(last) - 4096 :] if c.isalnum()):
+            # the brief's own end, not the string's: a harness may put more after it (Gemini CLI: the prompt)
+            end = rest[max(0, after - 4 * len(last) - 4096) : after + 4096]
+            if last in "".join(c for c in end if c.isalnum()):
                 return Receipt(DELIVERED, f"its token and its last line are in {read}", len(rest))
             best = max(best, len(rest))
     if best == 0:  # the token only in a line that does not parse (torn, or being written): judged later
