@@ -69,10 +69,14 @@ def test_a_brief_of_40_non_latin_rejected_approaches_reaches_the_model_whole(gem
 def test_no_compaction_no_record(gemini: Harness, tmp_path: Path) -> None:
     """Issue 9 item 7: Gemini CLI fires PreCompress before every model request, whether it compresses or not."""
     call = Reply(tool="run_shell_command", args={"command": "echo hi"})
+    logs = sorted((gemini.repo / "state" / "wal").glob("*.jsonl"))
+    before = [log.read_bytes() for log in logs]
     with MockModel("gemini", Turns(call), tmp_path / "requests.jsonl") as mock:
         _run(gemini, mock, "say hi")
     assert all(NOTICE not in r.text for r in mock.requests)
     assert gemini.ops("compaction") == []
+    # its notes go to the worktree's journal: the committed log is unchanged by requests that compress nothing
+    assert [log.read_bytes() for log in logs] == before and len(gemini.ops("precompress")) >= 2
 
 
 def _guarded_call(tool: str) -> Reply:

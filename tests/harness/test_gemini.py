@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import hook_answer, hook_event, records, says_nothing
+from conftest import hook_answer, hook_event, says_nothing
 from rehydrate.store import since
 from rehydrate.store.state import State
 
@@ -31,13 +31,20 @@ def ops(state: State) -> list[str]:
     return [json.loads(x)["op"] for x in Path(state.wal_path).read_text().splitlines()]
 
 
+def noted(repo: Path) -> list[dict[str, Any]]:
+    """The worktree journal's records (store/journal.py): where PreCompress's notes go, never the committed log."""
+    journal = repo / ".git" / "rehydrate" / "state" / "journal" / "agent.jsonl"
+    return [json.loads(x) for x in journal.read_text().splitlines()] if journal.exists() else []
+
+
 @pytest.mark.parametrize("trigger", ["auto", "manual"])
 def test_pre_compress_is_a_note_not_a_compaction(repo: Path, state: State, trigger: str) -> None:
-    before = ops(state)
+    before = Path(state.wal_path).read_bytes()
     assert gemini(repo, f"PreCompress-{trigger}")[:2] == (0, None)
-    after = ops(state)
-    assert after[: len(before)] == before and after[len(before) :] == ["precompress"]
-    note = json.loads(Path(state.wal_path).read_text().splitlines()[-1])["data"]
+    assert Path(state.wal_path).read_bytes() == before  # nothing in the committed log for a model request
+    note = noted(repo)[-1]
+    assert note["op"] == "precompress"
+    note = note["data"]
     assert note == {
         "trigger": trigger,
         "session_id": SESSION,
@@ -55,7 +62,8 @@ def test_a_run_with_tool_calls_gets_no_compaction_and_no_notice(repo: Path, stat
         assert gemini(repo, "BeforeAgent")[:2] == (0, None)
         assert gemini(repo, "PreCompress-auto")[:2] == (0, None)
     assert gemini(repo, "BeforeAgent")[:2] == (0, None)
-    assert "compaction" not in ops(state) and ops(state).count("precompress") == 3
+    assert "compaction" not in ops(state) and "precompress" not in ops(state)
+    assert [r["op"] for r in noted(repo)].count("precompress") == 3
     assert state.verify().ok
 
 
@@ -76,7 +84,7 @@ def test_gemini_compression_then_before_agent_injects_once(repo: Path, state: St
     assert code == 0 and out is not None and out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert gemini(repo, "BeforeAgent")[1] is None  # no compression yet
     assert gemini(repo, "PreCompress-auto")[:2] == (0, None)
-    assert records(state.root)[-1]["op"] == "precompress"  # Gemini fires it on every request: not a compaction
+    assert noted(repo)[-1]["op"] == "precompress"  # Gemini fires it on every request: not a compaction
     assert gemini(repo, "BeforeAgent")[1] is None
     session = json.loads(hook_event(repo, "gemini", "BeforeAgent"))["session_id"]
     state.record("compaction", {"phase": "post", "session_id": session})  # a compaction that is confirmed

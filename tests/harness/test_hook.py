@@ -88,7 +88,10 @@ def test_compaction_records(
     monkeypatch.setattr(since, "host", lambda: "host-1")  # the record names this host: pinned
     answer = hook.run(harness, hook_event(repo, harness, fixture))
     assert (answer.code, answer.stdout) == (0, "")
-    last = json.loads(Path(pinned.wal_path).read_text().splitlines()[-1])
+    log = Path(pinned.wal_path)
+    if harness == "gemini":  # a note before every model request: in the worktree's journal, not the committed log
+        log = repo / ".git" / "rehydrate" / "state" / "journal" / "agent.jsonl"
+    last = json.loads(log.read_text().splitlines()[-1])
     # Gemini's is no compaction; Claude's PostCompact ends the compaction its PreCompact recorded
     expected = {"gemini": "precompress"}.get(harness, "compacted" if fixture == "PostCompact" else "compaction")
     assert last["op"] == expected

@@ -118,8 +118,8 @@ def _already_given(state: Any, session: str) -> tuple[dict[str, Any], bool] | No
             if data.get("session_id") == session:
                 return rec, journaled
             continue  # another session's brief, or one printed by `rehydrate resume`: it changed nothing
-        if rec.get("op") == "precompress":
-            continue  # Gemini's note that a compression may follow: it changed nothing either
+        if rec.get("op") in ("precompress", "delivery", "ack"):
+            continue  # a note that a compression may follow, a delivery receipt, a restatement: they changed nothing
         other = data.get("session_id")
         if rec.get("op") == "compaction" and isinstance(other, str) and other[:MAX_SESSION] != session:
             continue  # another session's compaction leaves this conversation as it was
@@ -202,10 +202,15 @@ def precompress(harness: ModuleType, event: dict[str, Any], whole: bool = True) 
     (trigger auto), and for `/compress` (manual) also when there turns out to be nothing to compress or the summary
     fails. Nothing a hook sees confirms a compression afterwards (0.61: no post-compression event; the summary is not
     written to the session file; PreCompress carries only its trigger). The note carries the transcript's reference
-    (store.since.ref_fields), so that recency can read the chat file at the next brief or in `recover`."""
+    (store.since.ref_fields), so that recency can read the chat file at the next brief or in `recover`. It goes to
+    this worktree's journal, never to the committed log: Gemini fires it before every model request."""
+    from rehydrate.store import WORDS, fsio, journal
+
     data = _event_fields(event)
     _add_ref(data, harness, event)
-    open_state(event).record("precompress", data)
+    state = open_state(event)
+    with fsio.locked(state.root, words=WORDS):  # the journal is appended under the state's lock, as resume does
+        journal.append(state, "precompress", data)
     return Answer()
 
 
