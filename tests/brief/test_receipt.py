@@ -106,3 +106,16 @@ def test_nothing_to_judge_yet_says_nothing_and_records_nothing(state: State, rep
     assert _receipts(repo) == []
     assert "its delivery is not judged yet (no model turn yet in" in rehydrate("status", cwd=repo).out
     assert "delivery" not in rehydrate("recover", cwd=repo).out  # nothing in the ledger until it is judged
+
+
+def test_a_receipt_does_not_take_the_brief_away_from_a_resumed_session(state: State, repo: Path) -> None:
+    """A resumed conversation that still holds its brief gets the one-line pointer: a delivery receipt recorded since
+    changed nothing in the state."""
+    transcript = repo.parent / "t.jsonl"
+    transcript.write_text("")
+    given = _start(repo, transcript)
+    _harness_writes(transcript, given)
+    _stop(repo, transcript)
+    assert [r["verdict"] for r in _receipts(repo)] == ["delivered"]
+    again = _start(repo, transcript, "resume")
+    assert "## Ledger" not in again and len(again) < 1000, again[:300]
