@@ -182,7 +182,7 @@ def resume(
         from rehydrate.store import journal
 
         recent = journal.tail(state, receipt.LOOK_BACK)  # read once for the receipt and the restatement
-        with_receipt(findings, receipt.settle(state, recent=recent))  # the last brief a hook gave: did it arrive?
+        with_line(findings, receipt.finding(receipt.settle(state, recent=recent)))  # the last brief: did it arrive?
         said = ack.from_reply(state, recent)  # a restatement the model wrote in its reply since that brief
         with_line(
             findings, ack.finding(said or ack.last(state, found.ts, recent))
@@ -210,13 +210,6 @@ def resume(
             data["brief"] = receipt.brief_fields(out.text, out.token)  # what its delivery receipt looks for
         rec = state.log_resume(snap, data)
         return ResumeResult(out.text, conf, findings, out.omitted, rec, snap.repaired, snap.problems, summed)
-
-
-def with_receipt(findings: list[Finding], found: dict[str, object] | None) -> None:
-    """The receipt's ledger line (brief/receipt.py), after the check that says it (recency) or last."""
-    from rehydrate.brief.receipt import finding
-
-    with_line(findings, finding(found))
 
 
 def with_line(findings: list[Finding], line: Finding | None) -> None:

@@ -14,6 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from rehydrate.checks import Finding
     from rehydrate.store.state import State
     from rehydrate.store.wal import Record
 
@@ -180,6 +181,8 @@ def _marked(path: str, start: int) -> str | None:
             data = f.read(READ_BYTES)
     except (OSError, ValueError):
         return None
+    if MARK.encode() not in data:  # the usual case at each Stop: no line split, nothing parsed
+        return None
     found = None
     for raw in data.split(b"\n"):
         if MARK.encode() not in raw:
@@ -246,7 +249,7 @@ def problems(data: dict[str, Any]) -> list[str]:
     return out
 
 
-def finding(data: dict[str, Any] | None) -> Any:
+def finding(data: dict[str, Any] | None) -> Finding | None:
     """The ledger's line for the last restatement since the checkpoint (None: there is none)."""
     from rehydrate.checks import DEGRADED, OK, Finding
 

@@ -13,6 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from rehydrate.checks import Finding
     from rehydrate.store.state import State
     from rehydrate.store.wal import Record
 
@@ -80,7 +81,7 @@ def last_given(recs: list[Record]) -> tuple[Record | None, dict[str, Any] | None
     return None, None
 
 
-def finding(receipt: dict[str, Any] | None) -> Any:
+def finding(receipt: dict[str, Any] | None) -> Finding | None:
     """The ledger's line for a receipt (None: nothing to say). Computed words only: the verdict, when, and counts."""
     from rehydrate.checks import DEGRADED, OK, Finding
 

@@ -85,9 +85,9 @@ def cmd_recover(args: argparse.Namespace) -> int:
         chosen += user.load(got.config, os.environ)
     findings = checks.run_all(context, chosen)
     if got.state is not None:  # judged, not recorded: recover writes nothing
-        from rehydrate.brief import ack, receipt, with_line, with_receipt
+        from rehydrate.brief import ack, receipt, with_line
 
-        with_receipt(findings, receipt.settle(got.state, record=False))
+        with_line(findings, receipt.finding(receipt.settle(got.state, record=False)))
         with_line(findings, ack.finding(ack.last(got.state, got.since.ts if got.since is not None else None)))
     if got.state is not None:
         step = views.parse_next(got.views.get(views.NEXT) or "").get("next") or None

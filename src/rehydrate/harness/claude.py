@@ -22,7 +22,6 @@ TITLE = "Claude Code"
 SHELL_TOOLS = ("Bash",)
 PATCH_TOOLS: tuple[str, ...] = ()
 TOOL_EVENT = "PreToolUse"
-TASK_HOOK_TOOLS = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "TodoWrite")
 # Claude Code cuts a hook's output string at 10,000 characters: the brief's default budget (9,000) leaves room for the
 # notice of a cut and the JSON around it. It counts characters, not bytes.
 BRIEF_BYTES: int | None = None
@@ -33,7 +32,7 @@ EVENTS = {
     "PreCompact": "compaction_start",
     "PostCompact": "compaction_end",  # runs after SessionStart compact (Claude Code 2.1)
     "PreToolUse": "guard",
-    "PostToolUse": "tasks",  # its task tools only (TASK_HOOK_TOOLS): the task list mirrored into the state
+    "PostToolUse": "tasks",  # its task tools and TodoWrite only (hook_groups): the task list mirrored into the state
     "Stop": "stop",
 }
 
@@ -76,14 +75,14 @@ def warning(event_name: str, reason: str) -> dict[str, Any]:
 def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
     """The hook groups install writes into its settings.json (timeouts in seconds)."""
     from rehydrate.harness.settings import hook_group
-    from rehydrate.transcripts.claude import EDIT_TOOLS
+    from rehydrate.transcripts.claude import EDIT_TOOLS, TASK_TOOLS
 
     return {
         "SessionStart": hook_group("startup|resume|clear|compact", command, 30),
         "PreCompact": hook_group("manual|auto", command, 30),
         "PostCompact": hook_group("manual|auto", command, 30),
         "PreToolUse": hook_group("|".join((*EDIT_TOOLS, *SHELL_TOOLS, *PATCH_TOOLS)), command, 10),
-        "PostToolUse": hook_group("|".join(TASK_HOOK_TOOLS), command, 10),
+        "PostToolUse": hook_group("|".join((*TASK_TOOLS, "TodoWrite")), command, 10),
         "Stop": [{"hooks": [{"type": "command", "command": command, "timeout": 10}]}],  # never blocks
     }
 

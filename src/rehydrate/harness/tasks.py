@@ -37,10 +37,12 @@ def tasks(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Ans
     where = _Where(event)
     if read is not None:
         items = read(tool_input)
-    elif name in _TASK_TOOLS:
-        items = _task_tools(where, name, tool_input, event.get("tool_response"), session)
     else:
-        return Answer()
+        from rehydrate.transcripts.claude import TASK_TOOLS
+
+        if name not in TASK_TOOLS:
+            return Answer()
+        items = _task_tools(where, name, tool_input, event.get("tool_response"), session)
     if items is None:
         return Answer()
     data = store.make(source, items, session)
@@ -116,7 +118,6 @@ def _write_todos(tool_input: dict[str, Any]) -> list[Any] | None:
 
 
 _WHOLE = {"TodoWrite": _todo_write, "update_plan": _update_plan, "write_todos": _write_todos}
-_TASK_TOOLS = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")  # (transcripts.claude.TASK_TOOLS, not imported)
 
 
 def _task_tools(state: _Where, name: str, tool_input: dict[str, Any], response: object, session: str | None) -> Any:
