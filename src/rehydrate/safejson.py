@@ -100,6 +100,32 @@ def loads(data: str | bytes | bytearray) -> Any:
         raise TooDeep("JSON nested too deeply") from None
 
 
+def scan(text: str, at: int) -> tuple[Any, int]:
+    """The JSON value that starts at text[at] (after any whitespace): (the value, the index just past it), as
+    json.JSONDecoder.raw_decode gives; ValueError when there is no whole value there (without the C scanner, the
+    json module's JSONDecodeError). What reads a document's first values without parsing the rest of it (a hook's
+    multi-megabyte input, cut at a window) calls this once per value: a cut value costs no import of json."""
+    n = len(text)
+    while at < n and text[at] in _WHITESPACE:
+        at += 1
+    try:
+        if _scan is not None:
+            try:
+                obj, end = _scan(text, at)
+                return obj, end
+            except RecursionError:
+                raise
+            except Exception:  # no value there, or a bad or cut one (the C scanner raises SystemError for bad JSON
+                # while json.decoder is not loaded, as in _fast_loads): said without loading json to say why
+                raise ValueError(f"no whole JSON value at {at}") from None
+        import json
+
+        obj, end = json.JSONDecoder().raw_decode(text, at)
+        return obj, end
+    except RecursionError:
+        raise TooDeep("JSON nested too deeply") from None
+
+
 def _not_serializable(o: object) -> Any:
     raise TypeError  # the json module, called again, raises its own TypeError with its message
 

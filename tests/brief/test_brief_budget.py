@@ -172,8 +172,12 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:  # noqa: PL
     # the capture before the compaction: each part in its own fence, whole, or the cut named (issue 12)
     if inp.capture is not None:
         from rehydrate.brief.capture import Material
+        from rehydrate.brief.draft import _task_pairs
 
-        parts = Material(inp.capture, inp.capture_meta, TOKEN).parts
+        # a captured task list the same as the state's is said so: as render does, from the task list it shows
+        listed = shown(f"{f}/{views.TASKS}")
+        pairs = _task_pairs(listed) if listed else None
+        parts = Material(inp.capture, inp.capture_meta, TOKEN, pairs).parts
         if "## Just before the compaction" not in own:
             assert named("capture"), left
         for part in parts:

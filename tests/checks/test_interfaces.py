@@ -161,7 +161,7 @@ def test_the_signatures_the_work_packages_build_against() -> None:
     assert _params(ledger.summarize) == [("findings", pos)] + [
         (n, kw) for n in ("checkpoint_next", "goal_present", "deferred")
     ]
-    assert [n for n, _ in _params(brief.resume)][-2:] == ["transcript", "harness"]
+    assert [n for n, _ in _params(brief.resume)][-3:] == ["transcript", "harness", "carried"]
     ref = since.TranscriptRef("p", "claude", "s", 10, "h", 57, "2026-11-29T22:04:26.123Z", "compaction")
     assert (ref.path, ref.size, ref.seq, ref.op) == ("p", 10, 57, "compaction")
     empty = since.Since()

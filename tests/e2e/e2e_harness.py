@@ -28,13 +28,17 @@ PINNED = {
     "claude": ("@anthropic-ai/claude-code", "2.1.332", "claude"),
     "codex": ("@openai/codex", "0.171.0", "codex"),
     "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
+    "copilot": ("@github/copilot", "1.0.102", "copilot"),
 }
 CACHE = Path(os.environ.get("REHYDRATE_E2E_CACHE") or Path(__file__).resolve().parent / ".cache")
 GOAL = "Ship the e2e parser GOAL-7f3a"
 SCHEMA = "create table t (id int);\n"
 VENV_BIN = Path(sys.executable).parent
 # Variables of a coding client or a model API that must not leak from the developer's shell into a harness run.
-_LEAKY = ("ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX", "GEMINI_", "GOOGLE_", "VERTEX", "AWS_", "NODE_OPTIONS")
+_LEAKY = (
+    *("ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX", "GEMINI_", "GOOGLE_", "VERTEX", "AWS_", "NODE_OPTIONS"),
+    *("COPILOT", "GH_", "GITHUB_"),
+)
 
 
 def install_cli(harness: str) -> Path:
@@ -203,6 +207,27 @@ def codex_exec(h: Harness, url: str, model: str, prompt: str, *config: str) -> N
     assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
 
 
+def copilot_env(h: Harness, url: str, model: str = "gpt-4.1") -> None:
+    """Copilot CLI against the mock model at url (Chat Completions, a custom provider: no GitHub sign-in), offline,
+    its home in the temporary one; the package it unpacks on first run is kept in the cache, not in each home."""
+    h.env.update(
+        COPILOT_HOME=str(h.home / ".copilot"),
+        COPILOT_CACHE_HOME=str(CACHE / "copilot-unpacked"),
+        COPILOT_OFFLINE="true",
+        COPILOT_PROVIDER_BASE_URL=f"{url}/v1",
+        COPILOT_PROVIDER_API_KEY="dummy",
+        COPILOT_MODEL=model,
+    )
+
+
+def copilot_run(h: Harness, prompt: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """One `copilot -p` run in the repository, tools allowed, the folder trusted for this run (else Copilot skips
+    the repository's hooks in -p mode without a word)."""
+    p = h.run("--no-auto-update", "-p", prompt, "--allow-all-tools", "--trust-folder", *args, timeout=180)
+    assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+    return p
+
+
 def gemini_settings(h: Harness) -> None:
     """Gemini CLI's settings in the temporary home: the API key auth, no updates, no telemetry, the folder trusted
     (else `-p` exits 55)."""
@@ -217,3 +242,88 @@ def gemini_settings(h: Harness) -> None:
     (gemini / "settings.json").write_text(json.dumps(settings))
     (gemini / "trustedFolders.json").write_text(json.dumps({str(h.repo): "TRUST_FOLDER"}))
     h.env["GEMINI_API_KEY"] = "dummy"
+
+
+class Terminal:
+    """A CLI run in a pseudo-terminal, as a user runs it: what it prints is read all along (so that it never blocks
+    on a full terminal) and can be waited for; keys are typed into it."""
+
+    def __init__(self, h: Harness, *args: str) -> None:
+        import pty
+        import threading
+
+        self.output = ""
+        self._seen = threading.Condition()
+        import fcntl
+        import struct
+        import termios
+
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))  # 50 rows, 200 columns
+        env = {k: v for k, v in h.env.items() if k != "CI"}  # CI makes a CLI give up its interactive interface
+        env.update(TERM="xterm-256color", COLUMNS="200", LINES="50")
+        self.proc = subprocess.Popen(
+            [str(h.exe), *args], cwd=h.repo, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
+        )
+        os.close(slave)
+        self._master = master
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._master, 65536)
+            except OSError:
+                chunk = b""
+            with self._seen:
+                if not chunk:
+                    self._seen.notify_all()
+                    return
+                self.output += chunk.decode("utf-8", "replace")
+                self._seen.notify_all()
+
+    def mark(self) -> int:
+        """Where the output is now: wait_text(..., since=mark()) waits for what comes after it."""
+        with self._seen:
+            return len(self.output)
+
+    def shows(self, text: str, timeout: float, since: int = 0) -> bool:
+        """Whether the output (after `since`) holds text within timeout seconds, waiting for it until then."""
+        with self._seen:
+            return self._seen.wait_for(lambda: text in self.output[since:], timeout)
+
+    def wait_text(self, text: str, timeout: float = 60, since: int = 0) -> None:
+        """Until the output (after `since`) holds text; AssertionError with the output's end if it does not within
+        timeout seconds."""
+        with self._seen:
+            if not self._seen.wait_for(lambda: text in self.output[since:], timeout):
+                raise AssertionError(f"{text!r} never appeared; the terminal's last output:\n{self.screen()[-3000:]}")
+
+    def screen(self) -> str:
+        """The output without its terminal control sequences (colours, cursor moves), for reading in a failure."""
+        import re
+
+        return re.sub(r"\x1b(\[[0-9;?>]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])", "", self.output)
+
+    def type(self, text: str) -> None:
+        os.write(self._master, text.encode())
+
+    def close(self) -> None:
+        import signal
+
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self._reader.join(10)
+        os.close(self._master)
+
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

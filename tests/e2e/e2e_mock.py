@@ -59,7 +59,7 @@ class Request:
 
 
 class MockModel:
-    """One API's mock. `api` is "anthropic", "openai" or "gemini"."""
+    """One API's mock. `api` is "anthropic", "openai" (Responses), "chat" (OpenAI Chat Completions) or "gemini"."""
 
     def __init__(self, api: str, script: Script, log: Path) -> None:
         self.api = api
@@ -67,6 +67,7 @@ class MockModel:
         self.log = log
         self.requests: list[Request] = []
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._calls = 0
         mock = self
 
@@ -97,15 +98,22 @@ class MockModel:
                 if mock.api == "anthropic" and "count_tokens" in self.path:
                     self._json({"input_tokens": 100})
                     return
+                if mock.api == "gemini" and ":countTokens" in self.path:
+                    self._json({"totalTokens": 100})
+                    return
                 reply = mock.script(body)
                 events = mock._events(reply, body)
+                if mock.api == "gemini" and ":generateContent" in self.path:  # not streamed: the one chunk, as JSON
+                    self._json(events[0][1])
+                    return
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
                 self.send_header("connection", "close")
                 self.end_headers()
                 for name, data in events:
-                    line = (f"event: {name}\n" if name else "") + "data: " + json.dumps(data) + "\n\n"
+                    text = data if isinstance(data, str) else json.dumps(data)  # "[DONE]" goes as it is
+                    line = (f"event: {name}\n" if name else "") + "data: " + text + "\n\n"
                     self.wfile.write(line.encode())
                 self.wfile.flush()
                 self.close_connection = True
@@ -140,6 +148,16 @@ class MockModel:
             self.requests.append(Request(path, body))
             with self.log.open("a", encoding="utf-8") as f:
                 f.write(json.dumps({"path": path, "body": body}, ensure_ascii=False) + "\n")
+            self._arrived.notify_all()
+
+    def wait_for(self, test: Callable[[list[Request]], bool], timeout: float = 60) -> list[Request]:
+        """The requests so far, as soon as test(requests) holds (checked at each arrival); AssertionError with them
+        if it does not within timeout seconds."""
+        with self._lock:
+            if not self._arrived.wait_for(lambda: test(self.requests), timeout):
+                paths = [r.path for r in self.requests]
+                raise AssertionError(f"{len(self.requests)} requests, not the ones awaited: {paths}")
+            return list(self.requests)
 
     def _next_id(self) -> int:
         with self._lock:
@@ -152,6 +170,8 @@ class MockModel:
             return _anthropic(reply, n, str(body.get("model", "claude")))
         if self.api == "openai":
             return _openai(reply, n, str(body.get("model", "gpt")))
+        if self.api == "chat":
+            return _chat(reply, n, str(body.get("model", "gpt")))
         return _gemini(reply)
 
 
@@ -265,6 +285,32 @@ def _openai(reply: Reply, n: int, model: str) -> list[tuple[str | None, dict[str
         ),
     ]
     return ev
+
+
+def _chat(reply: Reply, n: int, model: str) -> list[tuple[str | None, Any]]:
+    """OpenAI Chat Completions, streamed: chat.completion.chunk deltas, a usage chunk, then [DONE]."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [choice],
+        }
+
+    if reply.tool:
+        call = {"index": 0, "id": f"call_{n}", "type": "function", "function": {"name": reply.tool, "arguments": ""}}
+        args = {"index": 0, "function": {"arguments": json.dumps(reply.args)}}
+        chunks = [chunk({"role": "assistant", "content": None, "tool_calls": [call]}), chunk({"tool_calls": [args]})]
+        chunks.append(chunk({}, "tool_calls"))
+    else:
+        chunks = [chunk({"role": "assistant", "content": reply.text or "ok"}), chunk({}, "stop")]
+    usage = {"prompt_tokens": reply.input_tokens, "completion_tokens": 10, "total_tokens": reply.input_tokens + 10}
+    last = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 0, "model": model, "choices": []}
+    out: list[tuple[str | None, Any]] = [(None, c) for c in chunks]
+    return [*out, (None, {**last, "usage": usage}), (None, "[DONE]")]
 
 
 def _gemini(reply: Reply) -> list[tuple[str | None, dict[str, Any]]]:

@@ -159,6 +159,18 @@ def test_an_automatic_compaction_is_recorded_once_and_the_next_request_carries_t
     assert [i for i in codex.rejected_ids() if i not in after] == []
     records = codex.ops("compaction")
     assert len(records) == 1 and records[0]["data"].get("trigger") == "auto"
+    _the_end_is_fingerprinted(codex, "auto")
+
+
+def _the_end_is_fingerprinted(codex: Harness, trigger: str) -> None:
+    """PostCompact appended one `compacted` record: the summary's length and hash, read from the rollout (Codex's
+    event carries no summary), never its text."""
+    ends = codex.ops("compacted")
+    assert len(ends) == 1, ends
+    data = ends[0]["data"]
+    assert data["trigger"] == trigger and data["summary_source"] == "message", data
+    assert data["summary_chars"] >= len(SUMMARY) and SUMMARY not in json.dumps(data)
+    assert len(data["summary_sha256"]) == 64
 
 
 class AppServer:
@@ -235,6 +247,7 @@ def test_a_manual_compaction_is_recorded_once_and_the_next_request_carries_the_b
     assert [i for i in codex.rejected_ids() if i not in after] == []
     records = codex.ops("compaction")
     assert len(records) == 1 and records[0]["data"].get("trigger") == "manual"
+    _the_end_is_fingerprinted(codex, "manual")
 
 
 def test_install_then_uninstall_leaves_codex_files_byte_identical(repo: Path, tmp_path: Path) -> None:

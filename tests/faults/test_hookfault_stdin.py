@@ -172,3 +172,62 @@ def test_salvage_reads_keys_never_text_inside_strings() -> None:
     assert salvage(b'\\"file_path\\": \\"x\\"', b'"file_path": "x"') == {}
     assert salvage(b"{", b'"file_path": "x"}') == {}  # a key at the window's first byte may be text
     assert salvage(b"{", b' "file_path": "x"}')["tool_input"] == {"file_path": "x", "cut": []}
+
+
+# ------------------------------------------------------------------------------------------------ a capped read
+
+
+def _model_request(repo: Path, mb: int) -> bytes:
+    """Gemini CLI's BeforeModel input for a compressed history, mb megabytes of messages after its first ones, as
+    JSON.stringify writes it."""
+    from conftest import HOOK_FIXTURES
+
+    event = json.loads((HOOK_FIXTURES / "gemini" / "BeforeModel-compressed.json").read_text())
+    event["cwd"] = str(repo)
+    event["llm_request"]["messages"] += [{"role": "model", "content": "z" * (1 << 20)}] * mb
+    return json.dumps(event, separators=(",", ":")).encode()
+
+
+def test_a_model_request_is_read_up_to_its_cap_and_the_rest_drained(tmp_path: Path) -> None:
+    """read_input with Gemini's read_cap keeps what shallow can need and consumes the rest unread: the writer, which
+    writes all of it, is never left blocked, and the input counts as ended."""
+    import os
+    import threading
+
+    from rehydrate.harness import gemini
+
+    data = _model_request(tmp_path, 6)
+    need = gemini.read_cap(data[: hook.CAP_PROBE])
+    assert need is not None and need < len(data)
+    for cap in (gemini.read_cap, None):
+        r, w = os.pipe()
+        writer = threading.Thread(target=_write_all, args=(w, data))
+        writer.start()
+        try:
+            got = hook.read_input(r, cap=cap)
+        finally:
+            writer.join(30)
+            os.close(r)
+        assert not writer.is_alive() and got.ended and got.size == len(data)
+        if cap is None:
+            assert got.head == data and not got.capped  # no cap: all of it, as before
+        else:
+            assert got.capped and got.head == data[:need]
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    import os
+
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def test_a_capped_model_request_gets_its_brief(repo: Path, state: State) -> None:
+    code, out, err = run_hook(_model_request(repo, 6), repo, harness="gemini")
+    assert code == 0, err
+    messages = json.loads(out)["hookSpecificOutput"]["llm_request"]["messages"]
+    assert "A context compaction just happened" in messages[0]["content"]

@@ -115,20 +115,19 @@ def test_a_resumed_session_is_pointed_to_its_brief_from_the_journal(project: Pat
     assert [r["data"]["session_id"][:7] for r in journal_lines(project)] == ["3f6c1a2", "another", "3f6c1a2", "3f6c1a2"]
 
 
-def test_gemini_is_given_the_brief_once_after_a_compaction(project: Path) -> None:
-    """after_compression (Gemini's BeforeAgent) reads the journal: the brief once after a compaction of this session,
-    then nothing, since the brief it gave is logged there."""
-    session = json.loads(hook_event(project, "gemini", "BeforeAgent"))["session_id"]
-    before = run_hook("gemini", hook_event(project, "gemini", "BeforeAgent"), project)
-    assert before == (0, "", "")  # no compaction: nothing to say
-    from rehydrate.store.state import State
-
-    State.open(project / "state").record("compaction", {"phase": "pre", "session_id": session})
-    code, out, err = run_hook("gemini", hook_event(project, "gemini", "BeforeAgent"), project)
-    assert code == 0, err
-    assert "Ship the parser" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
-    assert [r["op"] for r in journal_lines(project)] == ["resume"]
-    assert run_hook("gemini", hook_event(project, "gemini", "BeforeAgent"), project) == (0, "", "")  # given already
+def test_gemini_records_a_compression_once_and_its_requests_leave_the_tree_clean(project: Path) -> None:
+    """A request that carries a compressed history (Gemini's BeforeModel) gets the brief each time, logged in the
+    journal; the compaction goes to the WAL once, at its first sight; the others write nothing under state/."""
+    assert run_hook("gemini", hook_event(project, "gemini", "BeforeModel"), project) == (0, "", "")  # no compression
+    for _ in range(3):
+        code, out, err = run_hook("gemini", hook_event(project, "gemini", "BeforeModel-compressed"), project)
+        assert code == 0, err
+        assert "Ship the parser" in json.loads(out)["hookSpecificOutput"]["llm_request"]["messages"][-1]["content"]
+        if _ == 0:
+            subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+            subprocess.run(["git", "commit", "-qm", "the compaction"], cwd=project, check=True)
+        assert porcelain(project) == ""
+    assert [r["op"] for r in journal_lines(project)] == ["resume"] * 3
 
 
 # ------------------------------------------------------------------------------------------------ the fold

@@ -169,3 +169,38 @@ def test_only_codex_s_own_tools_and_events_are_answered(repo: Path, state: State
     for name in ("BeforeTool", "BeforeAgent", "PreCompress"):
         event = hook_event(repo, "codex", "PreToolUse-apply_patch", hook_event_name=name, tool_input=patch)
         assert says_nothing("codex", event, repo), name
+
+
+ROLLOUTS = Path(__file__).parent.parent / "fixtures" / "transcripts"
+
+
+def test_post_compact_records_the_fingerprint_of_the_rollout_s_summary(repo: Path, state: State) -> None:
+    """Codex's PostCompact carries no summary: the hook reads the rollout's last `compacted` line (a real 0.171.0
+    rollout: its `message`) and records the summary's length and hash, never its text."""
+    import hashlib
+
+    rollout = ROLLOUTS / "codex-0.171.0-autocompact.jsonl"
+    line = next(x for x in rollout.read_text().splitlines() if '"type":"compacted"' in x)
+    message = json.loads(line)["payload"]["message"]
+    event = hook_event(repo, "codex", "PostCompact", transcript_path=str(rollout))
+    assert hook_answer("codex", event, repo)[:2] == (0, None)
+    last = records(state.root)[-1]
+    assert last["op"] == "compacted" and last["data"]["summary_source"] == "message"
+    assert last["data"]["summary_sha256"] == hashlib.sha256(message.encode()).hexdigest()
+    assert last["data"]["summary_chars"] == len(message) and message[:40] not in json.dumps(last)
+
+
+def test_a_remote_compaction_s_encrypted_item_is_the_fingerprint(tmp_path: Path) -> None:
+    """A newer Codex compacts remotely: the `compacted` line's message is empty and its replacement history ends with
+    an encrypted `compaction` item (a real 0.142.5 rollout): that item, as canonical JSON, is the fingerprint."""
+    import gzip
+
+    from rehydrate.transcripts.codex import last_compaction
+
+    rollout = tmp_path / "rollout.jsonl"
+    rollout.write_bytes(gzip.decompress((ROLLOUTS / "compactions" / "codex-0.142.5-plan.jsonl.gz").read_bytes()))
+    found = last_compaction(str(rollout))
+    assert found is not None and found[1] == "replacement_history item" and '"encrypted_content"' in found[0]
+    assert last_compaction(str(tmp_path / "missing.jsonl")) is None
+    (tmp_path / "none.jsonl").write_text('{"type":"session_meta","payload":{}}\n')
+    assert last_compaction(str(tmp_path / "none.jsonl")) is None

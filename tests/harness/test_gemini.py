@@ -1,11 +1,13 @@
-"""Gemini CLI's hook (harness/gemini.py): its write_file guarded, its BeforeAgent brief after a compaction, once.
+"""Gemini CLI's hook (harness/gemini.py): its write_file guarded, the brief in every request that carries a
+compressed history (BeforeModel), the compaction recorded once.
 
 Issue 9 item 7: Gemini CLI's PreCompress is not a compaction.
 
 Gemini fires PreCompress inside its compression service before it decides whether to compress: on every model
 request. One `-p` run with two tool calls wrote three `compaction` records and compressed nothing, and BeforeAgent then
-told the model "a context compaction just happened" on every prompt. Nothing a hook sees confirms a compression, so
-PreCompress is logged as a `precompress` note: no compaction record, no notice, no brief. Real subprocesses."""
+told the model "a context compaction just happened" on every prompt. PreCompress is logged as a `precompress` note in
+the worktree's journal: no compaction record, no notice, no brief. What confirms a compression is the request that
+carries its summary (BeforeModel). Real subprocesses."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import hook_answer, hook_event, says_nothing
+from conftest import HOOK_FIXTURES, hook_answer, hook_event, says_nothing
 from rehydrate.store import since
 from rehydrate.store.state import State
 
@@ -56,43 +58,109 @@ def test_pre_compress_is_a_note_not_a_compaction(repo: Path, state: State, trigg
 
 
 def test_a_run_with_tool_calls_gets_no_compaction_and_no_notice(repo: Path, state: State) -> None:
-    """What one `gemini -p` run with two tool calls fires: PreCompress before each of its three model requests."""
+    """What one `gemini -p` run with two tool calls fires: PreCompress and BeforeModel before each of its three model
+    requests, none of them compressed."""
     assert gemini(repo, "SessionStart-startup")[1] is not None
+    journal = noted(repo)
     for _ in range(3):
-        assert gemini(repo, "BeforeAgent")[:2] == (0, None)
         assert gemini(repo, "PreCompress-auto")[:2] == (0, None)
-    assert gemini(repo, "BeforeAgent")[:2] == (0, None)
+        assert says_nothing("gemini", hook_event(repo, "gemini", "BeforeModel"), repo)
     assert "compaction" not in ops(state) and "precompress" not in ops(state)
-    assert [r["op"] for r in noted(repo)].count("precompress") == 3
+    assert [r["op"] for r in noted(repo)[len(journal) :]] == ["precompress"] * 3  # BeforeModel wrote nothing
     assert state.verify().ok
 
 
-def test_before_agent_gives_the_notice_after_a_real_compaction_of_this_session(repo: Path, state: State) -> None:
-    state.record("compaction", {"phase": "post", "session_id": "another session"})
-    assert gemini(repo, "BeforeAgent")[:2] == (0, None)  # not this conversation's
-    state.record("compaction", {"phase": "post", "session_id": SESSION})  # confirmed (by whatever can confirm it)
-    state.record("precompress", {"trigger": "auto", "session_id": SESSION})
-    code, out, err = gemini(repo, "BeforeAgent")
-    assert code == 0 and out is not None, err
-    assert out["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
-    assert out["hookSpecificOutput"]["additionalContext"].startswith("A context compaction just happened")
-    assert gemini(repo, "BeforeAgent")[:2] == (0, None)  # once
+def _carried(out: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The messages a BeforeModel answer gives back (its llm_request's)."""
+    assert out is not None
+    assert out["hookSpecificOutput"]["hookEventName"] == "BeforeModel"
+    request = out["hookSpecificOutput"]["llm_request"]
+    assert set(request) == {"messages"}  # neither model nor config: those would replace the request's
+    messages: list[dict[str, Any]] = request["messages"]
+    return messages
 
 
-def test_gemini_compression_then_before_agent_injects_once(repo: Path, state: State) -> None:
-    code, out, _ = gemini(repo, "SessionStart-startup")
-    assert code == 0 and out is not None and out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    assert gemini(repo, "BeforeAgent")[1] is None  # no compression yet
-    assert gemini(repo, "PreCompress-auto")[:2] == (0, None)
-    assert noted(repo)[-1]["op"] == "precompress"  # Gemini fires it on every request: not a compaction
-    assert gemini(repo, "BeforeAgent")[1] is None
-    session = json.loads(hook_event(repo, "gemini", "BeforeAgent"))["session_id"]
-    state.record("compaction", {"phase": "post", "session_id": session})  # a compaction that is confirmed
-    code, out, _ = gemini(repo, "BeforeAgent")
-    assert out is not None and out["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
-    assert out["hookSpecificOutput"]["additionalContext"].startswith("A context compaction just happened")
-    assert gemini(repo, "BeforeAgent")[1] is None  # once
+def test_a_compressed_request_carries_the_brief_after_its_summary(repo: Path, state: State) -> None:
+    sent = json.loads(hook_event(repo, "gemini", "BeforeModel-compressed"))["llm_request"]["messages"]
+    assert gemini(repo, "PreCompress-manual")[:2] == (0, None)
+    code, out, err = gemini(repo, "BeforeModel-compressed")
+    assert code == 0, err
+    messages = _carried(out)
+    assert len(messages) == 1 and messages[0]["role"] == "user"
+    summary, brief = messages[0]["content"].split("\n\n", 1)
+    assert summary == sent[0]["content"]  # the environment's context and the summary, as they came
+    assert brief.startswith("A context compaction just happened") and brief.count("# rehydrate brief") == 1
+    compactions = [r for r in map(json.loads, Path(state.wal_path).read_text().splitlines()) if r["op"] == "compaction"]
+    assert len(compactions) == 1
+    data = compactions[0]["data"]
+    assert data["phase"] == "request" and data["trigger"] == "manual" and data["session_id"] == SESSION
+    assert data["summary_chars"] == len(sent[0]["content"].split("</session_context>")[1])
+    assert data["capture"]["harness"] == "gemini"
+    given = noted(repo)[-1]
+    assert given["op"] == "resume" and given["data"]["via"] == "request" and "brief" not in given["data"]
+    # the next request of the same compressed history: the brief again (Gemini keeps nothing BeforeModel adds), once
+    for _ in range(3):
+        again = _carried(gemini(repo, "BeforeModel-compressed")[1])
+        assert again[0]["content"].count("# rehydrate brief") == 1
+    assert ops(state).count("compaction") == 1  # one compression, one record
     assert state.verify().ok
+
+
+def test_each_compression_and_each_session_is_its_own_compaction(repo: Path, state: State) -> None:
+    event = json.loads(hook_event(repo, "gemini", "BeforeModel-compressed"))
+    assert gemini(repo, "BeforeModel-compressed")[1] is not None
+    event["llm_request"]["messages"][0]["content"] += "\n<!-- compressed again -->"
+    assert hook_answer("gemini", json.dumps(event).encode(), repo)[1] is not None
+    event["session_id"] = "another-session"
+    assert hook_answer("gemini", json.dumps(event).encode(), repo)[1] is not None
+    assert hook_answer("gemini", json.dumps(event).encode(), repo)[1] is not None
+    assert ops(state).count("compaction") == 3
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [
+            {"role": "user", "content": "env"},
+            {"role": "user", "content": "a prompt"},
+            {"role": "model", "content": "Sure."},
+            {"role": "model", "content": "Got it. Thanks for the additional context!"},
+        ],
+        [{"role": "user", "content": ""}, {"role": "model", "content": "Got it. Thanks for the additional context!"}],
+        [{"role": "user", "content": "env"}, {"role": "user", "content": "x"}, {"role": "model", "content": "Got it."}],
+        [],
+    ],
+    ids=["not-the-first-reply", "empty-summary", "another-reply", "no-messages"],
+)
+def test_a_request_without_a_compression_gets_nothing(repo: Path, state: State, messages: list[object]) -> None:
+    event = hook_event(repo, "gemini", "BeforeModel", llm_request={"model": "m", "messages": messages})
+    assert says_nothing("gemini", event, repo)
+
+
+def test_a_conversation_whose_history_holds_no_brief_gets_it_in_each_request(repo: Path, state: State) -> None:
+    """After `/clear`, Gemini CLI drops SessionStart's context: the new conversation's requests hold no brief."""
+    event = json.loads(hook_event(repo, "gemini", "BeforeModel"))
+    sent = event["llm_request"]["messages"]
+    sent[0]["content"] = sent[0]["content"].split("<hook_context>")[0] + "Continue."  # no brief at the start
+    before = Path(state.wal_path).read_bytes()
+    for _ in range(2):
+        messages = _carried(hook_answer("gemini", json.dumps(event).encode(), repo)[1])
+        assert len(messages) == 1 and messages[0]["content"].startswith(sent[0]["content"] + "\n\n# rehydrate brief")
+        assert "A context compaction just happened" not in messages[0]["content"]  # no compaction: no notice
+    assert Path(state.wal_path).read_bytes() == before  # nothing in the committed log
+    assert [r["data"].get("via") for r in noted(repo)[-2:]] == ["request", "request"]
+    # a request that is not the main conversation's (no environment's context first: a subagent's) gets nothing
+    sent[0]["content"] = "You are a codebase investigator."
+    assert says_nothing("gemini", json.dumps(event).encode(), repo)
+
+
+def test_a_resumed_session_whose_brief_was_compressed_away_gets_the_brief(repo: Path, state: State) -> None:
+    assert gemini(repo, "SessionStart-startup")[1] is not None
+    out = gemini(repo, "SessionStart-resume")[1]
+    assert out is not None and "was given the brief" in out["hookSpecificOutput"]["additionalContext"]  # a pointer
+    assert gemini(repo, "BeforeModel-compressed")[1] is not None
+    out = gemini(repo, "SessionStart-resume")[1]  # the chat file holds no summary and no brief a request carried
+    assert out is not None and "# rehydrate brief" in out["hookSpecificOutput"]["additionalContext"]
 
 
 def test_gemini_write_on_a_guarded_path(repo: Path, state: State) -> None:
@@ -125,3 +193,52 @@ def test_only_gemini_cli_s_own_tools_and_events_are_answered(repo: Path, state: 
     for name in ("PreToolUse", "PreCompact", "PostCompact", "Stop"):
         event = hook_event(repo, "gemini", "BeforeTool-write_file", hook_event_name=name, tool_input=schema)
         assert says_nothing("gemini", event, repo), name
+
+
+def _stringified(event: dict[str, Any]) -> bytes:
+    """The bytes Gemini CLI writes to a hook's stdin: JSON.stringify, no spaces, its keys in its order."""
+    return json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def test_a_request_is_read_only_as_far_as_its_first_messages() -> None:
+    """BeforeModel's input is parsed up to the request's first LOOK messages: what follows is never read, so a
+    request of megabytes costs what one of kilobytes does (bench/hooks.py measures it)."""
+    from rehydrate.harness import gemini as module
+
+    event = json.loads((HOOK_FIXTURES / "gemini" / "BeforeModel-compressed.json").read_text())
+    tail = [{"role": "user", "content": "x" * 1000}] * 10
+    event["llm_request"]["messages"] += tail
+    for raw in (_stringified(event), json.dumps(event, indent=2).encode()):  # as Gemini sends it, and spaced
+        got = module.shallow(raw)
+        assert got is not None
+        assert got["llm_request"] == {"messages": event["llm_request"]["messages"][: module.LOOK]}
+        assert {k: got[k] for k in got if k != "llm_request"} == {k: event[k] for k in event if k != "llm_request"}
+        at = raw.rindex(b'"x')
+        broken = raw[:at] + b"'" + raw[at + 1 :]  # a message past the first LOOK that is not JSON: never parsed
+        assert module.shallow(broken) == got
+    assert module.shallow(b'{"hook_event_name": "BeforeTool", "llm_request": {}}') is None  # another event
+    tricky = {**event, "cwd": 'a"llm_request'}  # the key inside a value before the request: the input is parsed whole
+    assert module.shallow(_stringified(tricky)) is None
+
+
+def test_a_five_megabyte_request_gets_its_answer(repo: Path, state: State) -> None:
+    event = json.loads(hook_event(repo, "gemini", "BeforeModel-compressed"))
+    event["llm_request"]["messages"] += [{"role": "user", "content": "y" * 50_000}] * 100
+    code, out, err = hook_answer("gemini", _stringified(event), repo)
+    assert code == 0, err
+    assert "# rehydrate brief" in _carried(out)[0]["content"]
+
+
+def test_installing_again_moves_an_older_install_from_before_agent_to_before_model(repo: Path, state: State) -> None:
+    """An install by an earlier version put the brief after a compression at BeforeAgent: installing again takes
+    rehydrate's groups out of every event and puts the current ones in, the user's own hooks kept."""
+    from conftest import rehydrate
+
+    settings = repo / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    mine = {"hooks": [{"type": "command", "command": "echo mine", "timeout": 1000}]}
+    ours = {"hooks": [{"type": "command", "command": "rehydrate hook gemini", "timeout": 30000}]}
+    settings.write_text(json.dumps({"hooks": {"BeforeAgent": [mine, ours]}}))
+    assert rehydrate("install", "gemini", cwd=repo).code == 0
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert hooks["BeforeAgent"] == [mine] and "BeforeModel" in hooks

@@ -41,7 +41,7 @@ def test_gemini_settings_with_comments_are_merged_and_keep_their_comments(repo: 
     new = path.read_bytes()
     loaded = _gemini_reads(new)
     assert loaded["model"] == {"name": "gemini-2.5-pro"} and loaded["ui"] == {"theme": "GitHub"}
-    assert set(loaded["hooks"]) == {"SessionStart", "PreCompress", "BeforeAgent", "BeforeTool", "AfterTool"}  # type: ignore[arg-type]
+    assert set(loaded["hooks"]) == {"SessionStart", "PreCompress", "BeforeModel", "BeforeTool", "AfterTool"}  # type: ignore[arg-type]
     assert b"// my model" in new and b"/* keep this */" in new
     assert rehydrate("install", "gemini").code == 0 and path.read_bytes() == new  # twice changes nothing
     assert rehydrate("install", "gemini", "--uninstall").code == 0

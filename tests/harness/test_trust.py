@@ -43,6 +43,7 @@ def _trust_codex_hooks(repo: Path, codex_home: Path) -> None:
     snake = {
         "SessionStart": "session_start",
         "PreCompact": "pre_compact",
+        "PostCompact": "post_compact",
         "PreToolUse": "pre_tool_use",
         "PostToolUse": "post_tool_use",
     }

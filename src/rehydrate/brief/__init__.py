@@ -30,6 +30,8 @@ from rehydrate.store import views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rehydrate.checks import Context, Finding
     from rehydrate.checks.ledger import Ledger
     from rehydrate.store import Problem
@@ -145,6 +147,7 @@ def resume(
     max_bytes: int | None = None,
     transcript: str | None = None,
     harness: str | None = None,
+    carried: dict[str, Any] | None = None,
 ) -> ResumeResult:
     """The brief a fresh context reads first, logged as a `resume` record in this worktree's journal (store/journal.py:
     outside the state folder, so that reading leaves the tree clean). Reads the WAL's tail, not the WAL.
@@ -155,6 +158,8 @@ def resume(
     outside a hook. The checks get them as Context.event (hook scope; its source stays None: no check reads it);
     with a harness, the `resume` record carries store.since.ref_fields (harness, host,
     transcript path and size) so that a later recency check can find the transcript.
+    carried: fields for the record of a brief a hook added to one model request (Gemini CLI's BeforeModel: `via`
+    "request"): that brief is in no transcript, so the record holds nothing for a delivery receipt to look for.
 
     The checks run in hook scope with state/config.json and this environment; the ledger (checks/ledger.summarize)
     gives the next safe action or the question for a human, and the note of what was left to `rehydrate recover`
@@ -207,7 +212,10 @@ def resume(
             data["session_id"] = views.clean(session_id, one_line=True)[:200]
         if harness:
             data.update(since.ref_fields(harness, transcript))
-            data["brief"] = receipt.brief_fields(out.text, out.token)  # what its delivery receipt looks for
+            if carried is None:
+                data["brief"] = receipt.brief_fields(out.text, out.token)  # what its delivery receipt looks for
+        if carried:
+            data.update(carried)
         rec = state.log_resume(snap, data)
         return ResumeResult(out.text, conf, findings, out.omitted, rec, snap.repaired, snap.problems, summed)
 

@@ -210,7 +210,7 @@ class Context:
     load), what reconciliation found, the views' text as the brief read them, and the error that stopped the load.
 
     Keyword-only, each with a default that keeps the old four-argument call meaning what it meant:
-    - scope: "hook" (SessionStart, BeforeAgent, `rehydrate resume`: the start-up bound, git 2 s a call, no gh, no
+    - scope: "hook" (SessionStart, BeforeModel, `rehydrate resume`: the start-up bound, git 2 s a call, no gh, no
       user checks) or "recover" (`rehydrate recover`: git 10 s a call, gh, user checks). Anything else: ValueError.
     - since: what the WAL holds since the last checkpoint (store.since.Since), built once by the caller; None when
       the caller built none (then the checks that need it say they did not look: skipped, or n/a without a state).

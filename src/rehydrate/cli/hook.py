@@ -35,16 +35,18 @@ def answers(harness: str) -> bool:
 
 def answer(harness: str) -> int:
     """Read the harness's event on stdin, answer it on stdout; the exit code the harness expects (always 0)."""
+    from rehydrate import harness as registry
     from rehydrate.harness import hook
 
+    cap = getattr(registry.get(harness), "read_cap", None) if harness in registry.HOOKS else None
     try:
-        data = hook.read_input(sys.stdin.fileno()) if sys.stdin is not None else None
+        data = hook.read_input(sys.stdin.fileno(), cap=cap) if sys.stdin is not None else None
     except (OSError, ValueError):  # no usable stdin (closed, or not a file): an empty input
         data = None
     if data is None:
         reply = hook.run(harness, b"")
     else:
-        reply = hook.run(harness, data.head, tail=data.tail, size=data.size, ended=data.ended)
+        reply = hook.run(harness, data.head, tail=data.tail, size=data.size, ended=data.ended, capped=data.capped)
     if reply.stdout:
         sys.stdout.write(reply.stdout if reply.stdout.endswith("\n") else reply.stdout + "\n")
     if reply.stderr:

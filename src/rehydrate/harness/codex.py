@@ -63,6 +63,14 @@ def decision(event_name: str, decision: str, reason: str) -> dict[str, Any]:
     return claude.decision(event_name, decision, reason)
 
 
+def compacted_summary(path: str) -> tuple[str, str] | None:
+    """What stands for the last compaction's summary in the rollout at path, and where (transcripts.codex
+    .last_compaction): PostCompact carries none (0.171's post-compact.command.input has no summary field)."""
+    from rehydrate.transcripts.codex import last_compaction
+
+    return last_compaction(path)
+
+
 def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
     """The hook groups install writes into its hooks.json (timeouts in seconds)."""
     from rehydrate.harness.settings import hook_group
@@ -71,6 +79,7 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
     return {
         "SessionStart": hook_group("startup|resume|clear|compact", command, 30),
         "PreCompact": hook_group("manual|auto", command, 30),
+        "PostCompact": hook_group("manual|auto", command, 30),
         "PreToolUse": hook_group("|".join(dict.fromkeys((*SHELL_TOOLS, *EDIT_TOOLS, *PATCH_TOOLS))), command, 10),
         "PostToolUse": hook_group("|".join(TASK_HOOK_TOOLS), command, 10),
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from rehydrate.errors import RehydrateError
 from rehydrate.harness.hook import COMPACTED, Answer, config, context
 from rehydrate.store import views
 
@@ -115,9 +116,10 @@ def _already_given(state: Any, session: str) -> tuple[dict[str, Any], bool] | No
         data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
         assert isinstance(data, dict)
         if rec.get("op") == "resume":
-            if data.get("session_id") == session:
+            if data.get("session_id") == session and data.get("via") != "request":
                 return rec, journaled
-            continue  # another session's brief, or one printed by `rehydrate resume`: it changed nothing
+            continue  # another session's brief, one printed by `rehydrate resume`, or one a request carried (it is
+            # not in the conversation: Gemini CLI keeps nothing BeforeModel adds): it changed nothing
         if rec.get("op") in ("precompress", "delivery", "ack"):
             continue  # a note that a compression may follow, a delivery receipt, a restatement: they changed nothing
         other = data.get("session_id")
@@ -138,43 +140,128 @@ def _pointer(given: dict[str, Any], journaled: bool = False) -> str:
     )
 
 
-def after_compression(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
-    """Gemini CLI has no start event after a compression: BeforeAgent injects the brief, with the compaction notice,
-    once after a `compaction` record of this session (none since its last brief). Gemini's PreCompress is no such
-    record (see precompress): only a confirmed compaction of this very conversation counts."""
+def model_request(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    """Gemini CLI's BeforeModel: the brief into a request whose history lost it, or nothing (and nothing read beyond
+    the request's first messages).
 
+    Gemini has no event after a compression, and drops SessionStart's context after `/clear`: the request is the
+    first place either shows. A compressed history (its summary and the model's fixed reply: harness.gemini
+    .summary_at) gets the brief after the summary, with the compaction notice; the first request that carries a
+    summary not seen before records the compaction in the WAL, once (its fingerprint: the summary's hash), with the
+    capture of what the transcript says happened since the last checkpoint. A conversation's history that holds no
+    brief at its start (after `/clear`: harness.gemini.lacks_brief) gets it in its first message, without the notice.
+    What BeforeModel adds goes into that one request, not into the conversation: the brief rides in every such
+    request, once in each."""
+    request = event.get("llm_request")
+    messages = request.get("messages") if isinstance(request, dict) else None
     session = _session(event)
-    if session is None:
+    if not isinstance(messages, list) or session is None:
         return Answer()
+    at = harness.summary_at(messages)
+    from rehydrate import safejson
+
+    if at is None:
+        if not harness.lacks_brief(messages):
+            return Answer()
+        text = _request_brief(harness, event, session, None)
+        return Answer(stdout=safejson.dumps(harness.with_brief(messages, 0, text)))
+    from rehydrate.store import wal
+
+    summary = harness.summary_of(messages[at]["content"])
+    mark = wal.sha256(summary.encode("utf-8", "replace"))
+    return Answer(
+        stdout=safejson.dumps(harness.with_brief(messages, at, _request_brief(harness, event, session, summary, mark)))
+    )
+
+
+def _request_brief(
+    harness: ModuleType, event: dict[str, Any], session: str, summary: str | None, mark: str = ""
+) -> str:
+    """The brief a request carries (after a compression: with the notice, and the compaction recorded at its first
+    sight); for a state that cannot be read or written (a conflicted log), the brief as far as the files can be read,
+    and the problem."""
+    try:
+        return _carried_brief(harness, event, session, summary, mark)
+    except RehydrateError as e:
+        problem = f"rehydrate hook {harness.__name__.rsplit('.', 1)[-1]}: {e}"
+        return reduced_text(harness, event if summary is not None else {**event, "llm_request": None}, problem)
+
+
+def _carried_brief(harness: ModuleType, event: dict[str, Any], session: str, summary: str | None, mark: str) -> str:
+    """The brief a request carries; after a compression (a summary), the compaction recorded at its first sight."""
     state = open_state(event)
-    for rec, _ in _history(state, 64):
-        data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
-        assert isinstance(data, dict)
-        other = data.get("session_id")
-        if not isinstance(other, str) or other[:MAX_SESSION] != session:
-            continue
-        if rec.get("op") == "resume":
-            return Answer()  # the brief since
-        if rec.get("op") == "compaction":
-            break
-    else:
-        return Answer()
+    if summary is not None and not _compression_known(state, session, mark):
+        data: dict[str, Any] = {"phase": "request", "trigger": _trigger(state, session), "session_id": session}
+        data["summary_chars"] = len(summary)
+        data["summary_sha256"] = mark
+        _add_ref(data, harness, event)
+        captured = _capture(state, event, data["harness"])
+        if captured is not None:
+            data["capture"] = captured
+        state.record("compaction", data)
     from rehydrate import brief
 
     chars, size = _budget(harness)
-    path = event.get("transcript_path") if isinstance(event.get("transcript_path"), str) else None
     name = harness.__name__.rsplit(".", 1)[-1]
     result = brief.resume(
-        state, chars, preface=COMPACTED, session_id=_session(event), max_bytes=size, transcript=path, harness=name
+        state,
+        chars,
+        preface=COMPACTED if summary is not None else None,
+        session_id=session,
+        max_bytes=size,
+        harness=name,
+        carried={"via": "request", "summary_sha256": mark} if summary is not None else {"via": "request"},
     )
-    return Answer(stdout=context("BeforeAgent", result.text))
+    return result.text
+
+
+def _trigger(state: Any, session: str) -> str:
+    """What started the compression a request shows, as this session's PreCompress notes since its last brief tell
+    it: "manual" when one of them is `/compress`'s (the requests after it note "auto" too, and compress nothing),
+    else "auto" when there is one, else "unknown". A `/compress` that found nothing to compress, followed by an
+    automatic compression before any brief, reads as manual."""
+    from rehydrate.store import journal
+
+    seen = "unknown"
+    for rec in journal.tail(state, 64):
+        data = rec.get("data")
+        if not isinstance(data, dict) or data.get("session_id") != session:
+            continue
+        if rec.get("op") != "precompress":
+            break  # this session's last brief (or a receipt of it): the notes before it are of an earlier compression
+        if data.get("trigger") == "manual":
+            return "manual"
+        if data.get("trigger") == "auto":
+            seen = "auto"
+    return seen
+
+
+def _compression_known(state: Any, session: str, mark: str) -> bool:
+    """A brief was carried with this summary (the journal's last records: one per request since), or its compaction
+    is in the WAL's recent records: the compression was recorded."""
+    from rehydrate.store import journal
+
+    def ours(rec: dict[str, Any]) -> bool:
+        data = rec.get("data")
+        return isinstance(data, dict) and data.get("summary_sha256") == mark and data.get("session_id") == session
+
+    if any(rec.get("op") == "resume" and ours(rec) for rec in journal.tail(state, 16)):
+        return True
+    return any(rec.get("op") == "compaction" and ours(rec) for rec in _recent(state.wal_path, 256))
 
 
 def reduced(harness: ModuleType, event: dict[str, Any] | None, problem: str) -> Answer:
-    """The brief as far as the files can be read, and the problem, as SessionStart context.
+    """The brief as far as the files can be read, and the problem, as SessionStart context."""
+    problem = problem if len(problem) <= 2000 else problem[:2000] + "…"
+    return Answer(stdout=context("SessionStart", reduced_text(harness, event, problem)), stderr=problem + "\n")
 
-    The compaction notice goes in as the brief's preface, inside its budget: the rendered brief is never cut
-    afterwards (that would chop its ledger or its next action)."""
+
+def reduced_text(harness: ModuleType, event: dict[str, Any] | None, problem: str) -> str:
+    """The brief as far as the files can be read, and the problem.
+
+    The compaction notice goes in as the brief's preface (after a compaction: a SessionStart of source compact, or a
+    compressed request), inside its budget: the rendered brief is never cut afterwards (that would chop its ledger or
+    its next action)."""
     from rehydrate import brief
     from rehydrate.store.locate import locate, resolve_actor
 
@@ -187,12 +274,14 @@ def reduced(harness: ModuleType, event: dict[str, Any] | None, problem: str) -> 
             where = start or os.getcwd()
             text = f"{problem}\n(no state folder found from {where}: `rehydrate init --goal ...` creates one)"
         else:
-            preface = COMPACTED if event and event.get("source") == "compact" else None
+            after = event is not None and (event.get("source") == "compact" or bool(event.get("llm_request")))
             chars, size = _budget(harness)
-            text = brief.reduced(root, resolve_actor(None), problem, chars, preface=preface, max_bytes=size)
+            text = brief.reduced(
+                root, resolve_actor(None), problem, chars, preface=COMPACTED if after else None, max_bytes=size
+            )
     except Exception as e:
         text = f"{problem}\n(and the state could not be read: {type(e).__name__}: {str(e)[:1000]})"
-    return Answer(stdout=context("SessionStart", text), stderr=problem + "\n")
+    return text
 
 
 def precompress(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
@@ -258,6 +347,8 @@ def _record_compaction(event: dict[str, Any], phase: str, harness: ModuleType) -
     data: dict[str, Any] = {"phase": phase} if phase == "pre" else {}
     data.update(_event_fields(event))
     summary = event.get("compact_summary")
+    if summary is None and phase == "post":  # Codex sends none: its rollout's last compaction holds it
+        summary = _summary_of(harness, event, data)
     if isinstance(summary, str):  # its length and hash, never its text
         from rehydrate.store import wal
 
@@ -274,6 +365,21 @@ def _record_compaction(event: dict[str, Any], phase: str, harness: ModuleType) -
             data["capture"] = captured
     state.record("compaction" if phase == "pre" else "compacted", data)
     return Answer()
+
+
+def _summary_of(harness: ModuleType, event: dict[str, Any], data: dict[str, Any]) -> str | None:
+    """The summary of the compaction that just ended, from the harness's transcript where its event carries none
+    (its module's compacted_summary: Codex's rollout); where it was found goes into data as summary_source."""
+    read = getattr(harness, "compacted_summary", None)
+    path = event.get("transcript_path")
+    if read is None or not isinstance(path, str) or not path:
+        return None
+    found = read(path)
+    if found is None:
+        return None
+    text, where = found
+    data["summary_source"] = where
+    return str(text)
 
 
 def _capture(state: Any, event: dict[str, Any], name: str) -> dict[str, Any] | None:

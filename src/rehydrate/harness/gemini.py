@@ -30,10 +30,155 @@ SAYS_NO_STATE = False
 EVENTS = {
     "SessionStart": "session_start",
     "PreCompress": "precompress",  # a note, not a compaction: nothing confirms that one followed
-    "BeforeAgent": "after_compression",  # no start event follows a compression: the brief goes in here, once
+    "BeforeModel": "model_request",  # where a compressed or cleared history shows: the brief rides in the request
     "BeforeTool": "guard",
     "AfterTool": "tasks",  # write_todos only: the list mirrored into the state
 }
+# What Gemini CLI's compression service puts after the summary it makes (0.61 core, ChatCompressionService.compress):
+# the new history is [the environment's context, the summary as a user message, this as the model's reply, the turns
+# kept]. A conversation whose first model message is this, right after a user message, was compressed.
+ACK = "Got it. Thanks for the additional context!"
+SESSION_CONTEXT_END = "</session_context>"
+BRIEF_TITLE = "# rehydrate brief: "  # the first line of every brief (brief/compose.py)
+LOOK = 4  # the messages of a request that are read: the environment, the summary, the reply, one more
+WINDOW = 1 << 20  # of a BeforeModel input, the characters from its request on that those messages are looked for in
+HEAD = 1 << 16  # where an input's event name is looked for before it is parsed in part
+
+
+def read_cap(head: bytes) -> int | None:
+    """How much of an input `shallow` can need, from its first bytes: for a BeforeModel input whose request starts
+    there, up to WINDOW bytes past the request's key; None (all of it) for any other. The rest of stdin is drained
+    unread (harness/hook.read_input)."""
+    if head.find(b'"BeforeModel"', 0, HEAD) < 0:
+        return None
+    key = head.find(b'"llm_request"')
+    return key + len(b'"llm_request"') + WINDOW if key >= 0 else None
+
+
+def shallow(raw: bytes) -> dict[str, Any] | None:
+    """A BeforeModel input with only the first LOOK messages of its request, parsed without the rest; None for any
+    other input, or one this cannot read so (the caller then parses it whole).
+
+    BeforeModel runs before every model request with the whole request on stdin (every message's text: megabytes in
+    a long session). Parsing all of it would make each request's hook cost grow with the conversation; what it
+    decides needs the event's own fields (Gemini CLI writes them first: session_id, transcript_path, cwd,
+    hook_event_name, timestamp, then llm_request) and the request's first messages."""
+    if raw.find(b'"BeforeModel"', 0, HEAD) < 0:
+        return None
+    from rehydrate import safejson
+
+    key = raw.find(b'"llm_request"')
+    if key < 0:
+        return None
+    fields = raw[:key].rstrip(b" \t\r\n")
+    try:  # the fields before the request, closed: a key found inside a string leaves that string open, and fails
+        top = safejson.loads(fields[:-1] + b"}" if fields.endswith(b",") else fields + b"}")
+    except ValueError:
+        return None
+    if not isinstance(top, dict) or top.get("hook_event_name") != "BeforeModel" or "llm_request" in top:
+        return None
+    messages = first_messages(raw[key : key + WINDOW].decode("utf-8", "ignore"))
+    if messages is None:
+        return None
+    top["llm_request"] = {"messages": messages}
+    return top
+
+
+def first_messages(text: str) -> list[Any] | None:
+    """The first LOOK values of the `messages` array in text, which starts with the key "llm_request" of an object
+    whose value holds that array (those found before the text ends, if it ends first); None when text is not that."""
+    from rehydrate import safejson
+
+    n = len(text)
+
+    def skip(i: int, punct: str | None = None) -> int:
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+        if punct is not None:
+            if i >= n or text[i] != punct:
+                raise ValueError(f"{punct!r} expected at {i}")
+            i += 1
+        return i
+
+    try:
+        _, i = safejson.scan(text, 0)
+        i = skip(skip(i, ":"), "{")
+        while True:
+            i = skip(i)
+            if i < n and text[i] == "}":
+                return []  # a request without messages
+            key, i = safejson.scan(text, i)
+            i = skip(i, ":")
+            if key == "messages":
+                break
+            _, i = safejson.scan(text, i)
+            i = skip(i)
+            if i < n and text[i] == ",":
+                i += 1
+        i = skip(i, "[")
+    except ValueError:
+        return None
+    out: list[Any] = []
+    while len(out) < LOOK:
+        i = skip(i)
+        if i >= n or text[i] == "]":
+            break
+        try:
+            value, i = safejson.scan(text, i)
+        except ValueError:  # the window ends inside this message
+            break
+        out.append(value)
+        i = skip(i)
+        if i < n and text[i] == ",":
+            i += 1
+    return out
+
+
+def summary_at(messages: list[Any]) -> int | None:
+    """The index of the message that holds the summary a compression put into the request (see ACK; the message
+    also holds the environment's context: summary_of), or None when its history was not compressed: its first model
+    message is not ACK right after a user message. (A model whose very first reply is ACK word for word would pass
+    for a compression: the two histories differ in nothing else a hook sees.)"""
+    for k, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "model":
+            continue
+        before = messages[k - 1] if k else None
+        if message.get("content") != ACK or not isinstance(before, dict) or before.get("role") != "user":
+            return None
+        return k - 1 if isinstance(before.get("content"), str) and before["content"] else None
+    return None
+
+
+def lacks_brief(messages: list[Any]) -> bool:
+    """Whether a conversation's request holds no brief where a session's start puts it: its first message is the
+    environment's context (the main conversation's, not a subagent's) and none of the first LOOK messages holds a
+    brief's title. Gemini CLI 0.61 drops SessionStart's context after `/clear` (clearCommand shows only its
+    systemMessage); at startup and on resume it is in the first messages."""
+    first = messages[0] if messages else None
+    if not isinstance(first, dict) or first.get("role") != "user":
+        return False
+    if not isinstance(first.get("content"), str) or not first["content"].startswith("<session_context>"):
+        return False
+    return not any(isinstance(m, dict) and BRIEF_TITLE in str(m.get("content")) for m in messages[:LOOK])
+
+
+def summary_of(text: str) -> str:
+    """The summary in the message summary_at found: Gemini CLI sends the environment's context (its
+    `<session_context>`) and the summary as one user message (two text parts of one content, joined)."""
+    return text.split(SESSION_CONTEXT_END, 1)[-1].lstrip("\n") if text.startswith("<session_context>") else text
+
+
+def with_brief(messages: list[Any], at: int, brief: str) -> dict[str, Any]:
+    """BeforeModel's answer: the request's messages up to the one at `at` (the summary's, or the first), that one
+    with the brief after its text.
+
+    Gemini CLI lays the answer's messages over the request's text-bearing contents in order and keeps the rest of
+    them as they were (0.61 core, HookTranslatorGenAIv1.fromHookLLMRequest): the messages before the summary are
+    given back as they came, the ones after it not at all. No model and no config are given: those would replace the
+    request's."""
+    out = [{"role": m.get("role"), "content": m.get("content")} for m in messages[:at]]
+    out.append({"role": "user", "content": f"{messages[at]['content']}\n\n{brief}"})
+    return {"hookSpecificOutput": {"hookEventName": "BeforeModel", "llm_request": {"messages": out}}}
 
 
 def home() -> str:
@@ -58,7 +203,7 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
     return {
         "SessionStart": group(30000),
         "PreCompress": group(30000),
-        "BeforeAgent": group(30000),
+        "BeforeModel": group(30000),
         "BeforeTool": group(10000, "|".join((*EDIT_TOOLS, *SHELL_TOOLS, *PATCH_TOOLS))),
         "AfterTool": group(10000, "|".join(TASK_HOOK_TOOLS)),
     }

@@ -15,6 +15,7 @@ from rehydrate.store import views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import ModuleType
     from typing import Any
 
@@ -36,7 +37,7 @@ HANDLERS = {
     "compaction_start": ("events", "compaction_start"),
     "compaction_end": ("events", "compaction_end"),
     "precompress": ("events", "precompress"),
-    "after_compression": ("events", "after_compression"),
+    "model_request": ("events", "model_request"),
     "stop": ("events", "stop"),
     "guard": ("guard", "guard"),
     "tasks": ("tasks", "tasks"),
@@ -58,28 +59,44 @@ class Input:
     """What came on stdin: its first MAX_STDIN bytes (head), the last STDIN_TAIL bytes of the rest (tail), its whole
     size, and whether it ended (end of file, or a whole JSON object followed by silence)."""
 
-    def __init__(self, head: bytes, tail: bytes = b"", size: int | None = None, ended: bool = True) -> None:
+    def __init__(
+        self, head: bytes, tail: bytes = b"", size: int | None = None, ended: bool = True, capped: bool = False
+    ) -> None:
         self.head = head
         self.tail = tail
         self.size = len(head) + len(tail) if size is None else size
         self.ended = ended
+        self.capped = capped  # only head was kept, by design: the harness needs no more of this input (READ_CAP)
 
     @property
     def whole(self) -> bool:
         return self.ended and self.size == len(self.head)
 
 
-def read_input(fd: int, limit: int = MAX_STDIN, seconds: float = STDIN_SECONDS) -> Input:
+CAP_PROBE = 1 << 16  # the bytes of an input a harness's read_cap is shown, to say how much of it it needs
+
+
+def read_input(
+    fd: int, limit: int = MAX_STDIN, seconds: float = STDIN_SECONDS, cap: Callable[[bytes], int | None] | None = None
+) -> Input:
     """A hook's stdin: all of it up to limit bytes, within `seconds` whatever the writer does.
 
     Polls the descriptor, never blocks on it: from a writer that never closes it, a whole JSON object is taken as
     soon as the writer pauses, anything else after `seconds`. Past limit, the rest is read and dropped (the writer is
     never left blocked), its last STDIN_TAIL bytes kept: an event's fields may come after a huge value.
+
+    A model request of megabytes (Gemini CLI's BeforeModel) comes through here before every request: the pipe is
+    widened where the system allows it (fewer wake-ups on both sides), and what is read is kept as the chunks that
+    came, joined once at the end (never copied chunk by chunk). cap, given the input's first CAP_PROBE bytes, may
+    say that only its first N bytes are needed (the harness's read_cap): the rest is then drained without being
+    copied where the system can (Linux: splice into /dev/null) and the Input is `capped`.
     """
     import select
     import time
 
-    head = bytearray()
+    _widen(fd)
+    parts: list[bytes] = []
+    kept = 0
     tail = b""
     size = 0
     poller = select.poll()
@@ -89,10 +106,13 @@ def read_input(fd: int, limit: int = MAX_STDIN, seconds: float = STDIN_SECONDS) 
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            return Input(bytes(head), tail, size, ended=False)
+            return Input(b"".join(parts), tail, size, ended=False)
         if not poller.poll(max(1, int(min(left, STDIN_PAUSE) * 1000))):
-            if size != tried and size == len(head) and _whole_object(head):
-                return Input(bytes(head), b"", size)
+            if size != tried and size == kept:
+                head = b"".join(parts)
+                parts = [head]
+                if _whole_object(head):
+                    return Input(head, b"", size)
             tried = size
             continue
         try:
@@ -104,16 +124,88 @@ def read_input(fd: int, limit: int = MAX_STDIN, seconds: float = STDIN_SECONDS) 
         if not chunk:
             break
         size += len(chunk)
-        room = limit - len(head)
+        room = limit - kept
+        if room >= len(chunk):
+            parts.append(chunk)
+            kept += len(chunk)
+            if cap is not None and kept >= CAP_PROBE:
+                need = cap(b"".join(parts)[:CAP_PROBE])
+                cap = None
+                if need is not None:
+                    parts = [b"".join(parts)[:need]]
+                    return _drained(fd, parts, min(kept, need), size, need, poller, deadline)
+            continue
         if room > 0:
-            head += chunk[:room]
+            parts.append(chunk[:room])
+            kept = limit
             chunk = chunk[room:]
-        if chunk:
-            tail = (tail + chunk)[-STDIN_TAIL:]
-    return Input(bytes(head), tail, size)
+        tail = (tail + chunk)[-STDIN_TAIL:]
+    return Input(b"".join(parts), tail, size)
 
 
-def _whole_object(data: bytearray) -> bool:
+def _drained(fd: int, parts: list[bytes], kept: int, size: int, need: int, poller: Any, deadline: float) -> Input:
+    """The rest of a capped input: read up to `need` bytes in all, then the remainder drained to its end (spliced
+    into /dev/null where the system can, else read and dropped), within the same deadline."""
+    import time
+
+    null = [-1]  # /dev/null, opened at the first splice
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return Input(b"".join(parts), b"", size, ended=False, capped=True)
+            if not poller.poll(max(1, int(min(left, STDIN_PAUSE) * 1000))):
+                continue
+            if kept < need:
+                chunk = os.read(fd, min(1 << 20, need - kept))
+                parts.append(chunk)
+                kept += len(chunk)
+                moved = len(chunk)
+            else:
+                moved = _discard(fd, null)
+            if not moved:
+                break
+            size += moved
+    except OSError:  # BlockingIOError included: what was read is what there is
+        pass
+    finally:
+        if null[0] >= 0:
+            os.close(null[0])
+    return Input(b"".join(parts), b"", size, capped=True)
+
+
+def _discard(fd: int, null: list[int]) -> int:
+    """Up to 1 MiB of fd consumed unread: spliced into /dev/null (null[0], opened here once) where the system can,
+    else read and dropped. The bytes consumed; 0 at the end of the input."""
+    splice = getattr(os, "splice", None)  # Linux, Python 3.10+
+    if splice is not None and null[0] != -2:
+        try:
+            if null[0] < 0:
+                null[0] = os.open(os.devnull, os.O_WRONLY)
+            moved: int = splice(fd, null[0], 1 << 20)
+            return moved
+        except OSError:  # not a pipe (a file given as stdin), or no splice into /dev/null here
+            if null[0] >= 0:
+                os.close(null[0])
+            null[0] = -2
+    return len(os.read(fd, 1 << 20))
+
+
+def _widen(fd: int) -> None:
+    """The pipe at fd widened to 1 MiB where the system allows it (Linux: F_SETPIPE_SZ; up to pipe-max-size without
+    privileges); anything else is left as it is."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    if hasattr(fcntl, "F_SETPIPE_SZ"):  # Linux only (Python 3.10+)
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+        except OSError:  # not a pipe, or more than pipe-max-size
+            pass
+
+
+def _whole_object(data: bytes | bytearray) -> bool:
     """True if data is one whole JSON object: nothing can follow it in a valid input."""
     from rehydrate import safejson
 
@@ -128,16 +220,23 @@ def _whole_object(data: bytearray) -> bool:
         return False
 
 
-def run(harness: str, raw: bytes, *, tail: bytes = b"", size: int | None = None, ended: bool = True) -> Answer:
+def run(
+    harness: str, raw: bytes, *, tail: bytes = b"", size: int | None = None, ended: bool = True, capped: bool = False
+) -> Answer:
     """Answer one hook call; never raises. raw is the hook's input; for one that was not read whole (see Input),
-    tail, size and ended say what is missing."""
+    tail, size, ended and capped say what is missing."""
     from rehydrate import harness as registry
     from rehydrate import safejson
 
     if harness not in registry.HOOKS:
         return Answer(stderr=f"rehydrate hook {harness}: no such harness (one of {', '.join(registry.HOOKS)})\n")
     module = registry.get(harness)
-    data = Input(raw, tail, size, ended)
+    data = Input(raw, tail, size, ended, capped)
+    shallow = getattr(module, "shallow", None)  # an input it reads in part: a model request (see gemini.shallow)
+    if capped and data.ended:
+        event = shallow(raw) if shallow is not None else None
+        if event is not None:
+            return _answer(module, event)
     if not data.whole:
         why = (
             f"{data.size:,} bytes, more than the {len(raw):,} read"
@@ -145,6 +244,9 @@ def run(harness: str, raw: bytes, *, tail: bytes = b"", size: int | None = None,
             else f"stdin still open after {STDIN_SECONDS:g} s, {data.size:,} bytes read"
         )
         return _unreadable(module, data, why)
+    event = shallow(raw) if shallow is not None else None
+    if event is not None:
+        return _answer(module, event)
     try:
         event = safejson.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
         if not isinstance(event, dict):

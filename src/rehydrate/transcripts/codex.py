@@ -382,3 +382,47 @@ def _plan(recent: Recent, number: int | None, args: Any, before: bool) -> None:
 
 
 TAIL = _Tail()
+
+
+COMPACTION_LOOK_BACK = 8 << 20  # the bytes read back from a rollout's end for its last `compacted` line
+
+
+def last_compaction(path: str) -> tuple[str, str] | None:
+    """What stands for the summary of a rollout's last compaction, and where it was found: the `compacted` line's
+    `message` when Codex wrote one ("message"), else the text of the last item of its `replacement_history` (the
+    summary a local compaction leaves as a user message: "replacement_history"), else that item's canonical JSON (a
+    remote compaction's item, whose summary is encrypted: "replacement_history item"). None when the last
+    COMPACTION_LOOK_BACK bytes hold no such line, or the file cannot be read. Its hash is the compaction's
+    fingerprint (Codex's PostCompact event carries no summary, unlike Claude Code's)."""
+    from rehydrate import safejson
+    from rehydrate.transcripts import _backwards
+
+    read = 0
+    try:
+        for raw in _backwards(path):
+            read += len(raw) + 1
+            if read > COMPACTION_LOOK_BACK:
+                return None
+            if b'"compacted"' not in raw:
+                continue
+            try:
+                rec = safejson.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict) or rec.get("type") != "compacted":
+                continue
+            payload = obj(rec.get("payload"))
+            message = payload.get("message")
+            if isinstance(message, str) and message:
+                return message, "message"
+            history = payload.get("replacement_history")
+            last = history[-1] if isinstance(history, list) and history else None
+            if not isinstance(last, dict):
+                return None
+            text = _item_text(last) if last.get("type") == "message" else ""
+            return (
+                (text, "replacement_history") if text else (safejson.canonical_text(last), "replacement_history item")
+            )
+    except (OSError, ValueError):
+        return None
+    return None

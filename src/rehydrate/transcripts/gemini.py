@@ -10,7 +10,7 @@ The shape, from the pinned bundle (tests/e2e/.cache/gemini-0.61.0, `ChatRecordin
 - `{"$set": {...}}` lines (`lastUpdated` after each new message: the only stamps of when a line was written, since a
   message appended again keeps its first timestamp) and `{"$rewindTo": id}` (that message and every later one
   dropped; an id not seen drops them all).
-Our own brief reaches the chat inside `<hook_context>…</hook_context>` (the SessionStart and BeforeAgent hooks'
+Our own brief reaches the chat inside `<hook_context>…</hook_context>` (the SessionStart hook's
 additional context in -p mode): cut out of user messages, never taken for the user's words.
 """
 
