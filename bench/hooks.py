@@ -35,7 +35,6 @@ import _common
 from rehydrate.store.state import State
 
 FIXTURES = os.path.join(_common.REPO, "tests", "fixtures", "hooks")
-HOOKS = ("claude", "codex", "gemini")  # rehydrate.harness.HOOKS when this was written; new ones are picked up below
 SMALL = 5 * 1024
 LARGE = 5 * 1024 * 1024
 TARGET = 1.2
@@ -139,9 +138,11 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     procs: dict[str, _common.Measure] = {"python -c pass": piped([sys.executable, "-c", "pass"], repo, env, b"")}
     harnesses = [h for h in registry.HOOKS if not args.only or h == args.only]
     for harness in harnesses:
-        argv = [sys.executable, "-m", "rehydrate", "hook", harness]
         folder = os.path.join(FIXTURES, harness)
         for name in sorted(n[:-5] for n in os.listdir(folder) if n.endswith(".json")):
+            argv = [sys.executable, "-m", "rehydrate", "hook", harness]
+            if getattr(registry.get(harness), "EVENT_IN_ARGV", False):  # its input names no event: the command does
+                argv.append(name.split("-")[0])
             stdin = json.dumps(fixture(repo, harness, name)).encode()
             procs[f"{harness} {name}"] = piped(argv, repo, env, stdin)
     sizes: dict[str, int] = {}

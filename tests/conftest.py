@@ -178,12 +178,13 @@ def run_hook(
     harness: str, event: object, cwd: Path, *, timeout: float = 60
 ) -> tuple[int, str, str]:  # H's helper: every hook test's one way to call `rehydrate hook HARNESS`
     """`rehydrate hook harness` in cwd with event on stdin (a dict as JSON, text as UTF-8, bytes as they are):
-    (exit code, stdout, stderr)."""
+    (exit code, stdout, stderr). harness may name the event after it ("copilot sessionStart"), as the commands of a
+    harness whose input names none do (caller)."""
     import json
 
     data = event if isinstance(event, bytes) else (event if isinstance(event, str) else json.dumps(event)).encode()
     proc = subprocess.run(
-        [sys.executable, "-m", "rehydrate", "hook", harness],
+        [sys.executable, "-m", "rehydrate", "hook", *harness.split()],
         input=data,
         capture_output=True,
         cwd=cwd,
@@ -194,6 +195,12 @@ def run_hook(
 
 
 HOOK_FIXTURES = Path(__file__).parent / "fixtures" / "hooks"  # each harness's documented hook inputs (SOURCES.md)
+
+
+def caller(harness: str, name: str) -> str:
+    """What run_hook is given for the fixture `name` of harness: the harness, and for one whose input names no event
+    (GitHub Copilot CLI), the event its command names: the fixture's name up to its first `-`."""
+    return f"{harness} {name.split('-', maxsplit=1)[0]}" if harness == "copilot" else harness
 
 
 def hook_event(cwd: Path, harness: str, name: str, **changes: object) -> bytes:

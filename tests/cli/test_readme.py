@@ -169,3 +169,30 @@ def test_the_recovery_ledger_section_states_the_real_bounds_and_switches() -> No
     assert f"(up to {user.project.MAX_USER_CHECKS})" in text and user.OFF + "=1" in text
     for switch in ('{"capture": false}', '{"capture_user": false}', '{"checks": ["'):
         assert switch in text, switch
+
+
+HARNESS_SECTIONS = {
+    "claude": "Claude Code",
+    "codex": "Codex CLI",
+    "gemini": "Gemini CLI",
+    "copilot": "GitHub Copilot CLI",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HARNESS_SECTIONS))
+def test_each_harness_s_event_table_names_exactly_the_events_install_writes(name: str) -> None:
+    """The README's table of what each hook event does, per harness, against the registry: every event `install`
+    writes for it has a row, and no row names an event it does not write (the table cannot drift)."""
+    import re
+
+    from rehydrate import harness
+
+    assert set(HARNESS_SECTIONS) == set(harness.HOOKS)  # a harness with hooks has its section
+    text = (ROOT / "README.md").read_text()
+    section = text.split(f"\n## {HARNESS_SECTIONS[name]}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.split("\n") if line.startswith("| `")]
+    named = {event for row in rows for event in re.findall(r"`([A-Za-z]+)`", row.split(" | ")[0])}
+    installed = set(harness.get(name).hook_groups("rehydrate hook " + name))
+    assert named == installed, (named - installed, installed - named)
+    handled = {event for event, what in harness.get(name).EVENTS.items() if what}
+    assert installed <= handled  # every event written is one the hook answers

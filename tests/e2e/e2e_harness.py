@@ -29,6 +29,7 @@ PINNED = {
     "codex": ("@openai/codex", "0.171.0", "codex"),
     "gemini": ("@google/gemini-cli", "0.61.0", "gemini"),
     "copilot": ("@github/copilot", "1.0.102", "copilot"),
+    "qwen": ("@qwen-code/qwen-code", "0.24.4", "qwen"),
 }
 CACHE = Path(os.environ.get("REHYDRATE_E2E_CACHE") or Path(__file__).resolve().parent / ".cache")
 GOAL = "Ship the e2e parser GOAL-7f3a"
@@ -37,7 +38,7 @@ VENV_BIN = Path(sys.executable).parent
 # Variables of a coding client or a model API that must not leak from the developer's shell into a harness run.
 _LEAKY = (
     *("ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX", "GEMINI_", "GOOGLE_", "VERTEX", "AWS_", "NODE_OPTIONS"),
-    *("COPILOT", "GH_", "GITHUB_"),
+    *("COPILOT", "GH_", "GITHUB_", "QWEN", "DASHSCOPE"),
 )
 
 
@@ -218,12 +219,15 @@ def copilot_env(h: Harness, url: str, model: str = "gpt-4.1") -> None:
         COPILOT_PROVIDER_API_KEY="dummy",
         COPILOT_MODEL=model,
     )
+    config = h.home / ".copilot" / "config.json"  # the folder trusted, as `copilot` does when you trust it
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(json.dumps({"trustedFolders": [str(h.repo)]}))
 
 
 def copilot_run(h: Harness, prompt: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """One `copilot -p` run in the repository, tools allowed, the folder trusted for this run (else Copilot skips
-    the repository's hooks in -p mode without a word)."""
-    p = h.run("--no-auto-update", "-p", prompt, "--allow-all-tools", "--trust-folder", *args, timeout=180)
+    """One `copilot -p` run in the repository, tools allowed (the folder is trusted by copilot_env: else Copilot
+    skips the repository's hooks in -p mode without a word)."""
+    p = h.run("--no-auto-update", "-p", prompt, "--allow-all-tools", *args, timeout=180)
     assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
     return p
 

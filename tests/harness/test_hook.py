@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HOOK_FIXTURES, claude_event, hook_answer, hook_event, records, run_hook, tree
+from conftest import HOOK_FIXTURES, caller, claude_event, hook_answer, hook_event, records, run_hook, tree
 from rehydrate import brief
 from rehydrate.harness import hook
 from rehydrate.store import journal, since, wal
@@ -282,7 +282,7 @@ def _silent(harness: str, stdin: bytes, cwd: Path) -> str:
 @pytest.mark.parametrize(("harness", "name"), EVENTS, ids=str)
 def test_no_state_folder_no_answer(repo: Path, harness: str, name: str) -> None:
     before = tree(repo)
-    err = _silent(harness, hook_event(repo, harness, name), repo)
+    err = _silent(caller(harness, name), hook_event(repo, harness, name), repo)
     if not name.startswith("SessionStart") or harness == "gemini":
         assert err == ""  # the one line is for a session's start; Gemini CLI would show it to the user as a message
     assert not (repo / "state").exists() and tree(repo) == before  # nothing created, nothing written
@@ -294,7 +294,7 @@ def test_a_state_folder_of_something_else_is_no_state(repo: Path, harness: str, 
     (repo / "state").mkdir()
     (repo / "state" / "app.db").write_bytes(b"\x00data")
     before = tree(repo)
-    _silent(harness, hook_event(repo, harness, name), repo)
+    _silent(caller(harness, name), hook_event(repo, harness, name), repo)
     assert tree(repo) == before
 
 

@@ -52,7 +52,7 @@ def test_the_audit_and_the_transcripts_import_nothing_of_the_harnesses() -> None
 def test_the_installed_matcher_is_built_from_the_harness_s_tool_lists(name: str) -> None:
     """The matcher install writes for the tool event names exactly the tools the guard takes (one fact, one place):
     Claude Code's `Edit|Write|MultiEdit|NotebookEdit|Bash`, Codex's `Bash|apply_patch`, Gemini CLI's
-    `write_file|replace|run_shell_command`."""
+    `write_file|replace|run_shell_command`, GitHub Copilot CLI's `create|edit|bash|powershell`."""
     module = harness.get(name)
     groups = module.hook_groups("rehydrate hook " + name)[module.TOOL_EVENT]
     tools = {*module.EDIT_TOOLS, *module.SHELL_TOOLS, *module.PATCH_TOOLS}
@@ -61,6 +61,7 @@ def test_the_installed_matcher_is_built_from_the_harness_s_tool_lists(name: str)
         "claude": "Edit|Write|MultiEdit|NotebookEdit|Bash",
         "codex": "Bash|apply_patch",
         "gemini": "write_file|replace|run_shell_command",
+        "copilot": "create|edit|bash|powershell",
     }
     assert set(groups[0]["matcher"].split("|")) == set(expected[name].split("|"))
 

@@ -358,11 +358,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(args_list: list[str]) -> int:
     args: argparse.Namespace | None = None
     try:
-        if len(args_list) == 2 and args_list[0] == "hook":  # every harness's call on every hook event: no options,
-            from rehydrate.cli import hook  # so no argparse (nor the gettext and locale it loads) to answer it
+        if len(args_list) in (2, 3) and args_list[0] == "hook":  # every harness's call on every hook event: no
+            from rehydrate.cli import hook  # options, so no argparse (nor the gettext and locale it loads) to answer it
 
-            if hook.answers(args_list[1]):
-                return hook.answer(args_list[1])
+            if hook.answers(args_list[1]) and not args_list[-1].startswith("-"):
+                return hook.answer(args_list[1], args_list[2] if len(args_list) == 3 else None)
         args = fast_args(args_list)  # checkpoint and resume as hooks and agents run them: no argparse either
         if args is not None:
             return int(getattr(command_module(args.command), f"cmd_{args.command}")(args))

@@ -20,10 +20,13 @@ def args_hook(p: argparse.ArgumentParser) -> None:
         "default). Whatever goes wrong, it exits 0 and prints what it can."
     )
     p.add_argument("harness", choices=HOOKS, help="the harness that calls")
+    p.add_argument(
+        "event", nargs="?", help="the event, for a harness whose input does not name it (GitHub Copilot CLI)"
+    )
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
-    return answer(args.harness)
+    return answer(args.harness, args.event)
 
 
 def answers(harness: str) -> bool:
@@ -33,7 +36,7 @@ def answers(harness: str) -> bool:
     return harness in HOOKS
 
 
-def answer(harness: str) -> int:
+def answer(harness: str, event: str | None = None) -> int:
     """Read the harness's event on stdin, answer it on stdout; the exit code the harness expects (always 0)."""
     from rehydrate import harness as registry
     from rehydrate.harness import hook
@@ -44,9 +47,17 @@ def answer(harness: str) -> int:
     except (OSError, ValueError):  # no usable stdin (closed, or not a file): an empty input
         data = None
     if data is None:
-        reply = hook.run(harness, b"")
+        reply = hook.run(harness, b"", event_name=event)
     else:
-        reply = hook.run(harness, data.head, tail=data.tail, size=data.size, ended=data.ended, capped=data.capped)
+        reply = hook.run(
+            harness,
+            data.head,
+            tail=data.tail,
+            size=data.size,
+            ended=data.ended,
+            capped=data.capped,
+            event_name=event,
+        )
     if reply.stdout:
         sys.stdout.write(reply.stdout if reply.stdout.endswith("\n") else reply.stdout + "\n")
     if reply.stderr:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError
-from rehydrate.harness.hook import COMPACTED, Answer, config, context
+from rehydrate.harness.hook import COMPACTED, Answer, config, said
 from rehydrate.store import views
 
 TYPE_CHECKING = False
@@ -51,10 +51,10 @@ def session_start(harness: ModuleType, event: dict[str, Any], whole: bool = True
     preface = COMPACTED if source == "compact" else None
     state = open_state(event)
     session = _session(event)
-    if source == "resume" and session:
+    if source == "resume" and session and getattr(harness, "START_CONTEXT_KEPT", True):
         given = _already_given(state, session)
         if given is not None:
-            return Answer(stdout=context("SessionStart", _pointer(*given)))
+            return Answer(stdout=said(harness, str(event.get("hook_event_name")), _pointer(*given)))
     from rehydrate import brief
 
     chars, size = _budget(harness)
@@ -63,7 +63,7 @@ def session_start(harness: ModuleType, event: dict[str, Any], whole: bool = True
     result = brief.resume(
         state, chars, preface=preface, session_id=session, max_bytes=size, transcript=path, harness=name
     )
-    return Answer(stdout=context("SessionStart", result.text))
+    return Answer(stdout=said(harness, str(event.get("hook_event_name")), result.text))
 
 
 def _recent(wal_path: str, count: int) -> list[dict[str, Any]]:
@@ -250,10 +250,43 @@ def _compression_known(state: Any, session: str, mark: str) -> bool:
     return any(rec.get("op") == "compaction" and ours(rec) for rec in _recent(state.wal_path, 256))
 
 
+def after_compaction(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    """The brief with the compaction notice, once, at the first prompt or tool result after a compaction of this
+    session (a `compaction` record newer than this session's last brief), for a harness that drops the start's
+    context at a compaction and sends no event after one (GitHub Copilot CLI: its preCompact only observes). What
+    it answers stays in the conversation (appended to the prompt or to the tool's result); anything else: nothing."""
+    session = _session(event)
+    if session is None:
+        return Answer()
+    state = open_state(event)
+    for rec, _ in _history(state, 64):
+        data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+        assert isinstance(data, dict)
+        other = data.get("session_id")
+        if not isinstance(other, str) or other[:MAX_SESSION] != session:
+            continue
+        if rec.get("op") == "resume":
+            return Answer()  # the brief since
+        if rec.get("op") == "compaction":
+            break
+    else:
+        return Answer()
+    from rehydrate import brief
+
+    chars, size = _budget(harness)
+    path = event.get("transcript_path") if isinstance(event.get("transcript_path"), str) else None
+    name = harness.__name__.rsplit(".", 1)[-1]
+    result = brief.resume(
+        state, chars, preface=COMPACTED, session_id=session, max_bytes=size, transcript=path, harness=name
+    )
+    return Answer(stdout=said(harness, str(event.get("hook_event_name")), result.text))
+
+
 def reduced(harness: ModuleType, event: dict[str, Any] | None, problem: str) -> Answer:
     """The brief as far as the files can be read, and the problem, as SessionStart context."""
     problem = problem if len(problem) <= 2000 else problem[:2000] + "…"
-    return Answer(stdout=context("SessionStart", reduced_text(harness, event, problem)), stderr=problem + "\n")
+    name = str(event.get("hook_event_name") or "SessionStart") if event else "SessionStart"
+    return Answer(stdout=said(harness, name, reduced_text(harness, event, problem)), stderr=problem + "\n")
 
 
 def reduced_text(harness: ModuleType, event: dict[str, Any] | None, problem: str) -> str:
@@ -441,9 +474,12 @@ def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answ
     for rec in reversed(_recent(state.wal_path, 256)):
         if rec["op"] == "checkpoint":
             since = rec["ts"]
-    from rehydrate.transcripts import claude
+    counter = getattr(harness, "tool_calls_since", None)
+    if counter is None:
+        from rehydrate.transcripts import claude
 
-    calls = claude.tool_calls_since(transcript, since)
+        counter = claude.tool_calls_since
+    calls = counter(transcript, since)
     if calls < limit:
         return Answer()
     what = f"since the last checkpoint ({since[:16]}Z)" if since else "and no checkpoint in the WAL's recent records"
@@ -451,6 +487,9 @@ def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answ
         f"rehydrate: {calls} tool calls {what}. Before you stop, record where you are: "
         "rehydrate checkpoint --done 'WHAT' --next 'NEXT ACTION'"
     )
+    remind = getattr(harness, "stop_reminder", None)
+    if remind is not None:
+        return Answer(stdout=remind(text))
     from rehydrate import safejson  # json.dumps, without loading json on the hook path
 
     return Answer(stdout=safejson.dumps({"systemMessage": text}))

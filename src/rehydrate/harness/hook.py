@@ -37,6 +37,7 @@ HANDLERS = {
     "compaction_start": ("events", "compaction_start"),
     "compaction_end": ("events", "compaction_end"),
     "precompress": ("events", "precompress"),
+    "after_compaction": ("events", "after_compaction"),
     "model_request": ("events", "model_request"),
     "stop": ("events", "stop"),
     "guard": ("guard", "guard"),
@@ -221,16 +222,28 @@ def _whole_object(data: bytes | bytearray) -> bool:
 
 
 def run(
-    harness: str, raw: bytes, *, tail: bytes = b"", size: int | None = None, ended: bool = True, capped: bool = False
+    harness: str,
+    raw: bytes,
+    *,
+    tail: bytes = b"",
+    size: int | None = None,
+    ended: bool = True,
+    capped: bool = False,
+    event_name: str | None = None,
 ) -> Answer:
     """Answer one hook call; never raises. raw is the hook's input; for one that was not read whole (see Input),
-    tail, size, ended and capped say what is missing."""
+    tail, size, ended and capped say what is missing. event_name: the event the command line names, for a harness
+    whose input names none (its module's EVENT_IN_ARGV and normalize)."""
     from rehydrate import harness as registry
     from rehydrate import safejson
 
     if harness not in registry.HOOKS:
         return Answer(stderr=f"rehydrate hook {harness}: no such harness (one of {', '.join(registry.HOOKS)})\n")
     module = registry.get(harness)
+    if event_name is not None and not getattr(module, "EVENT_IN_ARGV", False):
+        return Answer(stderr=f"rehydrate hook {harness}: takes no event name ({event_name!r} given)\n")
+    if event_name is not None:
+        return _named(module, raw, Input(raw, tail, size, ended, capped), event_name)
     data = Input(raw, tail, size, ended, capped)
     shallow = getattr(module, "shallow", None)  # an input it reads in part: a model request (see gemini.shallow)
     if capped and data.ended:
@@ -254,6 +267,40 @@ def run(
     except ValueError as e:
         return _unreadable(module, data, str(e)[:300])
     return _answer(module, event)
+
+
+def _named(harness: ModuleType, raw: bytes, data: Input, event_name: str) -> Answer:
+    """An input that names no event (GitHub Copilot CLI's), the event named by the command line: parsed, or its
+    fields salvaged, then given the field names the handlers read (the harness's normalize)."""
+    from rehydrate import safejson
+
+    problem = ""
+    event: Any = None
+    if data.whole:
+        try:
+            event = safejson.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
+        except ValueError as e:
+            problem = str(e)[:300]
+    else:
+        problem = f"{data.size:,} bytes, more than the {len(raw):,} read" if data.ended else "stdin still open"
+    if not isinstance(event, dict):
+        from rehydrate.harness.salvage import salvage
+
+        event = salvage(data.head, data.tail)
+        problem = problem or "the hook's input is not a JSON object"
+    answer = _answer(harness, harness.normalize(event, event_name), whole=not problem)
+    if problem:
+        answer.stderr = (
+            f"rehydrate hook {_name(harness)}: could not read the hook's input ({problem})\n" + answer.stderr
+        )
+    return answer
+
+
+def said(harness: ModuleType, event_name: str, text: str) -> str:
+    """Text the harness adds to the model's context, answering event_name, in its own shape (its module's context,
+    else Claude Code's hookSpecificOutput, which Codex and Gemini CLI read too)."""
+    shape = getattr(harness, "context", None)
+    return shape(event_name, text) if shape is not None else context(event_name, text)
 
 
 def _name(harness: ModuleType) -> str:

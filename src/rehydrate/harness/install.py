@@ -159,7 +159,8 @@ def plan(
 
 def apply(changes: list[Change], *, uninstall: bool = False) -> None:
     record = _load_record()
-    for change in changes:
+    # taken out last-in first-out: a folder one install made and another's file went into empties in that order
+    for change in reversed(changes) if uninstall else changes:
         key = os.path.abspath(change.path)
         first = record.get(key)
         created: list[str] = list(first.get("created_folders", [])) if isinstance(first, dict) else []
@@ -205,7 +206,10 @@ def check(harness_name: str, project: str, *, user: bool = False, state_rel: str
     project = os.path.abspath(project)
     path = targets(harness_name, project, state_rel, user, Program(None, True, None))[0][0]
     expected = module.hook_groups(settings.COMMAND)
-    found, error = trust.our_hooks(path, settings.with_comments(path), settings.is_our_command)
+    read = getattr(module, "our_hooks", None)
+    found, error = (
+        read(path) if read is not None else trust.our_hooks(path, settings.with_comments(path), settings.is_our_command)
+    )
     scope = "--user " if user else ""
     if error:
         return [trust.TrustReport("installed", False, f"{path}: {error}", "fix it by hand, then install again")]

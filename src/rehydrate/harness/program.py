@@ -27,6 +27,12 @@ class Program:
         """A command line for a harness that runs hooks through the shell."""
         return " ".join([shlex.quote(self.argv0), *args])
 
+    def powershell(self, *args: str) -> str:
+        """The same command line for PowerShell: a path is a quoted string, run with the call operator `&`."""
+        if self.argv0 == "rehydrate":
+            return " ".join(["rehydrate", *args])
+        return " ".join(["&", "'" + self.argv0.replace("'", "''") + "'", *args])
+
 
 def _own_scripts() -> list[str]:
     """Where this installation's `rehydrate` script may be (the first that exists is it)."""

@@ -225,6 +225,26 @@ def gemini_folder(project: str) -> TrustReport:
     return TrustReport("project trusted", False, f"Gemini has not trusted {project}", fix)
 
 
+def copilot_folder(project: str) -> TrustReport:
+    """Copilot CLI runs a repository's hooks in `-p` mode only in a trusted folder (`trustedFolders` in
+    $COPILOT_HOME/config.json, `--trust-folder`, or COPILOT_ALLOW_ALL=true); the interactive CLI asks."""
+    from rehydrate.harness import copilot
+
+    path = os.path.join(copilot.home(), "config.json")
+    fix = (
+        f'start `copilot` in {project} and trust the folder, or add {project!r} to "trustedFolders" in {path} '
+        "(in -p mode, Copilot skips an untrusted folder's hooks without a word; `--trust-folder` trusts it for one run)"
+    )
+    try:
+        loaded = settings.load_json(_read(path), comments=True)
+    except RehydrateError as e:
+        return TrustReport("project trusted", False, f"{path} cannot be read: {e.message}", "fix it, then check again")
+    folders = loaded.get("trustedFolders")
+    if isinstance(folders, list) and any(isinstance(f, str) and _inside(project, f) for f in folders):
+        return TrustReport("project trusted", True, f"Copilot trusts {project} ({path})")
+    return TrustReport("project trusted", False, f"Copilot has not trusted {project}", fix)
+
+
 def claude_note() -> TrustReport:
     return TrustReport(
         "project trusted",
