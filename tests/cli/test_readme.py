@@ -176,6 +176,8 @@ HARNESS_SECTIONS = {
     "codex": "Codex CLI",
     "gemini": "Gemini CLI",
     "copilot": "GitHub Copilot CLI",
+    "cursor": "Cursor",
+    "qwen": "Qwen Code",
 }
 
 

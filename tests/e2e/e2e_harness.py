@@ -65,7 +65,22 @@ def install_cli(harness: str) -> Path:
     )
     if proc.returncode != 0 or not exe.exists():
         pytest.fail(f"npm could not install {package}@{version} into {prefix}:\n{proc.stderr[-3000:]}")
+    if harness == "copilot":  # it unpacks itself at its first run: once here, not by two tests at once
+        unpack(exe)
     return exe
+
+
+def unpack(exe: Path) -> None:
+    """Copilot CLI's package unpacked into the cache the tests share (copilot_env's COPILOT_CACHE_HOME)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as home:
+        env = {**harness_env(Path(home)), "COPILOT_CACHE_HOME": str(CACHE / "copilot-unpacked")}
+        proc = subprocess.run(
+            [str(exe), "--version"], env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+        if proc.returncode != 0:
+            pytest.fail(f"{exe} --version failed:\n{proc.stderr[-3000:]}")
 
 
 @dataclass

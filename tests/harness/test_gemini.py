@@ -242,3 +242,17 @@ def test_installing_again_moves_an_older_install_from_before_agent_to_before_mod
     assert rehydrate("install", "gemini", cwd=repo).code == 0
     hooks = json.loads(settings.read_text())["hooks"]
     assert hooks["BeforeAgent"] == [mine] and "BeforeModel" in hooks
+
+
+def test_a_summary_longer_than_the_first_window_is_still_found(repo: Path, state: State) -> None:
+    """The request is decoded a window at a time (gemini.STEP), widened while its first messages run past it, up to
+    gemini.WINDOW: a summary of 300,000 characters is found."""
+    from rehydrate.harness import gemini as module
+
+    event = json.loads(hook_event(repo, "gemini", "BeforeModel-compressed"))
+    event["llm_request"]["messages"][0]["content"] += "s" * 300_000
+    assert module.STEP < 300_000 < module.WINDOW
+    got = module.shallow(_stringified(event))
+    assert got is not None and module.summary_at(got["llm_request"]["messages"]) == 0
+    messages = _carried(hook_answer("gemini", _stringified(event), repo)[1])
+    assert "A context compaction just happened" in messages[0]["content"]

@@ -20,8 +20,13 @@ def test_edit_tools_are_each_harness_s_own_named_once_with_the_transcript_format
     """Each harness names its own edit tools (no tool is two harnesses'); Claude Code's and Codex's, and their home
     folders, are their transcript format's (transcripts.claude, transcripts.codex); the audit's are the union of
     the formats it reads."""
-    own = [t for name in harness.HOOKS for t in harness.get(name).EDIT_TOOLS]
+    # the harnesses whose transcripts are read (a fork may share its parent's tools: Qwen Code Gemini CLI's
+    # write_file; Cursor names its own Write)
+    own = [t for name in ("claude", "codex", "gemini") for t in harness.get(name).EDIT_TOOLS]
     assert len(own) == len(set(own)) and {"Edit", "apply_patch", "write_file"} <= set(own)
+    for name in harness.HOOKS:
+        tools = harness.get(name).EDIT_TOOLS
+        assert len(tools) == len(set(tools)), name
     for name, fmt in (("claude", transcripts_claude), ("codex", transcripts_codex)):
         assert harness.get(name).EDIT_TOOLS is fmt.EDIT_TOOLS
         assert harness.get(name).home() == fmt.home()
@@ -62,6 +67,8 @@ def test_the_installed_matcher_is_built_from_the_harness_s_tool_lists(name: str)
         "codex": "Bash|apply_patch",
         "gemini": "write_file|replace|run_shell_command",
         "copilot": "create|edit|bash|powershell",
+        "cursor": "Write|Delete|Shell",
+        "qwen": "write_file|edit|run_shell_command",
     }
     assert set(groups[0]["matcher"].split("|")) == set(expected[name].split("|"))
 

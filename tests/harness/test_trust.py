@@ -121,7 +121,7 @@ def test_claude_installed_with_a_resolvable_program_will_run(repo: Path, codex_h
 def test_check_changes_nothing_and_refuses_uninstall(repo: Path, codex_home: Path) -> None:
     r = rehydrate("install", "--check", "claude", "--uninstall")
     assert r.code == 2
-    assert rehydrate("install", "--check", "cursor").code == 2
+    assert rehydrate("install", "--check", "mcp").code == 2  # no hooks to check
     assert not (repo / ".claude").exists() and not (repo / ".cursor").exists()
 
 

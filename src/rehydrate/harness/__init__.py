@@ -6,8 +6,8 @@ loads only the module of the harness that calls.
 
 from __future__ import annotations
 
-NAMES = ("claude", "codex", "gemini", "cursor", "copilot")  # a module each: rehydrate.harness.<name>
-HOOKS = ("claude", "codex", "gemini", "copilot")  # the harnesses that call `rehydrate hook <name>`
+NAMES = ("claude", "codex", "gemini", "cursor", "copilot", "qwen")  # a module each: rehydrate.harness.<name>
+HOOKS = ("claude", "codex", "gemini", "copilot", "cursor", "qwen")  # the harnesses that call `rehydrate hook <name>`
 TARGETS = (*NAMES, "mcp")  # what `install` can install (mcp: the MCP server, for any client; rehydrate.harness.mcp)
 RUNS_PROGRAM = (*HOOKS, "mcp")  # the targets whose files name the `rehydrate` program
 

@@ -160,23 +160,7 @@ def trust_checks(
 
 
 def our_hooks(path: str) -> tuple[list[tuple[str, int, int, str]], str | None]:
-    """rehydrate's commands in a Copilot hooks file: (event, entry index, 0, its bash command); or an error. Its
-    entries are flat (no Claude-style groups)."""
-    from rehydrate.errors import RehydrateError
-    from rehydrate.harness import settings, trust
+    """rehydrate's commands in a Copilot hooks file (flat entries, each its `bash` command); or an error."""
+    from rehydrate.harness import settings
 
-    data = trust._read(path)
-    if data is None:
-        return [], None
-    try:
-        loaded = settings.load_json(data, comments=False)
-    except RehydrateError as e:
-        return [], e.message
-    hooks = loaded.get("hooks")
-    found = []
-    for event, entries in hooks.items() if isinstance(hooks, dict) else ():
-        for i, entry in enumerate(entries if isinstance(entries, list) else []):
-            command = entry.get("bash") if isinstance(entry, dict) else None
-            if isinstance(command, str) and settings.is_our_command(command):
-                found.append((str(event), i, 0, command))
-    return found, None
+    return settings.flat_hooks(path, "bash")

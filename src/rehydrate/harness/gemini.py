@@ -42,6 +42,7 @@ SESSION_CONTEXT_END = "</session_context>"
 BRIEF_TITLE = "# rehydrate brief: "  # the first line of every brief (brief/compose.py)
 LOOK = 4  # the messages of a request that are read: the environment, the summary, the reply, one more
 WINDOW = 1 << 20  # of a BeforeModel input, the characters from its request on that those messages are looked for in
+STEP = 1 << 16  # the first window decoded: most requests' first messages end within it
 HEAD = 1 << 16  # where an input's event name is looked for before it is parsed in part
 
 
@@ -77,16 +78,24 @@ def shallow(raw: bytes) -> dict[str, Any] | None:
         return None
     if not isinstance(top, dict) or top.get("hook_event_name") != "BeforeModel" or "llm_request" in top:
         return None
-    messages = first_messages(raw[key : key + WINDOW].decode("utf-8", "ignore"))
-    if messages is None:
-        return None
-    top["llm_request"] = {"messages": messages}
-    return top
+    size = STEP  # decoded a window at a time, widened only while the first messages run past it
+    while True:
+        found = first_messages(raw[key : key + size].decode("utf-8", "ignore"))
+        more = key + size < len(raw) and size < WINDOW
+        if (found is None or not found[1]) and more:
+            size = min(size * 4, WINDOW)
+            continue
+        if found is None:
+            return None
+        top["llm_request"] = {"messages": found[0]}
+        return top
 
 
-def first_messages(text: str) -> list[Any] | None:
+def first_messages(text: str) -> tuple[list[Any], bool] | None:
     """The first LOOK values of the `messages` array in text, which starts with the key "llm_request" of an object
-    whose value holds that array (those found before the text ends, if it ends first); None when text is not that."""
+    whose value holds that array (those found before the text ends, if it ends first), and whether they are all
+    there were to find (LOOK of them, or the array's end): False when text ended first. None when text is not that
+    (or ends before the array starts)."""
     from rehydrate import safejson
 
     n = len(text)
@@ -106,7 +115,7 @@ def first_messages(text: str) -> list[Any] | None:
         while True:
             i = skip(i)
             if i < n and text[i] == "}":
-                return []  # a request without messages
+                return [], True  # a request without messages
             key, i = safejson.scan(text, i)
             i = skip(i, ":")
             if key == "messages":
@@ -121,17 +130,19 @@ def first_messages(text: str) -> list[Any] | None:
     out: list[Any] = []
     while len(out) < LOOK:
         i = skip(i)
-        if i >= n or text[i] == "]":
+        if i >= n:
+            return out, False
+        if text[i] == "]":
             break
         try:
             value, i = safejson.scan(text, i)
         except ValueError:  # the window ends inside this message
-            break
+            return out, False
         out.append(value)
         i = skip(i)
         if i < n and text[i] == ",":
             i += 1
-    return out
+    return out, True
 
 
 def summary_at(messages: list[Any]) -> int | None:

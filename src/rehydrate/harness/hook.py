@@ -308,6 +308,13 @@ def _name(harness: ModuleType) -> str:
 
 
 def _answer(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    norm = getattr(harness, "normalize", None)
+    if norm is not None and not getattr(harness, "EVENT_IN_ARGV", False):
+        event = norm(event)  # the fields the handlers read, from the harness's own (Cursor's)
+    return _answered(harness, event, whole)
+
+
+def _answered(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
     try:
         idle = _idle(harness, event)
         if idle is not None:

@@ -267,6 +267,59 @@ def merge_hooks(
     return dump_json(data, old, comments=comments)
 
 
+def merge_flat_hooks(
+    old: bytes | None, events: dict[str, list[dict[str, Any]]], *, remove: bool, key: str = "command"
+) -> bytes | None:
+    """A hooks file of flat entries (`{"version": 1, "hooks": {event: [{"command": ...}, ...]}}`: Cursor's) with
+    rehydrate's entries in (or out), every other entry and key kept; a file left with nothing but its version is
+    removed."""
+    data = load_json(old, comments=False)
+    before = copy.deepcopy(data)
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise RehydrateError("its `hooks` is not a JSON object", FIX)
+    for event in list(hooks):
+        if isinstance(hooks[event], list):
+            hooks[event] = [e for e in hooks[event] if not (isinstance(e, dict) and is_our_command(e.get(key, "")))]
+            if not hooks[event]:
+                del hooks[event]
+    if not remove:
+        for event, entries in events.items():
+            hooks.setdefault(event, []).extend(entries)
+    if hooks:
+        data["hooks"] = hooks
+        data.setdefault("version", 1)
+    else:
+        data.pop("hooks", None)
+        if remove and set(data) <= {"version"}:
+            return None
+    if data == before:
+        return old
+    return dump_json(data, old, comments=False)
+
+
+def flat_hooks(path: str, key: str) -> tuple[list[tuple[str, int, int, str]], str | None]:
+    """rehydrate's commands (under `key` in each entry) in a hooks file of flat entries: (event, entry index, 0,
+    command); or an error."""
+    from rehydrate.harness import trust
+
+    data = trust._read(path)
+    if data is None:
+        return [], None
+    try:
+        loaded = load_json(data, comments=False)
+    except RehydrateError as e:
+        return [], e.message
+    hooks = loaded.get("hooks")
+    found = []
+    for event, entries in hooks.items() if isinstance(hooks, dict) else ():
+        for i, entry in enumerate(entries if isinstance(entries, list) else []):
+            command = entry.get(key) if isinstance(entry, dict) else None
+            if isinstance(command, str) and is_our_command(command):
+                found.append((str(event), i, 0, command))
+    return found, None
+
+
 def merge_owned(old: bytes | None, content: str, *, remove: bool) -> bytes | None:
     """A file rehydrate owns whole."""
     return None if remove else content.encode()
