@@ -50,7 +50,7 @@ def qwen(repo: Path, tmp_path: Path) -> Harness:
     return h
 
 
-def _run(h: Harness, mock: MockModel, prompt: str) -> None:
+def _run(h: Harness, mock: MockModel, prompt: str, *args: str) -> None:
     h.env.update(
         OPENAI_BASE_URL=f"{mock.url}/v1",
         OPENAI_API_KEY="dummy",
@@ -62,7 +62,7 @@ def _run(h: Harness, mock: MockModel, prompt: str) -> None:
     settings.write_text(
         json.dumps({"privacy": {"usageStatisticsEnabled": False}, "general": {"disableAutoUpdate": True}})
     )
-    p = h.run("-p", prompt, "--yolo", timeout=180)
+    p = h.run("-p", prompt, "--yolo", *args, timeout=180)
     assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
 
 
@@ -148,3 +148,20 @@ def test_install_then_uninstall_leaves_qwen_files_byte_identical(repo: Path, tmp
     r = rehydrate("install", "qwen", "--uninstall", cwd=repo, env={"PATH": h.env["PATH"]})
     assert r.code == 0, r.err
     assert settings.read_bytes() == original_settings and rules.read_bytes() == original_rules
+
+
+def test_compress_by_hand_then_resume_the_compressed_session(qwen: Harness, tmp_path: Path) -> None:
+    """`/compress` in a resumed `-p` run (Qwen takes it there): recorded as a manual compaction and its end; the next
+    resumed run starts with the brief (the compaction took the session's away), once."""
+    first = Reply(text="first answer", input_tokens=50_000)  # under the automatic threshold; more than the summary's
+    with MockModel("chat", turns(first, Reply(text="resumed"), tokens=50_000), tmp_path / "requests.jsonl") as mock:
+        _run(qwen, mock, "hello")
+        _run(qwen, mock, "/compress", "--continue")
+        assert any(_summarizing(r.body) for r in mock.requests), "Qwen never asked for a summary"
+        compactions = qwen.ops("compaction")
+        assert len(compactions) == 1 and compactions[0]["data"]["trigger"] == "manual"
+        assert len(qwen.ops("compacted")) == 1
+        start = len(mock.requests)
+        _run(qwen, mock, "go on", "--continue")
+    after = _conversation(mock.requests[start:])[0].text
+    assert after.count(BRIEF) == 1 and GOAL in after and "SUMMARY-QWEN-3b9e" in after

@@ -57,3 +57,11 @@ def test_install_writes_millisecond_timeouts_and_uninstall_restores(repo: Path, 
     assert rehydrate("install", "--check", "qwen", cwd=repo).code == 0
     assert rehydrate("install", "qwen", "--uninstall", cwd=repo).code == 0
     assert not (repo / ".qwen").exists() and not (repo / "QWEN.md").exists()
+
+
+def test_a_resumed_session_gets_the_brief_not_a_pointer(repo: Path, state: State) -> None:
+    """Qwen builds its system prompt, where SessionStart's context goes, again at each resume: nothing of an earlier
+    brief is left in it."""
+    assert qwen(repo, "SessionStart-startup")[1] is not None
+    out = qwen(repo, "SessionStart-startup", source="resume")[1]
+    assert out is not None and out["hookSpecificOutput"]["additionalContext"].startswith("# rehydrate brief")

@@ -30,6 +30,9 @@ TOOL_EVENT = "PreToolUse"
 TASK_HOOK_TOOLS: tuple[str, ...] = ()
 BRIEF_BYTES: int | None = None
 SAYS_NO_STATE = False  # whether it shows a hook's stderr to the user is not known: it is told nothing
+# SessionStart's context goes into the system prompt, which Qwen builds again at each start and resume: a resumed
+# session holds no earlier brief, so it gets the brief, never a pointer to one (0.24.4, seen in its requests).
+START_CONTEXT_KEPT = False
 EVENTS = {
     "SessionStart": "session_start",
     "PreCompact": "compaction_start",
