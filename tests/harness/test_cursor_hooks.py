@@ -107,3 +107,23 @@ def test_an_install_into_an_empty_project_is_taken_back_whole(repo: Path, state:
     )
     assert rehydrate("install", "cursor", "--uninstall", cwd=repo).code == 0
     assert json.loads((repo / ".cursor" / "hooks.json").read_text()) == {"version": 1, "note": "mine"}
+
+
+def test_a_write_s_contents_are_guarded_by_contains(repo: Path, state: State) -> None:
+    """Cursor's Write sends its text as `contents`: a rejected approach watched by what is written sees it."""
+    state.reject("Call eval on input", because="it ran user code", guard="src/*", contains="eval(")
+    Path(state.path("config.json")).write_text('{"guard": "deny"}')
+    write = {"file_path": str(repo / "src" / "a.py"), "contents": "x = eval(line)\n"}
+    out = cursor(repo, "preToolUse-Write", tool_input=write)[1]
+    assert out is not None and out["permission"] == "deny"
+    write["contents"] = "x = int(line)\n"
+    assert cursor(repo, "preToolUse-Write", tool_input=write)[:2] == (0, None)
+    decoy = {"path": str(repo / "notes.txt"), "file_path": str(repo / "src" / "b.py"), "contents": "eval(1)"}
+    out = cursor(repo, "preToolUse-Write", tool_input=decoy)[1]  # its file_path is the one written
+    assert out is not None and out["permission"] == "deny"
+
+
+def test_a_failed_session_start_still_gets_the_reduced_brief(repo: Path, state: State) -> None:
+    (repo / "state" / "wal" / "agent.jsonl").write_text("<<<<<<< HEAD\n=======\n>>>>>>> theirs\n")
+    code, out, err = cursor(repo, "sessionStart")
+    assert code == 0 and out is not None and "additional_context" in out, err

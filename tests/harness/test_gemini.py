@@ -256,3 +256,19 @@ def test_a_summary_longer_than_the_first_window_is_still_found(repo: Path, state
     assert got is not None and module.summary_at(got["llm_request"]["messages"]) == 0
     messages = _carried(hook_answer("gemini", _stringified(event), repo)[1])
     assert "A context compaction just happened" in messages[0]["content"]
+
+
+def test_only_a_before_model_input_is_capped_and_a_cut_first_message_is_left_alone(repo: Path, state: State) -> None:
+    """read_cap caps an input only when its own event is BeforeModel (a tool's input that holds those words is read
+    whole); a request whose first message runs past the window (a prompt of megabytes, the session's brief at its
+    start) is not taken for one without a brief."""
+    from rehydrate.harness import gemini as module
+
+    tool = json.loads(hook_event(repo, "gemini", "BeforeTool-write_file"))
+    tool["tool_input"] = {"content": '"BeforeModel" "llm_request": ' + "x" * 200_000, "file_path": "a.txt"}
+    assert module.read_cap(_stringified(tool)[:65536]) is None
+    event = json.loads(hook_event(repo, "gemini", "BeforeModel"))
+    event["llm_request"]["messages"][0]["content"] += "p" * (2 * module.WINDOW)
+    got = module.shallow(_stringified(event))
+    assert got is not None and got["llm_request"].get("cut") is True
+    assert says_nothing("gemini", _stringified(event), repo)

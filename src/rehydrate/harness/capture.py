@@ -83,6 +83,11 @@ def capture(root: str, event: dict[str, Any], since: Since, config: dict[str, An
         "harness": event.get("harness") if event.get("harness") in HARNESSES else None,
         "since": {"seq": seq if isinstance(seq, int) else None, "ts": ts if isinstance(ts, str) else None},
     }
+    named = event.get("harness")
+    if isinstance(named, str) and named not in HARNESSES:  # never read as another harness's format
+        from rehydrate.store.views import clean
+
+        return {**head, "error": f"rehydrate does not read {clean(named, one_line=True)[:40]}'s transcripts"}
     path = event.get("transcript_path")
     if not isinstance(path, str) or not path:
         return {**head, "error": "no transcript path"}

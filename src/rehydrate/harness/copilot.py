@@ -72,7 +72,11 @@ def normalize(event: dict[str, Any], name: str) -> dict[str, Any]:
         except ValueError:
             args = None
     if isinstance(args, dict):
-        out["tool_input"] = {ARGS.get(k, k): v for k, v in args.items()}
+        named = dict(args)
+        for theirs, ours in ARGS.items():
+            if theirs in args and ours not in args:
+                named[ours] = args[theirs]
+        out["tool_input"] = named
     return out
 
 

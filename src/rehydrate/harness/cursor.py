@@ -45,7 +45,7 @@ description: Working state kept on disk by rehydrate; read it before acting and 
 alwaysApply: true
 ---
 {block}"""
-PATHS = ("path", "file_path", "target_file", "filePath")  # where a Write or Delete input may name its file
+PATHS = ("file_path", "path", "target_file", "filePath")  # where a Write or Delete input may name its file
 
 
 def home() -> str:
@@ -77,7 +77,12 @@ def normalize(event: dict[str, Any], name: str | None = None) -> dict[str, Any]:
             tool_input = None
     if isinstance(tool_input, dict):
         found = next((tool_input[k] for k in PATHS if isinstance(tool_input.get(k), str)), None)
-        out["tool_input"] = {**tool_input, "file_path": found} if found is not None else tool_input
+        named = dict(tool_input)
+        if found is not None and not isinstance(named.get("file_path"), str):
+            named["file_path"] = found
+        if isinstance(named.get("contents"), str) and "content" not in named:  # a Write's text, for `contains`
+            named["content"] = named["contents"]
+        out["tool_input"] = named
     return out
 
 
@@ -94,13 +99,6 @@ def decision(event_name: str, decision: str, reason: str) -> dict[str, Any]:
     if decision == "deny" or (decision == "ask" and event_name == "beforeShellExecution"):
         return {"permission": decision, "user_message": reason, "agent_message": reason}
     return {"permission": "allow", "user_message": reason, "agent_message": reason}
-
-
-def stop_reminder(text: str) -> str:
-    """stop's answer for the reminder to checkpoint: a follow-up message, sent as the agent's next prompt."""
-    from rehydrate import safejson
-
-    return safejson.dumps({"followup_message": text})
 
 
 def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:

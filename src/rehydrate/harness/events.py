@@ -161,7 +161,9 @@ def model_request(harness: ModuleType, event: dict[str, Any], whole: bool = True
     from rehydrate import safejson
 
     if at is None:
-        if not harness.lacks_brief(messages):
+        if (isinstance(request, dict) and request.get("cut")) or not harness.lacks_brief(
+            messages
+        ):  # a message not read whole may hold the brief
             return Answer()
         text = _request_brief(harness, event, session, None)
         return Answer(stdout=safejson.dumps(harness.with_brief(messages, 0, text)))
@@ -452,12 +454,15 @@ def _settle(event: dict[str, Any]) -> None:
 
 
 def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
-    """Never blocks and never adds a model turn. With `stop_reminder_after: N` in state/config.json, reminds the agent
-    to checkpoint when the transcript shows N tool calls or more since the last checkpoint.
+    """Never blocks and never adds a model turn unless the user asked for the reminder where a harness has no other
+    way to show it. With `stop_reminder_after: N` in state/config.json, reminds the agent to checkpoint when the
+    transcript shows N tool calls or more since the last checkpoint (the harness's tool_calls_since, else Claude
+    Code's transcript format).
 
     The reminder is a plain `systemMessage` (shown, no new turn): Claude Code feeds a Stop hook's `additionalContext`
-    to the model as a new turn and then fires Stop again (`stop_hook_active: true`), a loop. While a stop hook keeps
-    the agent going (`stop_hook_active`), it says nothing at all."""
+    to the model as a new turn and then fires Stop again (`stop_hook_active: true`), a loop. A harness that shows
+    nothing a stop hook says but a block (GitHub Copilot CLI) gets its stop_reminder: one block, whose reason is the
+    next prompt. While a stop hook keeps the agent going (`stop_hook_active`), it says nothing at all."""
     from rehydrate.store.locate import locate
 
     if event.get("stop_hook_active"):

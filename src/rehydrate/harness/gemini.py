@@ -50,10 +50,10 @@ def read_cap(head: bytes) -> int | None:
     """How much of an input `shallow` can need, from its first bytes: for a BeforeModel input whose request starts
     there, up to WINDOW bytes past the request's key; None (all of it) for any other. The rest of stdin is drained
     unread (harness/hook.read_input)."""
-    if head.find(b'"BeforeModel"', 0, HEAD) < 0:
+    top = _fields(head)
+    if top is None:
         return None
-    key = head.find(b'"llm_request"')
-    return key + len(b'"llm_request"') + WINDOW if key >= 0 else None
+    return top[1] + len(b'"llm_request"') + WINDOW
 
 
 def shallow(raw: bytes) -> dict[str, Any] | None:
@@ -64,6 +64,26 @@ def shallow(raw: bytes) -> dict[str, Any] | None:
     a long session). Parsing all of it would make each request's hook cost grow with the conversation; what it
     decides needs the event's own fields (Gemini CLI writes them first: session_id, transcript_path, cwd,
     hook_event_name, timestamp, then llm_request) and the request's first messages."""
+    found = _fields(raw)
+    if found is None:
+        return None
+    top, key = found
+    size = STEP  # decoded a window at a time, widened only while the first messages run past it
+    while True:
+        read = first_messages(raw[key : key + size].decode("utf-8", "ignore"))
+        more = key + size < len(raw) and size < WINDOW
+        if (read is None or not read[1]) and more:
+            size = min(size * 4, WINDOW)
+            continue
+        if read is None:
+            return None
+        top["llm_request"] = {"messages": read[0]} if read[1] else {"messages": read[0], "cut": True}
+        return top
+
+
+def _fields(raw: bytes) -> tuple[dict[str, Any], int] | None:
+    """A BeforeModel input's own fields (the ones before its request) and where its request's key starts; None for
+    any other input, or one whose fields do not parse so (it is then read and parsed whole)."""
     if raw.find(b'"BeforeModel"', 0, HEAD) < 0:
         return None
     from rehydrate import safejson
@@ -78,17 +98,7 @@ def shallow(raw: bytes) -> dict[str, Any] | None:
         return None
     if not isinstance(top, dict) or top.get("hook_event_name") != "BeforeModel" or "llm_request" in top:
         return None
-    size = STEP  # decoded a window at a time, widened only while the first messages run past it
-    while True:
-        found = first_messages(raw[key : key + size].decode("utf-8", "ignore"))
-        more = key + size < len(raw) and size < WINDOW
-        if (found is None or not found[1]) and more:
-            size = min(size * 4, WINDOW)
-            continue
-        if found is None:
-            return None
-        top["llm_request"] = {"messages": found[0]}
-        return top
+    return top, key
 
 
 def first_messages(text: str) -> tuple[list[Any], bool] | None:
@@ -156,6 +166,8 @@ def summary_at(messages: list[Any]) -> int | None:
         before = messages[k - 1] if k else None
         if message.get("content") != ACK or not isinstance(before, dict) or before.get("role") != "user":
             return None
+        if not all(isinstance(m, dict) for m in messages[: k - 1]):
+            return None  # what the answer gives back must be messages
         return k - 1 if isinstance(before.get("content"), str) and before["content"] else None
     return None
 

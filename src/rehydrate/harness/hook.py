@@ -325,7 +325,7 @@ def _answered(harness: ModuleType, event: dict[str, Any], whole: bool = True) ->
         message = str(e) if isinstance(e, RehydrateError) else f"internal error ({type(e).__name__}: {e})"
         if _blocking(event):  # {"block_on_error": true} in state/config.json: exit 2, the harness's "stop"
             return Answer(stderr=f"rehydrate hook {_name(harness)}: {message}\n", code=2)
-        if name == "SessionStart" or not name:
+        if harness.EVENTS.get(name) == "session_start" or not name:
             return _reduced(harness, event, f"rehydrate hook {_name(harness)}: {message}")
         return Answer(stderr=f"rehydrate hook {_name(harness)}: {message}\n")
 
@@ -389,7 +389,8 @@ def _blocking(event: dict[str, Any]) -> bool:
 def _dispatch(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
     """The handler the harness names for this event (its EVENTS); an event it does not name gets an empty answer.
     whole: the event was read and parsed whole (else its fields were salvaged from an unreadable input)."""
-    handler = harness.EVENTS.get(event.get("hook_event_name"))
+    name = event.get("hook_event_name")
+    handler = harness.EVENTS.get(name) if isinstance(name, str) else None
     if handler is None:
         return Answer()  # an event this version does not handle: nothing to say
     module, function = HANDLERS[handler]

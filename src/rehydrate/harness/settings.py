@@ -285,7 +285,9 @@ def merge_flat_hooks(
                 del hooks[event]
     if not remove:
         for event, entries in events.items():
-            hooks.setdefault(event, []).extend(entries)
+            if not isinstance(hooks.setdefault(event, []), list):
+                raise RehydrateError(f"its `hooks.{event}` is not a JSON array", FIX)
+            hooks[event].extend(entries)
     if hooks:
         data["hooks"] = hooks
         data.setdefault("version", 1)
