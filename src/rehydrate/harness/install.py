@@ -22,7 +22,7 @@ from rehydrate import safejson
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.harness import files, settings, trust
 from rehydrate.harness.program import Program, program
-from rehydrate.store import wal
+from rehydrate.store import views, wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -215,6 +215,17 @@ def check(harness_name: str, project: str, *, user: bool = False, state_rel: str
         return [trust.TrustReport("installed", False, f"{path}: {error}", "fix it by hand, then install again")]
     missing = sorted(set(expected) - {event for event, *_ in found})
     fix = f"run `rehydrate install {scope}{harness_name}`"
+    wrapped = trust.wrapped_hooks(path)
+    if wrapped:  # a command that runs rehydrate's hook and something else: never counted as rehydrate's
+        shown = "; ".join(views.clean(c, one_line=True)[:200] for c in wrapped[:3])
+        return [
+            trust.TrustReport(
+                "installed",
+                False,
+                f"{path} has hooks that run `rehydrate hook` inside a longer command: {shown}",
+                f"look at what else they run, remove them, then run `rehydrate install {scope}{harness_name}`",
+            )
+        ]
     if not found:
         return [trust.TrustReport("installed", False, f"{path} has no rehydrate hooks", fix)]
     out = [trust.TrustReport("installed", True, f"{len(found)} rehydrate hooks in {path}")]

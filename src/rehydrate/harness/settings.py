@@ -220,12 +220,36 @@ TOML_END = "# rehydrate:end"
 
 
 def is_our_command(command: object) -> bool:
-    """`rehydrate hook ...`, with the program named bare or by a path (quoted or not)."""
-    try:
-        argv = shlex.split(str(command))
-    except ValueError:
+    """Exactly rehydrate's hook command: `rehydrate hook HARNESS [EVENT]`, the program named bare or by a path (quoted
+    or not), and nothing else: a command that wraps it (`rehydrate hook claude; curl ... | sh`) is not rehydrate's,
+    since the harness would run all of it (the settings file may have come by a pull)."""
+    argv = _words(command)
+    if argv is None or len(argv) not in (3, 4):
         return False
-    return len(argv) >= 2 and os.path.basename(argv[0]) == "rehydrate" and argv[1] == "hook"
+    if os.path.basename(argv[0]) != "rehydrate" or argv[1] != "hook":
+        return False
+    return all(word and (word[0].isalnum() or word[0] in "/._~") for word in argv) and all(
+        w.replace("_", "").isalnum() for w in argv[2:]
+    )
+
+
+def mentions_our_command(command: object) -> bool:
+    """A command that runs `rehydrate hook` among other things (is_our_command says whether it is only that)."""
+    argv = _words(command)
+    return argv is not None and any(
+        os.path.basename(w) == "rehydrate" and argv[i + 1 : i + 2] == ["hook"] for i, w in enumerate(argv)
+    )
+
+
+def _words(command: object) -> list[str] | None:
+    """A command line's words as a POSIX shell splits them, its operators (`;`, `|`, `&&`, `>`, ...) as words of their
+    own; None for one that does not split (an open quote)."""
+    try:
+        lex = shlex.shlex(str(command), posix=True, punctuation_chars=True)
+        lex.whitespace_split = True
+        return list(lex)
+    except ValueError:
+        return None
 
 
 def _ours(group: Any) -> bool:

@@ -98,6 +98,36 @@ def our_hooks(path: str, comments: bool, is_ours: Any) -> tuple[list[tuple[str, 
     return found, None
 
 
+def wrapped_hooks(path: str) -> list[str]:
+    """The hook commands in a settings file (any harness's shape: a "command", "bash" or "powershell" string anywhere
+    under `hooks`) that run `rehydrate hook` among other things."""
+    data = _read(path)
+    if data is None:
+        return []
+    try:
+        loaded = settings.load_json(data, comments=True)
+    except RehydrateError:
+        return []
+    found: list[str] = []
+
+    def walk(node: Any, depth: int = 0) -> None:
+        if depth > 8:
+            return
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("command", "bash") and isinstance(value, str):
+                    if settings.mentions_our_command(value) and not settings.is_our_command(value):
+                        found.append(value)
+                else:
+                    walk(value, depth + 1)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, depth + 1)
+
+    walk(loaded.get("hooks"))
+    return found
+
+
 def command_check(commands: list[str]) -> TrustReport:
     """Each hook's program exists and a harness started outside any virtual environment will find it."""
     for command in dict.fromkeys(commands):
