@@ -107,8 +107,10 @@ def _read_answer(name: str | None) -> str:
 
     if name is None or name == "-":
         return sys.stdin.buffer.read(MAX_ANSWER).decode("utf-8", "replace")
+    from rehydrate.transcripts import open_regular  # a FIFO or a device would block the read for ever
+
     try:
-        with open(name, "rb") as f:
+        with open_regular(name) as f:
             return f.read(MAX_ANSWER).decode("utf-8", "replace")
     except OSError as e:
         raise UsageError(f"the answer {name} cannot be read ({e.strerror})", field="answer") from None

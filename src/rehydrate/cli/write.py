@@ -196,9 +196,11 @@ def args_handoff(p: argparse.ArgumentParser) -> None:
 
 def cmd_handoff(args: argparse.Namespace) -> int:
     if args.file:
+        from rehydrate.transcripts import open_regular  # a FIFO or a device would block the read for ever
+
         try:
-            with open(args.file, encoding="utf-8", errors="replace") as f:
-                text = f.read(8 << 20)
+            with open_regular(args.file) as f:
+                text = f.read(8 << 20).decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
         except OSError as e:
             raise UsageError(f"cannot read {args.file}: {e.strerror}") from None
     else:
