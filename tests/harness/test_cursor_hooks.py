@@ -99,7 +99,7 @@ def test_install_keeps_the_user_s_hooks_and_uninstall_restores(repo: Path, state
     assert hooks_file.read_bytes() == original and not (repo / ".cursor" / "rules").exists()
 
 
-def test_an_install_into_an_empty_project_is_taken_back_whole(repo: Path, state: State) -> None:
+def test_a_hooks_file_changed_since_the_install_loses_only_rehydrate_s_entries(repo: Path, state: State) -> None:
     assert rehydrate("install", "cursor", cwd=repo).code == 0
     assert (repo / ".cursor" / "hooks.json").exists()
     (repo / ".cursor" / "hooks.json").write_text(  # changed since: only rehydrate's entries are taken out

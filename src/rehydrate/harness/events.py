@@ -55,15 +55,36 @@ def session_start(harness: ModuleType, event: dict[str, Any], whole: bool = True
         given = _already_given(state, session)
         if given is not None:
             return Answer(stdout=said(harness, str(event.get("hook_event_name")), _pointer(*given)))
+    text = _render(harness, event, state, session, preface)
+    return Answer(stdout=said(harness, str(event.get("hook_event_name")), text))
+
+
+def _render(
+    harness: ModuleType,
+    event: dict[str, Any],
+    state: Any,
+    session: str | None,
+    preface: str | None,
+    carried: dict[str, Any] | None = None,
+) -> str:
+    """The brief a hook gives (brief.resume) within the harness's bound, logged with the event's transcript; a brief
+    carried by one request (carried: its record's fields) names no transcript, since it is in none."""
     from rehydrate import brief
 
     chars, size = _budget(harness)
-    path = event.get("transcript_path") if isinstance(event.get("transcript_path"), str) else None
+    path = event.get("transcript_path") if isinstance(event.get("transcript_path"), str) and not carried else None
     name = harness.__name__.rsplit(".", 1)[-1]
     result = brief.resume(
-        state, chars, preface=preface, session_id=session, max_bytes=size, transcript=path, harness=name
+        state,
+        chars,
+        preface=preface,
+        session_id=session,
+        max_bytes=size,
+        transcript=path,
+        harness=name,
+        carried=carried,
     )
-    return Answer(stdout=said(harness, str(event.get("hook_event_name")), result.text))
+    return result.text
 
 
 def _recent(wal_path: str, count: int) -> list[dict[str, Any]]:
@@ -201,20 +222,9 @@ def _carried_brief(harness: ModuleType, event: dict[str, Any], session: str, sum
         if captured is not None:
             data["capture"] = captured
         state.record("compaction", data)
-    from rehydrate import brief
-
-    chars, size = _budget(harness)
-    name = harness.__name__.rsplit(".", 1)[-1]
-    result = brief.resume(
-        state,
-        chars,
-        preface=COMPACTED if summary is not None else None,
-        session_id=session,
-        max_bytes=size,
-        harness=name,
-        carried={"via": "request", "summary_sha256": mark} if summary is not None else {"via": "request"},
-    )
-    return result.text
+    if summary is None:
+        return _render(harness, event, state, session, None, {"via": "request"})
+    return _render(harness, event, state, session, COMPACTED, {"via": "request", "summary_sha256": mark})
 
 
 def _trigger(state: Any, session: str) -> str:
@@ -273,15 +283,8 @@ def after_compaction(harness: ModuleType, event: dict[str, Any], whole: bool = T
             break
     else:
         return Answer()
-    from rehydrate import brief
-
-    chars, size = _budget(harness)
-    path = event.get("transcript_path") if isinstance(event.get("transcript_path"), str) else None
-    name = harness.__name__.rsplit(".", 1)[-1]
-    result = brief.resume(
-        state, chars, preface=COMPACTED, session_id=session, max_bytes=size, transcript=path, harness=name
-    )
-    return Answer(stdout=said(harness, str(event.get("hook_event_name")), result.text))
+    text = _render(harness, event, state, session, COMPACTED)
+    return Answer(stdout=said(harness, str(event.get("hook_event_name")), text))
 
 
 def reduced(harness: ModuleType, event: dict[str, Any] | None, problem: str) -> Answer:
