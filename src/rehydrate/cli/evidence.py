@@ -68,6 +68,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         data["tree_why"] = tree.why
     if after.sha is not None and after.sha != tree.sha:
         data["tree_after"] = after.sha
+    if ran.cut:  # a background job held stdout or stderr when the command exited: the hashes stop there
+        data["output_cut"] = True
     if claim is not None:
         data["claim"] = claim
     try:
