@@ -96,6 +96,7 @@ def cmd_canary(args: argparse.Namespace) -> int:
         "timed_out": ran.timed_out,
         "tokens": [c.token for c in want.canaries],
         "answer_sha256": hashlib.sha256(ran.answer.encode()).hexdigest(),
+        "answer_bytes": ran.size,
     }
     out = state.record("canary", data)
     report(out, args)
