@@ -143,7 +143,9 @@ def pump(
                     if key.fd == wake_r:
                         sel.unregister(wake_r)
                         running = False
-                        grace = (ended[0] if ended else time.monotonic()) + GRACE
+                        # from now, not from the reap: a loaded machine that runs this thread late still reads
+                        # what the child wrote before it exited
+                        grace = time.monotonic() + GRACE
                         stop = grace if stop is None else min(stop, grace)
                         continue
                     try:
