@@ -210,3 +210,16 @@ def test_an_agent_flooding_its_stdout_is_read_in_bounded_memory(planted: tuple[P
     [run] = _runs(repo)
     assert run["exit"] == 0 and run["timed_out"] is False and run["passed"] is False
     assert run["answer_bytes"] == 200 << 20 and run["answer_sha256"] == hashlib.sha256(b"x" * MAX_ANSWER).hexdigest()
+
+
+def test_with_stdin_the_questions_come_on_stdin_and_an_agent_that_ignores_them_is_still_graded(
+    planted: tuple[Path, str], tmp_path: Path
+) -> None:
+    repo, _ = planted
+    reads = READER.replace('assert "next action" in sys.argv[-1]', 'assert "next action" in sys.stdin.read()')
+    res = rehydrate("canary", "run", "--stdin", "--agent", _agent(tmp_path, "stdin", reads), cwd=repo)
+    assert res.code == 0, res.err
+    ignores = 'import os\nos.close(0)\nprint("nothing to say")\n'  # closes stdin unread: the write may fail
+    res = rehydrate("canary", "run", "--stdin", "--agent", _agent(tmp_path, "ignores", ignores), cwd=repo)
+    assert res.code == 1 and "canary: FAILED" in res.err
+    assert [(r["passed"], r["exit"]) for r in _runs(repo)] == [(True, 0), (False, 0)]
