@@ -204,3 +204,20 @@ def test_startup_full_repository_holds_a_transcript_the_hook_reads(
     brief = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "- recency: degraded" in brief and "otel_trace_helpers.ex" in brief
     assert "- handoff: ok" in brief and "- direction: degraded" in brief and "- live-state: degraded" in brief
+
+
+@pytest.fixture
+def child_output() -> Iterator[ModuleType]:
+    yield from bench_module("child_output")
+
+
+def test_child_output_runs_small_and_prints_its_peaks(
+    child_output: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quick run (5 MiB, one round): every variant is measured and held to the floor's margin."""
+    assert child_output.main(["--mb", "5", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "load average" in out and "reproduce: " in out
+    for name in ("floor", "canary 5 MiB", "canary yes 2 s", "run 5 MiB"):
+        assert any(line.startswith(name) for line in out.splitlines()), name
+    assert out.count("PASS  ") == 3, out

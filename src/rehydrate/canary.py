@@ -10,9 +10,10 @@ answers from a prose summary or from nothing cannot. Run it every day: the only 
   or next/<actor>.md) and, for each active canary, its rule text and its token; whitespace is compared collapsed
   (an answer may wrap lines), nothing else is forgiven.
 - run: the agent command (split like a shell would, never run by one) started as a fresh process in the project's
-  folder, the questions as its last argument (or on stdin), its stdout graded; a deadline kills its process group.
-  The result is a `canary` record (`event: run`: the command, passed, what was missing, exit code, duration,
-  timed_out, the answer's sha256).
+  folder, the questions as its last argument (or on stdin), its stdout graded (its first MAX_ANSWER bytes); a
+  deadline kills its process group. The run ends when the agent exits, whatever it leaves running. The result is a
+  `canary` record (`event: run`: the command, passed, what was missing, exit code, duration, timed_out, the
+  sha256 of the answer graded and the bytes the agent wrote, `answer_bytes`).
 """
 
 from __future__ import annotations
@@ -162,19 +163,24 @@ def retire(state: State, token: str | None) -> tuple[list[str], Any]:
 
 
 class Ran:
-    def __init__(self, answer: str, code: int | None, duration: float, timed_out: bool) -> None:
+    def __init__(self, answer: str, code: int | None, duration: float, timed_out: bool, size: int) -> None:
         self.answer = answer
         self.code = code
         self.duration = duration
         self.timed_out = timed_out
+        self.size = size  # the bytes the agent wrote on stdout (until it exited, or the deadline), kept or not
 
 
 def run_agent(command: str, cwd: str, timeout: float, stdin: bool) -> Ran:
-    """The agent command as a fresh process with the questions; its stdout (at most MAX_ANSWER bytes kept)."""
+    """The agent command as a fresh process with the questions; its stdout (at most MAX_ANSWER bytes kept, the rest
+    read and dropped as it comes, so that a flood costs no memory). The run ends when the agent exits (its pipe read
+    for a short grace more: a process it leaves behind may hold it for ever) or at the deadline, when its process
+    group is killed; a leftover in a session of its own (setsid) survives that, so its pipe is closed, not awaited."""
     import shlex
-    import signal
     import subprocess
     import time
+
+    from rehydrate import runner
 
     try:
         argv = shlex.split(command)
@@ -192,19 +198,31 @@ def run_agent(command: str, cwd: str, timeout: float, stdin: bool) -> Ran:
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            start_new_session=True,
+            start_new_session=True,  # the deadline kills the agent's whole group
         )
     except OSError as e:
         raise UsageError(f"the agent command {argv[0]} cannot start: {e.strerror or e}", field="agent") from None
-    timed_out = False
-    try:
-        out, _ = child.communicate(QUESTIONS.encode() if stdin else None, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    if child.stdin is not None:
+        # a few hundred bytes into an empty pipe: the write never waits for the agent to read
         try:
-            os.killpg(child.pid, signal.SIGKILL)
-        except OSError:
+            child.stdin.write(QUESTIONS.encode())
+            child.stdin.close()
+        except OSError:  # the agent exited, or closed its stdin, without reading the questions
             pass
-        out, _ = child.communicate()
-    duration = time.monotonic() - started
-    return Ran(out[:MAX_ANSWER].decode("utf-8", "replace"), child.returncode, duration, timed_out)
+    kept = bytearray()
+    size = 0
+
+    def keep(chunk: bytes) -> None:
+        nonlocal size
+        size += len(chunk)
+        if len(kept) < MAX_ANSWER:
+            kept.extend(chunk[: MAX_ANSWER - len(kept)])
+
+    assert child.stdout is not None
+    try:
+        pumped = runner.pump(child, {child.stdout.fileno(): keep}, started + timeout)
+    finally:
+        child.stdout.close()
+    duration = (pumped.ended or time.monotonic()) - started
+    timed_out = pumped.ended is None
+    return Ran(kept.decode("utf-8", "replace"), child.returncode, duration, timed_out, size)

@@ -3,13 +3,20 @@ passes, one answers from a prose summary and fails, one never answers and is sto
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shlex
+import signal
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.conftest import rehydrate
+
+from rehydrate.canary import MAX_ANSWER
 
 READER = """\
 import sys
@@ -132,3 +139,87 @@ def test_run_needs_an_agent_and_a_startable_one(planted: tuple[Path, str]) -> No
     res = rehydrate("canary", "run", "--agent", "no-such-agent-cli -p", cwd=repo)
     assert res.code == 2 and "cannot start" in res.err
     assert rehydrate("canary", "run", "--agent", "'unbalanced", cwd=repo).code == 2
+
+
+# an agent that leaves a process of its own session behind (setsid), holding its stdout, and records the pid for the
+# test's cleanup: killing the agent's process group does not reach it, and it never closes the pipe
+LEAVES_A_CHILD = """\
+import subprocess, sys
+left = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+with open({pids!r}, "a") as f:
+    f.write(f"{{left.pid}}\\n")
+"""
+
+
+@pytest.fixture
+def leftovers(tmp_path: Path) -> Iterator[Path]:
+    """A file the agents write their leftover processes' pids to; each is killed when the test ends."""
+    pids = tmp_path / "leftover.pids"
+    yield pids
+    for pid in pids.read_text().split() if pids.exists() else []:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.mark.parametrize("answers", [True, False], ids=["answers-and-exits", "never-answers"])
+def test_a_process_the_agent_leaves_holding_its_stdout_does_not_hold_the_run(
+    planted: tuple[Path, str], tmp_path: Path, leftovers: Path, answers: bool
+) -> None:
+    repo, _ = planted
+    text = LEAVES_A_CHILD.format(pids=str(leftovers)) + (READER if answers else SILENT)
+    # the helper's own timeout bounds the run: before the fix it waited for the leftover's 1000 s
+    res = rehydrate(
+        "canary", "run", "--timeout", "5", "--agent", _agent(tmp_path, "leaves", text), cwd=repo, timeout=30
+    )
+    assert len(leftovers.read_text().split()) == 1  # the leftover was started, and is still running
+    [run] = _runs(repo)
+    if answers:  # graded on what it said before it exited, not on a timeout
+        assert res.code == 0, res.err
+        assert run["passed"] is True and run["timed_out"] is False and run["exit"] == 0 and run["duration"] < 5
+    else:
+        assert res.code == 1 and "did not finish within 5 s" in res.err
+        assert run["timed_out"] is True and run["passed"] is False
+
+
+# the peak resident memory of the command after `--`, in bytes, as its parent sees it (RUSAGE_CHILDREN: the largest of
+# the processes waited for, so the agent's own is counted too; it writes from a small buffer)
+PEAK = """\
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(peak if sys.platform == "darwin" else peak * 1024)
+"""
+FLOOD = """\
+import os
+block = b"x" * (1 << 20)
+for _ in range(200):
+    os.write(1, block)
+"""
+
+
+def test_an_agent_flooding_its_stdout_is_read_in_bounded_memory(planted: tuple[Path, str], tmp_path: Path) -> None:
+    """200 MB on stdout: the answer kept is MAX_ANSWER bytes, the rest read and dropped as it comes (before, the
+    whole output was held: a 615 MB peak for 300 MB)."""
+    repo, _ = planted
+    agent = _agent(tmp_path, "flood", FLOOD)
+    argv = [sys.executable, "-c", PEAK, sys.executable, "-m", "rehydrate", "canary", "run", "--agent", agent]
+    out = subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=120, check=True).stdout
+    assert int(out) < 100 << 20, f"peak {int(out) >> 20} MB"
+    [run] = _runs(repo)
+    assert run["exit"] == 0 and run["timed_out"] is False and run["passed"] is False
+    assert run["answer_bytes"] == 200 << 20 and run["answer_sha256"] == hashlib.sha256(b"x" * MAX_ANSWER).hexdigest()
+
+
+def test_with_stdin_the_questions_come_on_stdin_and_an_agent_that_ignores_them_is_still_graded(
+    planted: tuple[Path, str], tmp_path: Path
+) -> None:
+    repo, _ = planted
+    reads = READER.replace('assert "next action" in sys.argv[-1]', 'assert "next action" in sys.stdin.read()')
+    res = rehydrate("canary", "run", "--stdin", "--agent", _agent(tmp_path, "stdin", reads), cwd=repo)
+    assert res.code == 0, res.err
+    ignores = 'import os\nos.close(0)\nprint("nothing to say")\n'  # closes stdin unread: the write may fail
+    res = rehydrate("canary", "run", "--stdin", "--agent", _agent(tmp_path, "ignores", ignores), cwd=repo)
+    assert res.code == 1 and "canary: FAILED" in res.err
+    assert [(r["passed"], r["exit"]) for r in _runs(repo)] == [(True, 0), (False, 0)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -54,7 +55,7 @@ def test_run_passes_output_and_exit_code_through_and_records_a_receipt(repo: Pat
     assert data["exit"] == 3 and data["duration"] >= 0
     assert data["stdout"] == hashlib.sha256(b"to stdout\n").hexdigest()
     assert data["stderr"] == hashlib.sha256(b"to stderr\n").hexdigest()
-    assert data["bytes"] == [10, 10]
+    assert data["bytes"] == [10, 10] and "output_cut" not in data
     assert rec["git"]["head"] == git(repo, "rev-parse", "HEAD").strip()
     # the tree: tracked and untracked files git does not ignore, the state folder left out; the real index untouched
     listed = git(repo, "ls-tree", "-r", "--name-only", data["tree"]).split()
@@ -267,8 +268,6 @@ def test_recorded_text_cannot_pass_for_the_ledgers_own_words(repo: Path) -> None
 def test_a_run_stopped_by_a_signal_still_records_its_receipt(repo: Path, how: str, code: int) -> None:
     """SIGTERM sent to `rehydrate run` is passed on to the command; Ctrl-C (SIGINT to the whole process group, as a
     terminal sends it) reaches the command and not the recording: either way the receipt says how it ended."""
-    import signal
-
     _init(repo)
     script = "import time; print('started', flush=True); time.sleep(60)"
     proc = subprocess.Popen(
@@ -289,3 +288,30 @@ def test_a_run_stopped_by_a_signal_still_records_its_receipt(repo: Path, how: st
     rec = _records(repo)[-1]
     assert rec["op"] == "receipt" and rec["data"]["exit"] == code and rec["data"]["claim"] == "slow tests"
     assert err.decode().rstrip().split("\n")[-1] == f"receipt: rc-{rec['h'][:12]}"
+
+
+@pytest.mark.parametrize("job", ["sleep 1000", "while :; do echo tick; sleep 0.01; done"], ids=["quiet", "writing"])
+def test_run_returns_when_the_command_exits_not_when_its_background_job_does(
+    repo: Path, tmp_path: Path, job: str
+) -> None:
+    """A background job inherits the command's stdout and stderr and may hold them for ever: run returns when the
+    command itself exits (after a short grace for what it wrote), records the command's own duration, and says that
+    the output's hashes stop there."""
+    _init(repo)
+    pid = tmp_path / "job.pid"
+    script = f"echo started; {job} & echo $! > {pid}"
+    try:
+        # the helper's own timeout bounds the run: before the fix it waited for the job (1000 s, or for ever)
+        res = rehydrate("run", "--", "sh", "-c", script, cwd=repo, timeout=30)
+        assert res.code == 0, res.err
+        assert res.out.startswith("started\n")
+        data = _records(repo)[-1]["data"]
+        assert data["exit"] == 0 and data["duration"] < 5 and data["output_cut"] is True
+        assert data["bytes"][0] == len(res.out.encode())  # what passed through is what was hashed
+        assert data["stdout"] == hashlib.sha256(res.out.encode()).hexdigest()
+    finally:
+        if pid.exists():
+            try:
+                os.kill(int(pid.read_text()), signal.SIGKILL)
+            except ProcessLookupError:  # the writing one died of SIGPIPE when run closed the pipes
+                pass

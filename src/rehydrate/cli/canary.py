@@ -23,7 +23,8 @@ def args_canary(p: argparse.ArgumentParser) -> None:
         "(the current next action; the approaches that are off limits). check [FILE|-]: grade an answer (stdin by "
         "default): it passes only when it quotes the exact next action and every active canary rule with its token, "
         "else exit 1 naming what is missing. run --agent 'COMMAND': start the agent as a fresh process with the "
-        "questions (as its last argument, or on stdin with --stdin), grade its stdout and record the result in the "
+        "questions (as its last argument, or on stdin with --stdin), grade its stdout (its first MiB) when it exits "
+        "(not waiting for what it leaves running) or is stopped at --timeout, and record the result in the "
         "WAL. retire [TOKEN]: retire the canary (every active one without TOKEN) by appending, never rewriting."
     )
     p.add_argument("action", choices=["plant", "questions", "check", "run", "retire"], help="what to do")
@@ -96,6 +97,7 @@ def cmd_canary(args: argparse.Namespace) -> int:
         "timed_out": ran.timed_out,
         "tokens": [c.token for c in want.canaries],
         "answer_sha256": hashlib.sha256(ran.answer.encode()).hexdigest(),
+        "answer_bytes": ran.size,
     }
     out = state.record("canary", data)
     report(out, args)

@@ -21,8 +21,10 @@ def args_run(p: argparse.ArgumentParser) -> None:
 
     p.description = (
         "Run CMD (no shell: quote a pipeline as `sh -c '...'`); its output passes through unchanged and its exit "
-        "code is this command's. Then append a receipt record: the command line, exit code, duration, the sha256 "
-        "of its stdout and stderr, git HEAD, and the hash of the work tree it ran on (tracked and untracked files "
+        "code is this command's. run returns when CMD exits: a background job it leaves is not waited for (its "
+        "output is read 0.5 s more at most, then its pipes are closed). Then append a receipt record: the command "
+        "line, exit code, duration, the sha256 of its stdout and stderr, git HEAD, and the hash of the work tree it "
+        "ran on (tracked and untracked files "
         "git does not ignore; the state folder left out). The last line on stderr is `receipt: ID`: name it in "
         "`rehydrate checkpoint --claim TEXT --receipt ID`, or give --claim here and the next checkpoint carries it."
     )
@@ -68,6 +70,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         data["tree_why"] = tree.why
     if after.sha is not None and after.sha != tree.sha:
         data["tree_after"] = after.sha
+    if ran.cut:  # a background job held stdout or stderr when the command exited: the hashes stop there
+        data["output_cut"] = True
     if claim is not None:
         data["claim"] = claim
     try:

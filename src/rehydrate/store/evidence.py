@@ -3,10 +3,12 @@ approvals (a reviewer's file accepted against its finished transcript), and the 
 
 Records (each in the writer's own log, written under the state's lock):
 - `receipt`: `data = {"argv", "cwd", "exit", "duration", "stdout", "stderr", "bytes", "tree"[, "tree_after"]
-  [, "claim"]}`; `git` as a checkpoint's (HEAD, branch, dirty). Its id is `rc-` and the first 12 hex digits of its
-  `h`: it names the record it is the hash of, and cannot be minted for another. `tree` is the git tree of the work
-  tree when the command started (`tree_of`): tracked and untracked files that git does not ignore, the state folder
-  left out; `tree_after` when the command left another.
+  [, "output_cut"][, "claim"]}`; `git` as a checkpoint's (HEAD, branch, dirty). Its id is `rc-` and the first 12 hex
+  digits of its `h`: it names the record it is the hash of, and cannot be minted for another. `tree` is the git tree
+  of the work tree when the command started (`tree_of`): tracked and untracked files that git does not ignore, the
+  state folder left out; `tree_after` when the command left another. `duration` runs to the command's own exit;
+  `output_cut` (true) when a process it left behind still held its stdout or stderr then: `stdout`, `stderr` and
+  `bytes` cover what was read until then and for a short grace after (rehydrate/runner.py).
 - `stamp` and `accept`: `data = {"files": [...] | "file", ..., "evidence": {...}}`.
 - `checkpoint`: `data.claims = [{"text", "receipt"?: {"id", "h", "exit", "tree", "tree_after"?, "argv", "ts"}}]`
   (a receipt's facts copied, so that the check needs the checkpoint alone) and `data.evidence`.
