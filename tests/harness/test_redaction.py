@@ -108,6 +108,16 @@ def test_a_precompact_capture_leaves_no_secret_in_any_state_file(repo: Path, sta
         ('aws_key_id = "' + "wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY0" + '"', f'aws_key_id = "{REDACTED}"'),
         ("mailchimp 0123456789abcdef0123456789abcdef-us12", f"mailchimp {REDACTED}"),
         ('db.connect(password="hunter2")', f"db.connect(password={REDACTED})"),
+        # the name=value forms of detect-secrets' KeywordDetector's test cases
+        ('apikey := "m3-hidden-value"', f"apikey := {REDACTED}"),
+        ('if (api_key == "m3-hidden-value") {', f"if (api_key == {REDACTED}) {{"),
+        ('if ("m3-hidden-value" !== my_password) {', f'if ("{REDACTED}" !== my_password) {{'),
+        ('password => "m3-hidden-value"', f"password => {REDACTED}"),
+        ('char secrete[25] = @"m3-hidden-value";', f"char secrete[25] = @{REDACTED};"),
+        ('std::string secret("m3-hidden-value");', f"std::string secret({REDACTED});"),
+        ("passwd = m{{h}o)p${e]nob(ody", f"passwd = {REDACTED}"),  # a parenthesis does not end it
+        ('api_key = ""', 'api_key = ""'),  # nothing to hide
+        ("curl --user me@example.com:pQ9wTxu4Fg https://x", f"curl --user me@example.com:{REDACTED} https://x"),
         (*ORDINARY[:1], ORDINARY[0]),
         (*ORDINARY[1:2], ORDINARY[1]),
         (*ORDINARY[2:], ORDINARY[2]),
@@ -147,6 +157,9 @@ def test_a_hostile_line_is_redacted_in_bounded_time() -> None:
         "cookie: " + "a=" * 5000,
         "curl " + "-b " * 3000,
         "redis-cli " + "-a " * 3000,
+        '"a" == ' * 1500,
+        "password(" * 1100,
+        "secret" * 1600,
         ("key=" + "v" * 50 + " ") * 180,
     ]
     redact("warm the rules up")
@@ -156,14 +169,29 @@ def test_a_hostile_line_is_redacted_in_bounded_time() -> None:
         assert time.perf_counter() - start < 1.0, text[:20]
 
 
-UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "secrets" / "upstream-examples.json"
+# beside the checkout as CI lays it out; REHYDRATE_UPSTREAM_EXAMPLES names another copy of the same file
+UPSTREAM = Path(
+    os.environ.get("REHYDRATE_UPSTREAM_EXAMPLES")
+    or Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "secrets" / "upstream-examples.json"
+)
 
 
 @pytest.mark.skipif(not UPSTREAM.is_file(), reason="shared/fixtures/secrets is not beside this checkout")
 def test_upstream_examples() -> None:
-    """detect-secrets' own test cases for the detectors used here (shared/fixtures/secrets/upstream-examples.json,
-    with its source and licence): each string it flags is changed by redact; the counts of the ones it does not
-    flag that are kept whole are printed (over-redaction is allowed: a kept secret is not)."""
-    examples: dict[str, Any] = json.loads(UPSTREAM.read_text())
-    missed = [e for e in examples["detect-secrets"] if e["secret"] and redact(e["text"]) == e["text"]]
-    assert missed == []
+    """detect-secrets' own test cases for its detectors (shared/fixtures/secrets, with its NOTICE.md): every string a
+    detector flags is redacted so that none of the values detect-secrets finds in it is left, but for the detectors
+    left out on purpose (IP addresses); of the strings no detector flags, at least half are kept whole (redacting
+    more than a secret is allowed, keeping one is not). The counts are printed."""
+    from rehydrate.harness import redaction
+
+    examples: list[dict[str, Any]] = json.loads(UPSTREAM.read_text())["examples"]
+    skipped = set(redaction.LEFT_OUT) - {"KeywordDetector"}  # its names are the own name=value rule's
+    secrets = [e for e in examples if e["secret"] and e["detector"] not in skipped]
+    kept = [e for e in secrets if redact(e["text"]) == e["text"] or any(v in redact(e["text"]) for v in e["values"])]
+    others = [e for e in examples if not e["secret"]]
+    whole = [e for e in others if redact(e["text"]) == e["text"]]
+    print(
+        f"upstream secrets redacted: {len(secrets) - len(kept)}/{len(secrets)}; others kept: {len(whole)}/{len(others)}"
+    )
+    assert [(e["detector"], e["text"]) for e in kept] == []
+    assert len(whole) * 2 >= len(others)

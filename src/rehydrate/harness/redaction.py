@@ -62,6 +62,12 @@ class Rule(NamedTuple):
     per_line: bool
 
 
+# the names whose value is a secret (the project's, with detect-secrets' KeywordDetector's)
+NAMES = (
+    r"(?:password|passwd|passphrase|pwd|token|secret|(?:api|access|private|priv|auth|service|account|client|db"
+    r"|database)[_-]?key|(?:db|database|key)[_-]?pass|contrase[ñn]a|credentials?|cookies?)"
+)
+
 # The project's own rules, as data: (pattern, flags, the group that is the secret). Flags: "i" ignore case, "s" dot
 # matches a line end. Each looks on the whole text; none crosses a line end but the private key block.
 OWN: tuple[tuple[str, str, int], ...] = (
@@ -82,21 +88,26 @@ OWN: tuple[tuple[str, str, int], ...] = (
     (r"\b(authorization\s*[:=]\s*(?:basic|bearer|token|digest)?\s*)([A-Za-z0-9._~+/=-]{8,})", "i", 2),
     (r"\b(bearer\s+)([A-Za-z0-9._~+/=-]{12,})", "i", 2),
     # the value after a name holding password, secret, token, an api, access or private key, credentials or cookie,
-    # or one of detect-secrets' KeywordDetector's names (auth_key, db_pass, contraseña, ...). The match starts at
-    # that word, not at the start of the name holding it: what is before it is never redacted, and a pattern that
-    # could start anywhere in a long word would try every place in it
+    # or one of detect-secrets' KeywordDetector's names (auth_key, db_pass, contraseña, ...), in the forms of its
+    # test cases: `=`, `:`, `:=`, `==`, `!==`, `=>`, C#'s `@"..."`, an array's `name[] =`. The match starts at that
+    # word, not at the start of the name holding it: what is before it is never redacted, and a pattern that could
+    # start anywhere in a long word would try every place in it. An empty quoted value is no secret, and kept.
     (
-        r"""((?:password|passwd|passphrase|pwd|token|secret|(?:api|access|private|priv|auth|service"""
-        r"""|account|client|db|database)[_-]?key|(?:db|database|key)[_-]?pass|contrase[ñn]a|credentials?"""
-        r"""|cookies?)[\w.-]{0,40}["']?)(\s*[:=]\s*|\s+(?=["']))"""
-        r"""("[^"\n]*"?|'[^'\n]*'?|[^\s"'&;,)]+)""",
+        r"""(""" + NAMES + r"""[\w.-]{0,40}(?:\[\d*\])?["'`\]]{0,2})"""
+        r"""(\s*(?:=>|:=|::?|={1,3}|!==?)\s*@?|\s+(?=["'`]))"""
+        r"""("[^"\n]+"?|'[^'\n]+'?|`[^`\n]+`?|[^\s"'`&;,]+)""",
         "i",
         3,
     ),
+    # the same names compared with a quoted value before them (`if ("..." == password)`), or given one in a call
+    # (`secret("...")`, `secret.assign("...")`)
+    (r"""(["'`])([^"'`\n]+)\1\s*(?:!==?|={2,3})\s*[\w.-]{0,40}""" + NAMES, "i", 2),
+    (r"(" + NAMES + r"""[\w.-]{0,40}\(\s*)("[^"\n]+"|'[^'\n]+')""", "i", 2),
     (r"(--?(?:password|passwd|token|secret|api-key)[= ]|--pass[= ])(\S+)", "i", 2),
     (r"(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)(\S+)", "i", 2),
     (r"(\b(?:sshpass|docker|podman|nerdctl|helm|oras|skopeo)\b[^\n|;&]*?\s-p\s+)(\S+)", "i", 2),
-    (r"""((?:^|\s)(?:-u|--user)(?:\s+|=)['"]?[^\s:'"@]+:)([^\s'"@]+)""", "", 2),
+    # `-u user:password` (curl, httpie and the like; the user may be quoted apart or be an email address)
+    (r"""((?:^|\s)(?:-u|--user)(?:\s+|=)(?:"[^"\s]+"|'[^'\s]+'|['"]?[^\s:'"]+):['"]?)([^\s'"]+)""", "", 2),
     (r"(\b\w{1,20}://[^\s:/@]+:)([^\s@/]+)(@)", "i", 2),  # a URL's password
     (r"(\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass)\s+)(\S+)", "", 2),  # redis-cli's password on its command line
     (r"\b(REDISCLI_AUTH=)(\S+)", "", 2),
