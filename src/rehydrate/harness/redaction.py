@@ -54,12 +54,14 @@ EDGES = " \t\"'=:"  # a token pattern's own delimiters (Artifactory's start and 
 
 class Rule(NamedTuple):
     """A pattern, the group whose span is the secret (0: the whole match) and where the rule comes from
-    ("detect-secrets:<detector>" or "rehydrate"). per_line: run on each line, not on the whole text."""
+    ("detect-secrets:<detector>" or "rehydrate"). per_line: run on each line, not on the whole text. needs: words
+    one of which the text must hold, case folded, for the pattern to be tried at all (none: always tried)."""
 
     pattern: Pattern[str]
     group: int
     source: str
     per_line: bool
+    needs: tuple[str, ...] = ()
 
 
 # the names whose value is a secret (the project's, with detect-secrets' KeywordDetector's)
@@ -68,25 +70,44 @@ NAMES = (
     r"|database)[_-]?key|(?:db|database|key)[_-]?pass|contrase[ñn]a|credentials?|cookies?)"
 )
 
-# The project's own rules, as data: (pattern, flags, the group that is the secret). Flags: "i" ignore case, "s" dot
-# matches a line end. Each looks on the whole text; none crosses a line end but the private key block.
-OWN: tuple[tuple[str, str, int], ...] = (
+NAME_WORDS = ("pass", "pwd", "token", "secret", "key", "contrase", "credential", "cookie")  # one is in every NAMES
+
+# The project's own rules, as data: (pattern, flags, the group that is the secret, the words one of which a text must
+# hold for the pattern to be tried: a cheap test that spares most texts most patterns). Flags: "i" ignore case, "s"
+# dot matches a line end. Each looks on the whole text; none crosses a line end but the private key block.
+OWN: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
     # a private key block to its END line (or to the end of the text: the rest of a key is a key)
-    (r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", "s", 0),
-    (r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}", "", 0),  # OpenAI, Anthropic and similar keys
-    (r"\b[srp]k_(?:live|test)_[A-Za-z0-9]{10,}", "", 0),  # Stripe, test keys too
+    (
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+        "s",
+        0,
+        ("private key-----",),
+    ),
+    (
+        r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}",
+        "",
+        0,
+        ("sk-", "rk-", "pk-"),
+    ),  # OpenAI, Anthropic and similar keys
+    (r"\b[srp]k_(?:live|test)_[A-Za-z0-9]{10,}", "", 0, ("k_live_", "k_test_")),  # Stripe, test keys too
     (
         r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}"
         r"|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,})",
         "",
         0,
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "npm_", "hf_"),
     ),
-    (r"\bAIza[0-9A-Za-z_-]{35}", "", 0),  # a Google API key
-    (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "", 0),
-    (r"\bxox[abposr]-[A-Za-z0-9-]{8,}", "", 0),
-    (r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "", 0),  # a JWT
-    (r"\b(authorization\s*[:=]\s*(?:basic|bearer|token|digest)?\s*)([A-Za-z0-9._~+/=-]{8,})", "i", 2),
-    (r"\b(bearer\s+)([A-Za-z0-9._~+/=-]{12,})", "i", 2),
+    (r"\bAIza[0-9A-Za-z_-]{35}", "", 0, ("aiza",)),  # a Google API key
+    (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "", 0, ("akia", "asia")),
+    (r"\bxox[abposr]-[A-Za-z0-9-]{8,}", "", 0, ("xox",)),
+    (r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "", 0, ("eyj",)),  # a JWT
+    (
+        r"\b(authorization\s*[:=]\s*(?:basic|bearer|token|digest)?\s*)([A-Za-z0-9._~+/=-]{8,})",
+        "i",
+        2,
+        ("authorization",),
+    ),
+    (r"\b(bearer\s+)([A-Za-z0-9._~+/=-]{12,})", "i", 2, ("bearer",)),
     # the value after a name holding password, secret, token, an api, access or private key, credentials or cookie,
     # or one of detect-secrets' KeywordDetector's names (auth_key, db_pass, contraseña, ...), in the forms of its
     # test cases: `=`, `:`, `:=`, `==`, `!==`, `=>`, C#'s `@"..."`, an array's `name[] =`. The match starts at that
@@ -98,24 +119,50 @@ OWN: tuple[tuple[str, str, int], ...] = (
         r"""("[^"\n]+"?|'[^'\n]+'?|`[^`\n]+`?|[^\s"'`&;,]+)""",
         "i",
         3,
+        NAME_WORDS,
     ),
     # the same names compared with a quoted value before them (`if ("..." == password)`), or given one in a call
     # (`secret("...")`, `secret.assign("...")`)
-    (r"""(["'`])([^"'`\n]+)\1\s*(?:!==?|={2,3})\s*[\w.-]{0,40}""" + NAMES, "i", 2),
-    (r"(" + NAMES + r"""[\w.-]{0,40}\(\s*)("[^"\n]+"|'[^'\n]+')""", "i", 2),
-    (r"(--?(?:password|passwd|token|secret|api-key)[= ]|--pass[= ])(\S+)", "i", 2),
-    (r"(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)(\S+)", "i", 2),
-    (r"(\b(?:sshpass|docker|podman|nerdctl|helm|oras|skopeo)\b[^\n|;&]*?\s-p\s+)(\S+)", "i", 2),
+    (r"""(["'`])([^"'`\n]+)\1\s*(?:!==?|={2,3})\s*[\w.-]{0,40}""" + NAMES, "i", 2, NAME_WORDS),
+    (r"(" + NAMES + r"""[\w.-]{0,40}\(\s*)("[^"\n]+"|'[^'\n]+')""", "i", 2, NAME_WORDS),
+    (
+        r"(--?(?:password|passwd|token|secret|api-key)[= ]|--pass[= ])(\S+)",
+        "i",
+        2,
+        ("pass", "token", "secret", "api-key"),
+    ),
+    (r"(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)(\S+)", "i", 2, ("mysql", "mariadb")),
+    (
+        r"(\b(?:sshpass|docker|podman|nerdctl|helm|oras|skopeo)\b[^\n|;&]*?\s-p\s+)(\S+)",
+        "i",
+        2,
+        ("sshpass", "docker", "podman", "nerdctl", "helm", "oras", "skopeo"),
+    ),
     # `-u user:password` (curl, httpie and the like; the user may be quoted apart or be an email address)
-    (r"""((?:^|\s)(?:-u|--user)(?:\s+|=)(?:"[^"\s]+"|'[^'\s]+'|['"]?[^\s:'"]+):['"]?)([^\s'"]+)""", "", 2),
-    (r"(\b\w{1,20}://[^\s:/@]+:)([^\s@/]+)(@)", "i", 2),  # a URL's password
-    (r"(\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass)\s+)(\S+)", "", 2),  # redis-cli's password on its command line
-    (r"\b(REDISCLI_AUTH=)(\S+)", "", 2),
-    (r"((?:^|\s)-[\w-]*pass[\w-]*\s+pass:)(\S+)", "i", 2),  # openssl's -passin/-passout/-pass pass:PASSWORD
-    (r"\b((?:set-)?cookie\s*:\s*)([^\n'\"]+)", "i", 2),  # a Cookie or Set-Cookie header: every value in it
-    (r"(\bcurl\b[^\n|;&]*?\s(?:-b|--cookie)\s+)('[^'\n]*'?|\"[^\"\n]*\"?|\S+)", "", 2),  # curl's cookies
+    (
+        r"""((?:^|\s)(?:-u|--user)(?:\s+|=)(?:"[^"\s]+"|'[^'\s]+'|['"]?[^\s:'"]+):['"]?)([^\s'"]+)""",
+        "",
+        2,
+        ("-u", "--user"),
+    ),
+    (r"(\b\w{1,20}://[^\s:/@]+:)([^\s@/]+)(@)", "i", 2, ("://",)),  # a URL's password
+    (
+        r"(\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass)\s+)(\S+)",
+        "",
+        2,
+        ("redis-cli",),
+    ),  # redis-cli's password on its command line
+    (r"\b(REDISCLI_AUTH=)(\S+)", "", 2, ("rediscli_auth",)),
+    (r"((?:^|\s)-[\w-]*pass[\w-]*\s+pass:)(\S+)", "i", 2, ("pass:",)),  # openssl's -passin/-passout/-pass pass:PASSWORD
+    (r"\b((?:set-)?cookie\s*:\s*)([^\n'\"]+)", "i", 2, ("cookie",)),  # a Cookie or Set-Cookie header: every value in it
+    (r"(\bcurl\b[^\n|;&]*?\s(?:-b|--cookie)\s+)('[^'\n]*'?|\"[^\"\n]*\"?|\S+)", "", 2, ("curl",)),  # curl's cookies
     # connection strings' keys of any length (detect-secrets knows a storage account's 88 characters only)
-    (r"\b((?:AccountKey|SharedAccessKey|SharedSecretValue)=)([^;\s\"']+)", "i", 2),
+    (
+        r"\b((?:AccountKey|SharedAccessKey|SharedSecretValue)=)([^;\s\"']+)",
+        "i",
+        2,
+        ("accountkey=", "sharedaccesskey=", "sharedsecretvalue="),
+    ),
 )
 
 _RULES: list[Rule] | None = None
@@ -134,11 +181,11 @@ def _own() -> list[Rule]:
 
     flags = {"i": re.IGNORECASE, "s": re.DOTALL}
     out = []
-    for pattern, letters, group in OWN:
+    for pattern, letters, group, needs in OWN:
         flag = 0
         for letter in letters:
             flag |= flags[letter]
-        out.append(Rule(re.compile(pattern, flag), group, OWN_SOURCE, False))
+        out.append(Rule(re.compile(pattern, flag), group, OWN_SOURCE, False, needs))
     return out
 
 
@@ -182,8 +229,13 @@ def redact(text: str) -> str:
 
 def _spans(text: str) -> list[tuple[int, int]]:
     found: list[tuple[int, int]] = []
-    lines = _lines(text)
+    # a text of one window is scanned whole (one call per pattern, most texts a capture keeps are this short): no
+    # detector's pattern takes a line end but as the blank around its token, so it finds what it finds line by line
+    lines = [(0, text)] if len(text) <= WINDOW else _lines(text)
+    folded = text.casefold()  # casefold, not lower: an ignore-case pattern takes "ſ" for "s", and so does this
     for rule in rules():
+        if rule.needs and not any(word in folded for word in rule.needs):
+            continue
         if rule.per_line:
             for offset, line in lines:
                 found.extend(_span(m, rule.group, offset) for m in rule.pattern.finditer(line))
