@@ -195,3 +195,22 @@ def test_upstream_examples() -> None:
     )
     assert [(e["detector"], e["text"]) for e in kept] == []
     assert len(whole) * 2 >= len(others)
+
+
+def test_without_detect_secrets_the_own_rules_still_redact_the_four() -> None:
+    """A broken install (detect-secrets not importable) costs the detectors' extra shapes, never the capture: the
+    project's own rules still take the Azure key, the redis, Cookie and openssl passwords."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; sys.modules['detect_secrets'] = None\n"
+        "from rehydrate.harness import redaction\n"
+        "print(sorted({r.source for r in redaction.rules()}))\n"
+        "print(redaction.redact(sys.argv[1]))\n"
+    )
+    text = f"{AZURE} redis-cli -a {REDIS_PASS} -H 'Cookie: s={COOKIE}' -passin pass:{OPENSSL_PASS}"
+    out = subprocess.run([sys.executable, "-c", probe, text], capture_output=True, text=True, check=True).stdout
+    sources, redacted = out.splitlines()
+    assert sources == "['rehydrate']"
+    assert not [s for s in (AZURE_KEY, REDIS_PASS, COOKIE, OPENSSL_PASS) if s in redacted]
