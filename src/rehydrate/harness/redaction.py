@@ -12,8 +12,10 @@ Left out of detect-secrets (LEFT_OUT): the detectors that would redact ordinary 
 long hex or base64 string, which is also every commit id and hash), and KeywordDetector, whose patterns backtrack
 without bound on a long line: its names are in the project's own `NAME=value` rule.
 
-Cost: built once per process, on the first call, which only a capture (the PreCompact hook) makes; detect-secrets'
-detectors are regular expressions run on each line (as detect-secrets scans), so that none looks past a line end.
+Cost: the rules are built once per process, on the first call, which only a capture (the PreCompact hook) makes:
+detect-secrets' import is most of it (bench/redaction.py). Its detectors run on each line as detect-secrets scans,
+a long line cut into overlapping windows (WINDOW) so that no pattern's backtracking grows with the line; a text of
+one window is scanned whole. Each own rule is tried only on a text holding one of its words (`needs`).
 """
 
 from __future__ import annotations
@@ -45,9 +47,9 @@ VALUE_IN_GROUP_1 = frozenset(
         "SoftlayerDetector",
     }
 )
-# detect-secrets' patterns run on each window of WINDOW characters of a line, each OVERLAP after the last one's start
-# less OVERLAP: a secret with its name of up to OVERLAP characters lies whole in one. Their cost on a long line is
-# so bounded (NpmDetector's `//.+/:_authToken` tries the rest of the line at every `//`: 2 s on 10,000 characters).
+# detect-secrets' patterns run on windows of WINDOW characters of a line, each starting WINDOW - OVERLAP after the
+# one before: a secret with its name of up to OVERLAP characters lies whole in one. Their cost on a long line is so
+# bounded (NpmDetector's `//.+/:_authToken` tries the rest of the line at every `//`: 2 s on 10,000 characters).
 WINDOW, OVERLAP = 1024, 256
 EDGES = " \t\"'=:"  # a token pattern's own delimiters (Artifactory's start and end with one), never redacted
 
