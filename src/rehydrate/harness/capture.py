@@ -64,7 +64,7 @@ MAX_FAILED, MAX_COMMAND, MAX_ERROR = 3, 300, 310
 MAX_UNKNOWN = 20  # names of what the reader did not know, the most frequent first
 MAX_ASSISTANT = 1500
 MAX_TOTAL = 14 << 10  # the whole capture as JSON: under views.MAX_FIELD and wal.MAX_LINE
-REDACTED = "[redacted]"
+REDACTED = "[redacted]"  # as harness/redaction.py writes it
 
 
 def capture(root: str, event: dict[str, Any], since: Since, config: dict[str, Any]) -> dict[str, Any] | None:
@@ -254,73 +254,13 @@ def _no_escapes(text: str) -> str:
     return _ESCAPES.sub("", text)
 
 
-_SECRETS: list[tuple[Pattern[str], str]] | None = None
-
-
-def _secrets() -> list[tuple[Pattern[str], str]]:
-    global _SECRETS
-    if _SECRETS is None:
-        import re
-
-        r = REDACTED
-        _SECRETS = [
-            (
-                re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S),
-                r,
-            ),
-            (re.compile(r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"), r),
-            (re.compile(r"\b[srp]k_(?:live|test)_[A-Za-z0-9]{10,}"), r),
-            (
-                re.compile(
-                    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}"
-                    r"|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,})"
-                ),
-                r,
-            ),
-            (re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), r),
-            (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), r),
-            (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{8,}"), r),
-            (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), r),  # a JWT
-            (
-                re.compile(r"(?i)\b(authorization\s*[:=]\s*(?:basic|bearer|token|digest)?\s*)[A-Za-z0-9._~+/=-]{8,}"),
-                r"\1" + r,
-            ),
-            (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}"), r"\1" + r),
-            (
-                re.compile(
-                    r"""(?i)([\w.-]{0,40}(?:password|passwd|passphrase|pwd|token|secret|api[_-]?key|access[_-]?key"""
-                    r"""|private[_-]?key|credentials?)[\w.-]{0,40}["']?)(\s*[:=]\s*|\s+(?=["']))"""
-                    r"""("[^"\n]*"?|'[^'\n]*'?|[^\s"'&;,)]+)"""
-                ),
-                r"\1\2" + r,
-            ),
-            (re.compile(r"(?i)(--?(?:password|passwd|token|secret|api-key)[= ])(\S+)"), r"\1" + r),
-            (
-                re.compile(r"(?i)(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)(\S+)"),
-                r"\1" + r,
-            ),
-            (
-                re.compile(r"(?i)(\b(?:sshpass|docker|podman|nerdctl|helm|oras|skopeo)\b[^\n|;&]*?\s-p\s+)(\S+)"),
-                r"\1" + r,
-            ),
-            (re.compile(r"""((?:^|\s)(?:-u|--user)(?:\s+|=)['"]?[^\s:'"@]+:)([^\s'"@]+)"""), r"\1" + r),
-            (re.compile(r"(?i)(\b\w{1,20}://[^\s:/@]+:)[^\s@/]+(@)"), r"\1" + r + r"\2"),
-        ]
-    return _SECRETS
-
-
 def redact(text: str) -> str:
-    """text with what looks like a secret replaced by REDACTED: API keys (`sk-...`, `sk_live_...`, `AIza...`),
-    GitHub, GitLab, npm and Hugging Face tokens (`ghp_...`, `github_pat_...`, `glpat-...`, `npm_...`, `hf_...`), AWS
-    key ids (`AKIA...`), Slack tokens (`xoxb-`, `xoxp-`), JWTs, private key blocks (`-----BEGIN ... PRIVATE KEY-----`
-    to its END line), the value after a name holding password, secret, token, api key, access key or credentials
-    (`AWS_SECRET_ACCESS_KEY=...`, `"password": "..."`, `TOKEN: ...`), `--password X`, mysql's `-pX`, `-p X` of
-    docker, podman or sshpass, `-u user:pass`, an Authorization header or bearer token, and a URL's password. May
-    use re (PreCompact already loads it; only SessionStart's imports are pinned: recency uses views-free
-    checks.recency.redact_words there)."""
-    for pattern, replacement in _secrets():
-        text = pattern.sub(replacement, text)
-    return text
+    """text with what looks like a secret replaced by REDACTED: the rules of harness/redaction.py, detect-secrets'
+    detectors and the project's own (loaded on the first call: only a capture makes one; SessionStart's recency
+    uses checks.recency.redact_words, on str methods)."""
+    from rehydrate.harness.redaction import redact as by_rules
+
+    return by_rules(text)
 
 
 def counts(capture: dict[str, Any]) -> str:
