@@ -342,19 +342,83 @@ def _hits(
     watches: list[Watch],
     where: tuple[str, str],
 ) -> tuple[list[str], str]:
-    """The lines of the rejected approaches the call matches, and how the call is named in the answer."""
+    """The lines of the rejected approaches the call matches, and how the call is named in the answer.
+
+    A shell command's targets are read by a shell's rules (shellwrites), each path then matched as written and with
+    its symbolic links resolved, from the project as named and as resolved. Its `contains` is looked for in the
+    command and in the files it copies into a target (a `cp notes.txt calc/eval.py` writes what notes.txt holds)."""
     text = written(harness, tool, tool_input)
     hits: list[str] = []
     what = f"the command {command!r}"[:300]
     base, project = where  # a relative path is the cwd's; a guard's glob is the project's
-    for path in paths or [""]:
-        absolute = os.path.normpath(os.path.join(base, path)) if path else None
-        rel = os.path.relpath(absolute, project) if absolute else None
-        found = [ln for g, c, ln in watches if hit(g, c, absolute, rel, command, text) and ln not in hits]
-        if found and rel:
-            what = f"{tool} on {rel}"
-        hits += found
+    places: list[tuple[str, bool]] = [(p, False) for p in paths]  # (a path, whether it is a folder written whole)
+    if command is not None and any(g is not None for g, _, _ in watches):
+        from rehydrate.harness import shellwrites
+
+        found = shellwrites.writes(command, base)
+        places += [(p, False) for p in found.paths + found.mentions] + [(p, True) for p in found.trees]
+        text += _copied(found.sources)
+    roots = list(dict.fromkeys((project, os.path.realpath(project))))
+    for path, tree in places or [("", False)]:
+        for absolute, rel in _resolved(path, base, roots) if path else [(None, None)]:
+            found_lines = [
+                ln
+                for g, c, ln in watches
+                if ln not in hits and (hit(g, c, absolute, rel, command, text) or (tree and _inside(g, c, rel)))
+            ]
+            if found_lines and rel:
+                what = f"{tool} on {rel}"
+            hits += found_lines
     return hits, what
+
+
+def _resolved(path: str, base: str, roots: list[str]) -> list[tuple[str, str]]:
+    """A target as written and with its symbolic links resolved (a link in the working folder or in the path), each
+    with its path from the project (as named, and as resolved): a guard's glob is matched against each."""
+    absolute = os.path.normpath(os.path.join(base, path))
+    out = [(absolute, os.path.relpath(absolute, roots[0]))]
+    for place in dict.fromkeys((absolute, os.path.realpath(absolute))):
+        for root in roots:
+            rel = os.path.relpath(place, root)
+            if not rel.startswith(".."):
+                out.append((place, rel))
+    return list(dict.fromkeys(out))
+
+
+def _inside(guard: str | None, contains: str | None, rel: str | None) -> bool:
+    """A folder removed or moved whole (`rm -r calc`) writes what a path guard names inside it."""
+    if guard is None or contains is not None or not rel or rel.startswith(".."):
+        return False
+    folder = "" if rel == "." else rel.rstrip("/") + "/"
+    return guard.startswith(folder) or fnmatch.fnmatchcase(folder + os.path.basename(guard), guard)
+
+
+COPIED_BYTES = 1 << 20  # the most bytes of the files a command copies that are read for a `contains`
+
+
+def _copied(sources: list[str]) -> str:
+    """What the regular files a command copies hold (their first COPIED_BYTES in all), for a `contains`."""
+    import stat
+
+    parts: list[str] = []
+    room = COPIED_BYTES
+    for path in sources[:64]:
+        if room <= 0:
+            break
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            continue
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                data = os.read(fd, room)
+                room -= len(data)
+                parts.append(data.decode("utf-8", "replace"))
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return "\n" + "\n".join(parts) if parts else ""
 
 
 def _reason(harness: ModuleType, tool: object, what: str, where: str, hits: list[str], watches: list[Watch]) -> str:
