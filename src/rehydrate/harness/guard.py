@@ -300,6 +300,10 @@ def guard(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Ans
         if known and not paths and command is None:
             return Answer()
         return _answer(harness, event, root, _blind(root, tool, str(e)))
+    if watches:  # the check by effect's snapshot, taken before the call if it was not (it says nothing here)
+        from rehydrate.harness import effect
+
+        effect.check(root, "", report=False)
     if not whole and any(contains for _, contains, _ in watches):
         known = False  # what the call writes was not read whole: a `contains` cannot be ruled out
     if known and not paths and command is None:
