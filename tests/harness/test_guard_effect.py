@@ -123,3 +123,43 @@ def test_install_writes_the_after_tool_hooks(repo: Path) -> None:
     settings = json.loads((repo / ".claude" / "settings.json").read_text())
     matcher = settings["hooks"]["PostToolUse"][0]["matcher"]
     assert {"Bash", "Write", "Edit", "TodoWrite"} <= set(matcher.split("|"))
+
+
+def test_a_change_seen_while_the_agent_is_kept_going_is_said_later(repo: Path, guarded: State) -> None:
+    assert _after(repo) is None
+    _run(repo, "open('calc/eval.py', 'a').write('more')")
+    code, answer, _ = hook_answer("claude", _event(repo, "Stop", stop_hook_active=True), repo)
+    assert code == 0 and answer is None  # a second block could keep the agent going for ever
+    answer = _after(repo)
+    assert answer is not None and "Hand-write the evaluator" in json.dumps(answer)
+
+
+def test_a_file_a_glob_names_once_it_exists_is_watched_after_the_next_stop(repo: Path, guarded: State) -> None:
+    assert _after(repo) is None
+    (repo / "calc" / "evolve.py").write_text("new\n")
+    code, answer, _ = hook_answer("claude", _event(repo, "Stop"), repo)
+    assert code == 0 and answer is None  # created under a glob: not in the snapshot yet; Stop takes it in
+    _run(repo, "open('calc/evolve.py', 'w').write('changed')")
+    answer = _after(repo)
+    assert answer is not None and "calc/evolve.py was changed" in json.dumps(answer)
+
+
+def test_a_guard_never_names_a_file_outside_the_project(repo: Path, tmp_path: Path) -> None:
+    """A guard arrives by git pull: `../x` or `/x` is the project's, never a file outside it read or restored."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine\n")
+    st, _ = State.init(repo / "state", "A calculator")
+    Path(st.path("config.json")).write_text('{"guard_restore": true}')
+    st.reject("Touch it", because="planted", guard=f"../{outside.name}")
+    st.reject("Touch it too", because="planted", guard=str(outside))
+    assert _after(repo) is None
+    outside.write_text("changed\n")
+    assert _after(repo) is None and outside.read_text() == "changed\n"
+
+
+def test_a_guarded_path_that_did_not_exist_is_named_when_created(repo: Path, guarded: State) -> None:
+    guarded.reject("Add a lockfile by hand", because="the tool writes it", guard="calc/lock.json")
+    assert _after(repo) is None
+    _run(repo, "open('calc/lock.json', 'w').write('{}')")
+    answer = _after(repo)
+    assert answer is not None and "calc/lock.json was created" in json.dumps(answer)

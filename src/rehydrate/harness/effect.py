@@ -10,13 +10,14 @@ per guarded file otherwise; a file is hashed only when its stat changed.
 The snapshot (`<local_dir>/guard/snapshot`, store/local.py: in the worktree's own git folder, never committed) holds,
 for each guarded file (at most MAX_FILES), its size, mtime, inode and sha256 ("" for a guarded path that does not
 exist), and the rejected approaches that guard it. Its first line says which 10_invariants.md it was built from and
-how many files it holds: while the view is unchanged and it holds none, a call ends there, nothing parsed. A changed
-view (a new rejected approach) rebuilds it, after comparing the files the old one held. A path glob is matched against
-the work tree from its longest folder without a wildcard, at most MAX_WALK entries looked at (`.git` and the state
-folder left out, linked folders not followed); a guard without a `/` watches a file name anywhere, so the whole tree.
-A file past those caps, and a file that a glob names but that did not exist when the snapshot was built, are not
-checked by effect until the next rebuild (each Stop rebuilds it). A `contains` without a `guard` names no file: it is
-checked before the call only.
+how much it watches (rejected approaches with a watch, files, changes not yet said): while the view is unchanged and
+it watches nothing, a call ends there, nothing parsed. A changed view (a new rejected approach) rebuilds it, after
+comparing the files the old one held, and so does each Stop. A path glob is matched against the work tree from its
+longest folder without a wildcard, at most MAX_WALK entries looked at (`.git`, the state folder and SKIP's folders
+left out, linked folders not followed); a guard without a `/` watches a file name anywhere, so the whole tree. A file
+past those caps, and a file that a glob names but that did not exist at the last rebuild, are not checked by effect
+until the next one. A `contains` without a `guard` names no file: it is checked before the call only. A guard is the
+project's: one that names a file outside it (`../x`, `/x`) is not looked at.
 
 The restore copy is the file's bytes when the guard last looked (at most MAX_COPY each, MAX_COPIES in all, kept in
 `<local_dir>/guard/copies/`), not git's: the human's own uncommitted edits to a guarded file are kept, and no git
@@ -58,7 +59,7 @@ def after_tool(harness: ModuleType, event: dict[str, Any], whole: bool = True) -
     notice = check_event(event, f"this {_clean(tool)} call" if isinstance(tool, str) else "the last tool call")
     then = getattr(harness, "AFTER_TOOL", None)
     other = Answer()
-    if then is not None and (then != "tasks" or tool not in _writing_tools(harness)):  # (never a task tool)
+    if then is not None and (then != "tasks" or not _writing_tools(harness, tool)):  # (never a task tool)
         from rehydrate.harness.hook import HANDLERS
 
         module, function = HANDLERS[then]
@@ -76,16 +77,21 @@ def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answ
     reason: it can undo the change before the human reads the turn), else the usual stop (events.stop)."""
     from rehydrate.harness import events
 
-    notice = check_event(event, "this turn", rebuild=True)
-    if notice is None or event.get("stop_hook_active"):
+    # While a stop hook keeps the agent going (stop_hook_active), what changed is kept for the next check to say:
+    # a second block could keep it going for ever.
+    active = bool(event.get("stop_hook_active"))
+    notice = check_event(event, "this turn", rebuild=True, report=not active)
+    if notice is None:
         return events.stop(harness, event, whole)
     from rehydrate import safejson
 
     return Answer(stdout=safejson.dumps({"decision": "block", "reason": notice}))
 
 
-def _writing_tools(harness: ModuleType) -> tuple[str, ...]:
-    return (*harness.SHELL_TOOLS, *harness.PATCH_TOOLS, *harness.EDIT_TOOLS)
+def _writing_tools(harness: ModuleType, tool: object) -> bool:
+    """An edit, a command or a patch (the shell's and the patch's names first: a harness's EDIT_TOOLS may load its
+    transcript module, which a command's call does not need)."""
+    return tool in harness.SHELL_TOOLS or tool in harness.PATCH_TOOLS or tool in harness.EDIT_TOOLS
 
 
 def _told(harness: ModuleType, event_name: str, notice: str, other: Answer) -> Answer:
@@ -120,13 +126,13 @@ def _clean(value: object) -> str:
 # ------------------------------------------------------------------------------------------------ the check
 
 
-def check_event(event: dict[str, Any], what: str, rebuild: bool = False) -> str | None:
+def check_event(event: dict[str, Any], what: str, rebuild: bool = False, report: bool = True) -> str | None:
     """The check by effect for the state the event's cwd finds: the notice for the model, or None."""
     from rehydrate.store.locate import locate
 
     cwd = event.get("cwd")
     root = locate(None, cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
-    return check(root, what, rebuild=rebuild)
+    return check(root, what, rebuild=rebuild, report=report)
 
 
 def check(root: str, what: str, *, rebuild: bool = False, report: bool = True) -> str | None:
@@ -138,15 +144,15 @@ def check(root: str, what: str, *, rebuild: bool = False, report: bool = True) -
     view = _fingerprint(os.path.join(root, views.INVARIANTS))
     folder = _folder(root)
     head, body = _read(os.path.join(folder, SNAPSHOT))
-    if head == (view, 0) and not rebuild:
+    if head == (view, 0):
         return None  # nothing guarded, and nothing new in 10_invariants.md: the common case, a few system calls
     snap = _parse(body) if head is not None else None
     if snap is None and head is not None and head[1] == 0:
         snap = {"watches": [], "files": {}, "pending": []}
-    restore = _restore_wanted(root)
+    restore = _Restore(root)
     changes = list(snap.get("pending", [])) if snap else []
     if snap:
-        changes += _compare(snap, restore, folder)
+        changes += _compare(snap, restore, folder, os.path.dirname(os.path.abspath(root)))
     if snap is None or head is None or head[0] != view or rebuild:
         fresh = _build(root, restore, folder, snap)
         if fresh is not None:
@@ -214,16 +220,26 @@ def _parse(body: bytes) -> dict[str, Any] | None:
     return snap
 
 
-def _restore_wanted(root: str) -> bool:
-    from rehydrate.harness.hook import config
+class _Restore:
+    """Whether the user asked for restores (`"guard_restore": true` in state/config.json), read when first needed:
+    a check that finds every file as it was never reads the config."""
 
-    return config(root).get("guard_restore") is True
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.known: bool | None = None
+
+    def __bool__(self) -> bool:
+        if self.known is None:
+            from rehydrate.harness.hook import config
+
+            self.known = config(self.root).get("guard_restore") is True
+        return self.known
 
 
 # ------------------------------------------------------------------------------------------------ comparing
 
 
-def _compare(snap: dict[str, Any], restore: bool, folder: str) -> list[dict[str, Any]]:
+def _compare(snap: dict[str, Any], restore: _Restore, folder: str, project: str) -> list[dict[str, Any]]:
     """The guarded files that changed since the snapshot, each as a change (path, how, the rejected approaches'
     lines that apply, whether it was restored); the snapshot's entries brought up to date."""
     watches = snap["watches"]
@@ -244,7 +260,7 @@ def _compare(snap: dict[str, Any], restore: bool, folder: str) -> list[dict[str,
         ]
         restored = False
         if lines and restore and how != "created":
-            restored = _put_back(path, entry[3], folder)
+            restored = _put_back(path, entry[3], folder, project)
             if restored:
                 new_entry = list(entry)
         snap["files"][path] = new_entry
@@ -304,7 +320,7 @@ def _hash(path: str, st: os.stat_result) -> tuple[str, bytes | None]:
     return hashlib.sha256(data).hexdigest(), data
 
 
-def _put_back(path: str, sha: str, folder: str) -> bool:
+def _put_back(path: str, sha: str, folder: str, project: str) -> bool:
     """The file as the snapshot saw it, from its restore copy (written to a temporary file beside it, then renamed
     over it: never half-written); False when there is no copy."""
     copy = os.path.join(folder, "copies", sha)
@@ -318,6 +334,8 @@ def _put_back(path: str, sha: str, folder: str) -> bool:
     if len(data) > MAX_COPY or hashlib.sha256(data).hexdigest() != sha:
         return False
     target = os.path.realpath(path)
+    if not _inside_project(target, os.path.realpath(project)):
+        return False  # a guarded path that links out of the project is named, never written through
     tmp = f"{target}.rehydrate-restore.{os.getpid()}"
     try:
         with open(tmp, "xb") as f:
@@ -337,7 +355,7 @@ def _put_back(path: str, sha: str, folder: str) -> bool:
 # ------------------------------------------------------------------------------------------------ building
 
 
-def _build(root: str, restore: bool, folder: str, old: dict[str, Any] | None) -> dict[str, Any] | None:
+def _build(root: str, restore: _Restore, folder: str, old: dict[str, Any] | None) -> dict[str, Any] | None:
     """A snapshot of the files the rejected approaches' guards name now; None when they cannot be read (the old one
     is kept, and the check before each call fails closed)."""
     from rehydrate.harness import guard
@@ -387,8 +405,10 @@ def _guarded(project: str, state_root: str, pattern: str, walked: list[int]) -> 
     glob, which matches a file's name anywhere), MAX_WALK entries in all at most."""
     from rehydrate.harness.guard import matches
 
+    pattern = pattern.lstrip("/")  # a guard is the project's: `/etc/x` or `../x` never names a file outside it
     if not any(c in pattern for c in "*?[") and "/" in pattern:
-        return [os.path.normpath(os.path.join(project, pattern.lstrip("/")))]
+        path = os.path.normpath(os.path.join(project, pattern))
+        return [path] if _inside_project(path, project) else []
     fixed = pattern.split("/")
     prefix: list[str] = []
     for part in fixed[:-1]:
@@ -396,6 +416,8 @@ def _guarded(project: str, state_root: str, pattern: str, walked: list[int]) -> 
             break
         prefix.append(part)
     start = os.path.normpath(os.path.join(project, *prefix)) if prefix else project
+    if not _inside_project(start, project):
+        return []
     state = os.path.abspath(state_root)
     out: list[str] = []
     stack = [start]
@@ -416,7 +438,12 @@ def _guarded(project: str, state_root: str, pattern: str, walked: list[int]) -> 
     return out
 
 
-def _save(folder: str, view: str, snap: dict[str, Any], restore: bool) -> None:
+def _inside_project(path: str, project: str) -> bool:
+    rel = os.path.relpath(path, project)
+    return rel != ".." and not rel.startswith(".." + os.sep) and not os.path.isabs(rel)
+
+
+def _save(folder: str, view: str, snap: dict[str, Any], restore: _Restore) -> None:
     """The snapshot written whole (a temporary file renamed over it); with restore, each guarded file's copy. A
     snapshot that cannot be written is built again at the next call (the check costs more, it is not lost)."""
     from rehydrate import safejson
@@ -426,7 +453,8 @@ def _save(folder: str, view: str, snap: dict[str, Any], restore: bool) -> None:
         if restore:
             _copies(folder, snap)
         body = safejson.dumps(snap).encode()
-        data = f"{MAGIC} {view} {len(snap['files']) + len(snap['pending'])}\n".encode() + body
+        watched = len(snap["watches"]) + len(snap["files"]) + len(snap["pending"])  # 0: nothing to look at
+        data = f"{MAGIC} {view} {watched}\n".encode() + body
         tmp = os.path.join(folder, f".{SNAPSHOT}.{os.getpid()}")
         with open(tmp, "wb") as f:
             f.write(data)
