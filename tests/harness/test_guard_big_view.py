@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from conftest import claude_event, record_lines, run_hook
 from rehydrate.harness import guard
 from rehydrate.store import views
@@ -57,3 +59,23 @@ def test_a_view_that_cannot_be_read_fails_closed(repo: Path, state: State) -> No
     assert "cannot read" in out and views.INVARIANTS in out
     event = claude_event(repo, "PreToolUse", tool_name="Read", tool_input={"file_path": "db/schema.sql"})
     assert run_hook("claude", event, repo)[1] == ""  # a tool that writes nothing is not asked about
+
+
+def test_an_unchanged_view_is_not_scanned_again(repo: Path, state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watches are kept in the check by effect's snapshot with the view's fingerprint: while 10_invariants.md is
+    as it was, a call reads the snapshot, not the view (200,000 lines would cost a scan on every tool call)."""
+    from rehydrate.harness import hook
+
+    event = json.dumps(_edit(repo)).encode()
+    assert _decision_of(hook.run("claude", event).stdout) == "ask"  # scanned, snapshot taken
+    scans: list[str] = []
+    real = guard.rejected
+
+    def counted(root: str) -> list[guard.Watch]:
+        scans.append(root)
+        return real(root)
+
+    monkeypatch.setattr(guard, "rejected", counted)
+    assert _decision_of(hook.run("claude", event).stdout) == "ask" and scans == []
+    state.invariant("Keep the lexer hand-written", because="it is measured")  # the view changes: scanned again
+    assert _decision_of(hook.run("claude", event).stdout) == "ask" and len(scans) == 1

@@ -139,13 +139,27 @@ def check(root: str, what: str, *, rebuild: bool = False, report: bool = True) -
     """Compare the guarded files with the snapshot; rebuild it when 10_invariants.md changed (or rebuild is asked);
     the notice for what changed, or None. report=False (before a tool runs): what changed is kept in the snapshot
     as pending, and said by the next check that reports."""
+    return _checked(root, what, rebuild, report)[0]
+
+
+def watched(root: str) -> list[tuple[str | None, str | None, str]]:
+    """The rejected approaches' watches, for the guard before a call: the snapshot's while 10_invariants.md is the
+    one it was built from (a view of 200,000 lines is then not scanned on every call), else scanned again
+    (guard.rejected; guard.Blind when it cannot be read) and the snapshot rebuilt with them. The guarded files are
+    compared on the way; what changed is kept for the next check to say."""
+    return _checked(root, "", False, False, want=True)[1]
+
+
+def _checked(
+    root: str, what: str, rebuild: bool, report: bool, want: bool = False
+) -> tuple[str | None, list[tuple[str | None, str | None, str]]]:
     from rehydrate.store import views
 
     view = _fingerprint(os.path.join(root, views.INVARIANTS))
     folder = _folder(root)
     head, body = _read(os.path.join(folder, SNAPSHOT))
     if head == (view, 0):
-        return None  # nothing guarded, and nothing new in 10_invariants.md: the common case, a few system calls
+        return None, []  # nothing guarded, and nothing new in 10_invariants.md: the common case, a few system calls
     snap = _parse(body) if head is not None else None
     if snap is None and head is not None and head[1] == 0:
         snap = {"watches": [], "files": {}, "pending": []}
@@ -154,20 +168,36 @@ def check(root: str, what: str, *, rebuild: bool = False, report: bool = True) -
     if snap:
         changes += _compare(snap, restore, folder, os.path.dirname(os.path.abspath(root)))
     if snap is None or head is None or head[0] != view or rebuild:
-        fresh = _build(root, restore, folder, snap)
-        if fresh is not None:
-            snap = fresh
+        from rehydrate.harness import guard
+
+        try:
+            found = guard.rejected(root)
+        except guard.Blind:
+            if want:
+                raise
+            found = None  # the old snapshot is kept, and the check before each call fails closed
+        if found is not None:
+            snap = _build(root, snap, found)
     if snap is None:
-        return None
+        return None, []
     snap["pending"] = [] if report else changes
     from rehydrate import safejson
 
     if head is None or head[0] != view or rebuild or safejson.dumps(snap).encode() != body:
         _save(folder, view, snap, restore)  # (a check that found every file as it was writes nothing)
+    watches = [_watch(w) for w in snap["watches"]]
     if not report or not changes:
-        return None
+        return None, watches
     _log(folder, changes, what)
-    return _notice(root, what, changes)
+    return _notice(root, what, changes), watches
+
+
+def _watch(item: object) -> tuple[str | None, str | None, str]:
+    """A watch as the snapshot keeps it ([guard, contains, line]); anything else watches nothing."""
+    if isinstance(item, list) and len(item) == 3 and isinstance(item[2], str):
+        g, c = item[0], item[1]
+        return (g if isinstance(g, str) else None, c if isinstance(c, str) else None, item[2])
+    return (None, None, "")
 
 
 def _fingerprint(path: str) -> str:
@@ -355,15 +385,9 @@ def _put_back(path: str, sha: str, folder: str, project: str) -> bool:
 # ------------------------------------------------------------------------------------------------ building
 
 
-def _build(root: str, restore: _Restore, folder: str, old: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A snapshot of the files the rejected approaches' guards name now; None when they cannot be read (the old one
-    is kept, and the check before each call fails closed)."""
-    from rehydrate.harness import guard
-
-    try:
-        watches = [[g, c, line] for g, c, line in guard.rejected(root)]
-    except guard.Blind:
-        return None
+def _build(root: str, old: dict[str, Any] | None, found: list[tuple[str | None, str | None, str]]) -> dict[str, Any]:
+    """A snapshot of the files the rejected approaches' guards (found: guard.rejected's) name now."""
+    watches = [[g, c, line] for g, c, line in found]
     project = os.path.dirname(os.path.abspath(root))
     files: dict[str, list[Any]] = {}
     walked = [0]
@@ -375,12 +399,8 @@ def _build(root: str, restore: _Restore, folder: str, old: dict[str, Any] | None
                 files[path][4].append(index)
             elif len(files) < MAX_FILES:
                 files[path] = _entry(path, [index], (old or {}).get("files", {}).get(path))
-    return {
-        "watches": watches,
-        "files": files,
-        "pending": [],
-        "capped": len(files) >= MAX_FILES or walked[0] >= MAX_WALK,
-    }
+    capped = len(files) >= MAX_FILES or walked[0] >= MAX_WALK
+    return {"watches": watches, "files": files, "pending": [], "capped": capped}
 
 
 def _entry(path: str, indices: list[int], known: list[Any] | None) -> list[Any]:

@@ -294,16 +294,14 @@ def guard(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Ans
         return Answer()
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     root = locate(None, cwd if cwd and os.path.isdir(cwd) else None)
+    from rehydrate.harness import effect
+
     try:
-        watches = rejected(root)
+        watches = effect.watched(root)  # the check by effect's snapshot: taken now if it was not
     except Blind as e:  # what is rejected cannot be known: every call that writes or runs gets the decision
         if known and not paths and command is None:
             return Answer()
         return _answer(harness, event, root, _blind(root, tool, str(e)))
-    if watches:  # the check by effect's snapshot, taken before the call if it was not (it says nothing here)
-        from rehydrate.harness import effect
-
-        effect.check(root, "", report=False)
     if not whole and any(contains for _, contains, _ in watches):
         known = False  # what the call writes was not read whole: a `contains` cannot be ruled out
     if known and not paths and command is None:
