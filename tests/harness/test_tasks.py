@@ -123,11 +123,14 @@ def test_the_list_survives_a_compaction_a_clear_and_a_new_session(state: State, 
         assert "> - [in_progress] #1 Write the parser" in section and "> - [pending] #2 Wire the CLI" in section
 
 
-def test_install_asks_for_the_task_tools_only() -> None:
-    """The matchers: no other tool pays for the hook."""
-    assert claude.hook_groups("x")["PostToolUse"][0]["matcher"] == "TaskCreate|TaskUpdate|TaskList|TaskGet|TodoWrite"
-    assert codex.hook_groups("x")["PostToolUse"][0]["matcher"] == "update_plan"
-    assert gemini.hook_groups("x")["AfterTool"][0]["matcher"] == "write_todos"
+def test_install_asks_for_the_task_tools_and_the_writing_tools_only() -> None:
+    """The matchers: the task tools, and the tools that write (for the guard's check by effect); no other tool (a
+    read, a search) pays for the hook."""
+    assert claude.hook_groups("x")["PostToolUse"][0]["matcher"] == (
+        "Edit|Write|MultiEdit|NotebookEdit|Bash|TaskCreate|TaskUpdate|TaskList|TaskGet|TodoWrite|mcp__.*"
+    )
+    assert codex.hook_groups("x")["PostToolUse"][0]["matcher"] == "Bash|apply_patch|update_plan"
+    assert gemini.hook_groups("x")["AfterTool"][0]["matcher"] == "write_file|replace|run_shell_command|write_todos"
 
 
 def test_a_subagent_s_list_is_not_the_session_s(state: State, repo: Path) -> None:

@@ -32,9 +32,10 @@ EVENTS = {
     "PreCompact": "compaction_start",
     "PostCompact": "compaction_end",  # runs after SessionStart compact (Claude Code 2.1)
     "PreToolUse": "guard",
-    "PostToolUse": "tasks",  # its task tools and TodoWrite only (hook_groups): the task list mirrored into the state
-    "Stop": "stop",
+    "PostToolUse": "after_tool",  # the guard's check by effect; for its task tools, the task list mirrored
+    "Stop": "stop_checked",
 }
+AFTER_TOOL = "tasks"  # what PostToolUse does after the check by effect, for a tool that is not an edit or a command
 
 
 def home() -> str:
@@ -82,7 +83,9 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
         "PreCompact": hook_group("manual|auto", command, 30),
         "PostCompact": hook_group("manual|auto", command, 30),
         "PreToolUse": hook_group("|".join((*EDIT_TOOLS, *SHELL_TOOLS, *PATCH_TOOLS)), command, 10),
-        "PostToolUse": hook_group("|".join((*TASK_TOOLS, "TodoWrite")), command, 10),
+        "PostToolUse": hook_group(
+            "|".join((*EDIT_TOOLS, *SHELL_TOOLS, *TASK_TOOLS, "TodoWrite", "mcp__.*")), command, 10
+        ),
         "Stop": [{"hooks": [{"type": "command", "command": command, "timeout": 10}]}],  # never blocks
     }
 

@@ -32,9 +32,10 @@ EVENTS = {
     "PreCompact": "compaction_start",
     "PostCompact": "compaction_end",
     "PreToolUse": "guard",
-    "PostToolUse": "tasks",  # update_plan only: the plan mirrored into the state
-    "Stop": "stop",
+    "PostToolUse": "after_tool",  # the guard's check by effect; for update_plan, the plan mirrored into the state
+    "Stop": "stop_checked",
 }
+AFTER_TOOL = "tasks"
 
 
 def home() -> str:
@@ -81,7 +82,9 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
         "PreCompact": hook_group("manual|auto", command, 30),
         "PostCompact": hook_group("manual|auto", command, 30),
         "PreToolUse": hook_group("|".join(dict.fromkeys((*SHELL_TOOLS, *EDIT_TOOLS, *PATCH_TOOLS))), command, 10),
-        "PostToolUse": hook_group("|".join(TASK_HOOK_TOOLS), command, 10),
+        "PostToolUse": hook_group(
+            "|".join(dict.fromkeys((*SHELL_TOOLS, *EDIT_TOOLS, *PATCH_TOOLS, *TASK_HOOK_TOOLS))), command, 10
+        ),
     }
 
 

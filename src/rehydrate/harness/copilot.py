@@ -40,10 +40,13 @@ EVENTS = {
     "sessionStart": "session_start",
     "preCompact": "compaction_start",  # observe only: what it answers is ignored
     "userPromptSubmitted": "after_compaction",  # its context stays in the conversation
-    "postToolUse": "after_compaction",  # appended to the tool's result, which stays in the conversation
+    "postToolUse": "after_tool",  # the guard's check by effect, then AFTER_TOOL
     "preToolUse": "guard",
-    "agentStop": "stop",
+    "agentStop": "stop_checked",
 }
+AFTER_TOOL = (
+    "after_compaction"  # after every tool: its context is appended to the result, which stays in the conversation
+)
 # Copilot drops sessionStart's context at a compaction and sends no event after one: the brief comes back with the
 # next prompt or tool result after a `compaction` record of the session (events.after_compaction).
 FIELDS = {"sessionId": "session_id", "transcriptPath": "transcript_path", "toolName": "tool_name"}

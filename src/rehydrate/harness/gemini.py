@@ -32,8 +32,9 @@ EVENTS = {
     "PreCompress": "precompress",  # a note, not a compaction: nothing confirms that one followed
     "BeforeModel": "model_request",  # where a compressed or cleared history shows: the brief rides in the request
     "BeforeTool": "guard",
-    "AfterTool": "tasks",  # write_todos only: the list mirrored into the state
+    "AfterTool": "after_tool",  # the guard's check by effect; for write_todos, the list mirrored into the state
 }
+AFTER_TOOL = "tasks"
 # What Gemini CLI's compression service puts after the summary it makes (0.61 core, ChatCompressionService.compress):
 # the new history is [the environment's context, the summary as a user message, this as the model's reply, the turns
 # kept]. A conversation whose first model message is this, right after a user message, was compressed.
@@ -228,7 +229,7 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
         "PreCompress": group(30000),
         "BeforeModel": group(30000),
         "BeforeTool": group(10000, "|".join((*EDIT_TOOLS, *SHELL_TOOLS, *PATCH_TOOLS))),
-        "AfterTool": group(10000, "|".join(TASK_HOOK_TOOLS)),
+        "AfterTool": group(10000, "|".join((*EDIT_TOOLS, *SHELL_TOOLS, *PATCH_TOOLS, *TASK_HOOK_TOOLS))),
     }
 
 

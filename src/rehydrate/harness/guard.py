@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 ENTRY_BYTES = 1200  # a quoted rejected approach in a guard's answer, where the harness counts bytes (5 of them)
-MAX_INVARIANTS = 4 << 20
+MAX_INVARIANTS = 1 << 30  # 10_invariants.md is scanned up to this size (store/binding's bound); past it: fail closed
+SCAN_CHUNK = 1 << 20  # bytes of 10_invariants.md read at a time
+MAX_LINE = 1 << 20  # a longer rejected line is not one rehydrate wrote (its fields are capped): fail closed
 LOOKBACK = 4 << 20  # the most bytes of the logs one guard call reads, looking for records (on every tool call)
 GUARD_DECISIONS = ("ask", "deny", "warn")
 PATCH_HEADERS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ")  # Codex's apply_patch
@@ -36,21 +38,16 @@ Watch = tuple["str | None", "str | None", str]  # (guard, contains, the rejected
 # ------------------------------------------------------------------------------------------------ the watches
 
 
+class Blind(Exception):
+    """The rejected approaches cannot be read (10_invariants.md absent, not a regular file, unreadable, or holding a
+    rejected line too long to be one rehydrate wrote): the guard cannot tell what is rejected, so it fails closed."""
+
+
 def rejected(root: str) -> list[Watch]:
     """(path or command pattern, text to look for in what is written, the line) for each rejected approach that
-    10_invariants.md shows with a watch, read from its record; in the order the file shows them."""
-    from rehydrate.store import WORDS, fsio
-
-    try:
-        data = fsio.read_bytes(os.path.join(root, views.INVARIANTS), MAX_INVARIANTS, WORDS)
-    except RehydrateError:
-        return []
-    shown: dict[str, str] = {}
-    labels = (views.GUARD_LABEL, views.CONTAINS_LABEL)
-    for line in (data or b"").decode("utf-8", "replace").split("\n"):
-        ident = views.entry_id(line)
-        if ident and ident.startswith("R-") and any(label in line for label in labels):
-            shown.setdefault(ident, line)
+    10_invariants.md shows with a watch, read from its record; in the order the file shows them. Blind when the
+    file cannot be read."""
+    shown = _shown(os.path.join(root, views.INVARIANTS))
     if not shown:
         return []
     found = _recorded(os.path.join(root, views.WAL_DIR), set(shown))
@@ -61,6 +58,72 @@ def rejected(root: str) -> list[Watch]:
         if guard or contains:
             out.append((guard, contains, recorded))
     return out
+
+
+def _shown(path: str) -> dict[str, str]:
+    """Each rejected approach's line that shows a watch, by id (the first line naming an id wins), found by a scan
+    of the file's bytes, chunk by chunk, for the watches' labels: the cost is one read of the file, whatever its size
+    (up to MAX_INVARIANTS), and only the lines holding a label are decoded."""
+    from rehydrate.store import WORDS, fsio
+
+    try:
+        fd = fsio.open_read(path, WORDS)
+    except RehydrateError as e:
+        raise Blind(e.message) from None
+    if fd is None:
+        raise Blind(f"{views.INVARIANTS} is missing")
+    shown: dict[str, str] = {}
+    try:
+        carry = b""
+        skipping = False  # inside a line too long to be an entry rehydrate wrote (not a rejected one): dropped
+        offset = 0
+        while True:
+            chunk = os.read(fd, SCAN_CHUNK)
+            if not chunk:
+                break
+            offset += len(chunk)
+            if offset > MAX_INVARIANTS:
+                raise Blind(f"{views.INVARIANTS} is more than {MAX_INVARIANTS:,} bytes")
+            if skipping:
+                cut = chunk.find(b"\n")
+                if cut < 0:
+                    continue
+                chunk, skipping = chunk[cut + 1 :], False
+            buf = carry + chunk if carry else chunk
+            end = buf.rfind(b"\n") + 1
+            _labelled(buf, end, shown)
+            carry = buf[end:]
+            if len(carry) > MAX_LINE:
+                if carry.startswith(b"- R-"):
+                    raise Blind(f"{views.INVARIANTS} holds a rejected line longer than {MAX_LINE:,} bytes")
+                carry, skipping = b"", True
+    except OSError as e:
+        raise Blind(f"{views.INVARIANTS} cannot be read ({e.strerror or e})") from None
+    finally:
+        os.close(fd)
+    if carry and not skipping:
+        _labelled(carry, len(carry), shown)
+    return shown
+
+
+def _labelled(buf: bytes, end: int, shown: dict[str, str]) -> None:
+    """The rejected approaches' lines in buf[:end] (buf starts a line, end a line's end or the end of the file) that
+    hold a watch's label, by id: bytes.find for the labels, so that a view of decisions is never decoded."""
+    lines: dict[int, bytes] = {}  # by the line's offset: the file's order, whichever label was found first
+    for label in (views.GUARD_LABEL.encode(), views.CONTAINS_LABEL.encode()):
+        at = buf.find(label, 0, end)
+        while at >= 0:
+            start = buf.rfind(b"\n", 0, at) + 1
+            stop = buf.find(b"\n", at, end)
+            stop = end if stop < 0 else stop
+            if buf.startswith(b"- R-", start):
+                lines[start] = buf[start:stop]
+            at = buf.find(label, stop, end)
+    for start in sorted(lines):
+        line = lines[start].decode("utf-8", "replace")
+        ident = views.entry_id(line)
+        if ident is not None:
+            shown.setdefault(ident, line)
 
 
 def _recorded(wal_dir: str, wanted: set[str]) -> dict[str, Watch]:
@@ -231,7 +294,14 @@ def guard(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Ans
         return Answer()
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     root = locate(None, cwd if cwd and os.path.isdir(cwd) else None)
-    watches = rejected(root)
+    from rehydrate.harness import effect
+
+    try:
+        watches = effect.watched(root)  # the check by effect's snapshot: taken now if it was not
+    except Blind as e:  # what is rejected cannot be known: every call that writes or runs gets the decision
+        if known and not paths and command is None:
+            return Answer()
+        return _answer(harness, event, root, _blind(root, tool, str(e)))
     if not whole and any(contains for _, contains, _ in watches):
         known = False  # what the call writes was not read whole: a `contains` cannot be ruled out
     if known and not paths and command is None:
@@ -240,12 +310,29 @@ def guard(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Ans
     hits, what = _hits(harness, tool, tool_input, paths, command, watches, (cwd or project, project))
     if not hits and (known or not watches):
         return Answer()
+    reason = _reason(harness, tool, what, _where(root), hits, watches)
+    return _answer(harness, event, root, reason)
+
+
+def _answer(harness: ModuleType, event: dict[str, Any], root: str, reason: str) -> Answer:
+    """The configured decision (`guard` in state/config.json: ask when unset or not one of GUARD_DECISIONS)."""
     decision = config(root).get("guard", "ask")
     if decision not in GUARD_DECISIONS:
         decision = "ask"
-    where = f"{os.path.basename(root)}/{views.INVARIANTS}"
-    reason = _reason(harness, tool, what, where, hits, watches)
     return Answer(stdout=json.dumps(harness.decision(str(event.get("hook_event_name")), decision, reason)))
+
+
+def _where(root: str) -> str:
+    return f"{os.path.basename(root)}/{views.INVARIANTS}"
+
+
+def _blind(root: str, tool: object, why: str) -> str:
+    call = f"this {views.clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
+    return (
+        f"rehydrate: the guard cannot read the rejected approaches in {_where(root)} "
+        f"({views.clean(why, one_line=True)[:300]}), so it cannot tell whether {call} retries one. "
+        "Go ahead only if you know it does not; `rehydrate verify` names what is wrong with the state."
+    )
 
 
 def _hits(
@@ -257,19 +344,83 @@ def _hits(
     watches: list[Watch],
     where: tuple[str, str],
 ) -> tuple[list[str], str]:
-    """The lines of the rejected approaches the call matches, and how the call is named in the answer."""
+    """The lines of the rejected approaches the call matches, and how the call is named in the answer.
+
+    A shell command's targets are read by a shell's rules (shellwrites), each path then matched as written and with
+    its symbolic links resolved, from the project as named and as resolved. Its `contains` is looked for in the
+    command and in the files it copies into a target (a `cp notes.txt calc/eval.py` writes what notes.txt holds)."""
     text = written(harness, tool, tool_input)
     hits: list[str] = []
     what = f"the command {command!r}"[:300]
     base, project = where  # a relative path is the cwd's; a guard's glob is the project's
-    for path in paths or [""]:
-        absolute = os.path.normpath(os.path.join(base, path)) if path else None
-        rel = os.path.relpath(absolute, project) if absolute else None
-        found = [ln for g, c, ln in watches if hit(g, c, absolute, rel, command, text) and ln not in hits]
-        if found and rel:
-            what = f"{tool} on {rel}"
-        hits += found
+    places: list[tuple[str, bool]] = [(p, False) for p in paths]  # (a path, whether it is a folder written whole)
+    if command is not None and any(g is not None for g, _, _ in watches):
+        from rehydrate.harness import shellwrites
+
+        found = shellwrites.writes(command, base)
+        places += [(p, False) for p in found.paths + found.mentions] + [(p, True) for p in found.trees]
+        text += _copied(found.sources)
+    roots = list(dict.fromkeys((project, os.path.realpath(project))))
+    for path, tree in places or [("", False)]:
+        for absolute, rel in _resolved(path, base, roots) if path else [(None, None)]:
+            found_lines = [
+                ln
+                for g, c, ln in watches
+                if ln not in hits and (hit(g, c, absolute, rel, command, text) or (tree and _inside(g, c, rel)))
+            ]
+            if found_lines and rel:
+                what = f"{tool} on {rel}"
+            hits += found_lines
     return hits, what
+
+
+def _resolved(path: str, base: str, roots: list[str]) -> list[tuple[str, str]]:
+    """A target as written and with its symbolic links resolved (a link in the working folder or in the path), each
+    with its path from the project (as named, and as resolved): a guard's glob is matched against each."""
+    absolute = os.path.normpath(os.path.join(base, path))
+    out = [(absolute, os.path.relpath(absolute, roots[0]))]
+    for place in dict.fromkeys((absolute, os.path.realpath(absolute))):
+        for root in roots:
+            rel = os.path.relpath(place, root)
+            if not rel.startswith(".."):
+                out.append((place, rel))
+    return list(dict.fromkeys(out))
+
+
+def _inside(guard: str | None, contains: str | None, rel: str | None) -> bool:
+    """A folder removed or moved whole (`rm -r calc`) writes what a path guard names inside it."""
+    if guard is None or contains is not None or not rel or rel.startswith(".."):
+        return False
+    folder = "" if rel == "." else rel.rstrip("/") + "/"
+    return guard.startswith(folder) or fnmatch.fnmatchcase(folder + os.path.basename(guard), guard)
+
+
+COPIED_BYTES = 1 << 20  # the most bytes of the files a command copies that are read for a `contains`
+
+
+def _copied(sources: list[str]) -> str:
+    """What the regular files a command copies hold (their first COPIED_BYTES in all), for a `contains`."""
+    import stat
+
+    parts: list[str] = []
+    room = COPIED_BYTES
+    for path in sources[:64]:
+        if room <= 0:
+            break
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            continue
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                data = os.read(fd, room)
+                room -= len(data)
+                parts.append(data.decode("utf-8", "replace"))
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return "\n" + "\n".join(parts) if parts else ""
 
 
 def _reason(harness: ModuleType, tool: object, what: str, where: str, hits: list[str], watches: list[Watch]) -> str:

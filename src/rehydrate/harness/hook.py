@@ -42,6 +42,8 @@ HANDLERS = {
     "stop": ("events", "stop"),
     "guard": ("guard", "guard"),
     "tasks": ("tasks", "tasks"),
+    "after_tool": ("effect", "after_tool"),  # the check by effect, then the harness's AFTER_TOOL handler
+    "stop_checked": ("effect", "stop"),  # the check by effect, then stop
 }
 STATE_MARKS = (views.WAL_DIR, *views.VIEWS)  # a folder holding none of these is not a rehydrate state
 NO_STATE = "rehydrate: no state folder here, nothing to inject (`rehydrate init --goal TEXT` starts one)"

@@ -1,0 +1,567 @@
+"""The guard's check by effect: after each tool call and when the agent stops, the files that rejected approaches
+guard are compared with what they were when the guard last looked; one that changed is named to the model at once,
+with the rejected approach, written down in this worktree's guard log, and, where the user asked for it
+(`"guard_restore": true` in state/config.json), put back as it was.
+
+No check before a call sees every write (a script, a program that writes files by itself, a path built at run
+time): this one sees what happened, whatever did it. It costs a few system calls when nothing is guarded, and a stat
+per guarded file otherwise; a file is hashed only when its stat changed.
+
+The snapshot (`<local_dir>/guard/snapshot`, store/local.py: in the worktree's own git folder, never committed) holds,
+for each guarded file (at most MAX_FILES), its size, mtime, inode and sha256 ("" for a guarded path that does not
+exist), and the rejected approaches that guard it. Its first line says which 10_invariants.md it was built from and
+how much it watches (rejected approaches with a watch, files, changes not yet said): while the view is unchanged and
+it watches nothing, a call ends there, nothing parsed. A changed view (a new rejected approach) rebuilds it, after
+comparing the files the old one held, and so does each Stop. A path glob is matched against the work tree from its
+longest folder without a wildcard, at most MAX_WALK entries looked at (`.git`, the state folder and SKIP's folders
+left out, linked folders not followed); a guard without a `/` watches a file name anywhere, so the whole tree. A file
+past those caps, and a file that a glob names but that did not exist at the last rebuild, are not checked by effect
+until the next one. A `contains` without a `guard` names no file: it is checked before the call only. A guard is the
+project's: one that names a file outside it (`../x`, `/x`) is not looked at.
+
+The restore copy is the file's bytes when the guard last looked (at most MAX_COPY each, MAX_COPIES in all, kept in
+`<local_dir>/guard/copies/`), not git's: the human's own uncommitted edits to a guarded file are kept, and no git
+process is run. A guarded file the call created is named, never removed.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rehydrate.harness.hook import Answer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
+FOLDER = "guard"
+SNAPSHOT = "snapshot"
+LOG = "changes.jsonl"
+MAGIC = "rehydrate-guard-snapshot 1"
+MAX_FILES = 256  # guarded files held by the snapshot (each costs a stat on every tool call)
+MAX_WALK = 20000  # entries of the work tree looked at to match the guards' globs, in all
+MAX_HASH = 64 << 20  # a larger file is compared by its stat alone
+MAX_COPY = 1 << 20  # a larger file has no restore copy
+MAX_COPIES = 16 << 20  # restore copies, in all
+MAX_SNAPSHOT = 4 << 20
+MAX_LOG = 1 << 20  # the guard log's size: past it, it becomes guard/changes.1.jsonl (replacing the one before)
+SKIP = frozenset((".git", "node_modules", ".venv", "__pycache__"))
+
+
+# ------------------------------------------------------------------------------------------------ the handlers
+
+
+def after_tool(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    """After a tool call: what the guarded files' check by effect found, then what the event did before (the task
+    list's mirror, the brief after a compaction: the harness's AFTER_TOOL), in one answer."""
+    tool = event.get("tool_name")
+    notice = check_event(event, f"this {_clean(tool)} call" if isinstance(tool, str) else "the last tool call")
+    then = getattr(harness, "AFTER_TOOL", None)
+    other = Answer()
+    if then is not None and (then != "tasks" or not _writing_tools(harness, tool)):  # (never a task tool)
+        from rehydrate.harness.hook import HANDLERS
+
+        module, function = HANDLERS[then]
+        __import__(f"rehydrate.harness.{module}")
+        import sys
+
+        other = getattr(sys.modules[f"rehydrate.harness.{module}"], function)(harness, event, whole)
+    if notice is None:
+        return other
+    return _told(harness, str(event.get("hook_event_name")), notice, other)
+
+
+def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    """When the agent stops: the check by effect (a change found keeps the agent going once, with the notice as its
+    reason: it can undo the change before the human reads the turn), else the usual stop (events.stop)."""
+    from rehydrate.harness import events
+
+    # While a stop hook keeps the agent going (stop_hook_active), what changed is kept for the next check to say:
+    # a second block could keep it going for ever.
+    active = bool(event.get("stop_hook_active"))
+    notice = check_event(event, "this turn", rebuild=True, report=not active)
+    if notice is None:
+        return events.stop(harness, event, whole)
+    from rehydrate import safejson
+
+    return Answer(stdout=safejson.dumps({"decision": "block", "reason": notice}))
+
+
+def _writing_tools(harness: ModuleType, tool: object) -> bool:
+    """An edit, a command or a patch (the shell's and the patch's names first: a harness's EDIT_TOOLS may load its
+    transcript module, which a command's call does not need)."""
+    return tool in harness.SHELL_TOOLS or tool in harness.PATCH_TOOLS or tool in harness.EDIT_TOOLS
+
+
+def _told(harness: ModuleType, event_name: str, notice: str, other: Answer) -> Answer:
+    """The notice in the harness's context shape for this event, with the other handler's context after it."""
+    from rehydrate import safejson
+    from rehydrate.harness.hook import said
+
+    text = notice
+    if other.stdout:
+        try:
+            given = safejson.loads(other.stdout)
+        except ValueError:
+            given = None
+        extra = given.get("additionalContext") if isinstance(given, dict) else None
+        specific = given.get("hookSpecificOutput") if isinstance(given, dict) else None
+        if extra is None and isinstance(specific, dict):
+            extra = specific.get("additionalContext")
+        if isinstance(extra, str):
+            text = f"{notice}\n\n{extra}"
+    shaped = safejson.loads(said(harness, event_name, text))
+    if isinstance(shaped, dict) and "hookSpecificOutput" in shaped:
+        shaped["systemMessage"] = notice  # shown to the user too, where the harness shows one
+    return Answer(stdout=safejson.dumps(shaped), stderr=other.stderr)
+
+
+def _clean(value: object) -> str:
+    from rehydrate.store.views import clean
+
+    return clean(str(value), one_line=True)[:80]
+
+
+# ------------------------------------------------------------------------------------------------ the check
+
+
+def check_event(event: dict[str, Any], what: str, rebuild: bool = False, report: bool = True) -> str | None:
+    """The check by effect for the state the event's cwd finds: the notice for the model, or None."""
+    from rehydrate.store.locate import locate
+
+    cwd = event.get("cwd")
+    root = locate(None, cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+    return check(root, what, rebuild=rebuild, report=report)
+
+
+def check(root: str, what: str, *, rebuild: bool = False, report: bool = True) -> str | None:
+    """Compare the guarded files with the snapshot; rebuild it when 10_invariants.md changed (or rebuild is asked);
+    the notice for what changed, or None. report=False (before a tool runs): what changed is kept in the snapshot
+    as pending, and said by the next check that reports."""
+    return _checked(root, what, rebuild, report)[0]
+
+
+def watched(root: str) -> list[tuple[str | None, str | None, str]]:
+    """The rejected approaches' watches, for the guard before a call: the snapshot's while 10_invariants.md is the
+    one it was built from (a view of 200,000 lines is then not scanned on every call), else scanned again
+    (guard.rejected; guard.Blind when it cannot be read) and the snapshot rebuilt with them. The guarded files are
+    compared on the way; what changed is kept for the next check to say."""
+    return _checked(root, "", False, False, want=True)[1]
+
+
+def _checked(
+    root: str, what: str, rebuild: bool, report: bool, want: bool = False
+) -> tuple[str | None, list[tuple[str | None, str | None, str]]]:
+    from rehydrate.store import views
+
+    view = _fingerprint(os.path.join(root, views.INVARIANTS))
+    folder = _folder(root)
+    head, body = _read(os.path.join(folder, SNAPSHOT))
+    if head == (view, 0):
+        return None, []  # nothing guarded, and nothing new in 10_invariants.md: the common case, a few system calls
+    snap = _parse(body) if head is not None else None
+    if snap is None and head is not None and head[1] == 0:
+        snap = {"watches": [], "files": {}, "pending": []}
+    restore = _Restore(root)
+    changes = list(snap.get("pending", [])) if snap else []
+    if snap:
+        changes += _compare(snap, restore, folder, os.path.dirname(os.path.abspath(root)))
+    if snap is None or head is None or head[0] != view or rebuild:
+        from rehydrate.harness import guard
+
+        try:
+            found = guard.rejected(root)
+        except guard.Blind:
+            if want:
+                raise
+            found = None  # the old snapshot is kept, and the check before each call fails closed
+        if found is not None:
+            snap = _build(root, snap, found)
+    if snap is None:
+        return None, []
+    snap["pending"] = [] if report else changes
+    from rehydrate import safejson
+
+    if head is None or head[0] != view or rebuild or safejson.dumps(snap).encode() != body:
+        _save(folder, view, snap, restore)  # (a check that found every file as it was writes nothing)
+    watches = [_watch(w) for w in snap["watches"]]
+    if not report or not changes:
+        return None, watches
+    _log(folder, changes, what)
+    return _notice(root, what, changes), watches
+
+
+def _watch(item: object) -> tuple[str | None, str | None, str]:
+    """A watch as the snapshot keeps it ([guard, contains, line]); anything else watches nothing."""
+    if isinstance(item, list) and len(item) == 3 and isinstance(item[2], str):
+        g, c = item[0], item[1]
+        return (g if isinstance(g, str) else None, c if isinstance(c, str) else None, item[2])
+    return (None, None, "")
+
+
+def _fingerprint(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{st.st_size}.{st.st_mtime_ns}.{st.st_ino}"
+
+
+def _folder(root: str) -> str:
+    from rehydrate.store import local
+
+    return os.path.join(local.local_dir(root), FOLDER)
+
+
+def _read(path: str) -> tuple[tuple[str, int] | None, bytes]:
+    """The snapshot's first line (the view it was built from, how many files) and the rest; (None, b"") for a
+    missing, damaged or foreign one (a cache: it is then rebuilt)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None, b""
+    try:
+        data = os.read(fd, MAX_SNAPSHOT + 1)
+    except OSError:
+        return None, b""
+    finally:
+        os.close(fd)
+    line, _, body = data.partition(b"\n")
+    parts = line.decode("ascii", "replace").rsplit(" ", 2)
+    if len(data) > MAX_SNAPSHOT or len(parts) != 3 or parts[0] != MAGIC or not parts[2].isdigit():
+        return None, b""
+    return (parts[1], int(parts[2])), body
+
+
+def _parse(body: bytes) -> dict[str, Any] | None:
+    from rehydrate import safejson
+
+    try:
+        snap = safejson.loads(body) if body.strip() else None
+    except ValueError:
+        return None
+    if (
+        not isinstance(snap, dict)
+        or not isinstance(snap.get("watches"), list)
+        or not isinstance(snap.get("files"), dict)
+    ):
+        return None
+    return snap
+
+
+class _Restore:
+    """Whether the user asked for restores (`"guard_restore": true` in state/config.json), read when first needed:
+    a check that finds every file as it was never reads the config."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.known: bool | None = None
+
+    def __bool__(self) -> bool:
+        if self.known is None:
+            from rehydrate.harness.hook import config
+
+            self.known = config(self.root).get("guard_restore") is True
+        return self.known
+
+
+# ------------------------------------------------------------------------------------------------ comparing
+
+
+def _compare(snap: dict[str, Any], restore: _Restore, folder: str, project: str) -> list[dict[str, Any]]:
+    """The guarded files that changed since the snapshot, each as a change (path, how, the rejected approaches'
+    lines that apply, whether it was restored); the snapshot's entries brought up to date."""
+    watches = snap["watches"]
+    changes: list[dict[str, Any]] = []
+    for path, entry in list(snap["files"].items()):
+        if not isinstance(entry, list) or len(entry) != 5:
+            del snap["files"][path]
+            continue
+        now = _look(path, entry)
+        if now is None:
+            continue  # as it was
+        new_entry, content = now
+        how = "deleted" if not new_entry[3] else ("created" if not entry[3] else "changed")
+        lines = [
+            str(watches[i][2])
+            for i in entry[4]
+            if isinstance(i, int) and 0 <= i < len(watches) and _applies(watches[i], how, content)
+        ]
+        restored = False
+        if lines and restore and how != "created":
+            restored = _put_back(path, entry[3], folder, project)
+            if restored:
+                new_entry = list(entry)
+        snap["files"][path] = new_entry
+        if lines:
+            changes.append({"path": path, "how": how, "lines": lines[:5], "restored": restored,
+                            "sha256": new_entry[3] if not restored else entry[3]})  # fmt: skip
+    return changes
+
+
+def _applies(watch: list[Any], how: str, content: bytes | None) -> bool:
+    """A rejected approach that guards the file applies to its change: always, unless it watches for a text
+    (`contains`): then only when the file now holds it."""
+    contains = watch[1] if len(watch) > 1 else None
+    if not isinstance(contains, str) or not contains:
+        return True
+    return how != "deleted" and content is not None and contains.encode("utf-8", "surrogatepass") in content
+
+
+def _look(path: str, entry: list[Any]) -> tuple[list[Any], bytes | None] | None:
+    """The file's entry now and its bytes (when they were read), or None when it is as the entry says: the stat
+    first, the bytes hashed only when the stat changed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None if not entry[3] else ([0, 0, 0, "", entry[4]], None)
+    if entry[3] and [st.st_size, st.st_mtime_ns, st.st_ino] == entry[:3]:
+        return None
+    sha, content = _hash(path, st)
+    new = [st.st_size, st.st_mtime_ns, st.st_ino, sha, entry[4]]
+    if sha == entry[3]:
+        entry[:3] = new[:3]  # touched, not changed
+        return None
+    return new, content
+
+
+def _hash(path: str, st: os.stat_result) -> tuple[str, bytes | None]:
+    """The file's sha256 and its bytes; past MAX_HASH (or unreadable), a mark made of its stat."""
+    import hashlib
+    import stat
+
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_HASH:
+        return f"stat:{st.st_mode:o}:{st.st_size}:{st.st_mtime_ns}", None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return f"unreadable:{st.st_size}:{st.st_mtime_ns}", None
+    try:
+        parts = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            parts.append(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(parts)
+    return hashlib.sha256(data).hexdigest(), data
+
+
+def _put_back(path: str, sha: str, folder: str, project: str) -> bool:
+    """The file as the snapshot saw it, from its restore copy (written to a temporary file beside it, then renamed
+    over it: never half-written); False when there is no copy."""
+    copy = os.path.join(folder, "copies", sha)
+    try:
+        with open(copy, "rb") as f:
+            data = f.read(MAX_COPY + 1)
+    except OSError:
+        return False
+    import hashlib
+
+    if len(data) > MAX_COPY or hashlib.sha256(data).hexdigest() != sha:
+        return False
+    target = os.path.realpath(path)
+    if not _inside_project(target, os.path.realpath(project)):
+        return False  # a guarded path that links out of the project is named, never written through
+    tmp = f"{target}.rehydrate-restore.{os.getpid()}"
+    try:
+        with open(tmp, "xb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------------------------------ building
+
+
+def _build(root: str, old: dict[str, Any] | None, found: list[tuple[str | None, str | None, str]]) -> dict[str, Any]:
+    """A snapshot of the files the rejected approaches' guards (found: guard.rejected's) name now."""
+    watches = [[g, c, line] for g, c, line in found]
+    project = os.path.dirname(os.path.abspath(root))
+    files: dict[str, list[Any]] = {}
+    walked = [0]
+    for index, (pattern, _, _) in enumerate(watches):
+        if not isinstance(pattern, str) or " " in pattern:
+            continue  # no guard, or a command pattern: checked before the call only
+        for path in _guarded(project, root, pattern, walked):
+            if path in files:
+                files[path][4].append(index)
+            elif len(files) < MAX_FILES:
+                files[path] = _entry(path, [index], (old or {}).get("files", {}).get(path))
+    capped = len(files) >= MAX_FILES or walked[0] >= MAX_WALK
+    return {"watches": watches, "files": files, "pending": [], "capped": capped}
+
+
+def _entry(path: str, indices: list[int], known: list[Any] | None) -> list[Any]:
+    """A file's entry: its stat and sha256 ("" when absent), taken from the old snapshot when the stat is the same."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [0, 0, 0, "", indices]
+    if (
+        isinstance(known, list)
+        and len(known) == 5
+        and known[3]
+        and known[:3] == [st.st_size, st.st_mtime_ns, st.st_ino]
+    ):
+        return [*known[:4], indices]
+    return [st.st_size, st.st_mtime_ns, st.st_ino, _hash(path, st)[0], indices]
+
+
+def _guarded(project: str, state_root: str, pattern: str, walked: list[int]) -> list[str]:
+    """The files of the work tree a guard names: a plain path as it is (existing or not: its creation is a change),
+    a glob matched against the tree from its longest folder without a wildcard (the whole tree for a bare file-name
+    glob, which matches a file's name anywhere), MAX_WALK entries in all at most."""
+    from rehydrate.harness.guard import matches
+
+    pattern = pattern.lstrip("/")  # a guard is the project's: `/etc/x` or `../x` never names a file outside it
+    if not any(c in pattern for c in "*?[") and "/" in pattern:
+        path = os.path.normpath(os.path.join(project, pattern))
+        return [path] if _inside_project(path, project) else []
+    fixed = pattern.split("/")
+    prefix: list[str] = []
+    for part in fixed[:-1]:
+        if any(c in part for c in "*?["):
+            break
+        prefix.append(part)
+    start = os.path.normpath(os.path.join(project, *prefix)) if prefix else project
+    if not _inside_project(start, project):
+        return []
+    state = os.path.abspath(state_root)
+    out: list[str] = []
+    stack = [start]
+    while stack and walked[0] < MAX_WALK and len(out) < MAX_FILES:
+        here = stack.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            continue
+        for item in sorted(entries, key=lambda e: e.name):
+            walked[0] += 1
+            if item.name in SKIP or item.path == state:
+                continue
+            if item.is_dir(follow_symlinks=False):
+                stack.append(item.path)
+            elif matches(pattern, item.path, os.path.relpath(item.path, project), None):
+                out.append(item.path)
+    return out
+
+
+def _inside_project(path: str, project: str) -> bool:
+    rel = os.path.relpath(path, project)
+    return rel != ".." and not rel.startswith(".." + os.sep) and not os.path.isabs(rel)
+
+
+def _save(folder: str, view: str, snap: dict[str, Any], restore: _Restore) -> None:
+    """The snapshot written whole (a temporary file renamed over it); with restore, each guarded file's copy. A
+    snapshot that cannot be written is built again at the next call (the check costs more, it is not lost)."""
+    from rehydrate import safejson
+
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if restore:
+            _copies(folder, snap)
+        body = safejson.dumps(snap).encode()
+        watched = len(snap["watches"]) + len(snap["files"]) + len(snap["pending"])  # 0: nothing to look at
+        data = f"{MAGIC} {view} {watched}\n".encode() + body
+        tmp = os.path.join(folder, f".{SNAPSHOT}.{os.getpid()}")
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, os.path.join(folder, SNAPSHOT))
+    except OSError:
+        pass
+
+
+def _copies(folder: str, snap: dict[str, Any]) -> None:
+    """Each guarded file's bytes as the snapshot saw them (by sha256), for a restore; MAX_COPY each and MAX_COPIES in
+    all at most; the copies no entry names removed."""
+    import hashlib
+
+    where = os.path.join(folder, "copies")
+    os.makedirs(where, mode=0o700, exist_ok=True)
+    wanted: set[str] = set()
+    room = MAX_COPIES
+    for path, entry in snap["files"].items():
+        sha, size = entry[3], entry[0]
+        if not sha or len(sha) != 64 or size > MAX_COPY or size > room:
+            continue
+        room -= size
+        wanted.add(sha)
+        copy = os.path.join(where, sha)
+        if os.path.exists(copy):
+            continue
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_COPY + 1)
+        except OSError:
+            continue
+        if hashlib.sha256(data).hexdigest() == sha:
+            with open(copy, "wb") as f:
+                f.write(data)
+    for name in os.listdir(where):
+        if name not in wanted:
+            try:
+                os.unlink(os.path.join(where, name))
+            except OSError:
+                pass
+
+
+# ------------------------------------------------------------------------------------------------ telling
+
+
+def _log(folder: str, changes: list[dict[str, Any]], what: str) -> None:
+    """Each change, one line of JSON in <local_dir>/guard/changes.jsonl (this worktree's own record, never
+    committed: past MAX_LOG the file becomes changes.1.jsonl). Never fails the hook."""
+    from rehydrate import safejson
+    from rehydrate.store import wal
+
+    path = os.path.join(folder, LOG)
+    lines = b"".join(
+        safejson.dumps({"ts": wal.now(), "by": what, **{k: c[k] for k in ("path", "how", "sha256", "restored")},
+                        "rejected": [ln[:600] for ln in c["lines"]]}).encode() + b"\n"
+        for c in changes
+    )  # fmt: skip
+    try:
+        if os.path.getsize(path) > MAX_LOG:
+            os.replace(path, path[: -len(".jsonl")] + ".1.jsonl")
+    except OSError:
+        pass
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        return
+    try:
+        os.write(fd, lines)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _notice(root: str, what: str, changes: list[dict[str, Any]]) -> str:
+    from rehydrate.store import views
+
+    project = os.path.dirname(os.path.abspath(root))
+    where = f"{os.path.basename(root)}/{views.INVARIANTS}"
+    parts = []
+    for c in changes[:5]:
+        rel = os.path.relpath(c["path"], project)
+        done = " It was restored as it was before." if c["restored"] else ""
+        quoted = "\n".join(views.clean(ln, one_line=True)[:600] for ln in c["lines"])
+        parts.append(f"{views.clean(rel, one_line=True)[:300]} was {c['how']}.{done} Rejected in {where}:\n{quoted}")
+    more = f"\n(and {len(changes) - 5} more guarded files)" if len(changes) > 5 else ""
+    return (
+        f"rehydrate: {what} changed a file that a rejected approach guards. " + "\n".join(parts) + more + "\n"
+        "A rejected approach stays rejected: undo the change unless the human says the reason no longer holds."
+    )
