@@ -26,6 +26,8 @@ def test_a_public_key_hidden_by_a_root_ignore_rule_is_pushed(tmp_path: Path) -> 
     key_env = {"REHYDRATE_KEY_FILE": str(tmp_path / "home" / "key")}
     assert team.rh(a, "key", "init", env=key_env).code == 0
     assert (a / "state/keys/agent.pub").exists()
+    dry = team.sync(a, "--dry-run")
+    assert "git ignores state/keys/agent.pub: sync would commit them all the same" in dry.out, dry
     r = team.sync(a)
     assert r.code == 0 and "pushed" in r.out, r
     assert "state/keys/agent.pub" in team.tree(team.remote, "main"), r
