@@ -289,25 +289,3 @@ def test_a_run_stopped_by_a_signal_still_records_its_receipt(repo: Path, how: st
     rec = _records(repo)[-1]
     assert rec["op"] == "receipt" and rec["data"]["exit"] == code and rec["data"]["claim"] == "slow tests"
     assert err.decode().rstrip().split("\n")[-1] == f"receipt: rc-{rec['h'][:12]}"
-
-
-@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
-@pytest.mark.parametrize("edit", ["rewrite", "delete"])
-def test_an_edit_hidden_from_git_by_an_index_flag_leaves_the_claim_stale(repo: Path, flag: str, edit: str) -> None:
-    """The work tree's hash reads a file whose index entry tells git not to look at it (assume-unchanged,
-    skip-worktree): rewritten or deleted after the receipt, the claim is stale, not verified."""
-    _init(repo)
-    assert rehydrate("run", "--claim", "tests pass", "--", "true", cwd=repo).code == 0
-    assert rehydrate("checkpoint", "--done", "d", "--next", "n", cwd=repo).code == 0
-    assert any('claim "tests pass" verified' in line for line in _ledger(repo)[1])
-    git(repo, "update-index", flag, "app.py")
-    if edit == "rewrite":
-        (repo / "app.py").write_text("raise SystemExit('the tests would fail now')\n")
-    else:
-        os.unlink(repo / "app.py")
-    assert "app.py" not in git(repo, "status", "--porcelain")  # git itself no longer sees the edit
-    code, lines = _ledger(repo)
-    assert code == 1 and any('claim "tests pass" is stale' in line and "app.py changed" in line for line in lines), (
-        lines
-    )
-    assert git(repo, "ls-files", "-v", "app.py").split()[0] in ("h", "S")  # the real index's mark is left as it was

@@ -31,14 +31,58 @@ class Marked:
 def marked(data: bytes, hash_len: int = 20) -> Marked | None:
     """The marked entries of an index file's bytes (hash_len: 20 for SHA-1 repositories, 32 for SHA-256); None when
     the bytes are not an index of version 2, 3 or 4 whose entries all parse."""
-    if len(data) < 12 or data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") not in (2, 3, 4):
+    if len(data) < 12 or data[:4] != b"DIRC":
         return None
     version = int.from_bytes(data[4:8], "big")
+    if version not in (2, 3, 4):
+        return None
     out = Marked()
+    if version == 4:
+        return _walk_v4(data, hash_len, out)
     end = len(data) - hash_len  # the checksum closes the file
+    fixed = _STAT + hash_len
+    at = 12
+    for _ in range(int.from_bytes(data[8:12], "big")):
+        if at + fixed + 2 > end:
+            return None
+        high = data[at + fixed]
+        if high & 0xC0 or high & 0x0F == 0x0F:  # marked, extended or a long name: the entry read in full
+            got = _entry(data, at, fixed, end, version, out)
+            if got is None:
+                return None
+            at = got
+            continue
+        stop = at + fixed + 2 + (((high & 0x0F) << 8) | data[at + fixed + 1])  # the common entry, in the loop
+        if stop >= end or data[stop]:
+            return None
+        at += (stop - at + 8) & ~7  # the NULs padding the entry to a multiple of 8 bytes
+    return out
+
+
+def _entry(data: bytes, at: int, fixed: int, end: int, version: int, out: Marked) -> int | None:
+    """A version 2 or 3 entry read in full (its marks noted in out); where the next one starts."""
+    flags = (data[at + fixed] << 8) | data[at + fixed + 1]
+    head = fixed + 2
+    extended = 0
+    if flags & _EXTENDED:
+        if version < 3 or at + head + 2 > end:
+            return None
+        extended = (data[at + head] << 8) | data[at + head + 1]
+        head += 2
+    size = flags & 0xFFF  # the name's length, or 0xFFF for one as long or longer, up to a NUL
+    stop = at + head + size if size < 0xFFF else data.find(b"\0", at + head + size, end)
+    if stop < 0 or stop >= end or data[stop]:
+        return None
+    _note(out, data[at + head : stop], flags, extended)
+    following = at + ((stop - at + 8) & ~7)
+    return following if following <= end else None
+
+
+def _walk_v4(data: bytes, hash_len: int, out: Marked) -> Marked | None:
+    end = len(data) - hash_len
+    fixed = _STAT + hash_len
     at = 12
     name = b""
-    fixed = _STAT + hash_len
     for _ in range(int.from_bytes(data[8:12], "big")):
         if at + fixed + 2 > end:
             return None
@@ -46,34 +90,23 @@ def marked(data: bytes, hash_len: int = 20) -> Marked | None:
         head = fixed + 2
         extended = 0
         if flags & _EXTENDED:
-            if version < 3 or at + head + 2 > end:
+            if at + head + 2 > end:
                 return None
             extended = (data[at + head] << 8) | data[at + head + 1]
             head += 2
-        want = flags & _ASSUME_VALID or extended & _SKIP_WORKTREE
-        got = _name_v4(data, at + head, end, name) if version == 4 else _name_padded(data, at, head, flags, end, want)
+        got = _name_v4(data, at + head, end, name)
         if got is None:
             return None
         name, at = got
-        if flags & _ASSUME_VALID:
-            out.assumed.append(name)
-        if extended & _SKIP_WORKTREE:
-            out.skipped.append(name)
+        _note(out, name, flags, extended)
     return out
 
 
-def _name_padded(data: bytes, at: int, head: int, flags: int, end: int, want: int) -> tuple[bytes, int] | None:
-    """Versions 2 and 3's name (sliced only when wanted: the common case slices none) and where the next entry
-    starts: the name's length is in the flags (0xFFF: as long or longer, up to a NUL), then NULs pad the entry to a
-    multiple of 8 bytes."""
-    size = flags & 0xFFF
-    stop = at + head + size if size < 0xFFF else data.find(b"\0", at + head + size, end)
-    if stop < 0 or stop >= end or data[stop]:
-        return None
-    following = at + ((stop - at + 8) & ~7)
-    if following > end:
-        return None
-    return (data[at + head : stop] if want else b""), following
+def _note(out: Marked, name: bytes, flags: int, extended: int) -> None:
+    if flags & _ASSUME_VALID:
+        out.assumed.append(name)
+    if extended & _SKIP_WORKTREE:
+        out.skipped.append(name)
 
 
 def _name_v4(data: bytes, at: int, end: int, previous: bytes) -> tuple[bytes, int] | None:
