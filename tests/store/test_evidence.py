@@ -61,3 +61,16 @@ def test_the_tree_reads_files_behind_index_marks_of_any_name_and_in_any_number(t
     assert evidence.tree_of(str(repo / "state")).sha == want.stdout.strip()
     tags = {line[0] for line in git(repo, "ls-files", "-v").splitlines()}
     assert tags == {"h", "S", "s", "H"}  # app.py plain, é.py marked both ways, the others one way
+
+
+def test_the_tree_reads_a_file_behind_a_mark_in_a_split_index(tmp_path: Path) -> None:
+    from tests.conftest import git, git_repo
+
+    repo = git_repo(tmp_path / "repo")
+    (repo / "state").mkdir()
+    git(repo, "update-index", "--split-index")
+    before = evidence.tree_of(str(repo / "state")).sha
+    git(repo, "update-index", "--assume-unchanged", "app.py")
+    (repo / "app.py").write_text("changed behind the mark\n")
+    after = evidence.tree_of(str(repo / "state")).sha
+    assert before is not None and after is not None and after != before

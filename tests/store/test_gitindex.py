@@ -46,3 +46,16 @@ def test_bytes_that_are_not_an_index_give_none(tmp_path: Path) -> None:
     for cut in (13, 70, 100, len(data) // 2):
         assert gitindex.marked(data[:cut]) is None  # entries cut short
     assert gitindex.marked(data[:8] + b"\x00\x00\xff\xff" + data[12:]) is None  # more entries than the file holds
+
+
+def test_a_split_index_gives_none(tmp_path: Path) -> None:
+    """Most of a split index's entries, and their marks, are in a shared file: the caller must not trust a
+    reading of the main file alone."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "a.txt").write_text("a\n")
+    git(root, "add", "-A")
+    git(root, "update-index", "--split-index")
+    git(root, "update-index", "--assume-unchanged", "a.txt")
+    assert gitindex.marked((root / ".git" / "index").read_bytes()) is None

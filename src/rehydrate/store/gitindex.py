@@ -6,7 +6,8 @@ unmarks them in its scratch index first.
 Read from the file's bytes (format: gitformat-index(5)), with no git process: the common case, nothing marked, costs
 one pass over the entries' fixed fields, which runs while `git add -A` runs. Versions 2 and 3 (each entry padded to
 8 bytes) and 4 (names prefix-compressed, no padding). The file is the user's repository's and may be anything: every
-length is checked, and what does not parse gives None (the caller then builds its scratch index without the file).
+length is checked, and what does not parse gives None (the caller then builds its scratch index without the file), as
+does a split index (`core.splitIndex`: most entries are in a shared file).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def marked(data: bytes, hash_len: int = 20) -> Marked | None:
         if stop >= end or data[stop]:
             return None
         at += (stop - at + 8) & ~7  # the NULs padding the entry to a multiple of 8 bytes
-    return out
+    return None if _split(data, at, end) else out
 
 
 def _entry(data: bytes, at: int, fixed: int, end: int, version: int, out: Marked) -> int | None:
@@ -99,7 +100,17 @@ def _walk_v4(data: bytes, hash_len: int, out: Marked) -> Marked | None:
             return None
         name, at = got
         _note(out, name, flags, extended)
-    return out
+    return None if _split(data, at, end) else out
+
+
+def _split(data: bytes, at: int, end: int) -> bool:
+    """Whether the extensions after the entries (a signature and a size each) hold `link`: a split index, whose
+    other entries, and their marks, are in a shared index file this module does not read."""
+    while at + 8 <= end:
+        if data[at : at + 4] == b"link":
+            return True
+        at += 8 + int.from_bytes(data[at + 4 : at + 8], "big")
+    return False
 
 
 def _note(out: Marked, name: bytes, flags: int, extended: int) -> None:
