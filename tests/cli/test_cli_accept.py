@@ -84,3 +84,20 @@ def test_a_real_codex_session(repo: Path) -> None:
     res = rehydrate("accept", "JOKE.md", "--transcript", str(REAL_TRANSCRIPTS / "codex-0.89.0-exec.jsonl"), cwd=repo)
     assert res.code == 0, res.err
     assert "accepted JOKE.md" in res.out and "codex session ended" in res.out
+
+
+def test_a_name_inside_another_word_is_not_the_file_named(repo: Path, tmp_path: Path) -> None:
+    """The reviewer's model wrote only "Verdict: UNAPPROVED": APPROVED is not named, so not accepted; OK is not
+    named by BROKEN either. Written whole, each is."""
+    approved = _setup(repo)
+    (repo / "OK").write_text("ok\n")
+    said = ("assistant", [{"type": "text", "text": "Verdict: UNAPPROVED; the build is BROKEN"}])
+    transcript = _transcript(tmp_path / "review.jsonl", approved, PROMPT, said)
+    for name in ("APPROVED", "OK"):
+        res = rehydrate("accept", name, "--transcript", str(transcript), cwd=repo)
+        assert res.code == 1, res.err
+        assert f"refused: the reviewer's transcript does not name {name}:" in res.err
+    said = ("assistant", [{"type": "text", "text": "Verdict: OK, wrote APPROVED."}])
+    transcript = _transcript(tmp_path / "review2.jsonl", approved, PROMPT, said)
+    for name in ("APPROVED", "OK"):
+        assert rehydrate("accept", name, "--transcript", str(transcript), cwd=repo).code == 0

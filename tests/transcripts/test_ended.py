@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import REAL_TRANSCRIPTS, needs_real_transcripts
 
-from rehydrate.transcripts.ended import ended
+from rehydrate.transcripts.ended import ended, whole
 
 
 def _jsonl(path: Path, records: list[dict]) -> str:
@@ -145,3 +145,45 @@ def test_codex_a_prompt_starting_with_a_hash_is_a_prompt(tmp_path: Path) -> None
     again = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "# re-review please"}]}
     found = ended(_jsonl(tmp_path / "t.jsonl", codex(C_PROMPT, C_CALL, C_OUT, C_DONE, again)), "/p/APPROVED", "/p")
     assert not found.finished and "the model has not answered it" in found.why
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "found"),
+    [
+        ("Verdict: APPROVED", "APPROVED", True),
+        ("APPROVED.", "APPROVED", True),  # a sentence's full stop ends the name
+        ("wrote APPROVED, then stopped", "APPROVED", True),
+        ("echo ok > APPROVED\n", "APPROVED", True),
+        ("'APPROVED'", "APPROVED", True),
+        ("`./APPROVED`", "APPROVED", True),  # the same file, spelt from the project's folder
+        ("Verdict: UNAPPROVED", "APPROVED", False),
+        ("APPROVED_BY_NOBODY", "APPROVED", False),
+        ("APPROVED-v2", "APPROVED", False),
+        ("APPROVED.md", "APPROVED", False),  # another file
+        (".APPROVED", "APPROVED", False),
+        ("APPROVED/notes", "APPROVED", False),  # a folder of that name
+        ("BROKEN", "OK", False),
+        ("it is OK.", "OK", True),
+        ("OKAY", "OK", False),
+        ("src/a.py", "src/a.py", True),
+        ("see src/a.py:12", "src/a.py", True),
+        ("lib/src/a.py", "src/a.py", False),  # another path ending the same way
+        ("src/a.pyc", "src/a.py", False),
+        ("src/a.py.orig", "src/a.py", False),
+        ("../APPROVED", "APPROVED", False),  # a file of the parent folder
+        ("ÉAPPROVED", "APPROVED", False),  # a letter is a letter in any script
+        ("", "OK", False),
+    ],
+)
+def test_a_name_counts_only_whole(text: str, name: str, found: bool) -> None:
+    assert whole(text, name) is found
+
+
+def test_a_name_inside_a_json_string_argument_counts_and_escapes_do_not_glue_it(tmp_path: Path) -> None:
+    call = {**C_CALL, "arguments": json.dumps({"command": ["sh", "-c", "printf 'x\\n' >APPROVED"]})}
+    found = ended(_jsonl(tmp_path / "t.jsonl", codex(C_PROMPT, call, C_OUT, C_DONE)), "/p/APPROVED", "/p")
+    assert found.named
+    said = ("assistant", [{"type": "text", "text": "Checked.\nAPPROVED"}])  # \n in JSON: `\nAPPROVED`
+    assert ended(_jsonl(tmp_path / "u.jsonl", claude(PROMPT, said)), "/p/APPROVED", "/p").named
+    said = ("assistant", [{"type": "text", "text": "Verdict: UNAPPROVED (the tests fail)"}])
+    assert not ended(_jsonl(tmp_path / "v.jsonl", claude(PROMPT, said)), "/p/APPROVED", "/p").named

@@ -125,7 +125,8 @@ def args_accept(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Accept FILE, an approval a reviewing agent wrote (for example APPROVED), only when the reviewer's "
         "transcript shows that its session reached its end (its last turn a finished answer of the model, no tool "
-        "call waiting) and that the model named FILE. Records the sha256 of FILE and of the transcript; the checks "
+        "call waiting) and that the model named FILE (its path or name whole: UNAPPROVED does not name APPROVED). "
+        "Records the sha256 of FILE and of the transcript; the checks "
         "report the approval if FILE changes since. Otherwise refuses (exit 1), saying why."
     )
     p.add_argument("file", metavar="FILE", help="the approval file")

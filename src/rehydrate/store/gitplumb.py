@@ -50,9 +50,15 @@ class Git:
     def run(
         self, *args: str, index: str | None = None, timeout: float = LOCAL_TIMEOUT, cwd: str | None = None
     ) -> proc.Result:
+        return self.finish(self.start(*args, index=index, cwd=cwd), args, timeout)
+
+    def start(self, *args: str, index: str | None = None, cwd: str | None = None) -> proc.Batch:
+        """A git command started and not waited for (`finish` waits): the caller works while it runs."""
         env = dict(self.env, GIT_INDEX_FILE=index) if index else self.env
-        argv = ["git", "-C", cwd or self.top, *args]
-        result = proc.start([argv], env=env).wait(timeout)[0]
+        return proc.start([["git", "-C", cwd or self.top, *args]], env=env)
+
+    def finish(self, batch: proc.Batch, args: tuple[str, ...], timeout: float = LOCAL_TIMEOUT) -> proc.Result:
+        result = batch.wait(timeout)[0]
         if result.missing:
             raise RehydrateError("git is not installed (or not on PATH)", "install git, then run the command again")
         if result.timed_out:

@@ -83,6 +83,17 @@ GITIGNORE_TEXT = (
     "# written by rehydrate: the lock, temporary files, cut torn lines, kept hand edits and caches are not state\n"
     ".lock\n*.tmp\n*.broken\n*.broken.*\n*.edited\n*.edited.*\n*.seen\n.local/\n"
 )
+# What rehydrate writes in the state folder and shares through git: these top-level files, the extra views
+# (is_extra_view) and everything under these folders, less what GITIGNORE_TEXT keeps out (store/gitsync.py commits
+# them whatever other ignore rules say). "next" and "handoff" are store/actors.py's, per actor.
+OWN_FILES = frozenset((*VIEWS, GITIGNORE, GITATTRIBUTES, PIPELINES))
+OWN_DIRS = frozenset((WAL_DIR, ARCHIVE_DIR, KEYS_DIR, MAIL_DIR, TASKS_DIR, "next", "handoff"))
+
+
+def is_own(name: str) -> bool:
+    """A top-level entry of the state folder that rehydrate writes and shares (OWN_FILES, OWN_DIRS, extra views)."""
+    return name in OWN_FILES or name in OWN_DIRS or is_extra_view(name)
+
 
 # Limits on what a user can put in one record, so that every record stays far below wal.MAX_LINE.
 MAX_FIELD = 16 * 1024

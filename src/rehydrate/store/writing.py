@@ -117,6 +117,7 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
     program counter), the record count and the merged lines of work, cleaned for a terminal (the files may hold
     anything: escape sequences, NUL, CR, a right-to-left override)."""
     _sync_pending(state, out)
+    _ignored(state, out)
     nxt = state.view_text(state._pc(out.record)[0]) or ""
     goal = (state.view_text(layout.GOAL) or "").split("\n")
     parsed = layout.parse_next(nxt)
@@ -157,6 +158,16 @@ def rotate(state: State) -> Outcome:
         state._apply(rec)
         flush(state)
         return Outcome(record=rec, repaired=snap.repaired, problems=snap.problems)
+
+
+def _ignored(state: State, out: Any) -> None:
+    """rehydrate's own files that git ignores (a root `*.pub`, `mail/` in state/.gitignore): a plain commit leaves
+    them out, and a teammate's clone has records without their keys or messages (store/gitsync.py)."""
+    from rehydrate.store import Problem, gitsync
+
+    message = gitsync.ignored_message(state.root)
+    if message is not None:
+        out.problems.append(Problem("state-ignored", state.rel(), None, message))
 
 
 def _sync_pending(state: State, out: Any) -> None:

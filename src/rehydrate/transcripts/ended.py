@@ -10,16 +10,17 @@ no tool call, and no tool call of the session waits for its result. Per format:
   `custom_tool_call` and `local_shell_call` open a call (by call_id), `*_output` closes it.
 - Gemini CLI (JSONL chat file): messages by id (a message written again replaces the first, `$rewindTo` drops it
   and the later ones); the last user or gemini message must be gemini's, with text and no tool calls.
-The file is named when an assistant-side record (the model's text or a tool call's input) holds the file's path
-as given, its absolute path or its name. The transcript is untrusted input: read without blocking, each line parsed
-on its own (a line that does not parse is counted and skipped).
+The file is named when a string of an assistant-side record (the model's text or a tool call's input, a JSON text
+inside it read too) holds the file's path relative to the project, its absolute path or its name, whole (`whole`):
+"UNAPPROVED" does not name APPROVED, nor "BROKEN" OK. The transcript is untrusted input: read without blocking,
+each line parsed on its own (a line that does not parse is counted and skipped).
 """
 
 from __future__ import annotations
 
 import os
 
-from rehydrate.transcripts import canonical, lines, loads, open_regular
+from rehydrate.transcripts import lines, loads, open_regular
 from rehydrate.transcripts.recent import detect
 
 TYPE_CHECKING = False
@@ -41,16 +42,79 @@ class Ended:
         self.records = 0
 
 
-def _needles(file_path: str, project: str) -> list[bytes]:
+def _needles(file_path: str, project: str) -> list[str]:
     full = os.path.abspath(file_path)
-    rel = os.path.relpath(full, project)
-    found = []
-    for text in {full, rel, os.path.basename(full)}:
-        import json
+    rel = os.path.relpath(full, project).replace(os.sep, "/")
+    return sorted(n for n in {full, rel, os.path.basename(full)} if n)
 
-        found.append(text.encode("utf-8"))
-        found.append(json.dumps(text)[1:-1].encode("ascii"))
-    return [n for n in found if n]
+
+# What continues a name: a letter or digit of any script, `_` and `-`. Before a name `.`, `/` and `\` continue it
+# too (`.APPROVED` is another file, `lib/src/a.py` another path), except a `./` that is itself at a boundary (the same
+# file, spelt from the project's folder); after it `/` and `\` continue it (a folder of that name) and so does a `.`
+# followed by a name's character (`APPROVED.md`), while a `.` ending a sentence does not.
+_JOINS = frozenset("_-")
+
+
+def _name_char(c: str) -> bool:
+    return c.isalnum() or c in _JOINS
+
+
+def _open_before(text: str, start: int) -> bool:
+    while start >= 2 and text[start - 2 : start] == "./":
+        start -= 2  # `./NAME` (`././NAME`): the boundary is the one before
+    return start == 0 or not (_name_char(text[start - 1]) or text[start - 1] in "./\\")
+
+
+def _closed_after(text: str, end: int) -> bool:
+    if end == len(text):
+        return True
+    nxt = text[end]
+    if nxt == ".":
+        return end + 1 == len(text) or not _name_char(text[end + 1])
+    return not (_name_char(nxt) or nxt in "/\\")
+
+
+def whole(text: str, name: str) -> bool:
+    """Whether text holds name whole: not inside a longer word, file name or path (the rules above)."""
+    if not name:
+        return False
+    at = text.find(name)
+    while at >= 0:
+        if _open_before(text, at) and _closed_after(text, at + len(name)):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
+
+_MAX_STRINGS = 100_000  # strings looked at in one record: a planted record nested without end costs no more
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a record's part (keys left out: they are the format's, not the model's words), and in a
+    string that is itself a JSON object or array (a Codex call's `arguments`) the strings it holds, decoded: an
+    escape (`\\n`) never glues a name to the letter beside it."""
+    stack = [(value, 0)]
+    seen = 0
+    while stack and seen < _MAX_STRINGS:
+        item, depth = stack.pop()
+        seen += 1
+        if isinstance(item, str):
+            yield item
+            inner = item.lstrip()[:1]
+            if depth < 2 and inner in ("{", "["):
+                try:
+                    stack.append((loads(item.encode("utf-8", "replace")), depth + 1))
+                except (ValueError, RecursionError):
+                    pass
+        elif isinstance(item, dict):
+            stack.extend((v, depth) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth) for v in item)
+
+
+def names(value: Any, needles: list[str]) -> bool:
+    """Whether a record's part names the file: one of its strings holds a needle whole."""
+    return any(whole(text, n) for text in _strings(value) for n in needles if n in text)
 
 
 def _objects(path: str, block: int | None = None) -> Iterator[tuple[bytes, dict[str, Any]]]:
@@ -87,23 +151,11 @@ def ended(path: str, file_path: str, project: str) -> Ended:
         out.records += 1
         said = walk.take(rec)  # the model's own words and tool inputs in this record (None: not the model's)
         if said is not None and not out.named:
-            text = said.encode("utf-8", "replace")
-            out.named = any(n in text for n in needles)
+            out.named = names(said, needles)
         if out.session is None:
             out.session = walk.session(rec)
     out.finished, out.why = walk.verdict()
     return out
-
-
-def canonical_text(value: Any) -> str:
-    """What a record's part says, as text to look for a name in: JSON of it, non-ASCII kept (a path is found as
-    written), and its escaped spelling too."""
-    import json
-
-    try:
-        return json.dumps(value, ensure_ascii=False) + "\n" + canonical(value)
-    except (TypeError, ValueError, RecursionError):
-        return ""
 
 
 def _id(value: object) -> str | None:
@@ -118,8 +170,9 @@ class _Claude:
     def session(self, rec: dict[str, Any]) -> str | None:
         return _id(rec.get("sessionId"))
 
-    def take(self, rec: dict[str, Any]) -> str | None:
-        """The model's words and tool inputs in the record (None: not the model's side)."""
+    def take(self, rec: dict[str, Any]) -> list[Any] | None:
+        """The model's words and tool inputs in the record, as a list to look for the file's name in (None: not the
+        model's side)."""
         kind = rec.get("type")
         if kind not in ("assistant", "user") or rec.get("isSidechain") or rec.get("isMeta"):
             return None
@@ -136,7 +189,7 @@ class _Claude:
                 self.last = "tool"
             elif any(isinstance(b, dict) and b.get("type") == "text" and str(b.get("text")).strip() for b in blocks):
                 self.last = "text"
-            return canonical_text(content)
+            return [content]
         results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
         for block in results:
             self.pending.discard(str(block.get("tool_use_id")))
@@ -171,7 +224,7 @@ class _Codex:
             return _id(payload.get("id"))
         return None
 
-    def take(self, rec: dict[str, Any]) -> str | None:
+    def take(self, rec: dict[str, Any]) -> list[Any] | None:
         payload = rec.get("payload")
         if rec.get("type") != "response_item" or not isinstance(payload, dict):
             return None
@@ -179,7 +232,7 @@ class _Codex:
         if kind in self.CALLS:
             self.pending.add(str(payload.get("call_id") or payload.get("id")))
             self.last = "tool"
-            return canonical_text([payload.get(k) for k in ("name", "arguments", "input", "action")])
+            return [payload.get(k) for k in ("name", "arguments", "input", "action")]
         if kind in self.OUTPUTS:
             self.pending.discard(str(payload.get("call_id")))
             self.last = "result"
@@ -188,7 +241,7 @@ class _Codex:
             role = payload.get("role")
             if role == "assistant":
                 self.last = "text"
-                return canonical_text(payload.get("content"))
+                return [payload.get("content")]
             if role == "user" and not _codex_context(payload):
                 self.last = "prompt"
         return None
@@ -214,7 +267,7 @@ class _Gemini:
     def session(self, rec: dict[str, Any]) -> str | None:
         return _id(rec.get("sessionId"))
 
-    def take(self, rec: dict[str, Any]) -> str | None:
+    def take(self, rec: dict[str, Any]) -> list[Any] | None:
         rewind = rec.get("$rewindTo")
         if rewind is not None:
             ids = list(self.messages)
@@ -227,12 +280,8 @@ class _Gemini:
             self.messages[mid] = rec  # written again: replaces the first, in its place
             if rec.get("type") == "gemini":
                 calls = rec.get("toolCalls")
-                return canonical_text(
-                    [
-                        rec.get("content"),
-                        [c.get("args") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else None,
-                    ]
-                )
+                args = [c.get("args") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else None
+                return [rec.get("content"), args]
         return None
 
     def verdict(self) -> tuple[bool, str]:
