@@ -11,7 +11,8 @@ and of what it waited for; the writers hold one 1 MiB block):
     run MB         rehydrate run -- a command that writes --mb MB (stdout to /dev/null)
 
 Target: every peak <= the floor + 64 MiB (before, `canary run` held the whole output: 300 MiB of it peaked at
-615 MiB, `yes` for 2 s at 1.1 GiB). Peaks are not noisy the way times are: the median over the rounds is reported, beside the median wall time.
+615 MiB, `yes` for 2 s at 1.1 GiB). Peaks are not noisy the way times are: the median over the rounds is reported,
+beside the median wall time.
 
     python bench/child_output.py [--mb 300] [--rounds 3] [--check] [--against DIR]
 
