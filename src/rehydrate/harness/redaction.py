@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from re import Match, Pattern
 
 REDACTED = "[redacted]"
@@ -200,11 +201,14 @@ def _upstream() -> list[Rule]:
     except ImportError:
         return []
     out = []
-    for cls in get_mapping_from_secret_type_to_class().values():
+    detectors: list[type] = list(get_mapping_from_secret_type_to_class().values())
+    for cls in detectors:
         name = cls.__name__
         if name in LEFT_OUT or not issubclass(cls, RegexBasedDetector):
             continue
-        for pattern in cls.denylist:
+        # A detector class sets denylist as a plain tuple; the base declares it an abstract property of instances.
+        denylist: Iterable[Pattern[str]] = getattr(cls, "denylist", ())
+        for pattern in denylist:
             group = 1 if name in VALUE_IN_GROUP_1 and pattern.groups >= 1 else 0
             out.append(Rule(pattern, group, f"{UPSTREAM}:{name}", True))
     return out
