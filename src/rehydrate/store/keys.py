@@ -257,13 +257,18 @@ def signer_for(state: State) -> Signer | None:
     (nothing is signed); KeyMissing when it has one and no matching private key is readable. A pinned key whose
     committed file is gone still binds: a deleted .pub must not let unsigned records in."""
     filed = fsio.lstat(state.path(pub_name(state.actor))) is not None
-    pub = committed(state).get(state.actor) if filed else _known(load_trust(state).get(state.actor))
+    pinned = _known(load_trust(state).get(state.actor))
+    pub = committed(state).get(state.actor) if filed else pinned
     if pub is None and not filed:
         return None
     if pub is None:
         raise KeyMissing(f"{state.rel(pub_name(state.actor))} is not a public key", "run `rehydrate key init`")
     where = key_file()
     signer = load_private(where)
+    if pinned is None and (signer is None or _b64(signer.public) != pub.b64):
+        reg = registration(state, state.actor, pub)
+        if isinstance(reg, Problem) and reg.code == "key-unregistered":
+            return None  # a key committed in this actor's name that its log never registered is not its key
     if signer is None or _b64(signer.public) != pub.b64:
         found = "holds another key" if signer is not None else "does not exist"
         raise KeyMissing(
@@ -392,6 +397,8 @@ def check(state: State, snap: Snapshot) -> list[Problem]:
         pins_changed = pins_changed or pinned
         if key is None:
             continue
+        if state.all_heads is not None and not pinned:  # verify: the registration again (first sight checked it)
+            problems.extend(_registered_here(state, actor, key))
         done = found.get(actor, [])
         newly, problem = _check_actor(state, snap, actor, key, done)
         if problem is not None:
@@ -419,7 +426,11 @@ def _key(
         problems.append(Problem("key-unreadable", rel, None, f"{rel} is not a public key"))
     if known is None and filed is None:
         return None, False
-    if known is None and filed is not None:  # first sight: pinned
+    if known is None and filed is not None:  # first sight: pinned only when the actor's own log registered it
+        problem = first_sight(state, actor, filed)
+        if problem is not None:
+            problems.append(problem)
+            return None, False
         trust[actor] = _pin(filed)
         return filed, True
     assert known is not None
@@ -434,6 +445,157 @@ def _key(
         return filed, True
     problems.append(_changed(actor, rel, known, filed))
     return filed, False
+
+
+def first_sight(state: State, actor: str, filed: Public) -> Problem | None:
+    """Why a committed key this clone has not pinned must not be pinned, or None. A key is the actor's only when its
+    own log registered it: a `key` record of that key signed by it, and every record since signed by it too (read
+    back through the archives the log was rotated from); the registration names this state (or, written before
+    registrations named one, binds this state's goal). The actor of this clone pins a key only when this user's key
+    file holds it: anyone who can push can register a key of theirs in another's log."""
+    rel = state.rel("wal", f"{actor}.jsonl")
+    found = registration(state, actor, filed)
+    if isinstance(found, Problem):
+        return found
+    if found is None:
+        return None  # damage on the way: the chain check names it, and nothing is pinned until it is mended
+    elsewhere = other_state(state, found)
+    if elsewhere is not None:
+        return Problem("other-state", rel, None, f"{rel} belongs to another state: {elsewhere}")
+    if actor == state.actor and not _held(filed):
+        text = (
+            f"{state.rel(pub_name(actor))} is a key ({filed.id}) that {rel} registered (record seq "
+            f"{found.get('seq')}), and {key_file()} does not hold it: this clone does not take it for {actor}'s own. "
+            f"If {actor} made it elsewhere, point REHYDRATE_KEY_FILE at it; if not, someone else registered it: "
+            "remove the key and the records signed by it (git log -p -- state/keys state/wal)"
+        )
+        return Problem("key-not-mine", state.rel(pub_name(actor)), None, text)
+    return None
+
+
+def _registered_here(state: State, actor: str, key: Public) -> list[Problem]:
+    """verify's look at a pinned key's registration: still in the actor's log, and for this state."""
+    found = registration(state, actor, key)
+    if isinstance(found, Problem):
+        return [] if found.code == "forged" else [found]  # (a forged last record: _check_actor names it)
+    elsewhere = other_state(state, found) if found is not None else None
+    if elsewhere is None:
+        return []
+    rel = state.rel("wal", f"{actor}.jsonl")
+    return [Problem("other-state", rel, None, f"{rel} belongs to another state: {elsewhere}")]
+
+
+def _held(pub: Public) -> bool:
+    try:
+        signer = load_private()
+    except RehydrateError:
+        return False
+    return signer is not None and _b64(signer.public) == pub.b64
+
+
+def registration(state: State, actor: str, pub: Public) -> Record | Problem | None:
+    """The `key` record that registered pub in actor's log, each record after it verified on the way back from the
+    log's end (through each archive a rotate record names); else the problem: the last record not signed by pub
+    (`forged`), or a record before it that is not, short of any registration of pub (`key-unregistered`). None when
+    the log is damaged on the way (the chain check names it)."""
+    from rehydrate.store import wal, walback
+
+    path, rel = state.path(f"wal/{actor}.jsonl"), state.rel("wal", f"{actor}.jsonl")
+    where, first, skip, archives = rel, True, None, 0
+    try:
+        while True:
+            oldest = None
+            for offset, raw in walback.Back(path, 1 << 62).lines():
+                rec = oldest = walback.decode(raw, offset)
+                if rec["h"] == skip:  # an archive ends in the rotate record that archived it, verified already
+                    continue
+                why = verify(rec, pub)
+                if why is not None and first:
+                    return _forged(actor, where, rec, pub, why, True)
+                if why is not None:
+                    return _unregistered(state, actor, pub, where, rec)
+                first = False
+                data = rec["data"]
+                if rec["op"] == "key" and data.get("id") == pub.id and data.get("public") == pub.b64:
+                    return rec
+            name = oldest["data"].get("archive") if oldest is not None and oldest["op"] == "rotate" else None
+            if oldest is None or not isinstance(name, str) or wal.archive_error(oldest) is not None:
+                return _unregistered(state, actor, pub, where, None)
+            archives += 1
+            if archives > MAX_ARCHIVES or fsio.lstat(state.path(name)) is None:
+                return None  # (verify names an archive that is gone)
+            path, where, skip = state.path(name), state.rel(name), oldest["h"]
+    except (wal.BadRecord, RehydrateError):
+        return None
+
+
+def _unregistered(state: State, actor: str, pub: Public, where: str, rec: Record | None) -> Problem:
+    at = f"{where} holds a record (seq {rec.get('seq')}, {rec.get('op')}) not signed by it" if rec else "none is there"
+    text = (
+        f"{state.rel(pub_name(actor))} is a key ({pub.id}) that {actor}'s log never registered: no `key` record of it, "
+        f"signed by it, comes before the records it signed ({at}). Not pinned: {actor}'s records are not taken as "
+        f"signed. Whoever committed it (git log -p -- {state.rel(KEYS_DIR)}) may have signed records in {actor}'s "
+        f"name; `rehydrate key init` as {actor} registers a key of {actor}'s own"
+    )
+    return Problem("key-unregistered", state.rel(pub_name(actor)), None, text)
+
+
+def starts(state: State) -> dict[str, tuple[str, str]]:
+    """{h: (ts, goal hash)} of each `init` record this state starts from: each log's first record, followed back
+    through the archives its rotate records name. One in a state made by `init`; a state that holds none (its first
+    log gone) binds nothing."""
+    from rehydrate.store import wal
+
+    out: dict[str, tuple[str, str]] = {}
+    for actor in state._actors():
+        path, seen = state.path(f"wal/{actor}.jsonl"), 0
+        try:
+            rec: Record | None = wal.first_record(path, state.rel("wal", f"{actor}.jsonl"))
+            while rec is not None and rec["op"] == "rotate" and seen < MAX_ARCHIVES:
+                name, seen = rec["data"].get("archive"), seen + 1
+                if wal.archive_error(rec) is not None or not isinstance(name, str):
+                    break
+                archive = state.path(name)
+                rec = wal.first_record(archive, state.rel(name)) if fsio.lstat(archive) is not None else None
+        except (RehydrateError, OSError):
+            continue
+        if rec is not None and rec["op"] == "init":
+            out[rec["h"]] = (str(rec["ts"]), str(rec["views"].get(views.GOAL)))
+    return out
+
+
+def start_of(state: State) -> str | None:
+    """The start a new registration names: the state's `init` record (the earliest, should a merge have brought
+    two)."""
+    found = starts(state)
+    return min(found, key=lambda h: (found[h][0], h)) if found else None
+
+
+def other_state(state: State, reg: Record) -> str | None:
+    """Why a registration belongs to another state, or None. One that names its state must name one this state
+    starts from; one written before registrations named their state must at least bind this state's goal (two
+    projects with one goal text cannot be told apart by it: their logs are then taken as this state's)."""
+    found = starts(state)
+    if not found:
+        return None
+    named, seq = reg["data"].get("state"), reg.get("seq")
+    actor = reg.get("actor")
+    if isinstance(named, str):
+        if named in found:
+            return None
+        return (
+            f"{actor}'s key {reg['data'].get('id')} was registered (record seq {seq}) for the state that starts with "
+            f"record {named[:12]}, and this one starts with {', '.join(h[:12] for h in sorted(found))}: its records "
+            f"were signed for another project (a log copied from one where {actor} uses the same key)"
+        )
+    goal = reg["views"].get(views.GOAL)
+    if goal in {g for _, g in found.values()}:
+        return None
+    return (
+        f"{actor}'s key {reg['data'].get('id')} was registered (record seq {seq}) under the goal {str(goal)[:12]}, "
+        f"and this state's goal is {', '.join(sorted({g[:12] for _, g in found.values()}))}: its records were "
+        f"signed for another project (a log copied from one where {actor} uses the same key)"
+    )
 
 
 def _endorsed(state: State, actor: str, known: Public, filed: Public) -> bool:

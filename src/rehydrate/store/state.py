@@ -550,6 +550,7 @@ class State:
         old = keys.committed(self).get(self.actor)
         data: dict[str, Any] = {"alg": "ed25519", "public": keys.public_text(signer), "id": signer.id}
         data["replaces"] = old.id if old is not None and old.id != signer.id else None
+        data["state"] = keys.start_of(self)  # the state it signs for: a log copied to another project is told apart
         if previous is not None and old is not None and previous.id == old.id:
             data["endorsed"] = previous.endorse(self.actor, signer)
         self.signer, self.keyed_dir = signer, True
