@@ -155,3 +155,48 @@ def test_a_key_registered_in_my_name_by_another_is_not_taken_for_mine(tmp_path: 
     assert "confidence: degraded (state)" in team.rh(me, "resume").out
     r = team.rh(me, "checkpoint", "--done", "x", "--next", "y")
     assert r.code == 3 and "REHYDRATE_KEY_FILE" in r.err, r  # registered in its log: written only with that key
+
+
+def test_a_teammates_log_cut_back_upstream_is_named(tmp_path: Path) -> None:
+    team = Team(tmp_path)
+    me, b, m = team.clone("me"), team.clone("b"), team.clone("m")
+    bob = _as("bob", tmp_path)
+    _keyed(team, b, bob, "docs", "more docs")
+    assert team.rh(b, "checkpoint", "--done", "more docs", "--next", "deploy", env=bob).code == 0
+    assert team.sync(b, env=bob).code == 0
+    assert team.sync(me).code == 0
+    assert team.rh(me, "verify").code == 0  # this clone verified bob's last record
+    assert team.sync(m).code == 0
+    log = m / "state" / "wal" / "bob.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:-1]))
+    _push(team, m, "bob's log, its last record gone")
+    assert team.sync(me).code == 0
+    r = team.rh(me, "verify")
+    assert r.code == 1 and "[rolled-back]" in r.out and "state/wal/bob.jsonl" in r.out, r
+    brief = team.rh(me, "resume")
+    assert "confidence: recovered" not in brief.out and "rolled-back" in brief.out, brief.out
+    r = team.rh(me, "checkpoint", "--done", "asked bob", "--next", "the parser")
+    assert r.code == 0 and "rolled back upstream; no longer reported" in r.out + r.err, r
+    assert team.rh(me, "verify").code == 0  # acknowledged: bob's log as it is now is what this clone saw
+
+
+def test_an_unkeyed_teammates_log_cut_back_is_named_and_its_appends_are_not(tmp_path: Path) -> None:
+    team = Team(tmp_path)
+    me, c = team.clone("me"), team.clone("c")
+    carol = {"REHYDRATE_ACTOR": "carol"}
+    for step in ("one", "two"):
+        assert team.rh(c, "checkpoint", "--done", step, "--next", "more", env=carol).code == 0
+    assert team.sync(c, env=carol).code == 0
+    assert team.sync(me).code == 0
+    assert team.rh(me, "status").code == 0
+    assert team.rh(c, "checkpoint", "--done", "three", "--next", "more", env=carol).code == 0
+    assert team.sync(c, env=carol).code == 0
+    assert team.sync(me).code == 0
+    assert team.rh(me, "verify").code == 0  # appended to: as a log grows
+    log = c / "state" / "wal" / "carol.jsonl"
+    log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:-2]))
+    _push(team, c, "carol's log, two records gone")
+    assert team.sync(me).code == 0
+    r = team.rh(me, "verify")
+    assert r.code == 1 and "[rolled-back]" in r.out and "state/wal/carol.jsonl no longer holds record" in r.out, r

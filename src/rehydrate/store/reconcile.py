@@ -170,7 +170,16 @@ def reconcile(
         problems.append(Problem(code, state.wal_rel, None, lost_message(snap.lost)))
     _views_after(state, snap, repair, info if chain is None else None, log_fp)  # (verify's pass put its own lines)
     _signatures(state, snap)
+    _teammates(state, snap)
     return snap
+
+
+def _teammates(state: State, snap: Snapshot) -> None:
+    """Each other actor's log against what this worktree last saw of it (store/teamseen.py): a listdir of wal/ and a
+    small file's read when the state has other actors."""
+    from rehydrate.store import teamseen
+
+    snap.problems.extend(teamseen.check(state))
 
 
 def _signatures(state: State, snap: Snapshot) -> None:

@@ -296,6 +296,8 @@ class State:
         if snap is not None:
             snap.heads, snap.merged = [recs[-1]], cache.merged
         cache.branch = written_on(self, git)
+        if op == "checkpoint":
+            self._acknowledge_teammates(snap, recs[-1])
         if snap is not None and acknowledged is not None:
             snap.lost = cache.lost = None
             snap.repaired.append(
@@ -317,6 +319,17 @@ class State:
         if snap is not None:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
         return recs[1:] if self.joined is not None else recs
+
+    def _acknowledge_teammates(self, snap: Snapshot | None, rec: Record) -> None:
+        """A checkpoint: the teammates' rollbacks named so far are known (store/teamseen.py)."""
+        from rehydrate.store import teamseen
+
+        for actor in teamseen.acknowledge(self):
+            if snap is not None:
+                snap.repaired.append(
+                    f"recorded at checkpoint {rec['seq']} that {self.rel(layout.WAL_DIR, actor + '.jsonl')} "
+                    "was rolled back upstream; no longer reported"
+                )
 
     def _seal(
         self,
