@@ -35,6 +35,7 @@ from rehydrate.store import WORDS, Problem, fsio, views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from rehydrate.store.reconcile import Snapshot
@@ -354,6 +355,17 @@ def _save_verified(state: State, found: dict[str, list[tuple[str, int | None]]])
     fsio.write_hint(path, safejson.dumps_canonical(data) + b"\n")
 
 
+def pins(state: State) -> dict[str, Public]:
+    """{actor: the key this clone pinned for it}."""
+    found = {a: _known(e) for a, e in load_trust(state).items()}
+    return {a: k for a, k in found.items() if k is not None}
+
+
+def verified_records(state: State) -> dict[str, list[tuple[str, int | None]]]:
+    """The records this clone verified or signed, per actor, newest first (a cache)."""
+    return _load_verified(state)
+
+
 def _known(entry: object) -> Public | None:
     if not isinstance(entry, dict) or not isinstance(entry.get("public"), str):
         return None
@@ -398,7 +410,7 @@ def check(state: State, snap: Snapshot) -> list[Problem]:
         if key is None:
             continue
         if state.all_heads is not None and not pinned:  # verify: the registration again (first sight checked it)
-            problems.extend(_registered_here(state, actor, key))
+            problems.extend(_registered_here(state, actor, key, frozenset(h for h, _ in found.get(actor, []))))
         done = found.get(actor, [])
         newly, problem = _check_actor(state, snap, actor, key, done)
         if problem is not None:
@@ -473,9 +485,9 @@ def first_sight(state: State, actor: str, filed: Public) -> Problem | None:
     return None
 
 
-def _registered_here(state: State, actor: str, key: Public) -> list[Problem]:
+def _registered_here(state: State, actor: str, key: Public, known: frozenset[str]) -> list[Problem]:
     """verify's look at a pinned key's registration: still in the actor's log, and for this state."""
-    found = registration(state, actor, key)
+    found = registration(state, actor, key, known)
     if isinstance(found, Problem):
         return [] if found.code == "forged" else [found]  # (a forged last record: _check_actor names it)
     elsewhere = other_state(state, found) if found is not None else None
@@ -493,40 +505,62 @@ def _held(pub: Public) -> bool:
     return signer is not None and _b64(signer.public) == pub.b64
 
 
-def registration(state: State, actor: str, pub: Public) -> Record | Problem | None:
+def registration(state: State, actor: str, pub: Public, known: frozenset[str] = frozenset()) -> Record | Problem | None:
     """The `key` record that registered pub in actor's log, each record after it verified on the way back from the
     log's end (through each archive a rotate record names); else the problem: the last record not signed by pub
     (`forged`), or a record before it that is not, short of any registration of pub (`key-unregistered`). None when
-    the log is damaged on the way (the chain check names it)."""
+    the log is damaged on the way, or an archive is gone (the chain check and verify name them)."""
     from rehydrate.store import wal, walback
 
-    path, rel = state.path(f"wal/{actor}.jsonl"), state.rel("wal", f"{actor}.jsonl")
-    where, first, skip, archives = rel, True, None, 0
+    first = True
+    where = state.rel("wal", f"{actor}.jsonl")
     try:
-        while True:
-            oldest = None
-            for offset, raw in walback.Back(path, 1 << 62).lines():
-                rec = oldest = walback.decode(raw, offset)
-                if rec["h"] == skip:  # an archive ends in the rotate record that archived it, verified already
-                    continue
-                why = verify(rec, pub)
-                if why is not None and first:
-                    return _forged(actor, where, rec, pub, why, True)
-                if why is not None:
-                    return _unregistered(state, actor, pub, where, rec)
-                first = False
-                data = rec["data"]
-                if rec["op"] == "key" and data.get("id") == pub.id and data.get("public") == pub.b64:
-                    return rec
-            name = oldest["data"].get("archive") if oldest is not None and oldest["op"] == "rotate" else None
-            if oldest is None or not isinstance(name, str) or wal.archive_error(oldest) is not None:
-                return _unregistered(state, actor, pub, where, None)
-            archives += 1
-            if archives > MAX_ARCHIVES or fsio.lstat(state.path(name)) is None:
-                return None  # (verify names an archive that is gone)
-            path, where, skip = state.path(name), state.rel(name), oldest["h"]
+        for where, offset, raw in back(state, actor):
+            rec = walback.decode(raw, offset)
+            why = verify(rec, pub) if rec["h"] not in known else None  # (known: verified here before)
+            if why is not None and first:
+                return _forged(actor, where, rec, pub, why, True)
+            if why is not None:
+                return _unregistered(state, actor, pub, where, rec)
+            first = False
+            data = rec["data"]
+            if rec["op"] == "key" and data.get("id") == pub.id and data.get("public") == pub.b64:
+                return rec
     except (wal.BadRecord, RehydrateError):
         return None
+    except ArchiveGone:
+        return None
+    return _unregistered(state, actor, pub, where, None)
+
+
+class ArchiveGone(Exception):
+    """back() reached a rotate record whose archive is not there (verify names it: archive-missing)."""
+
+
+def back(state: State, actor: str) -> Iterator[tuple[str, int, bytes]]:
+    """The lines of actor's log, newest first, then those of each archive its first record (a rotate) names, and so
+    on (at most MAX_ARCHIVES): (where, byte offset, line). An archive ends in the rotate record that archived it,
+    given once. BadRecord for a line that does not decode where one must be read (the oldest, to follow its
+    archive); ArchiveGone when an archive named is not there."""
+    from rehydrate.store import wal, walback
+
+    path, where, skip = state.path(f"wal/{actor}.jsonl"), state.rel("wal", f"{actor}.jsonl"), b""
+    for _ in range(MAX_ARCHIVES):
+        oldest = None
+        for offset, raw in walback.Back(path, 1 << 62).lines():
+            if skip and b'"h":"' + skip + b'"' in raw:
+                skip = b""
+                continue
+            skip = b""
+            yield where, offset, raw
+            if offset == 0:
+                oldest = walback.decode(raw, offset)
+        name = oldest["data"].get("archive") if oldest is not None and oldest["op"] == "rotate" else None
+        if oldest is None or not isinstance(name, str) or wal.archive_error(oldest) is not None:
+            return
+        if fsio.lstat(state.path(name)) is None:
+            raise ArchiveGone(name)
+        path, where, skip = state.path(name), state.rel(name), str(oldest["h"]).encode()
 
 
 def _unregistered(state: State, actor: str, pub: Public, where: str, rec: Record | None) -> Problem:
