@@ -90,6 +90,10 @@ def test_a_log_registered_before_registrations_named_their_state_is_bound_by_its
     _push(y, by, "bob's log as an older version wrote it")
     fresh = y.clone("fresh")
     assert y.rh(fresh, "verify").code == 0  # an old registration of this state's goal: read as before
+    r = y.rh(by, "key", "init", env=bob)  # registered again, naming this state this time
+    assert r.code == 0 and "registered key" in r.out, r
+    assert [json.loads(ln)["data"].get("state") for ln in (by / "state/wal/bob.jsonl").read_text().splitlines()][-1]
+    assert "registered already" in y.rh(by, "key", "init", env=bob).out
     shutil.copyfile(bx / "state" / "wal" / "bob.jsonl", by / "state" / "wal" / "bob.jsonl")
     shutil.copyfile(bx / "state" / "next" / "bob.md", by / "state" / "next" / "bob.md")
     _push(y, by, "bob's log from X")

@@ -563,6 +563,13 @@ def back(state: State, actor: str) -> Iterator[tuple[str, int, bytes]]:
         path, where, skip = state.path(name), state.rel(name), str(oldest["h"]).encode()
 
 
+def binds_state(state: State, pub: Public) -> bool:
+    """Whether this actor's registration of pub names its state (`key init` registers it again where one written
+    before registrations named their state is the newest: from then on a copy of the log elsewhere is told apart)."""
+    found = registration(state, state.actor, pub)
+    return not isinstance(found, dict) or isinstance(found["data"].get("state"), str)
+
+
 def _unregistered(state: State, actor: str, pub: Public, where: str, rec: Record | None) -> Problem:
     at = f"{where} holds a record (seq {rec.get('seq')}, {rec.get('op')}) not signed by it" if rec else "none is there"
     text = (
