@@ -296,7 +296,11 @@ class State:
         if snap is not None:
             snap.heads, snap.merged = [recs[-1]], cache.merged
         cache.branch = written_on(self, git)
-        if op == "checkpoint":
+        if (
+            op == "checkpoint"
+            and snap is not None
+            and any(p.code == "rolled-back" and p.file != self.wal_rel for p in snap.problems)
+        ):
             self._acknowledge_teammates(snap, recs[-1])
         if snap is not None and acknowledged is not None:
             snap.lost = cache.lost = None
@@ -320,16 +324,15 @@ class State:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
         return recs[1:] if self.joined is not None else recs
 
-    def _acknowledge_teammates(self, snap: Snapshot | None, rec: Record) -> None:
-        """A checkpoint: the teammates' rollbacks named so far are known (store/teamseen.py)."""
+    def _acknowledge_teammates(self, snap: Snapshot, rec: Record) -> None:
+        """A checkpoint after a teammate's rollback was named: it is known (store/teamseen.py)."""
         from rehydrate.store import teamseen
 
         for actor in teamseen.acknowledge(self):
-            if snap is not None:
-                snap.repaired.append(
-                    f"recorded at checkpoint {rec['seq']} that {self.rel(layout.WAL_DIR, actor + '.jsonl')} "
-                    "was rolled back upstream; no longer reported"
-                )
+            snap.repaired.append(
+                f"recorded at checkpoint {rec['seq']} that {self.rel(layout.WAL_DIR, actor + '.jsonl')} "
+                "was rolled back upstream; no longer reported"
+            )
 
     def _seal(
         self,
