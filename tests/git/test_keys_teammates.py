@@ -135,6 +135,7 @@ def test_a_key_planted_for_an_unkeyed_actor_is_not_pinned(tmp_path: Path) -> Non
     assert not trust.exists() or "agent" not in json.loads(trust.read_text())
     brief = team.rh(me, "resume")
     assert "confidence: degraded (state)" in brief.out and "agent's log never registered" in brief.out, brief.out
+    assert "next safe action: find who committed state/keys/agent.pub" in brief.out  # no repair makes a signature
     r = team.rh(me, "checkpoint", "--done", "the parser", "--next", "the tests")
     assert r.code == 0, r  # a key that is not mine does not stop my writes
 
