@@ -245,3 +245,21 @@ def test_a_message_in_a_keyed_actors_name_without_her_signed_record_is_named_for
     sent_all.write_text(f"{head}\n\n{text}")
     r = team.rh(me, "verify")
     assert r.code == 1 and "[forged]" in r.out and "names another file, kind or text" in r.out, r
+
+
+def test_a_key_that_comes_to_a_teammate_this_clone_knew_without_one_is_said_once(tmp_path: Path) -> None:
+    """Whoever can push can register a key in the name of a teammate who has none: a clone that knew the teammate
+    without a key cannot tell that from the teammate's own `key init`, and says it (information) when it pins it."""
+    team = Team(tmp_path)
+    me, c = team.clone("me"), team.clone("c")
+    carol = _as("carol", tmp_path)
+    assert team.rh(c, "checkpoint", "--done", "one", "--next", "more", env=carol).code == 0
+    assert team.sync(c, env=carol).code == 0
+    assert team.sync(me).code == 0
+    assert team.rh(me, "status").code == 0  # this clone reads carol's log: no key
+    _keyed(team, c, carol, "two", "more")
+    assert team.sync(me).code == 0
+    r = team.rh(me, "verify")
+    assert r.code == 0 and "[key-registered]" in r.out and "this clone knew carol without a key" in r.out, r
+    again = team.rh(me, "verify")
+    assert again.code == 0 and "key-registered" not in again.out, again  # said once: the key is pinned

@@ -443,6 +443,9 @@ def _key(
         if problem is not None:
             problems.append(problem)
             return None, False
+        if actor != state.actor and _seen_unkeyed(state, actor):
+            log = state.rel("wal", f"{actor}.jsonl")
+            problems.append(Problem("key-registered", rel, None, _registered_text(actor, filed, log)))
         trust[actor] = _pin(filed)
         return filed, True
     assert known is not None
@@ -495,6 +498,21 @@ def _registered_here(state: State, actor: str, key: Public, known: frozenset[str
         return []
     rel = state.rel("wal", f"{actor}.jsonl")
     return [Problem("other-state", rel, None, f"{rel} belongs to another state: {elsewhere}")]
+
+
+def _seen_unkeyed(state: State, actor: str) -> bool:
+    """Whether this worktree read actor's log before its key came (store/teamseen.py remembers each teammate's)."""
+    from rehydrate.store import teamseen
+
+    return actor in teamseen.load(state)
+
+
+def _registered_text(actor: str, pub: Public, rel: str) -> str:
+    return (
+        f"{actor} now signs with key {pub.id}, registered in {actor}'s log and pinned; this clone knew {actor} without "
+        f"a key. Anyone who can push could have registered it in {actor}'s name: if {actor} did not run `rehydrate key "
+        f"init`, {rel} holds records {actor} did not write (git log -p -- {rel})"
+    )
 
 
 def _held(pub: Public) -> bool:
