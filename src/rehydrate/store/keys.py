@@ -16,13 +16,19 @@ in a record its key signed.
   record's signature is missing or does not verify (`forged`). The heads already verified are remembered in this
   clone's trust file (`<git-dir>/rehydrate/<key>/keys.json`, never committed), so a read verifies only what is new
   (the crypto library is imported only then).
-- Trust on first sight, then pinned: the trust file keeps each actor's key as this clone first saw it. A committed key
-  that differs is named (`key-changed`) until `rehydrate key trust ACTOR`; a committed key removed while this clone
-  knew it is named too (`key-removed`), and the actor's log is still checked against the key it knew.
+- Pinned on first sight, and only when the actor's own log registered the key: its `key` record, signed by it, with
+  every record since signed by it too (read back through the archives the log was rotated from), for this state (a
+  registration names the state's `init` record; one written before registrations did must bind this state's goal),
+  and, for this clone's own actor, held in this user's key file. Otherwise nothing is pinned and the key is named:
+  `key-unregistered`, `other-state`, `key-not-mine`. A key pinned for a teammate this clone knew without one is said
+  once (`key-registered`). The trust file keeps each actor's key as this clone pinned it. A committed key that
+  differs is named (`key-changed`) until `rehydrate key trust ACTOR`; a committed key removed while this clone knew it
+  is named too (`key-removed`), and the actor's log is still checked against the key it knew.
+- A message in a keyed actor's name counts only when her log holds her signed `mail` record of it (store/mail.py).
 
-What this cannot prove: that a key holder told the truth (a writer with the key can sign a lie), nor anything about
-an actor whose key no clone has seen (a fresh clone trusts the committed keys it first finds). The chain proves order,
-the signature authorship; neither proves truth.
+What this cannot prove: that a key holder told the truth (a writer with the key can sign a lie), nor that a
+registration is the actor's own where no clone of the actor's is looking (whoever can push can register a key in the
+name of an actor who has none). The chain proves order, the signature authorship; neither proves truth.
 """
 
 from __future__ import annotations

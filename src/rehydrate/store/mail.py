@@ -7,7 +7,9 @@ proof of sending); reading appends one `read` record naming the ids to the reade
 `read` record of the reader's log names it. Promises are `promise` records of the promiser's log.
 
 Everything under state/mail/ arrived by git pull: a folder or file that is a symlink, a FIFO, too large or
-malformed is named and skipped, never followed; the text is untrusted (the brief fences it). On the hook path:
+malformed is named and skipped, never followed; the text is untrusted (the brief fences it). A message in the name of
+an actor who signs her records counts only when her log holds a `mail` record of hers naming it, signed by her key
+(Senders); any other is forged: named, never shown, counted or marked read as hers. On the hook path:
 standard library only, one readdir per folder, headers read only for unread messages, at most MAX_READ of them.
 """
 
