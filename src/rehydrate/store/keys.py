@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 KEYS_DIR = views.KEYS_DIR
 TRUST = views.KEY_PINS  # this clone's pins, in its git folder
 VERIFIED = "keys.verified"  # the records this clone verified or signed (a cache)
+REFUSED = "keys.refused"  # the keys this clone refused to pin, and why, while nothing they rest on changed (a cache)
 SIG_DOMAIN = b"rehydrate-record-sig-v1\n"
 ENDORSE_DOMAIN = b"rehydrate-key-endorse-v1\n"
 PUB_PREFIX = "rehydrate-ed25519"
@@ -445,7 +446,7 @@ def _key(
     if known is None and filed is None:
         return None, False
     if known is None and filed is not None:  # first sight: pinned only when the actor's own log registered it
-        problem = first_sight(state, actor, filed)
+        problem = _first_sight_once(state, actor, filed)
         if problem is not None:
             problems.append(problem)
             return None, False
@@ -466,6 +467,39 @@ def _key(
         return filed, True
     problems.append(_changed(actor, rel, known, filed))
     return filed, False
+
+
+def _first_sight_once(state: State, actor: str, filed: Public) -> Problem | None:
+    """first_sight, its refusal remembered (keys.refused, a cache) while what it rests on is as it was: the key, the
+    actor's log, wal/ (the state's starts: git creates a file anew when it changes one) and this user's key file. A
+    refused key is not pinned, so without this every command would walk the actor's log again."""
+    from rehydrate import safejson
+
+    path, depends = os.path.join(state.local, REFUSED), _depends(state, actor, filed)
+    cache = _load(path)
+    entry = cache.get(actor)
+    if isinstance(entry, list) and len(entry) == 4 and entry[0] == depends and all(isinstance(x, str) for x in entry):
+        return Problem(entry[1], entry[2], None, entry[3])
+    problem = first_sight(state, actor, filed)
+    if problem is None and actor not in cache:
+        return None
+    if problem is None:
+        del cache[actor]
+    else:
+        cache[actor] = [depends, problem.code, problem.file, problem.message]
+    from rehydrate.store import local
+
+    local.ensure(os.path.dirname(path))
+    fsio.write_hint(path, safejson.dumps_canonical(cache) + b"\n")
+    return problem
+
+
+def _depends(state: State, actor: str, filed: Public) -> str:
+    parts = [filed.id]
+    for path in (state.path(f"wal/{actor}.jsonl"), state.wal_dir, key_file()):
+        st = fsio.lstat(path)
+        parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}" if st is not None else "-")
+    return "|".join(parts)
 
 
 def first_sight(state: State, actor: str, filed: Public) -> Problem | None:
