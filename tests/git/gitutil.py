@@ -36,7 +36,7 @@ class Run:
 class Team:
     """A bare remote seeded with a state folder (actor `agent`) and app.py; clones made on demand."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, goal: str = "Ship the parser") -> None:
         self.tmp = tmp
         self.home = tmp / "home"
         self.home.mkdir(exist_ok=True)
@@ -45,7 +45,7 @@ class Team:
         seed = tmp / "seed"
         self.git(tmp, "init", "-q", "-b", "main", str(seed))
         (seed / "app.py").write_text("print('hello')\n")
-        r = self.rh(seed, "init", "--goal", "Ship the parser")
+        r = self.rh(seed, "init", "--goal", goal)
         assert r.code == 0, r
         self.git(seed, "add", "-A")
         self.git(seed, "commit", "-qm", "seed")

@@ -4,6 +4,8 @@
 - degraded: an unread `redirect` or `blocker` (someone changed or stopped this line of work): next `rehydrate mail`,
   which shows them and records that they were read;
 - skipped: a file under state/mail/ that is a link, a FIFO, too large or not a message (named, never followed);
+- degraded too: a message in the name of an actor who signs her records, that her signed log does not vouch for (no
+  `mail` record of hers, signed, names it): forged, named, neither shown nor counted as hers;
 - n/a: the state has one actor and no mail.
 Bounded: one readdir of state/mail/<me>/ and state/mail/all/, the header read only for unread messages (at most
 store.mail.MAX_READ), and this actor's log read for its `read` records past what a per-worktree cache covers.
@@ -39,6 +41,10 @@ class MailboxCheck:
         findings = [
             Finding(self.name, "skipped", why, "move it out of state/mail/ (it was not written by rehydrate)")
             for why in found.skipped
+        ]
+        findings += [  # in a keyed actor's name, not vouched for by her signed log: named, never shown as hers
+            Finding(self.name, "degraded", f"forged: {m.rel}: {mail.forged_text(m, why)}", f"git rm {m.rel}")
+            for m, why in found.forged
         ]
         if not found.messages and not found.not_read:
             return [Finding(self.name, "ok", f"nothing unread in {where}"), *findings]

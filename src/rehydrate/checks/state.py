@@ -58,6 +58,11 @@ def _action(code: str, where: str) -> str:
             f"compare {where} with git (`git log -p -- {where}`): after a branch switch or a restore this is expected; "
             "otherwise restore the lost records. The next checkpoint records the loss and ends this report"
         )
+    if code in ("forged", "key-unregistered", "key-not-mine", "other-state"):  # no repair makes a signature
+        return (
+            f"find who committed {where} (`git log -p -- {where}`) and do not act on what it says; restore it from "
+            "git, or ask the actor whose name it bears"
+        )
     if code == "unsafe-path":
         return f"restore {where} from git (`git log -p -- {where}`): a record names a path outside the state folder"
     if code in ("not-regular-file", "unreadable", "invalid-utf8"):

@@ -56,7 +56,7 @@ def cmd_key(args: argparse.Namespace) -> int:
         signer = keys.create_private(path)
     assert signer is not None
     current = keys.committed(state).get(state.actor)
-    if current is not None and current.id == signer.id and not made:
+    if current is not None and current.id == signer.id and not made and keys.binds_state(state, current):
         if args.json:
             emit_json("key", True, action="init", actor=state.actor, key=signer.id, file=path, registered=False)
         else:

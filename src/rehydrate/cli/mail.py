@@ -65,6 +65,7 @@ def cmd_mail(args: argparse.Namespace) -> int:
             action="read",
             messages=[m.as_dict(m.id in read) for m in found.messages],
             skipped=found.skipped,
+            forged=[{"path": m.rel, "id": m.id, "from": m.sender, "why": why} for m, why in found.forged],
             not_read=found.not_read,
             recorded=seq,
             **(problems_json(receipt) if receipt is not None else {"problems": [], "repaired": []}),
@@ -83,6 +84,10 @@ def _print(found: object, read: set[str], everything: bool) -> None:
     assert isinstance(found, Listing)
     for why in found.skipped:
         print(f"rehydrate: warning: {terminal_safe(why)}", file=sys.stderr)
+    for m, why in found.forged:
+        from rehydrate.store.mail import forged_text
+
+        print(f"rehydrate: warning: forged: {terminal_safe(m.rel + ': ' + forged_text(m, why))}", file=sys.stderr)
     if not found.messages:
         print("no messages" if everything else "no unread messages")
         return

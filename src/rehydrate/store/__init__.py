@@ -22,7 +22,7 @@ WORDS = Words(
 
 
 # Problems that are information, not discrepancies: named, but no failure of verify and no degraded confidence.
-INFO = frozenset({"duplicate-record", "switched", "view-merged", "duplicate-line", "key-rotated"})
+INFO = frozenset({"duplicate-record", "switched", "view-merged", "duplicate-line", "key-rotated", "key-registered"})
 
 
 class Problem:

@@ -16,13 +16,19 @@ in a record its key signed.
   record's signature is missing or does not verify (`forged`). The heads already verified are remembered in this
   clone's trust file (`<git-dir>/rehydrate/<key>/keys.json`, never committed), so a read verifies only what is new
   (the crypto library is imported only then).
-- Trust on first sight, then pinned: the trust file keeps each actor's key as this clone first saw it. A committed key
-  that differs is named (`key-changed`) until `rehydrate key trust ACTOR`; a committed key removed while this clone
-  knew it is named too (`key-removed`), and the actor's log is still checked against the key it knew.
+- Pinned on first sight, and only when the actor's own log registered the key: its `key` record, signed by it, with
+  every record since signed by it too (read back through the archives the log was rotated from), for this state (a
+  registration names the state's `init` record; one written before registrations did must bind this state's goal),
+  and, for this clone's own actor, held in this user's key file. Otherwise nothing is pinned and the key is named:
+  `key-unregistered`, `other-state`, `key-not-mine`. A key pinned for a teammate this clone knew without one is said
+  once (`key-registered`). The trust file keeps each actor's key as this clone pinned it. A committed key that
+  differs is named (`key-changed`) until `rehydrate key trust ACTOR`; a committed key removed while this clone knew it
+  is named too (`key-removed`), and the actor's log is still checked against the key it knew.
+- A message in a keyed actor's name counts only when her log holds her signed `mail` record of it (store/mail.py).
 
-What this cannot prove: that a key holder told the truth (a writer with the key can sign a lie), nor anything about
-an actor whose key no clone has seen (a fresh clone trusts the committed keys it first finds). The chain proves order,
-the signature authorship; neither proves truth.
+What this cannot prove: that a key holder told the truth (a writer with the key can sign a lie), nor that a
+registration is the actor's own where no clone of the actor's is looking (whoever can push can register a key in the
+name of an actor who has none). The chain proves order, the signature authorship; neither proves truth.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from rehydrate.store import WORDS, Problem, fsio, views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from rehydrate.store.reconcile import Snapshot
@@ -44,6 +51,7 @@ if TYPE_CHECKING:
 KEYS_DIR = views.KEYS_DIR
 TRUST = views.KEY_PINS  # this clone's pins, in its git folder
 VERIFIED = "keys.verified"  # the records this clone verified or signed (a cache)
+REFUSED = "keys.refused"  # the keys this clone refused to pin, and why, while nothing they rest on changed (a cache)
 SIG_DOMAIN = b"rehydrate-record-sig-v1\n"
 ENDORSE_DOMAIN = b"rehydrate-key-endorse-v1\n"
 PUB_PREFIX = "rehydrate-ed25519"
@@ -257,13 +265,18 @@ def signer_for(state: State) -> Signer | None:
     (nothing is signed); KeyMissing when it has one and no matching private key is readable. A pinned key whose
     committed file is gone still binds: a deleted .pub must not let unsigned records in."""
     filed = fsio.lstat(state.path(pub_name(state.actor))) is not None
-    pub = committed(state).get(state.actor) if filed else _known(load_trust(state).get(state.actor))
+    pinned = _known(load_trust(state).get(state.actor))
+    pub = committed(state).get(state.actor) if filed else pinned
     if pub is None and not filed:
         return None
     if pub is None:
         raise KeyMissing(f"{state.rel(pub_name(state.actor))} is not a public key", "run `rehydrate key init`")
     where = key_file()
     signer = load_private(where)
+    if pinned is None and (signer is None or _b64(signer.public) != pub.b64):
+        reg = registration(state, state.actor, pub)
+        if isinstance(reg, Problem) and reg.code == "key-unregistered":
+            return None  # a key committed in this actor's name that its log never registered is not its key
     if signer is None or _b64(signer.public) != pub.b64:
         found = "holds another key" if signer is not None else "does not exist"
         raise KeyMissing(
@@ -349,6 +362,17 @@ def _save_verified(state: State, found: dict[str, list[tuple[str, int | None]]])
     fsio.write_hint(path, safejson.dumps_canonical(data) + b"\n")
 
 
+def pins(state: State) -> dict[str, Public]:
+    """{actor: the key this clone pinned for it}."""
+    found = {a: _known(e) for a, e in load_trust(state).items()}
+    return {a: k for a, k in found.items() if k is not None}
+
+
+def verified_records(state: State) -> dict[str, list[tuple[str, int | None]]]:
+    """The records this clone verified or signed, per actor, newest first (a cache)."""
+    return _load_verified(state)
+
+
 def _known(entry: object) -> Public | None:
     if not isinstance(entry, dict) or not isinstance(entry.get("public"), str):
         return None
@@ -392,6 +416,8 @@ def check(state: State, snap: Snapshot) -> list[Problem]:
         pins_changed = pins_changed or pinned
         if key is None:
             continue
+        if state.all_heads is not None and not pinned:  # verify: the registration again (first sight checked it)
+            problems.extend(_registered_here(state, actor, key, frozenset(h for h, _ in found.get(actor, []))))
         done = found.get(actor, [])
         newly, problem = _check_actor(state, snap, actor, key, done)
         if problem is not None:
@@ -419,7 +445,14 @@ def _key(
         problems.append(Problem("key-unreadable", rel, None, f"{rel} is not a public key"))
     if known is None and filed is None:
         return None, False
-    if known is None and filed is not None:  # first sight: pinned
+    if known is None and filed is not None:  # first sight: pinned only when the actor's own log registered it
+        problem = _first_sight_once(state, actor, filed)
+        if problem is not None:
+            problems.append(problem)
+            return None, False
+        if actor != state.actor and _seen_unkeyed(state, actor):
+            log = state.rel("wal", f"{actor}.jsonl")
+            problems.append(Problem("key-registered", rel, None, _registered_text(actor, filed, log)))
         trust[actor] = _pin(filed)
         return filed, True
     assert known is not None
@@ -434,6 +467,234 @@ def _key(
         return filed, True
     problems.append(_changed(actor, rel, known, filed))
     return filed, False
+
+
+def _first_sight_once(state: State, actor: str, filed: Public) -> Problem | None:
+    """first_sight, its refusal remembered (keys.refused, a cache) while what it rests on is as it was: the key, the
+    actor's log, wal/ (the state's starts: git creates a file anew when it changes one) and this user's key file. A
+    refused key is not pinned, so without this every command would walk the actor's log again."""
+    from rehydrate import safejson
+
+    path, depends = os.path.join(state.local, REFUSED), _depends(state, actor, filed)
+    cache = _load(path)
+    entry = cache.get(actor)
+    if isinstance(entry, list) and len(entry) == 4 and entry[0] == depends and all(isinstance(x, str) for x in entry):
+        return Problem(entry[1], entry[2], None, entry[3])
+    problem = first_sight(state, actor, filed)
+    if problem is None and actor not in cache:
+        return None
+    if problem is None:
+        del cache[actor]
+    else:
+        cache[actor] = [depends, problem.code, problem.file, problem.message]
+    from rehydrate.store import local
+
+    local.ensure(os.path.dirname(path))
+    fsio.write_hint(path, safejson.dumps_canonical(cache) + b"\n")
+    return problem
+
+
+def _depends(state: State, actor: str, filed: Public) -> str:
+    parts = [filed.id]
+    for path in (state.path(f"wal/{actor}.jsonl"), state.wal_dir, key_file()):
+        st = fsio.lstat(path)
+        parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}" if st is not None else "-")
+    return "|".join(parts)
+
+
+def first_sight(state: State, actor: str, filed: Public) -> Problem | None:
+    """Why a committed key this clone has not pinned must not be pinned, or None. A key is the actor's only when its
+    own log registered it: a `key` record of that key signed by it, and every record since signed by it too (read
+    back through the archives the log was rotated from); the registration names this state (or, written before
+    registrations named one, binds this state's goal). The actor of this clone pins a key only when this user's key
+    file holds it: anyone who can push can register a key of theirs in another's log."""
+    rel = state.rel("wal", f"{actor}.jsonl")
+    found = registration(state, actor, filed)
+    if isinstance(found, Problem):
+        return found
+    if found is None:
+        return None  # damage on the way: the chain check names it, and nothing is pinned until it is mended
+    elsewhere = other_state(state, found)
+    if elsewhere is not None:
+        return Problem("other-state", rel, None, f"{rel} belongs to another state: {elsewhere}")
+    if actor == state.actor and not _held(filed):
+        text = (
+            f"{state.rel(pub_name(actor))} is a key ({filed.id}) that {rel} registered (record seq "
+            f"{found.get('seq')}), and {key_file()} does not hold it: this clone does not take it for {actor}'s own. "
+            f"If {actor} made it elsewhere, point REHYDRATE_KEY_FILE at it; if not, someone else registered it: "
+            "remove the key and the records signed by it (git log -p -- state/keys state/wal)"
+        )
+        return Problem("key-not-mine", state.rel(pub_name(actor)), None, text)
+    return None
+
+
+def _registered_here(state: State, actor: str, key: Public, known: frozenset[str]) -> list[Problem]:
+    """verify's look at a pinned key's registration: still in the actor's log, and for this state."""
+    found = registration(state, actor, key, known)
+    if isinstance(found, Problem):
+        return [] if found.code == "forged" else [found]  # (a forged last record: _check_actor names it)
+    elsewhere = other_state(state, found) if found is not None else None
+    if elsewhere is None:
+        return []
+    rel = state.rel("wal", f"{actor}.jsonl")
+    return [Problem("other-state", rel, None, f"{rel} belongs to another state: {elsewhere}")]
+
+
+def _seen_unkeyed(state: State, actor: str) -> bool:
+    """Whether this worktree read actor's log before its key came (store/teamseen.py remembers each teammate's)."""
+    from rehydrate.store import teamseen
+
+    return actor in teamseen.load(state)
+
+
+def _registered_text(actor: str, pub: Public, rel: str) -> str:
+    return (
+        f"{actor} now signs with key {pub.id}, registered in {actor}'s log and pinned; this clone knew {actor} without "
+        f"a key. Anyone who can push could have registered it in {actor}'s name: if {actor} did not run `rehydrate key "
+        f"init`, {rel} holds records {actor} did not write (git log -p -- {rel})"
+    )
+
+
+def _held(pub: Public) -> bool:
+    try:
+        signer = load_private()
+    except RehydrateError:
+        return False
+    return signer is not None and _b64(signer.public) == pub.b64
+
+
+def registration(state: State, actor: str, pub: Public, known: frozenset[str] = frozenset()) -> Record | Problem | None:
+    """The `key` record that registered pub in actor's log, each record after it verified on the way back from the
+    log's end (through each archive a rotate record names); else the problem: the last record not signed by pub
+    (`forged`), or a record before it that is not, short of any registration of pub (`key-unregistered`). None when
+    the log is damaged on the way, or an archive is gone (the chain check and verify name them)."""
+    from rehydrate.store import wal, walback
+
+    first = True
+    where = state.rel("wal", f"{actor}.jsonl")
+    try:
+        for where, offset, raw in back(state, actor):
+            rec = walback.decode(raw, offset)
+            why = verify(rec, pub) if rec["h"] not in known else None  # (known: verified here before)
+            if why is not None and first:
+                return _forged(actor, where, rec, pub, why, True)
+            if why is not None:
+                return _unregistered(state, actor, pub, where, rec)
+            first = False
+            data = rec["data"]
+            if rec["op"] == "key" and data.get("id") == pub.id and data.get("public") == pub.b64:
+                return rec
+    except (wal.BadRecord, RehydrateError):
+        return None
+    except ArchiveGone:
+        return None
+    return _unregistered(state, actor, pub, where, None)
+
+
+class ArchiveGone(Exception):
+    """back() reached a rotate record whose archive is not there (verify names it: archive-missing)."""
+
+
+def back(state: State, actor: str) -> Iterator[tuple[str, int, bytes]]:
+    """The lines of actor's log, newest first, then those of each archive its first record (a rotate) names, and so
+    on (at most MAX_ARCHIVES): (where, byte offset, line). An archive ends in the rotate record that archived it,
+    given once. BadRecord for a line that does not decode where one must be read (the oldest, to follow its
+    archive); ArchiveGone when an archive named is not there."""
+    from rehydrate.store import wal, walback
+
+    path, where, skip = state.path(f"wal/{actor}.jsonl"), state.rel("wal", f"{actor}.jsonl"), b""
+    for _ in range(MAX_ARCHIVES):
+        oldest = None
+        for offset, raw in walback.Back(path, 1 << 62).lines():
+            if skip and b'"h":"' + skip + b'"' in raw:
+                skip = b""
+                continue
+            skip = b""
+            yield where, offset, raw
+            if offset == 0:
+                oldest = walback.decode(raw, offset)
+        name = oldest["data"].get("archive") if oldest is not None and oldest["op"] == "rotate" else None
+        if oldest is None or not isinstance(name, str) or wal.archive_error(oldest) is not None:
+            return
+        if fsio.lstat(state.path(name)) is None:
+            raise ArchiveGone(name)
+        path, where, skip = state.path(name), state.rel(name), str(oldest["h"]).encode()
+
+
+def binds_state(state: State, pub: Public) -> bool:
+    """Whether this actor's registration of pub names its state (`key init` registers it again where one written
+    before registrations named their state is the newest: from then on a copy of the log elsewhere is told apart)."""
+    found = registration(state, state.actor, pub)
+    return not isinstance(found, dict) or isinstance(found["data"].get("state"), str)
+
+
+def _unregistered(state: State, actor: str, pub: Public, where: str, rec: Record | None) -> Problem:
+    at = f"{where} holds a record (seq {rec.get('seq')}, {rec.get('op')}) not signed by it" if rec else "none is there"
+    text = (
+        f"{state.rel(pub_name(actor))} is a key ({pub.id}) that {actor}'s log never registered: no `key` record of it, "
+        f"signed by it, comes before the records it signed ({at}). Not pinned: {actor}'s records are not taken as "
+        f"signed. Whoever committed it (git log -p -- {state.rel(KEYS_DIR)}) may have signed records in {actor}'s "
+        f"name; `rehydrate key init` as {actor} registers a key of {actor}'s own"
+    )
+    return Problem("key-unregistered", state.rel(pub_name(actor)), None, text)
+
+
+def starts(state: State) -> dict[str, tuple[str, str]]:
+    """{h: (ts, goal hash)} of each `init` record this state starts from: each log's first record, followed back
+    through the archives its rotate records name. One in a state made by `init`; a state that holds none (its first
+    log gone) binds nothing."""
+    from rehydrate.store import wal
+
+    out: dict[str, tuple[str, str]] = {}
+    for actor in state._actors():
+        path, seen = state.path(f"wal/{actor}.jsonl"), 0
+        try:
+            rec: Record | None = wal.first_record(path, state.rel("wal", f"{actor}.jsonl"))
+            while rec is not None and rec["op"] == "rotate" and seen < MAX_ARCHIVES:
+                name, seen = rec["data"].get("archive"), seen + 1
+                if wal.archive_error(rec) is not None or not isinstance(name, str):
+                    break
+                archive = state.path(name)
+                rec = wal.first_record(archive, state.rel(name)) if fsio.lstat(archive) is not None else None
+        except (RehydrateError, OSError):
+            continue
+        if rec is not None and rec["op"] == "init":
+            out[rec["h"]] = (str(rec["ts"]), str(rec["views"].get(views.GOAL)))
+    return out
+
+
+def start_of(state: State) -> str | None:
+    """The start a new registration names: the state's `init` record (the earliest, should a merge have brought
+    two)."""
+    found = starts(state)
+    return min(found, key=lambda h: (found[h][0], h)) if found else None
+
+
+def other_state(state: State, reg: Record) -> str | None:
+    """Why a registration belongs to another state, or None. One that names its state must name one this state
+    starts from; one written before registrations named their state must at least bind this state's goal (two
+    projects with one goal text cannot be told apart by it: their logs are then taken as this state's)."""
+    found = starts(state)
+    if not found:
+        return None
+    named, seq = reg["data"].get("state"), reg.get("seq")
+    actor = reg.get("actor")
+    if isinstance(named, str):
+        if named in found:
+            return None
+        return (
+            f"{actor}'s key {reg['data'].get('id')} was registered (record seq {seq}) for the state that starts with "
+            f"record {named[:12]}, and this one starts with {', '.join(h[:12] for h in sorted(found))}: its records "
+            f"were signed for another project (a log copied from one where {actor} uses the same key)"
+        )
+    goal = reg["views"].get(views.GOAL)
+    if goal in {g for _, g in found.values()}:
+        return None
+    return (
+        f"{actor}'s key {reg['data'].get('id')} was registered (record seq {seq}) under the goal {str(goal)[:12]}, "
+        f"and this state's goal is {', '.join(sorted({g[:12] for _, g in found.values()}))}: its records were "
+        f"signed for another project (a log copied from one where {actor} uses the same key)"
+    )
 
 
 def _endorsed(state: State, actor: str, known: Public, filed: Public) -> bool:

@@ -28,13 +28,16 @@ _VIEW_MAX = 64 << 10  # a view's bytes are kept up to this size (99_next.md is f
 class Memo:
     """One State object's memory of its own writes, each entry with its file's fingerprint after the write."""
 
-    __slots__ = ("last", "seen", "views")
+    __slots__ = ("last", "seen", "teammates", "views", "wal_dir")
 
     def __init__(self) -> None:
         self.seen: tuple[str, Seen] | None = None  # the .seen file's fingerprint once saved, and the cache saved
         self.last: tuple[str, int, Record] | None = None  # the log's fingerprint after an append, the offset and
         # the record of its last line
         self.views: dict[str, tuple[str, bytes]] = {}  # a view's fingerprint after it was replaced, and its bytes
+        self.wal_dir = ""  # wal/'s fingerprint as this command found it
+        self.teammates = ""  # wal/'s fingerprint when this process last found the teammates' logs as it saw them
+        # (store/teamseen.py): while it holds, no log was created, replaced or removed there since
 
     def load_seen(self, path: str, old: str | None = None) -> Seen | None:
         """The rollback cache: a copy of the one this process saved while the file is still that one, else read;

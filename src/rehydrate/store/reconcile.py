@@ -170,7 +170,21 @@ def reconcile(
         problems.append(Problem(code, state.wal_rel, None, lost_message(snap.lost)))
     _views_after(state, snap, repair, info if chain is None else None, log_fp)  # (verify's pass put its own lines)
     _signatures(state, snap)
+    _teammates(state, snap)
     return snap
+
+
+def _teammates(state: State, snap: Snapshot) -> None:
+    """Each other actor's log against what this worktree last saw of it (store/teamseen.py): a listdir of wal/ and a
+    small file's read, skipped by a process that found them as it saw them while wal/ is as it was then (git
+    replaces a file it changes: a pull, a checkout or a reset creates it anew); verify always looks."""
+    if snap.trust_cache and state.memo.wal_dir and state.memo.teammates == state.memo.wal_dir:
+        return
+    from rehydrate.store import teamseen
+
+    found = teamseen.check(state)
+    snap.problems.extend(found)
+    state.memo.teammates = "" if found else state.memo.wal_dir
 
 
 def _signatures(state: State, snap: Snapshot) -> None:
@@ -346,6 +360,7 @@ def _start(
     seen = state.load_seen()
     log = _log_stat(state)
     log_fp = fingerprint(log) if log is not None else ""
+    state.memo.wal_dir = fingerprint(folder)
     if seen is None or log is None or seen.fp != log_fp or seen.dirs != dirs_fingerprint(root, folder):
         _clear_temps(state, repair, problems, repaired)
     return seen, log, log_fp

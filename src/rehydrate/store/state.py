@@ -296,6 +296,12 @@ class State:
         if snap is not None:
             snap.heads, snap.merged = [recs[-1]], cache.merged
         cache.branch = written_on(self, git)
+        if (
+            op == "checkpoint"
+            and snap is not None
+            and any(p.code == "rolled-back" and p.file != self.wal_rel for p in snap.problems)
+        ):
+            self._acknowledge_teammates(snap, recs[-1])
         if snap is not None and acknowledged is not None:
             snap.lost = cache.lost = None
             snap.repaired.append(
@@ -317,6 +323,16 @@ class State:
         if snap is not None:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
         return recs[1:] if self.joined is not None else recs
+
+    def _acknowledge_teammates(self, snap: Snapshot, rec: Record) -> None:
+        """A checkpoint after a teammate's rollback was named: it is known (store/teamseen.py)."""
+        from rehydrate.store import teamseen
+
+        for actor in teamseen.acknowledge(self):
+            snap.repaired.append(
+                f"recorded at checkpoint {rec['seq']} that {self.rel(layout.WAL_DIR, actor + '.jsonl')} "
+                "was rolled back upstream; no longer reported"
+            )
 
     def _seal(
         self,
@@ -550,6 +566,7 @@ class State:
         old = keys.committed(self).get(self.actor)
         data: dict[str, Any] = {"alg": "ed25519", "public": keys.public_text(signer), "id": signer.id}
         data["replaces"] = old.id if old is not None and old.id != signer.id else None
+        data["state"] = keys.start_of(self)  # the state it signs for: a log copied to another project is told apart
         if previous is not None and old is not None and previous.id == old.id:
             data["endorsed"] = previous.endorse(self.actor, signer)
         self.signer, self.keyed_dir = signer, True

@@ -7,7 +7,7 @@ import os
 
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.store import Problem, latches, wal
-from rehydrate.store.reconcile import reconcile
+from rehydrate.store.reconcile import keyed, reconcile
 from rehydrate.store.seen import ScanInfo, file_fingerprint
 from rehydrate.store.views import INVARIANTS, WAL_DIR
 
@@ -46,6 +46,10 @@ def verify(state: State, repair: bool) -> Outcome:
             out.problems.append(p)
     if repair:
         out.problems = [p for p in out.problems if p.code != "unrecorded-line"]
+    if keyed(state):  # a message in a keyed actor's name that her signed log does not vouch for (store/mail.py)
+        from rehydrate.store import mail
+
+        out.problems += mail.forged(state)
     return out
 
 
