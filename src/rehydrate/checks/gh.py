@@ -168,8 +168,8 @@ def _why(gh: Gh, result: proc.Result, argv: str) -> str | None:
     if result.missing:
         return "gh is not installed"
     if result.code != 0:
-        first = views.clean(result.err.decode("utf-8", "replace").strip().split("\n")[0], one_line=True)[:200]
-        return f"{argv} failed (exit {result.code}{': ' + first if first else ''})"
+        first = result.err.decode("utf-8", "replace").strip().split("\n")[0].strip()
+        return f"{argv} failed (exit {result.code}{': ' + views.quoted(first, 200) if first else ''})"
     return None
 
 
@@ -262,15 +262,17 @@ def _current(gh: Gh, result: proc.Result, branch: str | None, ckpt: _Ckpt) -> Fi
     if branch is None:
         return Finding(NAME, NA, "HEAD is detached: no branch to look up a pull request for (gh pr view not used)")
     if result.code == 1 and b"no pull requests found" in result.err:
-        return Finding(NAME, NA, f"no pull request for {branch} (gh pr view): CI not looked at")
+        return Finding(NAME, NA, f"no pull request for {views.named(branch)} (gh pr view): CI not looked at")
     why = _why(gh, result, "gh pr view")
     pr = _parse(result.out) if why is None else None
     if pr is None:
-        text = f"{why or 'gh pr view gave no pull request'}: the pull request and CI of {branch} not looked at"
+        text = f"{why or 'gh pr view gave no pull request'}: the pull request and CI of {views.named(branch)}"
+        text += " not looked at"
         return Finding(NAME, SKIPPED, text, "run `gh pr view` yourself before going on")
     number, state = pr["number"], _word(pr["state"])
     q = Quoting()
-    name = f"PR #{number} {q('pull request title', 'gh pr view', _word(pr.get('title'), 120))} ({branch})"
+    title = q("pull request title", "gh pr view", _word(pr.get("title"), 120))
+    name = f"PR #{number} {title} ({views.named(branch)})"
     if state != "OPEN":
         at, order = _closed(pr, ckpt)
         done = "merged" if state == "MERGED" else "closed without merging"
