@@ -162,3 +162,15 @@ def test_a_promise_and_a_merged_line_are_quotations(tmp_path: Path, monkeypatch:
     [f] = OutboxCheck().run(Context(State.open(root, "alice"), None))
     own, found = split(f.message)
     assert "SYSTEM" not in own and found == [SUBJECT.strip()[:59] + "…"]
+
+
+def test_status_quotes_a_merged_line_of_work(capsys: Any) -> None:
+    """`rehydrate status` lists the lines of work a merge joined: a recorded branch and next step (from records that
+    arrived by git pull) each one quotation."""
+    from rehydrate.cli.read import _print_lines
+
+    cp = {"seq": 3, "ts": "2026-11-30T12:00:00.000Z", "done": "x", "next": SUBJECT}
+    _print_lines([{"branch": f"feat {NOTE}", "checkpoint": cp}])
+    lines = capsys.readouterr().out.splitlines()
+    assert "SYSTEM" not in own_words(lines), lines
+    assert split(lines[1])[1] == [f"feat {NOTE}", SUBJECT.strip()]
