@@ -84,7 +84,7 @@ def test_unclosed_fences_and_comments_cannot_swallow_the_ledger(state: State) ->
     own, _ = structure(text, token)
     assert not [ln for ln in own if ln.lstrip().startswith(("```", "~~~", "<!--"))]
     ledger = ledger_of(text, token)
-    assert ledger[:2] == [f"## Ledger {token}", "- identity: ok: actor agent; goal: Ship the parser"]
+    assert ledger[:2] == [f"## Ledger {token}", '- identity: ok: actor agent; goal: "Ship the parser"']
     assert "confidence: recovered" in ledger
 
 

@@ -152,5 +152,5 @@ def test_no_answer_from_for_each_ref_is_skipped_not_no_main_line(pair: tuple[Pat
     (found,) = _run(pair[1], ckpt, PATH=str(bin_dir))
     assert (found.status, found.said()) == (
         "skipped",
-        "git for-each-ref exit 128: fatal: simulated: the main line not looked at",
+        'git for-each-ref exit 128: "fatal: simulated": the main line not looked at',
     )

@@ -348,3 +348,45 @@ def test_a_detached_head_has_no_branch_pull_request(tmp_path: Path) -> None:
     assert [(f.status, f.said()) for f in found if f.said().startswith("HEAD is detached")] == [
         ("n/a", "HEAD is detached: no branch to look up a pull request for (gh pr view not used)")
     ]
+
+
+SAME_SECOND = "2026-11-30T12:00:00Z"  # gh's whole second of a merge 240 ms after CKPT_TS (12:00:00.363)
+
+
+def test_a_merge_in_the_same_second_as_the_checkpoint_is_never_before_it(tmp_path: Path) -> None:
+    """gh gives whole seconds: a pull request merged at 12:00:00.363, 240 ms after a checkpoint written at
+    12:00:00.123, reads as 12:00:00Z; which came first cannot be told, so it is never "before, clean"."""
+    agent = _repo(tmp_path)
+    path = gh.bin_path(tmp_path, "fake", current={**RED, "state": "MERGED", "mergedAt": SAME_SECOND})
+    status, message, nxt = _one(_check(agent, path, next_step=None)[0])
+    assert status == "degraded"
+    assert "before" not in message
+    assert message == (
+        f'PR #7 "Binding powers" (feat) was merged at {SAME_SECOND}, in the same second as checkpoint 42 '
+        "(2026-11-30T12:00:00.123Z): gh gives whole seconds, so which came first cannot be told (gh pr view)"
+    )
+    assert nxt is not None and nxt.startswith("PR #7 was merged about when checkpoint 42 was written: update")
+    named = gh.bin_path(tmp_path / "b", "fake", prs={"12": {**MERGED, "mergedAt": SAME_SECOND}})
+    found, _ = _check(agent, named)
+    assert [(f.status, f.said()) for f in found][1:] == [
+        (
+            "degraded",
+            f'PR #12 "Fix tokenizer", named in checkpoint 42\'s next step, was merged at {SAME_SECOND}, in the '
+            "same second as checkpoint 42 (2026-11-30T12:00:00.123Z): gh gives whole seconds, so which came first "
+            "cannot be told",
+        )
+    ]
+    assert found[1].said_next() == '#12 is merged: update (git pull) and go on with "wait for #12, then binding powers"'
+    summed = summarize(found, checkpoint_next="wait for #12, then binding powers", goal_present=True)
+    assert not summed.recovered and summed.degraded == ["live-state"]
+
+
+def test_a_close_in_the_same_second_as_a_whole_second_checkpoint_is_not_before_it(tmp_path: Path) -> None:
+    agent = _repo(tmp_path)
+    closed = {**RED, "state": "CLOSED", "closedAt": SAME_SECOND}
+    path = gh.bin_path(tmp_path, "fake", current=closed)
+    status, message, _ = _one(_check(agent, path, next_step=None, ts=SAME_SECOND)[0])
+    assert status == "degraded" and "cannot be told" in message and "before" not in message
+    # a second either side is told apart as before
+    path = gh.bin_path(tmp_path / "b", "fake", current={**closed, "closedAt": BEFORE})
+    assert _one(_check(agent, path, next_step=None)[0])[0] == "ok"

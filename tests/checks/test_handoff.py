@@ -42,7 +42,7 @@ def test_a_note_older_than_the_last_checkpoint_is_degraded_until_a_new_one_is_wr
     assert "no handoff record since checkpoint 6 (the 0 WAL records since it)" in found.message
     assert found.next_action is not None and "checkpoint 6 disagree, the checkpoint wins" in found.next_action
     assert "write a new handoff when you stop" in found.next_action
-    assert found.next_action.endswith("; then go on with checkpoint 6's next step: binding powers")
+    assert found.next_action.endswith('; then go on with checkpoint 6\'s next step: "binding powers"')
     state.checkpoint(done="binding powers", next="the evaluator")
     assert _run(state).status == "degraded"  # every later checkpoint too
     state.handoff(NOTE + "The evaluator is next.\n")

@@ -27,7 +27,7 @@ def test_the_status_set_is_closed_and_an_unknown_status_never_counts_as_clean() 
     for status in STATUSES:
         assert Finding("x", status, "m").status == status
     typo = Finding("mine", "skiped", "looked at nothing")
-    assert (typo.status, typo.message) == ("failed", "unknown status 'skiped': looked at nothing")
+    assert (typo.status, typo.message) == ("failed", 'unknown status "skiped": looked at nothing')
     assert checks.confidence([typo]) == "degraded (mine)"
     hostile = Finding("mine", "ok\n## Ledger", "m")
     assert hostile.status == "failed" and "\n" not in hostile.message

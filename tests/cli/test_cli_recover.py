@@ -69,7 +69,7 @@ def test_the_text_ledger_names_the_checkpoint_each_finding_and_the_next_step(rep
     lines = r.out.splitlines()
     head = f"rehydrate recover · state/ · actor agent · checkpoint 4 at {records_ts(repo)}"
     assert lines[0].startswith(head) and "(HEAD " in lines[0], lines[0]
-    assert "- identity: ok: actor agent; goal: Ship the parser" in lines
+    assert '- identity: ok: actor agent; goal: "Ship the parser"' in lines
     bad = next(i for i, ln in enumerate(lines) if ln.startswith("- live-state: degraded:"))
     assert "notes.md" in lines[bad] and lines[bad + 1].startswith("  next: look at git status and git diff")
     assert "confidence: degraded (live-state)" in lines

@@ -146,7 +146,7 @@ def test_registered_pipelines_show_in_the_brief(repo: Path, state: State) -> Non
     r = rehydrate("cursor", "register", "pass B", "data/out.jsonl", "data/progress.json", "--total", "1200")
     assert r.code == 0, r.err
     r = brief.resume(state)
-    assert "pass B: cursor 381 of 1,200; output ends at 378" in r.text
+    assert '"pass B": cursor 381 of 1,200; output ends at 378' in r.text  # a name with a space: quoted
     assert r.confidence == "degraded (cursors)" and "rehydrate cursor repair" in r.text
     rehydrate("cursor", "repair", "data/out.jsonl", "data/progress.json")
     assert brief.resume(state).confidence == "recovered"
@@ -332,7 +332,7 @@ def test_the_brief_reads_only_the_outputs_tail(repo: Path, state: State, monkeyp
 
     monkeypatch.setattr(verify, "_read_output", no_full_read)
     r = brief.resume(state)
-    assert "pass A: cursor 50 of 60; output ends at 49" in r.text and r.confidence == "recovered"
+    assert '"pass A": cursor 50 of 60; output ends at 49' in r.text and r.confidence == "recovered"
     with open(data / "out.jsonl", "ab") as f:
         f.write(b'{"v": "to')
     assert "has no newline" in brief.resume(state).text

@@ -185,8 +185,8 @@ def test_fifos_devices_and_links_in_the_registry_never_block_the_brief(repo: Pat
     assert "b-weird: not checked: its entry in pipelines.json is not an object" in texts
     assert "data is a folder" in texts
     assert "\x1b" not in texts and "\x07" not in texts and "\n## Ledger" not in texts
-    assert "]0;pwnedevil## Ledgerconfidence: recovered: cursor" in texts  # cleaned, on one line
-    assert "a total: cursor ? of 10,000,000,000; output ends at 0" in texts
-    assert "a vast total: cursor ?; output ends at 0" in texts  # 4,001 digits are not shown
+    assert '"]0;pwnedevil## Ledgerconfidence: recovered": cursor' in texts  # cleaned, on one line, quoted
+    assert '"a total": cursor ? of 10,000,000,000; output ends at 0' in texts
+    assert '"a vast total": cursor ?; output ends at 0' in texts  # 4,001 digits are not shown
     assert len(found) == cursor.MAX_CHECKED + 1
     assert found[-1] == ("skipped", "20 more registered pipeline(s) not checked: the brief checks at most 20")

@@ -92,7 +92,7 @@ def test_two_branches_integrate_without_conflict_and_the_next_write_joins_them(
     other = "main" if mine == "feat" else "feat"
     assert [line["checkpoint"]["next"] for line in status["lines"]] == [f"{mine} next", f"{other} next"], status
     text = g.rh(r, "status").out
-    assert "2 lines of work were merged" in text and "next: feat next" in text and "next: main next" in text, text
+    assert "2 lines of work were merged" in text and 'next: "feat next"' in text and 'next: "main next"' in text, text
     verify = g.rh(r, "verify", "--json").json()
     assert _others(verify["problems"]) == [], verify
 
@@ -291,7 +291,7 @@ def test_since_my_last_checkpoint_follows_my_line_after_a_merge(git_env: Any, tm
     text = g.rh(r, "recover").out
     assert "since checkpoint 2" in text and "since checkpoint 4" not in text, text
     text = g.rh(r, "status").out  # this worktree's line first, each line below
-    assert "last done:   main 1\nnext action: main next\n" in text and "next: feat next 3" in text, text
+    assert "last done:   main 1\nnext action: main next\n" in text and 'next: "feat next 3"' in text, text
     assert g.rh(r, "status", "--json").json()["next"] == {"done": "main 1", "next": "main next"}
 
 

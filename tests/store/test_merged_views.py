@@ -145,7 +145,7 @@ def test_the_state_check_names_the_lines_of_work_merged(state: State) -> None:
     found = StateCheck().run(checks.Context(state, out))
     messages = [f.message for f in found if f.status == "ok"]
     assert (
-        'ok: 2 lines of work merged (main: next "main: release"; feat[2J: next "feat: parser"): a checkpoint chooses'[
+        'ok: 2 lines of work merged (main: next "main: release"; "feat[2J": next "feat: parser"): a checkpoint chooses'[
             4:
         ]
         in messages
@@ -173,7 +173,7 @@ def test_the_brief_shows_each_line_of_work_under_the_next_step(state: State, mon
     nxt = text[text.index("## Next") :]
     assert "2 lines of work merged (a checkpoint chooses):" in nxt
     assert '> - main: checkpoint 8 (2026-12-01T06:10): done "main: the docs"; next "main: release"' in nxt
-    assert "> - feat[2J: checkpoint 6" in nxt and "\x1b" not in text  # untrusted: cleaned, and quoted
+    assert '> - "feat[2J": checkpoint 6' in nxt and "\x1b" not in text  # untrusted: cleaned, and quoted
     assert "lines of work merged" in next(ln for ln in text.splitlines() if ln.startswith("- state: ok: 2 lines"))
     monkeypatch.undo()
     assert "lines of work merged" not in brief.resume(state).text

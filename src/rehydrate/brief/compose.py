@@ -301,7 +301,9 @@ def line_fields(i: int, line: object, caps: tuple[int, int, int]) -> tuple[str, 
 def merged_line(i: int, line: object, caps: tuple[int, int, int] = _MERGED_CAPS[0]) -> str:
     """One line of work as the brief names it: its branch, its last checkpoint, done and next action."""
     name, what, done, nxt = line_fields(i, line, caps)
-    return f'{name}: {what}: done "{done}"; next "{nxt}"' if what else f"{name}: no checkpoint on this line"
+    if not what:
+        return f"{views.named(name, 60)}: no checkpoint on this line"
+    return f"{views.named(name, 60)}: {what}: done {views.quoted(done)}; next {views.quoted(nxt)}"
 
 
 def _merged(d: _Draft, terse: bool) -> str:
@@ -340,9 +342,9 @@ class _Lines:
         self.short = 0
 
     def add(self, line: str, cap: int = FINDING_CAP) -> None:
-        text, cut = _cut(line, cap)
+        text = views.cut_line(line, cap)  # a cut never leaves an inline quotation open
         self.lines.append(text)
-        self.short += cut
+        self.short += text != line
 
 
 def _findings(d: _Draft, level: int, ls: _Lines) -> int:
@@ -384,7 +386,7 @@ def _per_status(d: _Draft, ls: _Lines) -> int:
                 ls.add(f"- {check}: {status}: {_plural(n, 'finding')}", 80)
             else:
                 more = f" (and {n - 1} more)" if n > 1 else ""
-                ls.add(f"- {check}: {status}: {_cut(msg, 120)[0]}{more}", 200)
+                ls.add(f"- {check}: {status}: {views.cut_line(msg, 120)}{more}", 200)
     return d.total_findings - sum(1 for (_, s) in first if s != "ok")
 
 

@@ -187,7 +187,7 @@ class _Draft:
         self.next_body = _quoted_lines(nxt.text) if nxt.text else ""
         first = (inp.next or "")[:2000].split("\n", 1)[0].rstrip()
         self.title = (
-            _untoken(_flat(first[len("# Next (") : -1]), tk)
+            _untoken(_title(first[len("# Next (") : -1]), tk)
             if first.startswith("# Next (") and first.endswith(")")
             else "no checkpoint readable"
         )
@@ -364,3 +364,23 @@ def _water_level(lengths: list[int], total: int, floor: int) -> int:
         else:
             hi = mid
     return lo
+
+
+def _title(text: str) -> str:
+    """99_next.md's title in the brief's first line: as it is when it has the shape views.render_next gives it
+    (`checkpoint 42, 2026-11-29T22:04Z, HEAD a1b2c3d`); else quoted (views.quoted), since the file arrived by git
+    pull and may have been edited: its words never stand as the header's own."""
+    parts = text.split(", ")
+    if len(parts) == 3:
+        what, when, where = parts
+        seq = what.removeprefix("checkpoint ")
+        plain_seq = what == "no checkpoint yet" or (seq != what and seq.isascii() and seq.isdigit())
+        stamp = when[:-1].replace("-", "").replace("T", "").replace(":", "")
+        plain_when = len(when) == 17 and when.endswith("Z") and stamp.isascii() and stamp.isdigit()
+        sha = where.removeprefix("HEAD ")
+        plain_where = where == "no git HEAD" or (
+            sha != where and 0 < len(sha) <= 40 and not sha.strip("0123456789abcdef")
+        )
+        if plain_seq and plain_when and plain_where:
+            return text
+    return views.quoted(text, 200)

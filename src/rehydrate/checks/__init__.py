@@ -101,7 +101,7 @@ class Finding:
     (number()). Message, next_action and ask are each kept to one clean line (no control or invisible characters, no
     line breaks, at most MAX_MESSAGE characters), so that none can start a line of its own in the brief or on a
     terminal. A status outside STATUSES (a user's check, a typo) is never taken as clean: the finding becomes
-    `failed`, its message prefixed with "unknown status 'x': "."""
+    `failed`, its message prefixed with 'unknown status "x": '."""
 
     def __init__(
         self,
@@ -114,20 +114,21 @@ class Finding:
     ) -> None:
         self.check = _line(check, 64)
         if status not in STATUSES:
-            message = f"unknown status {_line(status, 16)!r}: {message}"
+            message = f"unknown status {layout.quoted(status, 16)}: {message}"
             status = FAILED
         self.status = status
-        self.message = _line(message, MAX_MESSAGE)
-        self.next_action = None if next_action is None else _line(next_action, MAX_MESSAGE)
-        self.ask = None if ask is None else _line(ask, MAX_MESSAGE)
+        self.message = _said(message, MAX_MESSAGE)
+        self.next_action = None if next_action is None else _said(next_action, MAX_MESSAGE)
+        self.ask = None if ask is None else _said(ask, MAX_MESSAGE)
         self.quotes: list[Quote] = list(quotes) if quotes else []
 
     def said(self, text: str | None = None) -> str:
-        """The message (or text, its next action) with each quote in its place, in double quotes: for a reader that
-        wants one line (a test, a log), never for the brief, which keeps them apart."""
+        """The message (or text, its next action) with each quote in its place, as an inline quotation (views.quoted:
+        its own quote marks escaped, so it ends where the quoted text ends): for a reader that wants one line (a test,
+        a log), never for the brief, which keeps them apart."""
         out = self.message if text is None else text
         for i, quote in reversed(list(enumerate(self.quotes))):  # Q10 before Q1
-            spelled = f'"{quote.text}"'
+            spelled = layout.quoted(quote.text)
             out = out.replace(f"{QUOTE_MARK}{i}{QUOTE_END}", spelled)
             if quote.ref:
                 out = out.replace(quote.ref, spelled)
@@ -163,8 +164,15 @@ def number(findings: list[Finding]) -> list[Quote]:
 
 
 def _line(text: object, most: int) -> str:
+    """One clean line of at most `most` characters (raw text: a quote's, a name)."""
     line = layout.clean(str(text)[: 2 * most], one_line=True)
     return line if len(line) <= most else line[: most - 1] + "…"
+
+
+def _said(text: object, most: int) -> str:
+    """A message, next action or ask as one clean line of at most `most` characters: its inline quotations
+    (views.quoted) are never left open by the cut."""
+    return layout.cut_line(layout.clean(str(text)[: 2 * most], one_line=True), most)
 
 
 class StateView:

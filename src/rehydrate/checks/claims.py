@@ -51,26 +51,40 @@ def findings(context: Context) -> list[Finding]:
     return out
 
 
-def _cut(text: object, limit: int = 120) -> str:
-    value = " ".join(str(text).split())
-    return value if len(value) <= limit else value[: limit - 3] + "..."
-
-
 def _quote(text: object, limit: int = 120) -> str:
-    """Recorded text (untrusted) as one JSON string: its quotes and backslashes escaped, so that it cannot close
-    its quotes and pass for the ledger's own words."""
-    from rehydrate import safejson
+    """Recorded text (untrusted) as one inline quotation (views.quoted): its quotes and backslashes escaped, so that
+    it cannot close its quotes and pass for the ledger's own words."""
+    from rehydrate.store.views import quoted
 
-    return safejson.dumps(_cut(text, limit))
+    return quoted(text, limit)
+
+
+def _name(text: object, most: int = 120) -> str:
+    """A recorded path, time or exit code (untrusted) as it is when it is plainly a name, else quoted (views.named)."""
+    from rehydrate.store.views import named
+
+    return named(text, most)
+
+
+def _approval(path: str, approval: dict[str, Any], found: object) -> Finding:
+    """An approved file against the hash it was accepted with (found: its sha256 now; None: gone or unreadable)."""
+    when = _name(approval["ts"], 40) if approval.get("ts") else "its acceptance"
+    if found == approval.get("sha256"):
+        return Finding(NAME, OK, f"approval {_name(path)} is the file accepted at {when} (sha256)")
+    state = "is gone" if found is None else "changed"
+    text = f"approval {_name(path)} {state} since it was accepted at {when} (sha256): the review no longer covers it"
+    return Finding(NAME, DEGRADED, text, "have the reviewer approve it again, then `rehydrate accept` it")
 
 
 def _command(receipt: dict[str, Any]) -> str:
-    """The recorded command line as data: its words as a JSON list (never a command to paste)."""
+    """The recorded command line as data: its words as a list of quotations (never a command to paste), each cut on
+    its own, so that a cut never leaves one open."""
     argv = receipt.get("argv")
     if isinstance(argv, list) and argv:
-        from rehydrate import safejson
+        from rehydrate.store.views import quoted
 
-        return "command " + _cut(safejson.dumps([str(a) for a in argv]), 160)
+        words = [quoted(a, 60) for a in argv[:6]]
+        return "command [" + ", ".join(words) + (f", and {len(argv) - 6} more" if len(argv) > 6 else "") + "]"
     return "its command"
 
 
@@ -101,7 +115,7 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
         cmd = _command(receipt)
         code = receipt.get("exit")
         if not isinstance(code, int) or isinstance(code, bool) or code != 0:
-            text = f"{said} failed: {cmd} exited {_cut(code, 12)} (receipt {rid})"
+            text = f"{said} failed: {cmd} exited {_name(code, 12)} (receipt {rid})"
             nxt = "fix what failed and run it again through `rehydrate run --claim`, or checkpoint without the claim"
             out.append(Finding(NAME, DEGRADED, text, nxt))
             continue
@@ -112,7 +126,7 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
         if tree is None:
             tree = evidence.tree_of(root, TREE_DEADLINE.get(context.scope, 4.0))
         if tree.sha is None:
-            text = f"{said} not re-checked: the work tree now could not be hashed ({_cut(tree.why)})"
+            text = f"{said} not re-checked: the work tree now could not be hashed ({_quote(tree.why)})"
             nxt = f"run the command of receipt {rid} again through `rehydrate run` before relying on the claim"
             out.append(Finding(NAME, SKIPPED, text, nxt))
             continue
@@ -124,7 +138,11 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
             out.append(Finding(NAME, OK, text))
             continue
         changed = evidence.changed_between(root, str(ran_on[-1]), tree.sha, NAMED)
-        what = f": {', '.join(changed)} changed" if changed else f" (tree {str(ran_on[-1])[:7]}, now {tree.sha[:7]})"
+        what = (
+            f": {', '.join(_name(p) for p in changed)} changed"
+            if changed
+            else f" (tree {str(ran_on[-1])[:7]}, now {tree.sha[:7]})"
+        )
         if receipt.get("tree_after") == tree.sha:  # the tree the command left: it changed files itself
             what += " (by the command itself: the claim holds for the tree it started on)"
         text = f"{said} is stale: the work tree changed since {cmd} exited 0 (receipt {rid}){what}"
@@ -163,7 +181,7 @@ def _stamps(context: Context, root: str, force: dict[str, Any]) -> list[Finding]
         if found is False:
             unchecked.append(path)
         elif found != sha:
-            changed.append(f"{path} ({'gone or unreadable' if found is None else 'changed'})")
+            changed.append(f"{_name(path)} ({'gone or unreadable' if found is None else 'changed'})")
     if stamps:
         ok = len(stamps) - len(changed) - len(unchecked)
         if changed:
@@ -172,25 +190,18 @@ def _stamps(context: Context, root: str, force: dict[str, Any]) -> list[Finding]
             nxt = "look at what changed in them (git diff); stamp them again with `rehydrate stamp` if it was meant"
             out.append(Finding(NAME, DEGRADED, text, nxt))
         elif ok:
-            listed = ", ".join(sorted(stamps)[:3]) + (" ..." if len(stamps) > 3 else "")
+            listed = ", ".join(_name(p) for p in sorted(stamps)[:3]) + (" ..." if len(stamps) > 3 else "")
             out.append(Finding(NAME, OK, f"{ok} stamped file(s) match their stamp: {listed} (sha256)"))
     for path, approval in sorted(force["approvals"].items()):
         found = now(path)
         if found is False:
             unchecked.append(path)
             continue
-        when = _cut(approval.get("ts") or "its acceptance", 40)
-        if found == approval.get("sha256"):
-            out.append(Finding(NAME, OK, f"approval {path} is the file accepted at {when} (sha256)"))
-        else:
-            state = "is gone" if found is None else "changed"
-            text = f"approval {path} {state} since it was accepted at {when} (sha256): the review no longer covers it"
-            nxt = "have the reviewer approve it again, then `rehydrate accept` it"
-            out.append(Finding(NAME, DEGRADED, text, nxt))
+        out.append(_approval(path, approval, found))
     if unchecked:
         text = (
             f"{len(unchecked)} stamped or approved file(s) not hashed (more than {budget >> 20:,} MiB in all): "
-            f"{', '.join(unchecked[:NAMED])}"
+            f"{', '.join(_name(p) for p in unchecked[:NAMED])}"
         )
         nxt = "run `rehydrate recover`, which hashes more" if context.scope == "hook" else "check them by hand"
         out.append(Finding(NAME, SKIPPED, text, nxt))

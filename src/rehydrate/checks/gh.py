@@ -140,7 +140,8 @@ def findings(gh: Gh, context: Context, branch: str | None) -> list[Finding]:
         return [Finding(NAME, NA, text)]
     since = context.since
     label = f"checkpoint {since.seq}" if since is not None and since.seq is not None else "the last checkpoint"
-    ckpt = _Ckpt(label, _stamp(since.ts if since is not None else None), since.next if since is not None else None)
+    ts = since.ts if since is not None else None
+    ckpt = _Ckpt(label, _stamp(ts), _shown_time(ts), since.next if since is not None else None)
     found = [_current(gh, results[0], branch, ckpt)]
     for (number, where), result in zip(gh.named, results[1:], strict=True):
         found.append(_named(gh, result, number, where, ckpt))
@@ -148,13 +149,15 @@ def findings(gh: Gh, context: Context, branch: str | None) -> list[Finding]:
 
 
 class _Ckpt:
-    """What the findings say of the checkpoint: its label, its time (None: unknown), its next step."""
+    """What the findings say of the checkpoint: its label, its time to the second (None: unknown) and as recorded
+    (with its fraction of a second, when it has one), its next step."""
 
-    __slots__ = ("label", "next", "ts")
+    __slots__ = ("label", "next", "shown", "ts")
 
-    def __init__(self, label: str, ts: str | None, next_step: str | None) -> None:
+    def __init__(self, label: str, ts: str | None, shown: str | None, next_step: str | None) -> None:
         self.label = label
         self.ts = ts
+        self.shown = shown
         self.next = next_step
 
 
@@ -165,8 +168,8 @@ def _why(gh: Gh, result: proc.Result, argv: str) -> str | None:
     if result.missing:
         return "gh is not installed"
     if result.code != 0:
-        first = views.clean(result.err.decode("utf-8", "replace").strip().split("\n")[0], one_line=True)[:200]
-        return f"{argv} failed (exit {result.code}{': ' + first if first else ''})"
+        first = result.err.decode("utf-8", "replace").strip().split("\n")[0].strip()
+        return f"{argv} failed (exit {result.code}{': ' + views.quoted(first, 200) if first else ''})"
     return None
 
 
@@ -204,12 +207,37 @@ def _stamp(value: object) -> str | None:
     return head + "Z"
 
 
-def _closed(pr: dict[str, Any], ckpt: _Ckpt) -> tuple[str, bool]:
-    """(when it was merged or closed, as shown; whether that is after the checkpoint: True when either time is
-    unknown, so that an unknown order is never taken as clean)."""
+def _shown_time(value: object) -> str | None:
+    """A recorded time as shown: its second (_stamp) and the digits of its fraction, if it has some; else None."""
+    head = _stamp(value)
+    if head is None or not isinstance(value, str):
+        return None
+    fraction = value[19:-1]
+    digits = fraction[1:]
+    if fraction[:1] == "." and 0 < len(digits) <= 9 and digits.isascii() and digits.isdigit():
+        return head[:-1] + fraction + "Z"
+    return head
+
+
+BEFORE, AFTER, SAME, UNKNOWN = "before", "after", "same second", "unknown"
+
+
+def _closed(pr: dict[str, Any], ckpt: _Ckpt) -> tuple[str, str]:
+    """(when it was merged or closed, as shown; its order with the checkpoint: BEFORE only when its whole second
+    ends before the checkpoint's second begins, SAME when both fall in one second (gh's whole seconds cannot order
+    them), AFTER, or UNKNOWN when either time is unknown). Only BEFORE is clean."""
     at = _stamp(pr.get("mergedAt")) or _stamp(pr.get("closedAt"))
-    shown = at or "an unknown time"
-    return shown, at is None or ckpt.ts is None or at > ckpt.ts
+    if at is None or ckpt.ts is None:
+        return at or "an unknown time", UNKNOWN
+    return at, BEFORE if at < ckpt.ts else SAME if at == ckpt.ts else AFTER
+
+
+def _same_second(ckpt: _Ckpt) -> str:
+    """The words for a merge or close stamped in the checkpoint's own second: which came first is not known."""
+    return (
+        f", in the same second as {ckpt.label} ({ckpt.shown or ckpt.ts}): gh gives whole seconds, so which came "
+        "first cannot be told"
+    )
 
 
 def _rollup(value: object) -> tuple[list[str], int, int]:
@@ -234,22 +262,31 @@ def _current(gh: Gh, result: proc.Result, branch: str | None, ckpt: _Ckpt) -> Fi
     if branch is None:
         return Finding(NAME, NA, "HEAD is detached: no branch to look up a pull request for (gh pr view not used)")
     if result.code == 1 and b"no pull requests found" in result.err:
-        return Finding(NAME, NA, f"no pull request for {branch} (gh pr view): CI not looked at")
+        return Finding(NAME, NA, f"no pull request for {views.named(branch)} (gh pr view): CI not looked at")
     why = _why(gh, result, "gh pr view")
     pr = _parse(result.out) if why is None else None
     if pr is None:
-        text = f"{why or 'gh pr view gave no pull request'}: the pull request and CI of {branch} not looked at"
+        text = f"{why or 'gh pr view gave no pull request'}: the pull request and CI of {views.named(branch)}"
+        text += " not looked at"
         return Finding(NAME, SKIPPED, text, "run `gh pr view` yourself before going on")
     number, state = pr["number"], _word(pr["state"])
     q = Quoting()
-    name = f"PR #{number} {q('pull request title', 'gh pr view', _word(pr.get('title'), 120))} ({branch})"
+    title = q("pull request title", "gh pr view", _word(pr.get("title"), 120))
+    name = f"PR #{number} {title} ({views.named(branch)})"
     if state != "OPEN":
-        at, after = _closed(pr, ckpt)
+        at, order = _closed(pr, ckpt)
         done = "merged" if state == "MERGED" else "closed without merging"
-        if not after:
+        if order == BEFORE:
             return Finding(NAME, OK, f"{name} was {done} at {at}, before {ckpt.label} (gh pr view)", quotes=q.quotes)
-        text = f"{name} was {done} at {at}, after {ckpt.label} (gh pr view)"
-        nxt = f"PR #{number} was {done} since {ckpt.label}: update (git pull) and check that its next step still holds"
+        when = f"since {ckpt.label}"
+        if order == SAME:
+            text = f"{name} was {done} at {at}{_same_second(ckpt)} (gh pr view)"
+            when = f"about when {ckpt.label} was written"
+        elif order == UNKNOWN:  # never clean: an order that cannot be told counts as after
+            text = f"{name} was {done} at {at}: its order with {ckpt.label} is not known (gh pr view)"
+        else:
+            text = f"{name} was {done} at {at}, after {ckpt.label} (gh pr view)"
+        nxt = f"PR #{number} was {done} {when}: update (git pull) and check that its next step still holds"
         return Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)
     failing, pending, total = _rollup(pr.get("statusCheckRollup"))
     if failing:
@@ -277,13 +314,14 @@ def _named(gh: Gh, result: proc.Result, number: str, where: str, ckpt: _Ckpt) ->
     name = f"PR #{number} {title}, {named},"
     if state == "OPEN":
         return Finding(NAME, OK, f"{name} is open (gh pr view {number})", quotes=q.quotes)
-    at, after = _closed(pr, ckpt)
+    at, order = _closed(pr, ckpt)
     done = "merged" if state == "MERGED" else "closed without merging"
-    if not after:
+    if order == BEFORE:
         return Finding(NAME, OK, f"{name} was {done} at {at}, before it (gh pr view {number})", quotes=q.quotes)
     step = q("the next step", ckpt.label, ckpt.next[:200]) if ckpt.next else f"{ckpt.label}'s next step"
+    text = f"{name} was {done} at {at}" + (_same_second(ckpt) if order == SAME else "")
     if state == "MERGED":
         nxt = f"#{number} is merged: update (git pull) and go on with {step}"
-        return Finding(NAME, DEGRADED, f"{name} was merged at {at}", nxt, quotes=q.quotes)
+        return Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)
     nxt = f"#{number} was closed without merging: find out why before going on with {step}"
-    return Finding(NAME, DEGRADED, f"{name} was closed without merging at {at}", nxt, quotes=q.quotes)
+    return Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)

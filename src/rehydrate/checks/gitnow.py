@@ -24,7 +24,7 @@ import os
 import time
 
 from rehydrate import proc
-from rehydrate.store import gitinfo
+from rehydrate.store import gitinfo, views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -172,8 +172,9 @@ class Probe:
         if result.missing:
             return "git is not installed"
         if result.code != 0:
-            first = result.err.decode("utf-8", "replace").strip().split("\n")[0]
-            return f"exit {result.code}: {first}" if first else f"exit {result.code}"
+            first = result.err.decode("utf-8", "replace").strip().split("\n")[0].strip()
+            # git's words may name what the repository holds (a ref, a path): quoted, never the ledger's own
+            return f"exit {result.code}: {views.quoted(first, 200)}" if first else f"exit {result.code}"
         return None
 
     def result(self) -> GitNow:

@@ -22,8 +22,8 @@ class IdentityCheck:
         if not title:
             text = f"actor {context.state.actor}; the goal file is missing or empty"
             return [Finding(self.name, "degraded", text, ask=None if _checkpoint_next(context) else ASK_TASK)]
-        short = title if len(title) <= 100 else title[:99] + "…"
-        return [Finding(self.name, "ok", f"actor {context.state.actor}; goal: {short}")]
+        # the goal file arrived by git pull like the rest of state/: quoted, so that it cannot run on as the ledger's
+        return [Finding(self.name, "ok", f"actor {context.state.actor}; goal: {views.quoted(title, 100)}")]
 
 
 def _checkpoint_next(context: Context) -> str | None:

@@ -65,12 +65,15 @@ class Ledger:
         self.quotes = [q for f in self.findings for q in f.quotes]  # numbered by summarize, in this order
 
     def said(self, text: str | None) -> str | None:
-        """text (the next action, a finding's line) with each quote it names in its place, in double quotes: for a
-        reader that wants one line (a test, a log), never for the brief, which keeps them apart."""
+        """text (the next action, a finding's line) with each quote it names in its place, as an inline quotation
+        (views.quoted): for a reader that wants one line (a test, a log), never for the brief, which keeps them
+        apart."""
         if text is None:
             return None
+        from rehydrate.store.views import quoted
+
         for quote in reversed(self.quotes):  # Q10 before Q1
-            text = text.replace(quote.ref, f'"{quote.text}"')
+            text = text.replace(quote.ref, quoted(quote.text))
         return text
 
     @property

@@ -35,6 +35,7 @@ Contract:
 from __future__ import annotations
 
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
+from rehydrate.store.views import named
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ def _head(
     checkpoint's record (else its git fields are unknown, and HEAD was not compared: skipped)."""
     from rehydrate.checks.gitnow import recorded_head
 
-    where = f"{_short(now.head)} on {now.branch or 'a detached HEAD'}"
+    where = f"{_short(now.head)} on {_branch(now.branch)}"
     head = recorded_head(ckpt.get("head")) if ckpt else None
     if head is None and not complete:  # the record was not read: what it holds is unknown, not absent
         text = f"{label}'s record was not reached ({problem}): HEAD {where} not compared with it (git status)"
@@ -156,7 +157,7 @@ def _head(
     if isinstance(was, str) and was and now.branch != was:
         q = Quoting()
         reflog = _reflog(q, now.reflog, ("checkout:",))
-        text = f"on {now.branch or 'a detached HEAD'} at {_short(now.head)}; {label} was on {was}{reflog}"
+        text = f"on {_branch(now.branch)} at {_short(now.head)}; {label} was on {named(was)}{reflog}"
         if not plain_branch(was):  # the WAL is untrusted: a recorded name never becomes a command to run
             nxt = f"switch back to the branch {label} recorded (git reflog shows it), or confirm the switch was meant"
             return [Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)]
@@ -215,7 +216,7 @@ def _commits(now: GitNow, head: str, label: str, ckpt: dict[str, Any] | None) ->
     rest = len(news) - NAMED_COMMITS
     more = f" and {'more than ' if now.more else ''}{rest} more" if rest > 0 else ""
     named = _subjects(q, news[:NAMED_COMMITS], more)
-    text = f"{count} commit(s) on {now.branch or 'a detached HEAD'} since {label}: {named}"
+    text = f"{count} commit(s) on {_branch(now.branch)} since {label}: {named}"
     nxt = f"read the {count} commit(s) since {label} (git log {_short(head)}..HEAD) before its next step"
     return Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)
 
@@ -227,14 +228,14 @@ def _dirty(now: GitNow, ckpt: dict[str, Any] | None, label: str) -> list[Finding
     new = [p for p in now.dirty if p not in before]
     if not new:
         return []
-    named = ", ".join(new[:NAMED_FILES])
+    listed = ", ".join(named(p) for p in new[:NAMED_FILES])
     extra = now.dirty_count - len(now.dirty)
     more = len(new) - NAMED_FILES + max(extra, 0)
     if more > 0:
-        named += f" and {more} more"
-    text = f"{len(new) + max(extra, 0)} file(s) changed now that {label} did not record: {named} (git status)"
-    files = " ".join(_arg(p) for p in new[:NAMED_FILES])
-    return [Finding(NAME, DEGRADED, text, f"look at git status and git diff -- {files}: no checkpoint recorded them")]
+        listed += f" and {more} more"
+    text = f"{len(new) + max(extra, 0)} file(s) changed now that {label} did not record: {listed} (git status)"
+    diff = _diff(new[:NAMED_FILES])
+    return [Finding(NAME, DEGRADED, text, f"look at git status and {diff}: no checkpoint recorded them")]
 
 
 def _content(root: str, ckpt: dict[str, Any] | None, label: str, step: str | None) -> list[Finding]:
@@ -265,13 +266,14 @@ def _content(root: str, ckpt: dict[str, Any] | None, label: str, step: str | Non
             found[kind].append((path, why))
     how = f"(git blob ids against {label}'s)"
     changed, unchecked = found["changed"], found["unchecked"]
-    left = _named([f"{p} ({why})" for p, why in unchecked])
+    left = _named([f"{named(p)} ({why})" for p, why in unchecked])
     if changed:
-        named = _named([f"{p} ({why})" if why else p for p, why in changed])
-        text = f"{len(changed)} file(s) dirty at {label} changed since it: {named} {how}"
+        listed = _named([f"{named(p)} ({why})" if why else named(p) for p, why in changed])
+        text = f"{len(changed)} file(s) dirty at {label} changed since it: {listed} {how}"
         text += f"; {len(unchecked)} not compared: {left}" if unchecked else ""
-        files = ", ".join(p for p, _ in changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
-        diff = "git diff -- " + " ".join(_arg(p) for p, _ in changed[:NAMED_FILES])
+        files = ", ".join(named(p) for p, _ in changed[:3])
+        files += f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        diff = _diff([p for p, _ in changed[:NAMED_FILES]])
         q = Quoting()
         if step:
             redo = f"before redoing {label}'s next step, {q('the next step', label, step[:200])}"
@@ -281,9 +283,10 @@ def _content(root: str, ckpt: dict[str, Any] | None, label: str, step: str | Non
         return [Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)]
     if unchecked:
         text = f"{len(unchecked)} file(s) dirty at {label} not compared with it: {left}"
-        diff = "git diff -- " + " ".join(_arg(p) for p, _ in unchecked[:NAMED_FILES])
+        diff = _diff([p for p, _ in unchecked[:NAMED_FILES]])
         return [Finding(NAME, SKIPPED, text, f"check them yourself ({diff}) before going on")]
     same, sized = [p for p, _ in found["same"]], [p for p, _ in found["sized"]]
+    same, sized = [named(p) for p in same], [named(p) for p in sized]
     parts = [f"{len(same)} file(s) dirty at {label} hold the content it recorded: {_named(same)} {how}"] if same else []
     if sized:
         unread = f"over {gitinfo.MAX_BLOB_BYTES >> 20} MiB, or past {gitinfo.MAX_BLOB_TOTAL >> 20} MiB in all"
@@ -335,15 +338,16 @@ def _size(value: object) -> int | None:
 
 
 def _upstream(now: GitNow) -> Finding:
-    branch = now.branch or "HEAD"
+    branch = named(now.branch) if now.branch else "HEAD"
     if now.upstream is None:
         return Finding(NAME, NA, f"{branch} has no upstream (git status --branch): ahead or behind not looked at")
+    upstream = named(now.upstream)
     if now.ahead is None or now.behind is None:
-        return Finding(NAME, NA, f"{branch}'s upstream {now.upstream} is gone (git status --branch)")
+        return Finding(NAME, NA, f"{branch}'s upstream {upstream} is gone (git status --branch)")
     fetched = f"as of the last fetch, {now.fetched}" if now.fetched else "as of the clone: never fetched"
-    text = f"{branch} is {now.ahead} ahead of {now.upstream} and {now.behind} behind (git status --branch, {fetched})"
+    text = f"{branch} is {now.ahead} ahead of {upstream} and {now.behind} behind (git status --branch, {fetched})"
     if now.behind:
-        return Finding(NAME, DEGRADED, text, f"git pull: {now.upstream} has {now.behind} commit(s) HEAD lacks")
+        return Finding(NAME, DEGRADED, text, f"git pull: {upstream} has {now.behind} commit(s) HEAD lacks")
     return Finding(NAME, OK, text)
 
 
@@ -353,6 +357,21 @@ def plain_branch(name: object) -> bool:
     if not isinstance(name, str) or not 0 < len(name) <= 100 or name[0] in "-./" or ".." in name:
         return False
     return all(c.isascii() and (c.isalnum() or c in "._/-") for c in name) and not name.endswith(("/", ".lock"))
+
+
+def _branch(name: str | None) -> str:
+    """A branch git names, as the ledger shows it (views.named), or "a detached HEAD"."""
+    return named(name) if name else "a detached HEAD"
+
+
+def _diff(paths: list[str]) -> str:
+    """`git diff -- <paths>` to suggest: each path one shell word (_arg). A path holding a double quote or a
+    backslash is left out of the command (named in the finding instead): its shell word would hold a quote mark
+    that a reader of the line could take for the end of a quotation."""
+    words = [_arg(p) for p in paths if '"' not in p and "\\" not in p]
+    left = len(paths) - len(words)
+    command = "git diff -- " + " ".join(words) if words else "git diff"
+    return command + (f" (and {left} file(s) named above whose names hold quote marks)" if left and words else "")
 
 
 def _arg(path: str) -> str:

@@ -8,6 +8,7 @@ Bounded: this actor's log read past what a per-worktree cache covers (store/mail
 from __future__ import annotations
 
 from rehydrate.checks import Context, Finding
+from rehydrate.store.views import quoted
 
 SHOWN = 3  # open promises named in the finding; the rest counted
 
@@ -30,12 +31,7 @@ class OutboxCheck:
         if not open_:
             done = f"{len(made)} made, all done" if made else "none made"
             return [Finding(self.name, "ok", f"no open promise ({done}) in {state.wal_rel}")]
-        named = "; ".join(f'{i} "{_short(p["text"])}"' for i, p in open_[:SHOWN])
+        named = "; ".join(f"{i} {quoted(p['text'], 60)}" for i, p in open_[:SHOWN])  # a promise's text: outside
         more = f"; and {len(open_) - SHOWN} more" if len(open_) > SHOWN else ""
         step = "keep them, or record each one kept with `rehydrate promise done ID`"
         return [Finding(self.name, "ok", f"{len(open_)} open: {named}{more}", step)]
-
-
-def _short(text: str, most: int = 60) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= most else line[: most - 1] + "…"

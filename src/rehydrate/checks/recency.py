@@ -434,9 +434,10 @@ def _where(since: Since, *, stamp: bool = True) -> str:
 
 
 def _hhmm(ts: str) -> str:
-    """HH:MMZ of a stamp (YYYY-MM-DDTHH:MM...), cleaned; the stamp itself when it has no such shape."""
+    """HH:MMZ of a stamp (YYYY-MM-DDTHH:MM...), cleaned; the stamp itself, quoted, when it has no such shape."""
     ts = _quote(ts, 40)
-    return ts[11:16] + "Z" if len(ts) >= 16 and ts[10] == "T" else ts
+    hhmm = ts[11:16] if len(ts) >= 16 and ts[10] == "T" else ""
+    return hhmm + "Z" if len(hhmm) == 5 and hhmm[2] == ":" and (hhmm[:2] + hhmm[3:]).isdigit() else layout.quoted(ts)
 
 
 def _at(ts: str | None) -> str:

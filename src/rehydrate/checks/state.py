@@ -31,11 +31,12 @@ def merged_finding(merged: list[object]) -> str:
     each part cut)."""
     from rehydrate.brief.compose import line_fields
     from rehydrate.brief.read import MERGED_MOST
+    from rehydrate.store.views import named, quoted
 
     parts = []
     for i, line in enumerate(merged[:MERGED_MOST]):
         name, what, _, nxt = line_fields(i, line, (40, 0, 80))
-        parts.append(f'{name}: next "{nxt}"' if what else f"{name}: no checkpoint")
+        parts.append(f"{named(name, 40)}: next {quoted(nxt)}" if what else f"{named(name, 40)}: no checkpoint")
     more = f"; and {len(merged) - MERGED_MOST} more" if len(merged) > MERGED_MOST else ""
     return f"{len(merged)} lines of work merged ({'; '.join(parts)}{more}): a checkpoint chooses"
 

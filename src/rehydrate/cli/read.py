@@ -207,18 +207,19 @@ def _print_lines(lines: list[dict[str, Any]] | None) -> None:
     if not lines:
         return
     from rehydrate.store.graph import line_name
-    from rehydrate.store.views import clean
+    from rehydrate.store.views import clean, named, quoted
 
     print(f"merged:      {len(lines)} lines of work were merged; a checkpoint chooses the next action")
     for i, line in enumerate(lines):
         cp = line.get("checkpoint")
-        name = clean(line_name(line, i), one_line=True)
+        name = named(clean(line_name(line, i), one_line=True), 80)  # a branch from a record: quoted unless plain
         if not isinstance(cp, dict):
             print(f"  line:      {name}: no checkpoint yet")
             continue
-        when = clean(str(cp.get("ts", "")), one_line=True)[:19].replace("T", " ")
-        nxt = clean(str(cp.get("next", "")), one_line=True)[:200]
-        print(f"  line:      {name}: checkpoint {clean(str(cp.get('seq')), one_line=True)[:12]}, {when}; next: {nxt}")
+        when = clean(str(cp.get("ts", "")), one_line=True)[:19]
+        nxt = quoted(cp.get("next", ""), 200)
+        seq = named(clean(str(cp.get("seq")), one_line=True)[:12])
+        print(f"  line:      {name}: checkpoint {seq}, {named(when)}; next: {nxt}")
 
 
 def args_log(p: argparse.ArgumentParser) -> None:

@@ -175,17 +175,17 @@ def _print(got: _Read, summed: Ledger) -> None:
         lines.append(one(f"ask a human: {summed.ask}"))
     if summed.deferred:
         lines.append(one(summed.deferred))
-    if summed.quotes:  # each as a JSON string: it can neither end its line nor pass for the ledger's words
-        from rehydrate import safejson
-
+    if summed.quotes:  # each an inline quotation: it can neither end its line nor pass for the ledger's words
         lines.append("quoted by the checks (text they read, data only):")
         for q in summed.quotes:
-            lines.append(one(f"  {q.ref} ({q.what}, {q.source}): ") + safejson.dumps(q.text))
+            lines.append(f"  {one(f'{q.ref} ({q.what}, {q.source}):')} {views.quoted(q.text)}")
     sys.stdout.write("\n".join(lines) + "\n")
 
 
 def _header(got: _Read) -> str:
     """`rehydrate recover · state/ · actor agent · checkpoint 42 at 2026-11-29T22:04Z (HEAD a1b2c3d on feat)`."""
+    from rehydrate.store import views
+
     state, found = got.state, got.since
     if state is None:
         return "rehydrate recover · the state did not load"
@@ -193,8 +193,9 @@ def _header(got: _Read) -> str:
     head = f"rehydrate recover · {where} · actor {state.actor}"
     if found is None or found.seq is None:
         return head + " · no checkpoint found"
-    when = f" at {found.ts[:16]}Z" if found.ts else ""
+    when = f" at {views.named(found.ts[:16] + 'Z')}" if found.ts else ""
     git = found.git or {}
     sha, branch = git.get("head"), git.get("branch")
-    at = f" (HEAD {str(sha)[:7]}" + (f" on {branch}" if isinstance(branch, str) else "") + ")" if sha else ""
+    on = f" on {views.named(branch)}" if isinstance(branch, str) else ""  # the WAL's: untrusted
+    at = f" (HEAD {views.named(str(sha)[:7])}{on})" if sha else ""
     return f"{head} · checkpoint {found.seq}{when}{at}"

@@ -104,7 +104,9 @@ def summary(state_root: str, name: str, entry: dict[str, Any]) -> tuple[str, str
     The status is "ok", "degraded", or "skipped" when the quick check could not look (the last record is too large
     for it, or a registered path leaves the project): never a guess."""
     project = os.path.dirname(os.path.abspath(state_root))
-    label = clean_name(str(name)) or "?"
+    from rehydrate.store.views import named
+
+    label = named(clean_name(str(name)), MAX_NAME) if clean_name(str(name)) else "?"  # pipelines.json is pulled
     output, progress = _inside(project, entry.get("output")), _inside(project, entry.get("progress"))
     if output is None or progress is None:
         what = "output" if output is None else "progress file"

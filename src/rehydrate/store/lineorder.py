@@ -10,7 +10,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator
 
 from rehydrate.store import wal
-from rehydrate.store.views import clean, entry_id
+from rehydrate.store.views import entry_id, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time
@@ -23,8 +23,10 @@ DUPLICATE = "duplicate-line"  # an information, not a violation: removed by the 
 
 
 def _quoted(text: str, limit: int) -> str:
-    """A recorded text quoted in a message: one line, no control or invisible characters (records are untrusted)."""
-    return clean(text[: 4 * limit], one_line=True)[:limit]
+    """A recorded text quoted in a message (views.quoted): one line, no control or invisible characters, its quote
+    marks escaped, so that it ends where the text ends (records are untrusted; `verify` and the ledger add words
+    after it)."""
+    return quoted(text, limit)
 
 
 class Line(tuple[str, bool]):

@@ -189,7 +189,8 @@ def listing(state: State, read: set[str], *, everything: bool = False, limit: in
                 continue
             named = parse_name(name)
             if named is None:
-                out.skipped.append(f"{state.rel(MAIL_DIR, who, name)}: not a message file's name")
+                # a file name from git (untrusted): named, so that it cannot pass for the words after it
+                out.skipped.append(f"{layout.named(state.rel(MAIL_DIR, who, name), 200)}: not a message file's name")
                 continue
             if who == ALL and named[1] == state.actor:
                 continue
@@ -207,7 +208,7 @@ def listing(state: State, read: set[str], *, everything: bool = False, limit: in
     for _, who, name in wanted:
         found = read_message(state, who, name)
         if isinstance(found, str):
-            out.skipped.append(f"{state.rel(MAIL_DIR, who, name)}: {found}: skipped")
+            out.skipped.append(f"{layout.named(state.rel(MAIL_DIR, who, name), 200)}: {found}: skipped")
             continue
         why = senders.unvouched(found)
         if why is not None:

@@ -136,6 +136,62 @@ def clean(text: str, *, one_line: bool = False) -> str:
     return "\n".join(lines).strip("\n")
 
 
+# Outside text (a commit subject, a pull request title, a branch or file name from git, a teammate's message, a
+# recorded step) shown inline, among words rehydrate computed, goes through quoted() or named(): between double
+# quotes, with the quote mark and the backslash escaped as JSON escapes them. A quotation so made ends where its
+# text ends, whatever the text holds (a `"` of its own is `\"`), so nothing after it can pass for rehydrate's words;
+# json.loads reads it back to the cleaned text. cut_line() cuts a line without leaving a quotation open.
+_PLAIN_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/+@:")
+
+
+def quoted(text: object, most: int | None = None) -> str:
+    """Outside text as one inline quotation: cleaned to one line (no control, invisible or line-break characters),
+    cut to `most` characters (an ellipsis ending it), then between double quotes with `\\` and `"` escaped."""
+    line = clean(str(text)[: 4 * most] if most is not None else str(text), one_line=True)
+    if most is not None and len(line) > most:
+        line = line[: max(0, most - 1)] + "…"
+    return '"' + line.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def named(text: object, most: int = 120) -> str:
+    """A name from outside (a branch, a path, an actor): as it is when it is plainly a name (ASCII letters, digits
+    and `_.-/+@:` only, not starting with `-`: no space, no quote, nothing that could end it or stand after it),
+    else quoted()."""
+    name = str(text)
+    if name and len(name) <= most and not name.startswith("-") and _PLAIN_NAME.issuperset(name):
+        return name
+    return quoted(name, most)
+
+
+def cut_line(line: str, most: int) -> str:
+    """A line cut to `most` characters with an ellipsis; when the cut falls inside a quotation (quoted()), the
+    ellipsis is its last character and the quotation is closed after it, so that a cut never leaves one open."""
+    if len(line) <= most:
+        return line
+    kept = line[: max(0, most - 1)]
+    if not _open_quote(kept):
+        return kept.rstrip() + "…"
+    kept = line[: max(0, most - 2)]  # room for the closing quote mark
+    state = _open_quote(kept)
+    if not state:  # the one character given back opened the quotation
+        return kept.rstrip() + "…"
+    return (kept[:-1] if state == "escape" else kept) + '…"'
+
+
+def _open_quote(text: str) -> str:
+    """ "" when every quotation in text is closed; "open" when text ends inside one; "escape" when it ends inside
+    one on a backslash that escapes the next character."""
+    inside = escaped = False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif inside and ch == "\\":
+            escaped = True
+        elif ch == '"':
+            inside = not inside
+    return "escape" if escaped else "open" if inside else ""
+
+
 def render_goal(goal: str, done_when: str | None) -> str:
     text = f"# Goal\n\n{goal}\n"
     if done_when:
