@@ -221,3 +221,20 @@ def test_child_output_runs_small_and_prints_its_peaks(
     for name in ("floor", "canary 5 MiB", "canary yes 2 s", "run 5 MiB"):
         assert any(line.startswith(name) for line in out.splitlines()), name
     assert out.count("PASS  ") == 3, out
+
+
+@pytest.fixture
+def guard_effect() -> Iterator[ModuleType]:
+    yield from bench_module("guard_effect")
+
+
+def test_guard_effect_runs_small_and_prints_its_lines(
+    guard_effect: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quick run (a view of 1,000 more lines, one round): every call answers as the guard must, each is measured."""
+    assert guard_effect.main(["--lines", "1000", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "load average" in out and "reproduce: " in out and "--lines=1000" in out
+    for name in ("python -c pass", "PostToolUse Bash, nothing guarded", "PreToolUse Bash writes a guarded file"):
+        assert any(line.startswith(name) for line in out.splitlines()), name
+    assert "big view / small view" in out
