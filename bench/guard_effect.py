@@ -18,7 +18,11 @@ Targets: the big view's PreToolUse / the small view's <= 1.2 (after its one scan
 call); every guarded write asks, every other call is let through. The ratios to `python -c pass` are printed for
 the reader: the per-call floor is the start-up's business (bench/hooks.py, bench/startup.py).
 
-    python bench/guard_effect.py [--rounds 15] [--check]
+    python bench/guard_effect.py [--rounds 15] [--check] [--lines 200000] [--against DIR]
+
+With --against DIR, another checkout's src/ (an older commit: `git worktree add --detach ../old COMMIT`) answers the
+calls on the small view and the PostToolUse ones in the same rounds (not the big view: a guard from before it was
+read past 4 MiB answers nothing there).
 
 Prints PASS/FAIL against the targets and exits 0, unless --check is given: then a missed target exits 1.
 """
@@ -44,6 +48,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=15, help="interleaved rounds of whole processes (default 15)")
     p.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    p.add_argument("--against", metavar="DIR", help="another checkout, measured in the same rounds")
     p.add_argument("--lines", type=int, default=BIG_VIEW_LINES, help="the big view's extra lines (default 200,000)")
     return p.parse_args(argv)
 
@@ -124,6 +129,9 @@ def _bench(args: argparse.Namespace, root: str) -> int:
         if not ok:
             raise _common.BenchError(f"{label}: the hook answered {got!r}, not {want!r}")
         procs[label] = _common.timed(argv, cwd=repo, env=env, stdin=stdin)
+        if args.against and repo_name != "big view":
+            old = {**env, "PYTHONPATH": os.path.join(os.path.abspath(args.against), "src")}
+            procs[label + " [against]"] = _common.timed(argv, cwd=repo, env=old, stdin=stdin)
     view = os.path.getsize(os.path.join(root, "big-view", "state", "10_invariants.md"))
     print(f"{args.rounds} rounds + 1 warm-up, interleaved; the big view is {view / (1 << 20):.1f} MiB")
     print()
@@ -140,7 +148,9 @@ def _bench(args: argparse.Namespace, root: str) -> int:
         "reproduce: "
         + _common.reproduce(
             "guard_effect.py",
-            [f"--rounds={args.rounds}", f"--lines={args.lines}"] + (["--check"] if args.check else []),
+            [f"--rounds={args.rounds}", f"--lines={args.lines}"]
+            + ([f"--against={args.against}"] if args.against else [])
+            + (["--check"] if args.check else []),
         )
     )
     return 1 if args.check and not ok else 0
