@@ -1,4 +1,4 @@
-"""`rehydrate resume` must cost what the brief shows, not what the views hold (issue 11, goal 2).
+"""`rehydrate resume` must cost what the brief shows, not what the views hold.
 
 Six states, each in its own temporary git repository, made by the real commands (`init`, `checkpoint`) and, for the
 many entries, by records written through the store's own sealing (each record binds its line's sha256 and the
@@ -8,7 +8,7 @@ view's running binding, as `State.invariant` writes them; `reconcile(repair=Fals
     decisions   + 25,000 decision lines in 10_invariants.md
     handoff     decisions + a 1 MB 20_handoff.md (State.handoff)
     rejected    empty + 3,000 rejected approaches
-    200k        empty + 200,000 decision lines (about 23 MB: the brief at size, issue 11 goal 3)
+    200k        empty + 200,000 decision lines (about 23 MB: the brief at size)
     50k-rej     empty + 50,000 rejected approaches (every id named, or covered by a named range)
 
 Then `rehydrate resume` runs as a whole process on all six, interleaved, and `brief.render` alone in this process on

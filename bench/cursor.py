@@ -1,7 +1,7 @@
 """Pipelines: `rehydrate.cursor` commits against raw loops that write the same records.
 
 1. Durable mode (a sync per record): records/s of Pipeline.commit against a raw loop of os.write + os.fsync of the
-   same lines on one file. Target (issue 11): ratio >= 0.85. Also the system calls each record costs through
+   same lines on one file. Target: ratio >= 0.85. Also the system calls each record costs through
    fsio.calls (the output's write and fsync, the cursor's write) and the syncs among them; and, for information,
    the raw loop with the two calls the design adds to each sync (the lock file's lstat, the cursor's pwrite): the
    ceiling of durable/raw.

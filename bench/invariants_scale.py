@@ -1,5 +1,5 @@
-"""No size cliff, no quadratic writes (issue 11, goal 3): `checkpoint` and `invariant` on a state whose
-10_invariants.md holds 200,000 decision lines, against the same commands on an empty state.
+"""No size cliff, no quadratic writes: `checkpoint` and `invariant` on a state whose 10_invariants.md
+holds 200,000 decision lines, against the same commands on an empty state.
 
 States, each in its own temporary git repository, made by the real `init` and `checkpoint` code, then:
 

@@ -38,8 +38,8 @@ from typing import Any
 import _common
 from rehydrate import __version__
 
-TARGET = 1.5  # issue 12: recover on 100,000 commits / on 100, and on a 200 MB transcript / on a 1 MB one
-HISTORY_LIMIT = 1.3  # this bench's line for "a hook must not grow with history" (not an issue bound)
+TARGET = 1.5  # recover on 100,000 commits / on 100, and on a 200 MB transcript / on a 1 MB one
+HISTORY_LIMIT = 1.3  # this bench's own line for "a hook must not grow with history"
 PARTS = ("commits", "transcripts", "history")
 FIXTURES = os.path.join(os.path.dirname(_common.REPO), "shared", "fixtures", "transcripts")  # beside the checkout
 FIXTURE_NAME = "claude-code-2.1.39-manual-compact.jsonl"

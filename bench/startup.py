@@ -10,7 +10,7 @@ temporary git repository holds a state made by `rehydrate init`. Each round runs
                                                      append + fsync, temp file + fsync + os.replace + fsync folder
   (e) git status, as a checkpoint runs it            informational: the one subprocess a checkpoint starts
 
-Targets (issue 11): checkpoint/pass, resume/pass and hook/pass <= 2.2. Then `python -X importtime` shows what the hook
+Targets: checkpoint/pass, resume/pass and hook/pass <= 2.2. Then `python -X importtime` shows what the hook
 path imports beyond a bare interpreter.
 
 With --against DIR (another checkout, e.g. `git worktree add DIR <commit>`), that checkout gets a venv and a repository
@@ -20,13 +20,13 @@ With --full, (h) runs the same hook in a second repository where every check has
 a branch with an upstream, a teammate's commit on origin/main fetched, an own commit, a dirty file and a handoff note
 since the checkpoint, and a 2 MB Claude Code transcript (built from the real fixture in shared/fixtures, its last 300
 records after the checkpoint) recorded by a real PreCompact hook since the checkpoint and named by the SessionStart
-event, so that recency reads a real tail; its ratio to `python -c pass` is held to issue 12's bound of 3.0, and so is
-(f)'s. With --against too, the other checkout's hook runs in a full repository of its own in the same rounds:
+event, so that recency reads a real tail; its ratio to `python -c pass` is held to a bound of 3.0, and so is (f)'s.
+With --against too, the other checkout's hook runs in a full repository of its own in the same rounds:
 hook-full/hook-full[against] is hook(new)/hook(old).
 
     python bench/startup.py [--rounds 30] [--check] [--against DIR] [--full] [--key]
 
-With --key, (i) runs checkpoint, resume and hook where the actor holds a key (issue 14: each checkpoint signs its
+With --key, (i) runs checkpoint, resume and hook where the actor holds a key (each checkpoint then signs its
 record with Ed25519, importing `cryptography`); their ratios to (a) are held to the same target.
 
 The venv is made with the interpreter that runs the bench (--python to choose another): run it with Python 3.13 to
@@ -50,7 +50,7 @@ from collections.abc import Sequence
 import _common
 
 TARGET = 2.2
-BOUND_12 = 3.0  # issue 12's bound on hook/pass, printed with --full
+BOUND_12 = 3.0  # the bound on hook/pass and hook-full/pass, printed with --full
 TRANSCRIPT_MB = 2.0  # the transcript of (h)'s full repository
 FULL_HOLDS = (
     "a clone of a bare origin on branch feat tracking origin/feat, a state and a checkpoint; since it a teammate's "
@@ -394,7 +394,7 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
         )
         print("from before issue 12 for hook(new)/hook(old) measured in the same rounds")
         print()
-    if args.key:  # issue 14: a key held, against the bounds and against the same process without one
+    if args.key:  # a key held, against the bounds and against the same process without one
         pairs += [(k + "-key", "pass") for k in ("checkpoint", "resume", "hook")]
         pairs += [(k + "-key", k) for k in ("checkpoint", "resume", "hook")]
     if args.against:  # the other checkout's ratios, and this one's time over the other's, in the same rounds
@@ -520,12 +520,12 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0912, PLR091
         line, ok = _common.bound(f"{a}/pass", med[a] / med["pass"], TARGET)
         print("  " + line)
         misses += not ok
-    if args.key:  # issue 14: the same targets with a key held
+    if args.key:  # the same targets with a key held
         for a in ("checkpoint-key", "resume-key", "hook-key"):
             line, ok = _common.bound(f"{a}/pass (issue 14)", med[a] / med["pass"], TARGET)
             print("  " + line)
             misses += not ok
-    if args.full:  # issue 12: the hook with every check, on both repositories
+    if args.full:  # the hook with every check, on both repositories
         for a in ("hook", "hook-full"):
             line, ok = _common.bound(f"{a}/pass (issue 12)", med[a] / med["pass"], BOUND_12)
             print("  " + line)

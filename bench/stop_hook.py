@@ -8,7 +8,7 @@ record. Two transcripts, the same few turns, then a last line of 1 MiB in one an
    do, one f.read() of the whole file and one parse of its last line. The floor's own big/small ratio is not 32:
    buffers of 32 MiB miss the caches and fault in fresh pages, 1 MiB ones do not. So the reader's big/small ratio is
    shown beside the floor's, and the target is on the big file, where a reader's algorithm shows: the quadratic
-   reader this replaced scanned the growing line again for each 64 KiB chunk (the issue measured 52 s at 32 MiB,
+   reader this replaced scanned the growing line again for each 64 KiB chunk (52 s at 32 MiB,
    hundreds of times the floor). Target: reader / floor <= 2 on the big file.
 2. Whole processes, interleaved: `rehydrate hook claude` answering the Stop event with a reminder configured, in a
    real git repository with a state. Target: the big one well inside Claude Code's 10 s timeout for Stop (<= 5 s).

@@ -105,7 +105,7 @@ def counting() -> Iterator[CountingCalls]:
         fsio.calls = saved
 
 
-TARGET = 2.0  # issue 11, goal 5: an in-process checkpoint, git left out, at most this many times the floor
+TARGET = 2.0  # an in-process checkpoint, git left out, at most this many times the floor
 STUB_GIT: dict[str, Any] = {"head": "0" * 40, "branch": "main", "dirty": []}
 
 
@@ -232,7 +232,7 @@ def _count(states: dict[str, State]) -> tuple[CountingCalls, CountingCalls, Coun
 
 
 def _verdict(times: dict[str, list[float]]) -> str:
-    """Goal 5's line: git stubbed over the floor, as the ratio of the medians and as the median of each round's."""
+    """The target's line: git stubbed over the floor, as the ratio of the medians and as the median of each round's."""
     ratio = statistics.median(times["stub"]) / statistics.median(times["floor"])
     per_round = statistics.median(s / f for s, f in zip(times["stub"], times["floor"], strict=True))
     verdict = "PASS" if max(ratio, per_round) <= TARGET else "FAIL"

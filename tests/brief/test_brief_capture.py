@@ -1,4 +1,4 @@
-"""The brief's "Just before the compaction" (issue 12, item 1), its ledger lines (ask, deferred) and the hook's checks.
+"""The brief's "Just before the compaction", its ledger lines (ask, deferred) and the hook's checks.
 
 Captures are built by hand (schema v1, harness/capture.py) and written into the WAL the way the PreCompact hook writes
 them: one `compaction` record through `State.record`. The SessionStart hook then reads them back through the real

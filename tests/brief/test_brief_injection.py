@@ -1,5 +1,5 @@
 """Untrusted text stays data in the brief: every file's text is quoted between per-brief delimiters it cannot close,
-labelled with its source, and only the real ledger carries the brief's token (issue 8, items 8 and 9)."""
+labelled with its source, and only the real ledger carries the brief's token."""
 
 from __future__ import annotations
 
@@ -151,7 +151,7 @@ def test_quote_is_reusable_for_any_untrusted_text() -> None:
     ]
 
 
-# -- item 9: control characters never reach the brief ----------------------------------------------------------
+# -- control characters never reach the brief ------------------------------------------------------------------
 
 BAD = "\x1b]0;owned\x07\x1b[2J\x00\r\u202aA\u202bB\u202cC\u202dD\u202eE\u2066F\u2067G\u2068H\u2069\x9b\u200b\ufeff"
 

@@ -1,4 +1,4 @@
-"""The cost of a brief follows what it can show, not what is stored (issue 8, item 14; and the WAL's tail)."""
+"""The cost of a brief follows what it can show, not what is stored (the views, and the WAL's tail)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The brief costs what it shows (issue 11, goal 2): rendering reads the decisions from the end, only as far as a
+"""The brief costs what it shows: rendering reads the decisions from the end, only as far as a
 brief could show them, and fitting does not compose the rejected approaches again for every knob it turns.
 
 Counted, not timed: the number of lines looked at one by one, and of rejected approaches composed, per render.
@@ -83,7 +83,7 @@ def test_fitting_3000_rejected_approaches_composes_them_a_bounded_number_of_time
 
 def test_50000_rejected_approaches_are_each_named_and_only_the_newest_cleaned(monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by one scan of the bytes; only those a brief could name one by one are cleaned and composed; the rest
-    are named by an id range with the file's line numbers (issue 11): never dropped, never matched one by one."""
+    are named by an id range with the file's line numbers: never dropped, never matched one by one."""
     inp = _input(_entries("R", 50_000))
     chars = _Count(views.clean)
     ids = _Count(views.entry_id)

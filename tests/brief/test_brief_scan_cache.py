@@ -1,4 +1,4 @@
-"""The brief's scan of 10_invariants.md, summarized in the clone's cache (issue 11, goal 2): a resume on an unchanged
+"""The brief's scan of 10_invariants.md, summarized in the clone's cache: a resume on an unchanged
 10 reads only what it shows (the rejected approaches it could name, the end of the file), an append extends the
 summary, and a summary that is stale or does not hold (forged, garbage) never shows a wrong line or drops a rejected
 approach: it is checked against the file where it points, and dropped for a whole scan when it fails.

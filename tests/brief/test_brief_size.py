@@ -1,4 +1,4 @@
-"""The brief reads only what it can show, whatever the size of the views (issue 11, goal 2): 10_invariants.md and
+"""The brief reads only what it can show, whatever the size of the views: 10_invariants.md and
 20_handoff.md past the 4 MiB that reconciliation reads are briefed (the newest decisions, every rejected approach's
 id, the handoff's start and end), and the bytes the brief reads are counted: the scan of 10 for its rejected
 approaches, its end, and the handoff's start and end, not the handoff.

@@ -1,6 +1,6 @@
-"""The interfaces of issue 12 (the recovery ledger) that its work packages build against: frozen shapes.
+"""The interfaces of the recovery ledger that its parts build against: frozen shapes.
 
-Only what the packages rely on is pinned here: the closed status set, Finding's ask and ledger entry, Context's old
+Only what the parts rely on is pinned here: the closed status set, Finding's ask and ledger entry, Context's old
 and new arguments, the check order with the mail slots, run_all's start-then-run, the ledger's JSON shape, and the
 signatures of the parts still to be built (store.since, transcripts.recent, harness.capture, proc, checks.gitnow)."""
 

@@ -1,4 +1,4 @@
-"""The ledger's semantics (checks/ledger.summarize, issue 12 §2.6): the verdict, the one next safe action chosen by
+"""The ledger's semantics (checks/ledger.summarize): the verdict, the one next safe action chosen by
 code in ledger order, and the single question for a human when nothing gives a step."""
 
 from __future__ import annotations

@@ -57,8 +57,8 @@ def record_ref(state: State, path: Path | str, harness: str = "claude", **over: 
 
 
 def work_after(t: Claude, ts: str, project: Path) -> None:
-    """The issue's case: after the checkpoint the user asked for binding powers, the agent wrote calc/parser.py and
-    a test run failed."""
+    """The case the check exists for: after the checkpoint the user asked for binding powers, the agent wrote
+    calc/parser.py and a test run failed."""
     t.at(stamp(ts, 60))
     t.user("now do binding powers")
     t.write(str(project / "calc" / "parser.py"))

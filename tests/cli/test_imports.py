@@ -89,7 +89,7 @@ def test_a_registered_pipeline_is_checked_without_loading_the_pipeline(repo: Pat
 def test_with_a_key_reads_load_no_crypto_and_a_checkpoint_only_its_compiled_binding(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 14: where the actor holds a key, a read whose last record this clone has verified (or signed) loads no
+    """Where the actor holds a key, a read whose last record this clone has verified (or signed) loads no
     cryptography, and no base64, hashlib or json; a checkpoint signs with cryptography's compiled binding alone."""
     monkeypatch.setenv("REHYDRATE_KEY_FILE", str(tmp_path / "signing.key"))
     assert rehydrate("init", "--goal", "g").code == 0

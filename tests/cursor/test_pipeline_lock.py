@@ -59,7 +59,7 @@ def test_a_second_writer_is_refused_at_once_while_the_first_holds_the_pipeline(t
     a = writer(tmp_path, 200, "a")
     try:
         assert first_line(a) == "opened 0\n"
-        b = writer(tmp_path, 200, "b")  # the two writers: both would commit 200 records
+        b = writer(tmp_path, 200, "b")  # two writers at once: both would commit 200 records
         out, _ = b.communicate(timeout=60)
         assert b.returncode == 3
         assert out.startswith(f"refused: the pipeline {tmp_path / 'out.jsonl'} is already open in another process")

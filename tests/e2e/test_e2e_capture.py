@@ -1,4 +1,4 @@
-"""The capture at a compaction, through the real harnesses (issue 12, Build item 1): Claude Code and Codex CLI, each
+"""The capture at a compaction, through the real harnesses: Claude Code and Codex CLI, each
 driven by a mock model through work after the last checkpoint (a task list, a file written, a command that fails),
 then an automatic compaction. The PreCompact hook reads the transcript's tail into the `compaction` record, and the
 request the model gets after the compaction holds the brief's "Just before the compaction" section and a ledger

@@ -190,7 +190,7 @@ def test_a_manual_compaction_appends_exactly_one_compaction_record(claude: Harne
 
 
 def test_after_a_compaction_and_a_resume_the_next_request_carries_one_brief(claude: Harness, tmp_path: Path) -> None:
-    """Issue 9 item 8: SessionStart compact and SessionStart resume each injected a whole brief."""
+    """SessionStart compact and SessionStart resume each injected a whole brief."""
     with MockModel("anthropic", turns(), tmp_path / "requests.jsonl") as mock:
         session = _run(claude, mock, "hello")
         _run(claude, mock, "/compact", "--resume", session)

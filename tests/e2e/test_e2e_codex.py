@@ -3,7 +3,7 @@
 Asserts on what the model was sent (the mock's request log), on the WAL and on the files, never on rehydrate's stdout.
 The project is trusted in config.toml; the hooks are trusted for each `exec` run with `--dangerously-bypass-hook-trust`,
 and through the app server (hooks/list, config/batchWrite) in the manual compaction test, as a client trusts them
-(issue 9 item 9 covers the trust steps a user must take).
+(tests/harness/test_trust.py covers the trust steps a user must take).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def test_the_brief_with_the_goal_and_every_rejected_id_is_in_the_first_request_a
 
 
 def test_a_brief_of_40_non_latin_rejected_approaches_reaches_the_model_whole(codex: Harness, tmp_path: Path) -> None:
-    """Issue 9 item 6: Codex caps hook output near 2,500 tokens counted at about 4 bytes a token."""
+    """Codex caps hook output near 2,500 tokens counted at about 4 bytes a token."""
     ids = reject_many(codex.repo)
     assert len(ids) == 43
     with MockModel("openai", turns(Reply(text="hello")), tmp_path / "requests.jsonl") as mock:
@@ -116,7 +116,7 @@ def test_a_guarded_call_is_denied_and_the_model_is_told_which_rejected_approach(
 
 
 def test_under_the_default_guard_the_call_runs_and_the_model_is_warned(codex: Harness, tmp_path: Path) -> None:
-    """Codex has no `ask`: the default guard warns (issue 9 item 10, documented), the command still runs."""
+    """Codex has no `ask`: the default guard warns (documented), the command still runs."""
     rejected = codex.ops("reject")[0]["data"]
     with MockModel("openai", turns(_guarded_call("exec_command")), tmp_path / "requests.jsonl") as mock:
         _run(codex, mock, "change the schema")

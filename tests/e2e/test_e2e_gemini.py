@@ -68,7 +68,7 @@ def test_a_brief_of_40_non_latin_rejected_approaches_reaches_the_model_whole(gem
 
 
 def test_no_compaction_no_record(gemini: Harness, tmp_path: Path) -> None:
-    """Issue 9 item 7: Gemini CLI fires PreCompress before every model request, whether it compresses or not."""
+    """Gemini CLI fires PreCompress before every model request, whether it compresses or not."""
     call = Reply(tool="run_shell_command", args={"command": "echo hi"})
     logs = sorted((gemini.repo / "state" / "wal").glob("*.jsonl"))
     before = [log.read_bytes() for log in logs]
@@ -106,7 +106,7 @@ def test_a_guarded_call_is_denied_and_the_model_is_told_which_rejected_approach(
 
 
 def test_under_the_default_guard_the_call_runs(gemini: Harness, tmp_path: Path) -> None:
-    """Gemini CLI has no `ask`: the default guard warns the user (issue 9 item 10, documented), the call still runs."""
+    """Gemini CLI has no `ask`: the default guard warns the user (documented), the call still runs."""
     with MockModel("gemini", Turns(_guarded_call("run_shell_command")), tmp_path / "requests.jsonl") as mock:
         _run(gemini, mock, "change the schema")
     assert len(mock.requests) == 2

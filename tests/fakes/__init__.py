@@ -1,5 +1,5 @@
 """Fakes for the recovery tests: programs put on a test's own PATH, so that no test reaches a network or the real
-home (WP-D writes them; signatures frozen in the interface commit of issue 12):
+home (their signatures are frozen: the recovery tests build on them):
 
 - `fakes.gh.install_fake_gh(bin_dir, *, auth=True, current=None, prs=None, hang=False) -> Path` writes bin_dir/gh, a
   `#!<sys.executable>` script that reads canned answers from bin_dir/gh.json and appends each argv to bin_dir/gh.calls.

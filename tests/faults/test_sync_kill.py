@@ -1,5 +1,5 @@
 """sync stopped at each of its steps (as a crash there would: REHYDRATE_SYNC_STOP, tests only), then run again:
-it converges, names and finishes what the stopped one left half done (sync.pending, review F8), and the user's
+it converges, names and finishes what the stopped one left half done (sync.pending), and the user's
 status and staged changes outside the state folder are as they were."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Two branches that each recorded decisions, rejected approaches, checkpoints and handoffs, integrated with git's
-everyday commands (issue 13, item 1): `git merge` (both ways), `git rebase`, `git cherry-pick A..B` and `git pull`
+everyday commands: `git merge` (both ways), `git rebase`, `git cherry-pick A..B` and `git pull`
 (`--no-rebase`, `--rebase`) from a bare remote into a fresh clone. No conflict in state/ (the committed
 state/.gitattributes merges the logs by union), every record of both sides read once, the merged lines of work named
 by `status` until a checkpoint chooses, the next write joining them with a merge record, and `verify` clean after it.

@@ -1,4 +1,4 @@
-"""Reading the state leaves the git tree clean (issue 13, item 5): a session start and the reading commands log their
+"""Reading the state leaves the git tree clean: a session start and the reading commands log their
 read in this worktree's journal (store/journal.py, in the worktree's own git folder), never in a committed file.
 
 Real git repositories, the real CLI and the real hooks in subprocesses, each harness's documented SessionStart event

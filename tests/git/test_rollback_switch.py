@@ -1,4 +1,4 @@
-"""Rollbacks and branch switches (issue 13, item 3): the next command says where the state now stands against what
+"""Rollbacks and branch switches: the next command says where the state now stands against what
 this worktree had seen. A branch switch is `switched` (information: exit 0), with the count of the other line's
 records and its last next action, and switching back ends it; on the same branch, `git reset --hard` and
 `git stash` are `rolled-back` (degraded: exit 1) with the exact count of missing records. What this worktree saw is

@@ -1,4 +1,4 @@
-"""`status` names a sync stopped between the two parts of a step (review F8): the index or HEAD may be half moved,
+"""`status` names a sync stopped between the two parts of a step: the index or HEAD may be half moved,
 and the user may commit before the next sync would finish it."""
 
 from __future__ import annotations

@@ -224,7 +224,7 @@ def test_dry_run_changes_nothing_at_all(tmp_path: Path) -> None:
 
 
 def test_a_conflict_on_a_union_able_state_file_is_merged_line_by_line_without_the_attributes(tmp_path: Path) -> None:
-    """review F6: git merge-tree reads the attributes of the working tree; with them overridden (a local
+    """git merge-tree reads the attributes of the working tree; with them overridden (a local
     `merge=text`) both sides' appends to one log conflict, and sync settles them as the union driver would."""
     team = Team(tmp_path)
     a, b = team.clone("a"), team.clone("b")
@@ -254,7 +254,7 @@ def _waiting_for_a_lock(pid: int) -> bool:
 
 @pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux's /proc/locks to see a waiter")
 def test_sync_commits_and_integrates_under_the_state_lock(tmp_path: Path) -> None:
-    """review F5: a writer holding the state's lock keeps sync from committing half a write; sync waits for it and
+    """A writer holding the state's lock keeps sync from committing half a write; sync waits for it and
     then commits the whole of it."""
     from rehydrate.store import fsio
 
@@ -274,7 +274,7 @@ def test_sync_commits_and_integrates_under_the_state_lock(tmp_path: Path) -> Non
 
 
 def test_a_git_lock_held_by_another_process_is_retried(tmp_path: Path) -> None:
-    """review F15: git's "Unable to create .../index.lock" (another git process at work) is another round, not a
+    """git's "Unable to create .../index.lock" (another git process at work) is another round, not a
     failure. A git on PATH that answers the first `reset` so (a fake: the real git does the rest)."""
     import shutil
 
@@ -347,7 +347,7 @@ def test_three_clones_syncing_concurrently_in_random_order_converge(tmp_path: Pa
 
 
 def test_sync_pushes_to_the_upstream_branch_s_own_name(tmp_path: Path) -> None:
-    """review F15: a local branch `work` tracking origin/main publishes to main, never to a new `work`."""
+    """A local branch `work` tracking origin/main publishes to main, never to a new `work`."""
     team = Team(tmp_path)
     a = team.clone("a")
     team.git(a, "checkout", "-q", "-b", "work", "--track", "origin/main")

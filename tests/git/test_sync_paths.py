@@ -1,6 +1,6 @@
 """sync never touches the user's work outside the state folder: staged, unstaged, untracked, ignored, deleted,
 renamed and chmod'ed paths are byte for byte and index entry for index entry as they were, after a fast-forward and
-after an in-memory rebase of state-only commits (the remote's commits are state-only here: review F18); the stash is
+after an in-memory rebase of state-only commits (the remote's commits are state-only here); the stash is
 untouched; and sync refuses, changing nothing, in the middle of a merge."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`rehydrate team init`: the union attributes in state/.gitattributes (the user's own lines kept) and in the
-clone's info/attributes (every worktree, whatever the branch: review F13), each action said."""
+clone's info/attributes (every worktree, whatever the branch), each action said."""
 
 from __future__ import annotations
 

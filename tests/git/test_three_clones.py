@@ -1,5 +1,5 @@
-"""Three clones of one repository, each an actor, doing random work and syncing in random order, some at once
-(issue 13): no merge needs a human, nothing is lost or duplicated, every chain verifies, and every clone ends with
+"""Three clones of one repository, each an actor, doing random work and syncing in random order, some at once:
+no merge needs a human, nothing is lost or duplicated, every chain verifies, and every clone ends with
 the same decisions, rejected approaches and mail; a redirect sent from one clone degrades the recipient's ledger on
 another until it is read."""
 

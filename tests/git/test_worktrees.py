@@ -1,4 +1,4 @@
-"""Two worktrees of one repository, an agent in each on its own branch, writing at the same time (issue 13, item 4):
+"""Two worktrees of one repository, an agent in each on its own branch, writing at the same time:
 neither touches the other's state or per-worktree knowledge, and both merge back with no conflict in state/."""
 
 from __future__ import annotations

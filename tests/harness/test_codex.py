@@ -1,7 +1,7 @@
 """Codex CLI's hook (harness/codex.py): its SessionStart and PreCompact, its apply_patch guarded, and its answers within
 the bytes Codex reads.
 
-Issue 9 item 6: the brief is bounded in the unit each harness counts.
+The brief is bounded in the unit each harness counts.
 
 Codex CLI caps a hook's output near 2,500 tokens counted at about 4 bytes a token: a brief of 6,229 characters in
 12,448 UTF-8 bytes (40 non-English rejected approaches) reached the model cut, 10 of 40 `R-` ids gone. The hook gives

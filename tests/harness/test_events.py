@@ -1,12 +1,12 @@
 """Session start, compaction and Stop (harness/events.py), as Claude Code calls the hook: JSON on stdin, a real
 subprocess, exit 0 whatever happens.
 
-Where the compaction notice lands and how often a brief is given (issue 9 item 8): Claude Code puts the SessionStart
+Where the compaction notice lands and how often a brief is given: Claude Code puts the SessionStart
 brief before the compaction summary, in the same message, so the notice must not say "the conversation above"; after
 `/compact` then `--resume`, the resumed conversation already holds the brief the compaction's SessionStart gave, so the
 resume gets a one-line pointer, not a second brief.
 
-The Stop reminder (issue 9 item 5) adds no model turn and never loops: Claude Code feeds a Stop hook's
+The Stop reminder adds no model turn and never loops: Claude Code feeds a Stop hook's
 `hookSpecificOutput.additionalContext` to the model as a new turn, then fires Stop again with `stop_hook_active: true`;
 a plain `systemMessage` is shown and adds no turn.
 """

@@ -1,7 +1,7 @@
 """Gemini CLI's hook (harness/gemini.py): its write_file guarded, the brief in every request that carries a
 compressed history (BeforeModel), the compaction recorded once.
 
-Issue 9 item 7: Gemini CLI's PreCompress is not a compaction.
+Gemini CLI's PreCompress is not a compaction.
 
 Gemini fires PreCompress inside its compression service before it decides whether to compress: on every model
 request. One `-p` run with two tool calls wrote three `compaction` records and compressed nothing, and BeforeAgent then

@@ -1,6 +1,6 @@
 """The guard (harness/guard.py): an edit or command on what a rejected approach guards gets the configured decision
-(ask, deny or warn); and a rejected approach can watch what is written, not only where: `reject --contains TEXT`
-(issue 9, item 15). Real subprocesses, as the harnesses run the hook."""
+(ask, deny or warn); and a rejected approach can watch what is written, not only where: `reject --contains TEXT`.
+Real subprocesses, as the harnesses run the hook."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ brief's token (`brief.new_token`, the seam for this) are pinned so that ids, dat
 same on every run. After a deliberate change of output, rewrite the files with REHYDRATE_UPDATE_GOLDEN=1 and read the
 diff before committing it.
 
-Where there is no state, a hook says nothing (issue 9 item 12): with hooks installed for the user (`install --user`),
+Where there is no state, a hook says nothing: with hooks installed for the user (`install --user`),
 every session in every repository calls them. A repository without a rehydrate state folder (none at all, or a
 `state/` that belongs to something else) gets no context injected: exit 0, empty stdout, and at most one short line on
 stderr. Every documented event of every harness, in a real subprocess.
@@ -156,7 +156,7 @@ CAPTURE = {  # schema v1 (harness/capture.py), as the PreCompact hook records it
 
 @pytest.mark.parametrize("harness", ["claude", "codex"])
 def test_brief_after_a_compaction_with_a_capture(plain: Path, harness: str) -> None:
-    """The capture the PreCompact hook recorded is shown as "Just before the compaction" (issue 12)."""
+    """The capture the PreCompact hook recorded is shown as "Just before the compaction"."""
     event = json.loads(hook_event(plain, harness, "PreCompact-auto" if harness == "claude" else "PreCompact"))
     data = {k: event[k] for k in ("trigger", "session_id", "transcript_path")}
     State.open(plain / "state").record(

@@ -1,4 +1,4 @@
-"""Issue 9 item 11: the hooks install writes run this installation's `rehydrate` from a harness started anywhere.
+"""The hooks install writes run this installation's `rehydrate` from a harness started anywhere.
 
 A harness started outside the virtual environment rehydrate lives in has none of its bin folder on its PATH: a bare
 `rehydrate hook claude` fails there ("hook failed", no brief). Install names the program by its full path (quoted

@@ -1,4 +1,4 @@
-"""Issue 9 item 14: install reads each settings file as its harness does and leaves one that the harness can load.
+"""Install reads each settings file as its harness does and leaves one that the harness can load.
 
 Gemini CLI reads settings.json with comments; Codex's config.toml may hold `mcp_servers` as an inline table, where
 an appended `[mcp_servers.rehydrate]` is invalid TOML. Every result is parsed before anything is written.

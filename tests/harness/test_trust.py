@@ -1,4 +1,4 @@
-"""Issue 9 item 9: install says what the user must still do for a harness to run the hooks, and
+"""Install says what the user must still do for a harness to run the hooks, and
 `rehydrate install --check HARNESS` says whether it will (installed, program found, project and hooks trusted).
 
 The trust files are the harnesses' own, in the formats checked against the real CLIs (Codex CLI 0.171.0: a hook's

@@ -1,4 +1,4 @@
-"""An unfinished git merge (issue 8, item 6): a file holding conflict markers is never changed, by any command or
+"""An unfinished git merge: a file holding conflict markers is never changed, by any command or
 hook; it is named `merge-conflict` with its file and line, with how to finish the merge."""
 
 from __future__ import annotations

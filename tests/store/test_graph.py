@@ -1,4 +1,4 @@
-"""The log as a graph (issue 13): the files git's union merge makes of one actor's log written on two sides.
+"""The log as a graph: the files git's union merge makes of one actor's log written on two sides.
 
 Each union here is git's own (`git merge-file --union`: base, then ours, then theirs), of two copies of one state
 folder that each went on writing. The scan accepts it (every record's parents come earlier in the file, seq is a

@@ -122,7 +122,7 @@ def test_10_past_4_mib_is_writable_verifiable_and_its_tampering_named(state: Sta
 
 
 def _plain(state: State) -> None:
-    """The WAL rewritten as before issue 11: every record binds 10 by the plain sha256 of the file it describes."""
+    """The WAL as older versions wrote it: every record binds 10 by the plain sha256 of the file it describes."""
     data = Path(state.path(INVARIANTS)).read_bytes()
     prev, out = None, []
     for rec in records(state.root):

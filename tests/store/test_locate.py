@@ -1,5 +1,5 @@
 """Paths the store takes from what it reads stay inside the state folder; the upward search never takes a state
-folder that someone else could have planted (issue 8, items 1 and 2)."""
+folder that someone else could have planted."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ needs_root = pytest.mark.skipif(
 )
 
 
-# ------------------------------------------------------------------------------------------------ item 1: rotate
+# -------------------------------------------------------------------------------------------------------- rotate
 
 
-# ------------------------------------------------------------------------------------------------ item 2: search
+# -------------------------------------------------------------------------------------------------------- search
 
 
 def _plant(folder: Path) -> Path:

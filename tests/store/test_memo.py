@@ -1,4 +1,4 @@
-"""A State object remembers what it wrote (store/memo.py, issue 11 goal 5): its next command neither reads back nor
+"""A State object remembers what it wrote (store/memo.py): its next command neither reads back nor
 decodes its own last record, rollback cache or 99_next.md, while each file's fingerprint is the one it had right
 after the write. Everything in state/ may change between two commands (another writer, an editor, damage): then the
 file is read as if nothing were known. And the system calls of a checkpoint are counted, not timed."""
@@ -128,7 +128,7 @@ def test_a_checkpoint_makes_the_system_calls_it_needs_and_no_more(
 ) -> None:
     """The third checkpoint of one object, git left out: three fsyncs (the log, the view, its folder), nothing read
     back (no pread, no listing), one open per file it writes plus the lock's two and the absent handoff's probe.
-    Issue 11 counted 68 system calls against 12 for the raw writes; 52 before the memo, 43 with it (the figures
+    A checkpoint once made 68 system calls against 12 for the raw writes; 52 before the memo, 43 with it (the figures
     this pins: a new read or stat on the path shows here)."""
     _stub_git(monkeypatch)
     state.checkpoint(done="a", next="b")
@@ -150,8 +150,8 @@ def test_a_checkpoint_makes_the_system_calls_it_needs_and_no_more(
     # the state folder and .lock (the lock); the log, the temporary view, the folder's sync, the cache (the writes);
     # the handoff's absence (an open that fails: the cache has no entry for a file that is not there)
     assert calls["open"] == 7, calls
-    # (20: issue 13's actor check, the per-worktree cache folder and the .gitattributes version each look once;
-    # 22: issue 14's signature check looks for state/keys/ and, where it is absent, for this clone's trust file)
+    # (20: the actor check, the per-worktree cache folder and the .gitattributes version each look once;
+    # 22: the signature check looks for state/keys/ and, where it is absent, for this clone's trust file)
     assert calls["lstat"] + calls["stat"] + calls["fstat"] <= 22, calls
 
 

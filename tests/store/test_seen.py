@@ -1,4 +1,4 @@
-"""Rollbacks are never silent (issue 8, item 4): a log that no longer holds records this clone saw (a checkout of
+"""Rollbacks are never silent: a log that no longer holds records this clone saw (a checkout of
 state/, a branch switch, deleted lines) is named by every command until the next checkpoint records the loss; the
 cache that remembers what was seen is untrusted and never makes a command crash or hang."""
 
@@ -93,7 +93,7 @@ def test_a_branch_switch_is_named_and_switching_back_ends_it(repo: Path) -> None
     assert rehydrate("checkpoint", "--done", "a", "--next", "feature work").code == 0
     git(repo, "commit", "-qam", "feature state")
     git(repo, "checkout", "-q", "main")
-    v = rehydrate("verify")  # a switch is information, not a discrepancy (issue 13): named, exit 0
+    v = rehydrate("verify")  # a switch is information, not a discrepancy: named, exit 0
     assert v.code == 0 and "[switched]" in v.out and "was feature" in v.out and '"feature work"' in v.out, v
     s = rehydrate("status")  # a repairing command pins it in the cache
     assert s.code == 0 and "[switched]" in s.out, s

@@ -1,4 +1,4 @@
-"""The views' fingerprints in the local cache (wal/.<actor>.seen, issue 11): a session start does not read nor hash
+"""The views' fingerprints in the local cache (wal/.<actor>.seen): a session start does not read nor hash
 a view this clone wrote or last found as the WAL's last record binds it, while the file's fingerprint (device, inode,
 size, mtime, ctime) is unchanged; any change made outside rehydrate (git checkout, an editor, a restored mtime) is
 read and compared as before. The cache is untrusted: garbled, torn, another clone's, it costs at most a full read.

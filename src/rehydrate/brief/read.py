@@ -1,4 +1,4 @@
-"""Reading the views for the brief, bounded by what it can show, whatever their size (issue 11, goal 2).
+"""Reading the views for the brief, bounded by what it can show, whatever their size.
 
 10_invariants.md: every rejected approach is found by a scan of its bytes for the lines' prefix (`- R-` and six hex
 digits), streamed in chunks and never decoded as text; each one's id, line number and offset are noted, and the start
@@ -389,7 +389,7 @@ def _read_rejected(inv: Invariants, src: Source, at: list[int], numbers: list[in
     return len(inv.ids) == len(inv.offsets)
 
 
-# --- lines of work merged, and the entries' authors (issue 13) -----------------------------------------------------
+# --- lines of work merged, and the entries' authors ------------------------------------------------------------------
 #
 # The entries' authors are cached as a 6th part of the scan summary (the binding it names is the first part): the
 # newest AUTHORS_MOST entries of 10 (those a brief could show) grouped by the actor whose record binds each,

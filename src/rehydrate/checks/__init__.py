@@ -40,8 +40,7 @@ OK, DEGRADED, FAILED, SKIPPED, NA = "ok", "degraded", "failed", "skipped", "n/a"
 STATUSES = (OK, DEGRADED, FAILED, SKIPPED, NA)
 LOWERING = (DEGRADED, FAILED, SKIPPED)  # the statuses that make the confidence `degraded (...)`
 
-# The ledger's checks in their fixed order. mailbox and outbox come with the git issue: their slots are kept and no
-# module answers them yet (registry() skips a name without a module).
+# The ledger's checks in their fixed order (registry() skips a name without a module).
 ORDER = ("identity", "state", "handoff", "mailbox", "outbox", "recency", "live-state", "direction", "cursors")
 _MODULES = {  # check name -> (module under rehydrate.checks, class): imported only when the registry is built
     "identity": ("identity", "IdentityCheck"),
@@ -139,7 +138,7 @@ class Finding:
         return None if self.next_action is None else self.said(self.next_action)
 
     def as_dict(self) -> dict[str, str | None]:
-        """`resume --json`'s `findings` entry (its contract: these four keys, unchanged by issue 12)."""
+        """`resume --json`'s `findings` entry (its contract: these four keys)."""
         return {"check": self.check, "status": self.status, "message": self.message, "next_action": self.next_action}
 
     def as_ledger(self) -> dict[str, str | None]:

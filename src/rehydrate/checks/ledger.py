@@ -20,7 +20,7 @@ tests/checks/test_interfaces.py): {"confidence": "recovered"|"degraded", "degrad
 "status", "finding", "next"}], "next": str, "ask": str|null, "quotes": [{"ref", "what", "source", "text"}]}; "next" is
 "stop and ask: " + ask when only ask is set. A finding's text names what it quotes by reference (Q1): "quotes" holds
 them, in order (checks.Quote).
-`rehydrate recover` (cli/recover.py, WP-E) adds "ok" (true iff recovered) and exits 0 when recovered, 1 when
+`rehydrate recover` (cli/recover.py) adds "ok" (true iff recovered) and exits 0 when recovered, 1 when
 degraded, 3 when the state does not load (the ledger still printed: identity failed, and for an empty folder the
 ask), 2 on a usage error (the usual error shape). It writes nothing: no record, no repair written back.
 """

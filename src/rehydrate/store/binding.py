@@ -7,8 +7,8 @@ without its newline, then one newline, whether or not the file's last line has o
 file whose last line has no newline (a hand edit) is bound with ":open" after <hex>: the size alone tells the two
 apart, the suffix lets the binding be extended. So appending a line extends the last record's binding in O(1)
 (`Lines.add`), reading and hashing nothing already in the file; checking a file against a binding (`is_bound`, the
-cheap path's `read_invariants`) is one pass that hashes each line once. Records written before issue 11 bind the
-plain sha256 of the whole file (64 hex digits): still understood (the file is hashed whole as well, in the same
+cheap path's `read_invariants`) is one pass that hashes each line once. Records written by older versions bind
+the plain sha256 of the whole file (64 hex digits): still understood (the file is hashed whole as well, in the same
 pass), and the next write binds the running form. The hash is digest.HASHER[0] (the built-in sha256 for small inputs,
 OpenSSL's once a pass is long: store/digest.py), looked up at each use: one seam for the tests.
 """
@@ -81,7 +81,7 @@ class LineHasher:
 
     def __init__(self, plain: bool = False) -> None:
         self.h, self.n, self.size, self.rest = _ZERO, 0, 0, b""
-        # the whole file's sha256 too, for a pre-issue-11 binding
+        # the whole file's sha256 too, for a binding written by an older version
         self.plain = digest.HASHER[0]() if plain else None
 
     def feed(self, chunk: bytes) -> None:
@@ -110,7 +110,7 @@ def lines_of(data: bytes) -> Lines:
 
 
 def is_plain(binding: object) -> bool:
-    """A pre-issue-11 binding: the plain sha256 of the whole file."""
+    """A binding written by an older version: the plain sha256 of the whole file."""
     return isinstance(binding, str) and len(binding) == 64 and not binding.strip("0123456789abcdef")
 
 

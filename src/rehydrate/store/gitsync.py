@@ -1,6 +1,6 @@
 """`rehydrate sync`: commit the state folder (and nothing else), integrate the upstream, push; git is the only engine.
 
-The order (issue 13, plan §7.1 with the review's F5-F8, F15):
+The order:
 0. Refuse, changing nothing: outside a repository, git older than 2.38, a merge/rebase/cherry-pick/revert/bisect in
    progress, unmerged entries, no commit yet.
 1. Fetch the upstream (no lock: the network is slow and the agent keeps writing meanwhile).

@@ -1,7 +1,7 @@
 """The journal: this worktree's record of the briefs it read, kept where reading the state never dirties the tree.
 
 A session start reads the state and logs the read as a `resume` record. In the WAL, that record would change a
-committed file at every session start (issue 13, item 5), so it goes to `<local_dir>/journal/<actor>.jsonl`
+committed file at every session start and dirty the tree, so it goes to `<local_dir>/journal/<actor>.jsonl`
 (store/local.py: in the worktree's own git folder, or `state/.local/` outside git), never committed, never shared by
 two worktrees. The records have the WAL's shape and encoding (wal.seal, wal.encode, wal.decode) and their own chain
 (seq, prev); each append is one write and one fsync (fsio.append), under the state lock the read holds.

@@ -5,8 +5,8 @@ team init: state/.gitattributes merges the logs and the append-only views with g
 committed file, so a fresh clone needs nothing else; a user's own lines are kept), state/.gitignore keeps caches out,
 and the same union lines go into `<common-dir>/info/attributes`: git reads attributes from the branch that receives a
 merge, so a branch made before the committed file was upgraded would conflict; the local file covers every worktree of
-this clone whatever the branch (review F13). No custom merge driver: one that is not on PATH (a GUI client, CI) turns
-every merge into a conflict (review F14).
+this clone whatever the branch. No custom merge driver: one that is not on PATH (a GUI client, CI) turns
+every merge into a conflict.
 
 resolve: for unmerged paths under the state folder only, a content conflict on a union-able file is settled as the
 union driver would (both sides' lines: ours, then theirs, over the base), a modify/delete keeps the modified side;
