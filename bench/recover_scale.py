@@ -836,7 +836,7 @@ def _history(args: argparse.Namespace, tmp: str) -> int:
     print(_common.table(["measure", "small ms", "big ms", "big/small", "median per round"], rows))
     print()
     line, _ok = _common.bound("hook big/small (whole process)", _ratios(times)[2], HISTORY_LIMIT)
-    print("target (this bench's line for issue 12's \"a hook must not grow with history\", not an issue bound):")
+    print('target (this bench\'s line for "a hook must not grow with history"):')
     print("  " + line)
     print()
     options = [

@@ -50,7 +50,7 @@ from collections.abc import Sequence
 import _common
 
 TARGET = 2.2
-BOUND_12 = 3.0  # the bound on hook/pass and hook-full/pass, printed with --full
+BOUND_FULL = 3.0  # the bound on hook/pass and hook-full/pass, printed with --full
 TRANSCRIPT_MB = 2.0  # the transcript of (h)'s full repository
 FULL_HOLDS = (
     "a clone of a bare origin on branch feat tracking origin/feat, a state and a checkpoint; since it a teammate's "
@@ -119,7 +119,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--key",
         action="store_true",
-        help="also (i): checkpoint, resume and hook where the actor holds a key (issue 14): signed records",
+        help="also (i): checkpoint, resume and hook where the actor holds a key: signed records",
     )
     p.add_argument(
         "--fixtures",
@@ -392,7 +392,7 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
         print(
             "hook-full/hook: (h) over this checkout's own hook (f) in the plain repository; give --against a checkout"
         )
-        print("from before issue 12 for hook(new)/hook(old) measured in the same rounds")
+        print("from before the ledger came to the hook for hook(new)/hook(old) measured in the same rounds")
         print()
     if args.key:  # a key held, against the bounds and against the same process without one
         pairs += [(k + "-key", "pass") for k in ("checkpoint", "resume", "hook")]
@@ -522,12 +522,12 @@ def _bench(args: argparse.Namespace, root: str) -> int:  # noqa: PLR0912, PLR091
         misses += not ok
     if args.key:  # the same targets with a key held
         for a in ("checkpoint-key", "resume-key", "hook-key"):
-            line, ok = _common.bound(f"{a}/pass (issue 14)", med[a] / med["pass"], TARGET)
+            line, ok = _common.bound(f"{a}/pass (keyed)", med[a] / med["pass"], TARGET)
             print("  " + line)
             misses += not ok
     if args.full:  # the hook with every check, on both repositories
         for a in ("hook", "hook-full"):
-            line, ok = _common.bound(f"{a}/pass (issue 12)", med[a] / med["pass"], BOUND_12)
+            line, ok = _common.bound(f"{a}/pass (with every check)", med[a] / med["pass"], BOUND_FULL)
             print("  " + line)
             misses += not ok
     print()

@@ -238,7 +238,7 @@ def _verdict(times: dict[str, list[float]]) -> str:
     verdict = "PASS" if max(ratio, per_round) <= TARGET else "FAIL"
     return (
         f"git stubbed / floor: {ratio:.2f} (median of the rounds' own ratios {per_round:.2f}; "
-        f"target <= {TARGET}: {verdict}, issue 11 goal 5)"
+        f"target <= {TARGET}: {verdict})"
     )
 
 

@@ -19,7 +19,7 @@ from rehydrate.store import since
 from rehydrate.store.state import State
 from rehydrate.transcripts import recent
 
-ISSUE_ORDER = ("identity", "state", "handoff", "mailbox", "outbox", "recency", "live-state", "direction", "cursors")
+EXPECTED_ORDER = ("identity", "state", "handoff", "mailbox", "outbox", "recency", "live-state", "direction", "cursors")
 
 
 def test_the_status_set_is_closed_and_an_unknown_status_never_counts_as_clean() -> None:
@@ -85,10 +85,10 @@ def test_a_context_keeps_its_old_arguments_and_takes_the_new_ones_by_keyword(sta
         Context(None, None, None, None, "recover")  # type: ignore[misc]
 
 
-def test_the_checks_run_in_the_issues_order_with_the_mail_slots_kept() -> None:
-    assert ORDER == ISSUE_ORDER
+def test_the_checks_run_in_the_ledgers_order_with_the_mail_slots_kept() -> None:
+    assert ORDER == EXPECTED_ORDER
     names = [c.name for c in checks.registry()]
-    assert names == list(ISSUE_ORDER)  # mailbox and outbox answer their slots (store/mail.py)
+    assert names == list(EXPECTED_ORDER)  # mailbox and outbox answer their slots (store/mail.py)
     assert [c.name for c in checks.registry("recover")] == names
 
 
