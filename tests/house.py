@@ -9,7 +9,8 @@ across modules, arrows pointing up the layers, imports inside functions.
 Choices, and why:
 - Every import counts, at module level, in a class body or inside a function: an import inside a function still runs,
   and still ties the two modules together. Imports under `if TYPE_CHECKING:` never run: they are counted on their own
-  (`type_only`) and left out of the cycles and the arrows; the `else:` of such an `if` runs and counts.
+  (`type_only`), left out of the measured cycles and arrows, and the cycles and arrows they would add are shown apart;
+  the `else:` of such an `if` runs and counts.
 - An import names one module: `import a.b.c` and `from a.b import c` (c a submodule) are an edge to a.b.c, `from a.b
   import name` an edge to a.b. The parent packages Python also runs are not edges: every module of a package whose
   __init__ imports one of its children would otherwise sit in a cycle with it, which is not a cycle of the design.
@@ -400,10 +401,11 @@ def broken_rule(source: str, target: str) -> str:
     return ""
 
 
-def arrows(modules: dict[str, Module], package: str) -> list[Arrow]:
+def arrows(modules: dict[str, Module], package: str, kinds: set[str]) -> list[Arrow]:
     found: dict[tuple[str, str, str], Arrow] = {}
-    pairs = [(i.source, i.target, i.line) for m in modules.values() for i in m.imports if i.kind != "type"]
-    pairs += [(d.source, d.package, d.line) for m in modules.values() for d in m.dynamic if d.package]
+    pairs = [(i.source, i.target, i.line) for m in modules.values() for i in m.imports if i.kind in kinds]
+    if kinds != {"type"}:
+        pairs += [(d.source, d.package, d.line) for m in modules.values() for d in m.dynamic if d.package]
     for source, target, line in pairs:
         rule = broken_rule(component(source, package), component(target, package))
         if rule:
@@ -425,6 +427,7 @@ class House:
     cycles: list[list[str]]
     cycles_with_types: list[list[str]]
     arrows: list[Arrow]
+    type_arrows: list[Arrow]  # those of the imports under TYPE_CHECKING: they never run, so they are only shown
     stale_placed: list[str]
 
     def folders(self) -> dict[str, list[Module]]:
@@ -468,6 +471,7 @@ class House:
             "cycles_with_type_only_imports": self.cycles_with_types,
             "private": [asdict(p) for p in self.private()],
             "arrows": [asdict(a) for a in self.arrows],
+            "type_only_arrows": [asdict(a) for a in self.type_arrows],
             "function_imports_internal": [asdict(i) for i in self.imports("function")],
             "type_only_imports": [asdict(i) for i in self.imports("type")],
             "dynamic_imports": [asdict(d) for m in self.modules.values() for d in m.dynamic],
@@ -490,7 +494,9 @@ def measure(root: Path = ROOT) -> House:
     everything = graph_of(modules, {"module", "function", "type"})
     placed = {component(m, package) for m in modules} | {m[len(package) + 1 :] for m in modules}
     stale = sorted(p for p in PLACED if p not in placed)
-    return House(package, modules, cycles(runtime), cycles(everything), arrows(modules, package), stale)
+    found = arrows(modules, package, {"module", "function"})
+    typed = arrows(modules, package, {"type"})
+    return House(package, modules, cycles(runtime), cycles(everything), found, typed, stale)
 
 
 def short(name: str, package: str) -> str:
@@ -549,7 +555,11 @@ def report(house: House) -> str:
     )
     per_module = Counter(short(source, p) for source, _ in {(i.source, i.line) for i in internal})
     out.extend(wrap([f"{m} {n}" for m, n in sorted(per_module.items())], "  "))
-    out.append(f"type-only imports (under TYPE_CHECKING, not in the graph): {len(house.imports('type'))}")
+    out.append(
+        f"type-only imports (under TYPE_CHECKING, not in the graph): {len(house.imports('type'))}, "
+        f"{len(house.type_arrows)} of them against the layers"
+    )
+    out.extend(wrap([f"{short(a.source, p)} -> {short(a.target, p)} ({a.rule})" for a in house.type_arrows], "  "))
     dynamic = [d for m in house.modules.values() for d in m.dynamic]
     out.append(f"dynamic imports: {len(dynamic)}")
     out.extend(

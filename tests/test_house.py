@@ -194,6 +194,7 @@ def test_type_checking_imports_are_counted_apart_and_their_else_runs(tmp_path: P
     assert edges(h, "type") == {("pkg.a", "pkg.b")}
     assert edges(h, "module") == {("pkg.a", "pkg.c"), ("pkg.b", "pkg.a")}
     assert h.cycles == [] and h.cycles_with_types == [["pkg.a", "pkg.b"]]
+    assert h.arrows == h.type_arrows == []
     assert h.measures()["function_imports"] == 1  # `import typing`; the type-only one never runs
 
 
@@ -209,6 +210,7 @@ def test_arrows_pointing_up_and_outside_the_allowed(tmp_path: Path) -> None:
             "store/x.py": "def f():\n    __import__(f'{__package__}.y')\n    __import__('pkg.cli.go')\n",
             "store/writing.py": "from pkg.store import gitsync\n",
             "store/gitsync.py": "from pkg.store import x\n",  # sync above store: allowed
+            "store/typed.py": "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from pkg.brief import compose\n",
             "errors.py": "E = 1\n",
             "text.py": "",
             "safejson.py": "",
@@ -223,6 +225,7 @@ def test_arrows_pointing_up_and_outside_the_allowed(tmp_path: Path) -> None:
         ("pkg.store.writing", "pkg.store.gitsync", "up"),  # store.gitsync is PLACED in sync
         ("pkg.transcripts", "pkg.store.x", "only"),
     }
+    assert [(a.source, a.target, a.rule) for a in h.type_arrows] == [("pkg.store.typed", "pkg.brief.compose", "up")]
     assert {d.package for d in h.modules["pkg.store.x"].dynamic} == {"pkg.store", "pkg.cli.go"}
 
 
