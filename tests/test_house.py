@@ -17,16 +17,16 @@ import house
 CEILINGS: dict[str, int] = {
     "max_module_lines": 884,
     "modules_over_max_lines": 19,
-    "max_modules_per_folder": 39,
+    "max_modules_per_folder": 40,  # store/records.py, the op table's seed, took two arrows up away
     "folders_over_max_modules": 4,
     "cycles": 10,
-    "largest_cycle": 8,
-    "modules_in_cycles": 38,
+    "largest_cycle": 7,
+    "modules_in_cycles": 37,
     "private_imports": 40,
-    "upward_arrows": 6,
+    "upward_arrows": 4,
     "forbidden_arrows": 0,
-    "function_imports": 527,
-    "function_imports_internal": 426,
+    "function_imports": 525,
+    "function_imports_internal": 424,
 }
 
 

@@ -15,7 +15,7 @@ from rehydrate import brief, checks, proc
 from rehydrate.checks import ORDER, STATUSES, Context, Finding, HookEvent, ledger
 from rehydrate.checks.gitnow import probe
 from rehydrate.harness import capture
-from rehydrate.store import since
+from rehydrate.store import records, since
 from rehydrate.store.state import State
 from rehydrate.transcripts import recent
 
@@ -173,6 +173,6 @@ def test_the_signatures_the_work_packages_build_against() -> None:
 
 def test_a_capture_shows_as_counts_whatever_its_shape() -> None:
     one = {"v": 1, "todos": {"items": [["a", "pending"]] * 3, "more": 0}, "edited": {"files": ["x"], "more": 1}}
-    assert capture.counts({**one, "failed": [{}]}) == "3 todos, 2 files edited, 1 failed command"
-    assert capture.counts({"v": 1, "todos": "x", "edited": None, "failed": 3}) == "nothing captured"
-    assert capture.counts({"v": 1, "error": "no such\nfile"}) == "not captured: no such file"
+    assert records.capture_counts({**one, "failed": [{}]}) == "3 todos, 2 files edited, 1 failed command"
+    assert records.capture_counts({"v": 1, "todos": "x", "edited": None, "failed": 3}) == "nothing captured"
+    assert records.capture_counts({"v": 1, "error": "no such\nfile"}) == "not captured: no such file"

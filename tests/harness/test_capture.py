@@ -14,6 +14,7 @@ import pytest
 from conftest import REAL_TRANSCRIPTS, needs_real_transcripts
 from rehydrate.harness import capture as cap
 from rehydrate.harness.capture import REDACTED, capture, redact
+from rehydrate.store import records
 from rehydrate.store.since import Since
 
 CLAUDE = REAL_TRANSCRIPTS / "claude-code-2.1.39-manual-compact.jsonl"
@@ -199,7 +200,7 @@ def test_every_part_is_bounded(tmp_path: Path) -> None:
     assert len(out["assistant"]["text"]) <= cap.MAX_ASSISTANT
     size = len(json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode())
     assert size <= cap.MAX_TOTAL and out["edited"]["more"] > 50  # the paths gave way first
-    assert cap.counts(out).startswith("40 todos, 100 files edited, 3 failed commands")
+    assert records.capture_counts(out).startswith("40 todos, 100 files edited, 3 failed commands")
 
 
 def test_bad_and_huge_lines_are_counted_not_fatal(tmp_path: Path) -> None:

@@ -261,30 +261,3 @@ def redact(text: str) -> str:
     from rehydrate.harness.redaction import redact as by_rules
 
     return by_rules(text)
-
-
-def counts(capture: dict[str, Any]) -> str:
-    """A capture as counts, for `rehydrate log` and the brief's last-record line: "3 todos, 2 files edited, 1
-    failed command" ("nothing captured" when all are empty, "not captured: <error>" on an error). The capture is
-    untrusted (it arrived with the WAL): a field of the wrong type counts as empty, the error is cut to one line."""
-    error = capture.get("error")
-    if isinstance(error, str) and error:
-        return "not captured: " + " ".join(error.split())[:200]
-    failed = capture.get("failed")
-    parts = []
-    for n, one, many in (
-        (_count(capture.get("todos"), "items"), "todo", "todos"),
-        (_count(capture.get("edited"), "files"), "file edited", "files edited"),
-        (len(failed) if isinstance(failed, list) else 0, "failed command", "failed commands"),
-    ):
-        if n:
-            parts.append(f"{n} {one if n == 1 else many}")
-    return ", ".join(parts) or "nothing captured"
-
-
-def _count(part: object, key: str) -> int:
-    """len(part[key]) plus part["more"] (what the bound left out), 0 for anything of the wrong shape."""
-    if not isinstance(part, dict) or not isinstance(part.get(key), list):
-        return 0
-    more = part.get("more")
-    return len(part[key]) + (more if isinstance(more, int) and not isinstance(more, bool) and more > 0 else 0)

@@ -13,7 +13,7 @@ import os
 import re
 
 from rehydrate.errors import RehydrateError, UsageError
-from rehydrate.store import digest, fsio, views, wal
+from rehydrate.store import digest, fsio, records, views, wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -178,10 +178,8 @@ def _summary(op: str, data: dict[str, Any]) -> str:
         if get("summary_chars") is not None:
             parts.append(f"summary of {_text(get('summary_chars'))} characters")
         captured = get("capture")
-        if isinstance(captured, dict):  # counts, never the captured text (harness/capture.py)
-            from rehydrate.harness.capture import counts
-
-            parts.append(f"captured: {counts(captured)}")
+        if isinstance(captured, dict):  # counts, never the captured text (store/records.py)
+            parts.append(f"captured: {records.capture_counts(captured)}")
         return ", ".join(parts) or _text(data)
     if op == "resume":
         return f"confidence {_text(get('confidence', '?'))}, {_text(get('chars', '?'))} characters"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, UnsafeFile, UsageError
-from rehydrate.store import WORDS, Problem, fsio, wal
+from rehydrate.store import WORDS, Problem, fsio, records, wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -318,7 +318,7 @@ def render_claims(claims: list[Any]) -> str:
 
 def summary(rec: Record) -> str:
     """The WAL's last record as one readable line: what, when, where, and its data (hashes left out). A capture of the
-    transcript (a compaction record's data.capture) is shown as its counts (harness/capture.counts), not its text."""
+    transcript (a compaction record's data.capture) is shown as its counts (records.capture_counts), not its text."""
     git = rec.get("git") if isinstance(rec.get("git"), dict) else {}
     where = ""
     if git and git.get("head"):
@@ -327,10 +327,8 @@ def summary(rec: Record) -> str:
         where = f" · HEAD {str(git['head'])[:7]} on {branch}, {len(dirty) if isinstance(dirty, list) else 0} dirty"
     value = rec.get("data")
     if isinstance(value, dict) and "capture" in value:
-        from rehydrate.harness.capture import counts
-
         capture = value["capture"]
-        value = {**value, "capture": counts(capture) if isinstance(capture, dict) else "not a capture"}
+        value = {**value, "capture": records.capture_counts(capture) if isinstance(capture, dict) else "not a capture"}
     if rec.get("op") == "tasks" and isinstance(value, dict):  # the list is in its view: here, its counts
         from rehydrate.store import tasks
 
