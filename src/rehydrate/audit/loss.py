@@ -44,7 +44,7 @@ import os
 
 from rehydrate import transcripts
 from rehydrate.store.since import Since
-from rehydrate.store.views import clean
+from rehydrate.text import clean
 from rehydrate.transcripts import label, obj, recent
 from rehydrate.transcripts.claude import content_text
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
-from rehydrate.store import views as layout
+from rehydrate.text import clean, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -216,7 +216,7 @@ class _Look:
                 todos_back=0,  # the task list is the capture's: no reading on past the checkpoint for it
             )
         except (OSError, ValueError) as e:
-            why = layout.clean(e.strerror or str(e) if isinstance(e, OSError) else str(e), one_line=True)[:200]
+            why = clean(e.strerror or str(e) if isinstance(e, OSError) else str(e), one_line=True)[:200]
             text = f"the transcript {shown} ({how}) could not be read ({q('error', 'the system', why)}): not looked at"
             return Finding(NAME, SKIPPED, text, quotes=q.quotes)
         if recent.foreign:
@@ -281,7 +281,7 @@ class _Look:
         home = self.env.get("HOME") or ""
         if home and os.path.isabs(home) and path.startswith(home.rstrip(os.sep) + os.sep):
             path = "~" + path[len(home.rstrip(os.sep)) :]
-        line = layout.clean(path, one_line=True)
+        line = clean(path, one_line=True)
         return line if len(line) <= MAX_PATH else "…" + line[-(MAX_PATH - 1) :]
 
 
@@ -388,7 +388,7 @@ def _files(paths: list[str], most: int, room: int = 540) -> str:
 
 def _quote(text: object, most: int) -> str:
     """Transcript or WAL text as one clean line of at most `most` characters, terminal escapes taken out whole."""
-    line = layout.clean(_no_escapes(str(text)[: 4 * most]), one_line=True)
+    line = clean(_no_escapes(str(text)[: 4 * most]), one_line=True)
     return line if len(line) <= most else line[: most - 1] + "…"
 
 
@@ -413,7 +413,7 @@ def _no_escapes(text: str) -> str:
             elif c == "\x1b":  # no final byte: ESC and "[" only, as any other ESC pair
                 i += 2
             else:
-                out.append(c)  # a lone CSI byte: left to views.clean
+                out.append(c)  # a lone CSI byte: left to text.clean
                 i += 1
         elif text.startswith("\x1b]", i):  # OSC: to BEL or ST
             end = min((j for j in (text.find("\x07", i), text.find("\x1b", i + 2)) if j >= 0), default=n)
@@ -437,7 +437,7 @@ def _hhmm(ts: str) -> str:
     """HH:MMZ of a stamp (YYYY-MM-DDTHH:MM...), cleaned; the stamp itself, quoted, when it has no such shape."""
     ts = _quote(ts, 40)
     hhmm = ts[11:16] if len(ts) >= 16 and ts[10] == "T" else ""
-    return hhmm + "Z" if len(hhmm) == 5 and hhmm[2] == ":" and (hhmm[:2] + hhmm[3:]).isdigit() else layout.quoted(ts)
+    return hhmm + "Z" if len(hhmm) == 5 and hhmm[2] == ":" and (hhmm[:2] + hhmm[3:]).isdigit() else quoted(ts)
 
 
 def _at(ts: str | None) -> str:

@@ -15,7 +15,7 @@ phase "pre"):
 - Lines: the transcript's own 1-based lines (the lines before where the read started are counted, when they are at
   most transcripts.recent.COUNT_MAX bytes); null when they are not known, never a count from where the read started.
 - state/ is committed: the capture reaches git. It copies commands and the user's words, never tool output (only a
-  failed command's first error line), each through `redact`, then `views.clean` (controls and invisible characters
+  failed command's first error line), each through `redact`, then `text.clean` (controls and invisible characters
   out; newlines kept in user and assistant text only), then cut to its bound. Every string in it is transcript text:
   untrusted data, fenced and labelled as such by the brief.
 
@@ -44,6 +44,7 @@ at most MAX_TOTAL (14 KiB) of JSON, under views.MAX_FIELD and wal.MAX_LINE: past
 
 from __future__ import annotations
 
+from rehydrate.text import clean
 from rehydrate.transcripts.recent import CAPTURE_READ as MAX_READ  # the most read back from the transcript's end
 
 TYPE_CHECKING = False
@@ -85,8 +86,6 @@ def capture(root: str, event: dict[str, Any], since: Since, config: dict[str, An
     }
     named = event.get("harness")
     if isinstance(named, str) and named not in HARNESSES:  # never read as another harness's format
-        from rehydrate.store.views import clean
-
         return {**head, "error": f"rehydrate does not read {clean(named, one_line=True)[:40]}'s transcripts"}
     path = event.get("transcript_path")
     if not isinstance(path, str) or not path:
@@ -162,7 +161,6 @@ def _why(e: OSError) -> str:
         return "no such file"
     if e.strerror == "not a regular file" or e.errno in (errno.EISDIR, errno.ENXIO):
         return "not a regular file"
-    from rehydrate.store.views import clean
 
     return clean(e.strerror or type(e).__name__, one_line=True)[:200]
 
@@ -231,7 +229,6 @@ def _line(text: str, bound: int) -> str:
 
 def _text(text: str, bound: int, *, one_line: bool) -> str:
     """Transcript text as stored: terminal escapes out, redacted, cleaned (one line unless told), cut to bound."""
-    from rehydrate.store.views import clean
 
     text = redact(clean(_no_escapes(text[: bound * 4 + 4096]), one_line=one_line))  # a huge text: its start; cleaned
     # first, so that a zero-width character inside a key cannot hide it from redact() and be taken out after
