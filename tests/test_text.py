@@ -5,11 +5,13 @@ cleaned text; a cut line never leaves a quotation open."""
 from __future__ import annotations
 
 import json
+import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rehydrate.text import clean, cut_line, named, quoted
+from rehydrate.text import clean, cut_line, named, no_escapes, quoted, terminal_safe
 
 _JSON = json.JSONDecoder()
 
@@ -97,3 +99,29 @@ def test_cleaning_does_not_load_the_unicode_database() -> None:
     probe = "import sys; from rehydrate.text import clean; clean('a\\x1bb\\tc · d\\u200b\\r\\n')\n"
     probe += "print('unicodedata' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+ESCAPE_PARTS = ["\x1b", "\x9b", "[", "]", "\\", "\x07", "0", ";", "?", " ", "/", "2J", "m", "@", "~", "_", "a", "é"]
+ESCAPES = r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?"  # CSI, OSC, ESC X
+
+
+@given(st.lists(st.sampled_from(ESCAPE_PARTS), max_size=30).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_escapes_are_taken_out_as_the_regular_expression_takes_them_out(text: str) -> None:
+    """The capture, recency's quotes and the loss audit take terminal escapes out whole with str methods (the hook
+    path loads no re): what the regular expression the capture used takes out, and nothing else."""
+    assert no_escapes(text) == re.sub(ESCAPES, "", text)
+
+
+# what never reaches a terminal (the CLI's output passes through terminal_safe)
+CONTROLS = ["\x1b", "\x07", "\r", "\x00", "\x08", "\x7f", "\x9b", "\u202e", "\u2066", "\u200f", "\u2028"]
+
+
+@pytest.mark.parametrize("ch", CONTROLS)
+def test_terminal_safe_removes_each_control(ch: str) -> None:
+    assert terminal_safe(f"a{ch}b") == "ab"
+
+
+def test_terminal_safe_keeps_text_tabs_newlines_and_non_latin() -> None:
+    text = "Ship the parser\tnow\nпарсер 解析器 مُحلل 🙂"
+    assert terminal_safe(text) == text

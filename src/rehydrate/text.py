@@ -13,6 +13,9 @@ What it guarantees:
   cleaned text. named() leaves a plain name (nothing that could end it or stand after it) as it is.
 - cut_line() cuts a line to a length without leaving a quotation open.
 - no_escapes() takes terminal escape sequences out whole, so that cleaning leaves no "[2J" behind.
+- terminal_safe() takes out what could drive a terminal or disguise what it shows (C0 and C1 controls but tab
+  and newline, DEL, the bidirectional controls, the line and paragraph separators): the CLI's output passes
+  through it.
 - cap() refuses a field longer than its limit (the limits themselves are store/views.py's).
 """
 
@@ -103,3 +106,74 @@ def _open_quote(text: str) -> str:
         elif ch == '"':
             inside = not inside
     return "escape" if escaped else "open" if inside else ""
+
+
+def no_escapes(text: str) -> str:
+    """text without terminal escape sequences, each taken out whole, so that cleaning leaves no "[2J" behind: a CSI
+    (ESC [ or the byte 9B) to its final byte, an OSC (ESC ]) to BEL or ESC \\, any other ESC and the one character
+    of ESC's pairs after it. A CSI byte with no final byte after it is left (clean() takes it out). The same as the
+    regular expression `(?:\\x1b\\[|\\x9b)[0-?]*[ -/]*[@-~]|\\x1b\\][^\\x07\\x1b]*(?:\\x07|\\x1b\\\\)?|\\x1b[@-_]?`
+    (tests/test_text.py), with str methods: the hook path loads no re; the text between escapes is copied whole."""
+    if "\x1b" not in text and "\x9b" not in text:
+        return text
+    out: list[str] = []
+    i, n = 0, len(text)
+    esc, csi = text.find("\x1b"), text.find("\x9b")
+    while i < n:
+        if 0 <= esc < i:
+            esc = text.find("\x1b", i)
+        if 0 <= csi < i:
+            csi = text.find("\x9b", i)
+        at = min((j for j in (esc, csi) if j >= 0), default=n)
+        if at > i:
+            out.append(text[i:at])
+            i = at
+            if i == n:
+                break
+        i = _past_escape(text, i, out)
+    return "".join(out)
+
+
+def _past_escape(text: str, i: int, out: list[str]) -> int:
+    """Where the escape sequence that starts at text[i] (ESC or CSI) ends; a lone CSI byte is kept in out."""
+    n, c = len(text), text[i]
+    if c == "\x9b" or text.startswith("\x1b[", i):  # CSI: parameters, intermediates, a final byte
+        j = i + (1 if c == "\x9b" else 2)
+        while j < n and "0" <= text[j] <= "?":
+            j += 1
+        while j < n and " " <= text[j] <= "/":
+            j += 1
+        if j < n and "@" <= text[j] <= "~":
+            return j + 1
+        if c == "\x1b":  # no final byte: ESC and "[" only, as any other ESC pair
+            return i + 2
+        out.append(c)  # a lone CSI byte: left to clean()
+        return i + 1
+    if text.startswith("\x1b]", i):  # OSC: to BEL or ST
+        end = min((j for j in (text.find("\x07", i), text.find("\x1b", i + 2)) if j >= 0), default=n)
+        return end + (1 if text.startswith("\x07", end) else 2 if text.startswith("\x1b\\", end) else 0)
+    return i + 2 if i + 1 < n and "@" <= text[i + 1] <= "_" else i + 1
+
+
+# What never reaches a terminal from a file's content: C0 controls but tab and newline (escape sequences, NUL, CR,
+# backspace), DEL, C1 controls, and the bidirectional and line-separator controls that reorder or hide text.
+_UNSAFE = {
+    c: None
+    for c in (
+        *range(0x00, 0x09),
+        *range(0x0B, 0x20),
+        *range(0x7F, 0xA0),
+        0x061C,
+        0x200E,
+        0x200F,
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+        0x2028,
+        0x2029,
+    )
+}
+
+
+def terminal_safe(text: str) -> str:
+    """text without the characters that could drive a terminal or disguise what it shows."""
+    return text.translate(_UNSAFE)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
-from rehydrate.text import clean, quoted
+from rehydrate.text import clean, no_escapes, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -388,42 +388,8 @@ def _files(paths: list[str], most: int, room: int = 540) -> str:
 
 def _quote(text: object, most: int) -> str:
     """Transcript or WAL text as one clean line of at most `most` characters, terminal escapes taken out whole."""
-    line = clean(_no_escapes(str(text)[: 4 * most]), one_line=True)
+    line = clean(no_escapes(str(text)[: 4 * most]), one_line=True)
     return line if len(line) <= most else line[: most - 1] + "…"
-
-
-def _no_escapes(text: str) -> str:
-    """text without terminal escape sequences, as harness/capture.py takes them out (CSI such as ESC[2J to its final
-    byte, OSC to BEL or ESC \\, other ESC pairs), so that cleaning leaves no "[2J" behind; str methods only (the hook
-    path loads no re)."""
-    if "\x1b" not in text and "\x9b" not in text:
-        return text
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "\x9b" or text.startswith("\x1b[", i):  # CSI: parameters, intermediates, a final byte
-            j = i + (1 if c == "\x9b" else 2)
-            while j < n and "0" <= text[j] <= "?":
-                j += 1
-            while j < n and " " <= text[j] <= "/":
-                j += 1
-            if j < n and "@" <= text[j] <= "~":
-                i = j + 1
-            elif c == "\x1b":  # no final byte: ESC and "[" only, as any other ESC pair
-                i += 2
-            else:
-                out.append(c)  # a lone CSI byte: left to text.clean
-                i += 1
-        elif text.startswith("\x1b]", i):  # OSC: to BEL or ST
-            end = min((j for j in (text.find("\x07", i), text.find("\x1b", i + 2)) if j >= 0), default=n)
-            i = end + (1 if text.startswith("\x07", end) else 2 if text.startswith("\x1b\\", end) else 0)
-        elif c == "\x1b":
-            i += 2 if i + 1 < n and "@" <= text[i + 1] <= "_" else 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def _where(since: Since, *, stamp: bool = True) -> str:

@@ -44,13 +44,12 @@ at most MAX_TOTAL (14 KiB) of JSON, under views.MAX_FIELD and wal.MAX_LINE: past
 
 from __future__ import annotations
 
-from rehydrate.text import clean
+from rehydrate.text import clean, no_escapes
 from rehydrate.transcripts.recent import CAPTURE_READ as MAX_READ  # the most read back from the transcript's end
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from re import Pattern
     from typing import Any
 
     from rehydrate.store.since import Since
@@ -230,25 +229,9 @@ def _line(text: str, bound: int) -> str:
 def _text(text: str, bound: int, *, one_line: bool) -> str:
     """Transcript text as stored: terminal escapes out, redacted, cleaned (one line unless told), cut to bound."""
 
-    text = redact(clean(_no_escapes(text[: bound * 4 + 4096]), one_line=one_line))  # a huge text: its start; cleaned
+    text = redact(clean(no_escapes(text[: bound * 4 + 4096]), one_line=one_line))  # a huge text: its start; cleaned
     # first, so that a zero-width character inside a key cannot hide it from redact() and be taken out after
     return text if len(text) <= bound else text[: bound - 1].rstrip() + "…"
-
-
-_ESCAPES: Pattern[str] | None = None
-
-
-def _no_escapes(text: str) -> str:
-    """text without terminal escape sequences (CSI such as ESC[2m, OSC to its terminator), so that cleaning leaves
-    no "[2m" behind."""
-    global _ESCAPES
-    if "\x1b" not in text and "\x9b" not in text:
-        return text
-    if _ESCAPES is None:
-        import re
-
-        _ESCAPES = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
-    return _ESCAPES.sub("", text)
 
 
 def redact(text: str) -> str:
