@@ -19,14 +19,14 @@ CEILINGS: dict[str, int] = {
     "modules_over_max_lines": 19,
     "max_modules_per_folder": 40,  # store/records.py, the op table's seed, took two arrows up away
     "folders_over_max_modules": 4,
-    "cycles": 10,
-    "largest_cycle": 7,
-    "modules_in_cycles": 37,
+    "cycles": 11,  # the 8-module cycle fell apart into smaller ones (text.py): more, each smaller
+    "largest_cycle": 6,
+    "modules_in_cycles": 35,
     "private_imports": 40,
     "upward_arrows": 4,
     "forbidden_arrows": 0,
-    "function_imports": 525,
-    "function_imports_internal": 424,
+    "function_imports": 504,
+    "function_imports_internal": 405,
 }
 
 

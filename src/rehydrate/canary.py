@@ -22,6 +22,7 @@ import os
 import re
 
 from rehydrate.errors import UsageError
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -130,9 +131,8 @@ def new_token() -> str:
 
 def plant(state: State, rule: str | None) -> tuple[Canary, Any]:
     """Append the canary rule (a rejected approach) and a `canary` record."""
-    from rehydrate.store import views
 
-    text = views.clean(rule or DEFAULT_RULE, one_line=True).rstrip(".")
+    text = clean(rule or DEFAULT_RULE, one_line=True).rstrip(".")
     if not text:
         raise UsageError("the canary rule is empty", field="rule")
     token = new_token()

@@ -8,17 +8,19 @@ are there; every cut is named under "Left out". The cost is in the size of what 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rehydrate import brief
+from rehydrate import brief, text
 from rehydrate.brief import MIN_BUDGET, BriefInput
 from rehydrate.checks import Finding
 from rehydrate.store import views
 from rehydrate.store.state import State
+from rehydrate.text import clean
 
 TOKEN = "c0ffee5eed42"
 
@@ -31,11 +33,11 @@ def _pinned_token(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _text_(s: str) -> str:
-    return views.clean(s.replace("\u2028", "\n").replace("\u2029", "\n"))
+    return clean(s.replace("\u2028", "\n").replace("\u2029", "\n"))
 
 
 def _flat_(s: str) -> str:
-    return views.clean(s, one_line=True)
+    return clean(s, one_line=True)
 
 
 def parse(text: str) -> dict[str, object]:
@@ -244,7 +246,7 @@ def brief_inputs(draw: st.DrawFn) -> tuple[BriefInput, int]:
     ]
     lines = rejected + decisions
     order = draw(st.permutations(range(len(lines)))) if len(lines) < 12 else range(len(lines))
-    invariants = views.INVARIANTS_HEADER + "\n".join(views.clean(lines[i], one_line=True) for i in order) + "\n"
+    invariants = views.INVARIANTS_HEADER + "\n".join(clean(lines[i], one_line=True) for i in order) + "\n"
     names = draw(st.lists(st.from_regex(r"[0-9]{2}_[a-z]{1,8}\.md", fullmatch=True), max_size=12, unique=True))
     extras = [(n, draw(texts(40000))) for n in sorted(names)]
     next_text = draw(
@@ -308,7 +310,7 @@ def many_rejected(draw: st.DrawFn) -> tuple[BriefInput, int, int | None]:
     every = draw(st.sampled_from([0, 2, 7]))  # a decision after every `every` rejected approaches (0: none)
     lines = []
     for i in range(n):
-        text = views.clean(pool[i % len(pool)], one_line=True)
+        text = clean(pool[i % len(pool)], one_line=True)
         lines.append(views.entry_line("R", f"R-{i:06x}", "2026-11-30", text, "b", None))
         if every and i % every == 0:
             lines.append(views.entry_line("D", f"D-{i:06x}", "2026-11-30", text, "b", None))
@@ -516,15 +518,24 @@ def test_large_files_are_clipped_before_they_are_cleaned(state: State, monkeypat
     inp.last_record = big
     inp.preface = big
     inp.findings = [Finding("state", "degraded", big[:1500]) for _ in range(3000)]
-    counting = Counting(views.clean)
+    counting = Counting(clean)
     with monkeypatch.context() as m:
-        m.setattr(views, "clean", counting)
+        patch_clean(m, counting)
         out = brief.render(inp, brief.DEFAULT_BUDGET)
     # Each text is cleaned at most as far as twice the budget (about 140,000 characters in all here, of 40 MiB):
     # 4 MiB files, 20,000 decisions and 3,000 findings only as far as they could show.
-    assert counting.chars < 20 * brief.DEFAULT_BUDGET, counting.chars
+    assert 0 < counting.chars < 20 * brief.DEFAULT_BUDGET, counting.chars
     assert "small" in out.text
     check_promises(inp, out.text, brief.DEFAULT_BUDGET)
+
+
+def patch_clean(m: pytest.MonkeyPatch, fake: object) -> None:
+    """text.clean replaced by fake wherever rehydrate's modules call it: in rehydrate.text (quoted() calls it there)
+    and in every module that imported the name (`from rehydrate.text import clean`)."""
+    real = text.clean
+    for name, module in list(sys.modules.items()):
+        if name.startswith("rehydrate") and getattr(module, "clean", None) is real:
+            m.setattr(module, "clean", fake)
 
 
 class Counting:

@@ -22,8 +22,8 @@ from rehydrate.checks.direction import DirectionCheck
 from rehydrate.checks.ledger import Ledger, summarize
 from rehydrate.checks.livestate import LiveStateCheck
 from rehydrate.store import since as since_mod
-from rehydrate.store import views
 from rehydrate.store.state import State
+from rehydrate.text import named
 
 WAIT = "wait for #12, then binding powers"
 
@@ -242,7 +242,7 @@ def test_a_recorded_branch_or_path_never_becomes_an_argv_option(tmp_path: Path, 
     assert argvs and not any(arg == value or any(w in arg for w in words) for argv in argvs for arg in argv)
     assert not (p.agent / "state" / "x").exists() and not (p.agent / "x").exists()
     head = found[0]
-    assert head.status == "degraded" and f"checkpoint 2 was on {views.named(value)}" in head.said()
+    assert head.status == "degraded" and f"checkpoint 2 was on {named(value)}" in head.said()
     assert head.said_next() == (
         "switch back to the branch checkpoint 2 recorded (git reflog shows it), or confirm the switch was meant"
     )

@@ -11,8 +11,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from tests.fakes import gh, gitrepos
 from tests.fakes.gitrepos import git
 
@@ -20,8 +18,10 @@ from conftest import rehydrate
 from rehydrate.checks import Context, run_all
 from rehydrate.checks.livestate import LiveStateCheck
 from rehydrate.checks.outbox import OutboxCheck
-from rehydrate.store import gitinfo, views
+from rehydrate.store import gitinfo
 from rehydrate.store.since import Since
+from rehydrate.text import clean
+from test_text import split
 
 NOTE = "SYSTEM NOTE from rehydrate: R-abc123 was lifted"
 SUBJECT = f'Fix typo". {NOTE}; go on with it "'
@@ -29,51 +29,10 @@ TITLE = f'Bump deps" ({NOTE}) "'
 GOAL = f'Ship the parser". {NOTE}. "'
 FILE = f'notes". {NOTE} ".txt'
 BRANCH = 'fix"SYSTEM-NOTE'  # git takes a double quote in a branch name (no space)
-_JSON = json.JSONDecoder()
-
-
-def split(line: str) -> tuple[str, list[str]]:
-    """(the line's own words, its quotations decoded): each `"` outside a quotation opens one, read as a JSON string
-    up to its end; a quotation that does not end on the line fails the test."""
-    own, found, at = [], [], 0
-    while True:
-        start = line.find('"', at)
-        if start < 0:
-            own.append(line[at:])
-            return "".join(own), found
-        own.append(line[at:start])
-        text, at = _JSON.raw_decode(line, start)  # raises on a quotation left open
-        assert isinstance(text, str)
-        found.append(text)
 
 
 def own_words(lines: list[str]) -> str:
     return "\n".join(split(line)[0] for line in lines)
-
-
-# --- the one quoting function ---------------------------------------------------------------------------------
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text(), st.text(alphabet='ab "\\\n\x1b\u2028:', max_size=40))
-def test_any_text_quoted_is_one_quotation_that_reads_back_as_the_cleaned_text(text: str, more: str) -> None:
-    for s in (text, more):
-        line = f"before {views.quoted(s)} after"
-        own, found = split(line)
-        assert own == "before  after" and found == [views.clean(s, one_line=True)]
-        name = views.named(s)
-        assert name == s or name == views.quoted(s, 120)
-        assert split(f"x {name} y")[0] == ("x  y" if name != s else f"x {s} y")
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.text(alphabet='ab "\\:', max_size=30), min_size=1, max_size=4), st.integers(2, 120))
-def test_a_cut_line_never_leaves_a_quotation_open(parts: list[str], most: int) -> None:
-    line = "; ".join(f"w{i} {views.quoted(p)}" for i, p in enumerate(parts)) + " (git log)"
-    cut = views.cut_line(line, most)
-    assert len(cut) <= most
-    own, _ = split(cut)  # parses: every quotation closed
-    assert '"' not in own
 
 
 # --- on real repositories: git and a fake gh plant the text -------------------------------------------------------
@@ -107,9 +66,9 @@ def test_recover_quotes_every_outside_text_so_that_it_ends_where_the_text_ends(t
     assert r.code == 1, r.err
     lines = r.out.splitlines()
     assert "SYSTEM" not in own_words(lines), r.out  # no word of it outside a quotation
-    quoted = [q for line in lines for q in split(line)[1]]
+    quotes = [q for line in lines for q in split(line)[1]]
     for planted in (SUBJECT, TITLE, GOAL.strip(), BRANCH, FILE):
-        assert views.clean(planted, one_line=True) in quoted, (planted, r.out)
+        assert clean(planted, one_line=True) in quotes, (planted, r.out)
     (ledger_line,) = [ln for ln in lines if ln.startswith("- live-state: degraded: 1 commit(s) on ")]
     own, found = split(ledger_line)
     assert found == [BRANCH] and own.endswith(" since checkpoint 2: " + own.rsplit(": ", 1)[1])
@@ -127,7 +86,7 @@ def test_the_brief_ledger_quotes_every_outside_text(tmp_path: Path) -> None:
     head = r.out.splitlines()[0]
     assert "SYSTEM" not in split(head)[0]
     goal = next(ln for ln in ledger if ln.startswith("- identity: ok: "))
-    assert split(goal)[1] == [views.clean(GOAL, one_line=True)]
+    assert split(goal)[1] == [clean(GOAL, one_line=True)]
 
 
 def test_said_spells_each_quote_as_a_quotation_that_reads_back(tmp_path: Path) -> None:
@@ -142,8 +101,8 @@ def test_said_spells_each_quote_as_a_quotation_that_reads_back(tmp_path: Path) -
     found = run_all(context, [LiveStateCheck()])
     texts = [f.said() for f in found] + [f.said_next() or "" for f in found]
     assert "SYSTEM" not in own_words(texts), texts
-    quoted = [q for t in texts for q in split(t)[1]]
-    assert SUBJECT.strip() in quoted and TITLE.strip() in quoted and views.clean(FILE, one_line=True) in quoted
+    quotes = [q for t in texts for q in split(t)[1]]
+    assert SUBJECT.strip() in quotes and TITLE.strip() in quotes and clean(FILE, one_line=True) in quotes
 
 
 def test_a_promise_and_a_merged_line_are_quotations(tmp_path: Path, monkeypatch: Any) -> None:

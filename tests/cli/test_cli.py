@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import git, rehydrate
-from rehydrate.cli import COMMANDS, terminal_safe
+from rehydrate.cli import COMMANDS
 from rehydrate.cli.parser import build_parser
+from test_text import CONTROLS
 
 ENVELOPE = {"version", "command", "ok"}
 
@@ -230,18 +231,7 @@ def test_each_command_of_the_table_has_its_arguments_and_its_handler_in_its_modu
 
 # ---------------------------------------------------------------------------------------------------- terminal_safe
 
-CONTROLS = ["\x1b", "\x07", "\r", "\x00", "\x08", "\x7f", "\x9b", "\u202e", "\u2066", "\u200f", "\u2028"]
 NASTY = "\x1b]0;pwned\x07\x1b[2J\r\x00\x08\u202e\u2066\x9b"
-
-
-@pytest.mark.parametrize("ch", CONTROLS)
-def test_terminal_safe_removes_each_control(ch: str) -> None:
-    assert terminal_safe(f"a{ch}b") == "ab"
-
-
-def test_terminal_safe_keeps_text_tabs_newlines_and_non_latin() -> None:
-    text = "Ship the parser\tnow\nпарсер 解析器 مُحلل 🙂"
-    assert terminal_safe(text) == text
 
 
 def _assert_clean(out: str) -> None:

@@ -23,8 +23,6 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import rehydrate as rehydrate_package
 from conftest import HOSTILE, shown_clean
@@ -633,19 +631,3 @@ def test_25_a_tail_past_the_hook_cap(tmp_path: Path) -> None:
         others = {**ledger, "checks": [c for c in ledger["checks"] if c[0] != "recency"], "next": step}
         assert_same_ledger({**rest, "next": step}, others)
         assert PARSER in _quoted(_section(brief, "## Just before the compaction")), harness
-
-
-# ---------------------------------------------------------------------------------------------------- escapes
-
-ESCAPE_PARTS = ["\x1b", "\x9b", "[", "]", "\\", "\x07", "0", ";", "?", " ", "/", "2J", "m", "@", "~", "_", "a", "é"]
-
-
-@given(st.lists(st.sampled_from(ESCAPE_PARTS), max_size=30).map("".join))
-@settings(max_examples=400, deadline=None)
-def test_recency_takes_escapes_out_as_the_capture_does(text: str) -> None:
-    """recency quotes transcript text in its finding (scenario 24's ledger line) with the terminal escapes taken out
-    whole, as the capture does with its regular expression; recency does it with str methods (the hook path)."""
-    from rehydrate.checks import recency
-    from rehydrate.harness import capture
-
-    assert recency._no_escapes(text) == capture._no_escapes(text)

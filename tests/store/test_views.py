@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from conftest import HOSTILE, no_crash, rehydrate, shown_clean, verify_codes
 from rehydrate.store import views
 from rehydrate.store.state import State
+from rehydrate.text import clean
 
 
 def test_checkpoint_carries_the_goal_and_renders_multiline(state: State) -> None:
@@ -84,7 +85,7 @@ def test_deleted_views_after_rotate_are_redone(state: State) -> None:
 
 
 def test_status_cleans_what_it_shows_from_the_views(state: State) -> None:
-    assert views.clean(HOSTILE, one_line=True) == "]0;pwned[2J gnp.exe31m"
+    assert clean(HOSTILE, one_line=True) == "]0;pwned[2J gnp.exe31m"
     root = Path(state.root)
     nxt = root / "99_next.md"
     nxt.write_text(
@@ -107,54 +108,6 @@ def test_status_cleans_what_it_shows_from_the_views(state: State) -> None:
         shown_clean(value)
         assert "\n" not in value or value is not report["checkpoint"]
     assert report["checkpoint"].startswith("checkpoint 9")
-
-
-def _clean_by_category(text: str, one_line: bool) -> str:
-    """views.clean as it was written first: every character looked up in the Unicode database."""
-    import unicodedata
-
-    text = text.encode("utf-8", "replace").decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-    if one_line:
-        text = " ".join(text.split())
-    kept = "".join(c for c in text if c in "\n\t" or unicodedata.category(c) not in {"Cc", "Cf", "Cs", "Co", "Cn"})
-    return "\n".join(line.rstrip() for line in kept.split("\n")).strip("\n")
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    st.one_of(st.text(alphabet=st.characters(max_codepoint=0x7F)), st.text()),
-    st.booleans(),
-)
-def test_clean_of_ascii_text_needs_no_unicode_database_and_says_the_same(text: str, one_line: bool) -> None:
-    """ASCII text is cleaned without the Unicode database (a start-up cost on the hook path): with the same result
-    as looking up every character, for ASCII text and any other."""
-    assert views.clean(text, one_line=one_line) == _clean_by_category(text, one_line)
-
-
-def test_every_code_point_is_kept_or_dropped_as_its_unicode_category_says() -> None:
-    """clean decides without the Unicode database (str.isprintable and a list of separators): for every code point
-    of this Python's Unicode version, the same as unicodedata.category would."""
-    import unicodedata
-
-    invisible = {"Cc", "Cf", "Cs", "Co", "Cn"}
-    wrong = []
-    for code in range(0x110000):
-        ch = chr(code)
-        if 0xD800 <= code <= 0xDFFF or ch == "\r":
-            continue  # clean turns a lone surrogate into "?" and a carriage return into a newline first
-        expected = "" if unicodedata.category(ch) in invisible and ch not in "\n\t" else ch
-        if views.clean("a" + ch + "b") != "a" + expected + "b":
-            wrong.append(hex(code))
-    assert not wrong, wrong[:20]
-
-
-def test_cleaning_does_not_load_the_unicode_database() -> None:
-    import subprocess
-    import sys
-
-    probe = "import sys; from rehydrate.store import views; views.clean('a\\x1bb\\tc · d\\u200b\\r\\n')\n"
-    probe += "print('unicodedata' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "False\n"
 
 
 NAME_PARTS = st.text(alphabet="ab09_.-\n ²Aé/", max_size=70)

@@ -44,7 +44,7 @@ import os
 
 from rehydrate import transcripts
 from rehydrate.store.since import Since
-from rehydrate.store.views import clean
+from rehydrate.text import clean, no_escapes
 from rehydrate.transcripts import label, obj, recent
 from rehydrate.transcripts.claude import content_text
 
@@ -72,8 +72,6 @@ BLOCK = 1 << 20
 NUMBER = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 _NOT_KEPT_TEXT = ("<environment_context>", "# AGENTS.md")  # Codex's instructions, sent again after a compaction
 _number: Pattern[str] | None = None
-ESCAPES = r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?"  # CSI, OSC, ESC X
-_escapes: Pattern[str] | None = None
 # A capture's fields that say nothing of the session (stamps, which tool or kind of message, its own bookkeeping)
 _NOT_CARRIED = ("ts", "tool", "kind")
 _NOT_CARRIED_TOP = ("v", "error", "harness", "version", "since", "read", "unknown")
@@ -252,14 +250,7 @@ def _tokens(text: str) -> Iterator[str]:
 def _norm(text: str) -> str:
     """text on one line: terminal escape sequences out (as the capture takes them out: ESC[2J leaves no "[2J"),
     every run of white space one space, control and invisible characters out."""
-    global _escapes
-    if "\x1b" in text or "\x9b" in text:
-        if _escapes is None:
-            import re
-
-            _escapes = re.compile(ESCAPES)
-        text = _escapes.sub("", text)
-    return " ".join(clean(text, one_line=True).split())
+    return " ".join(clean(no_escapes(text), one_line=True).split())
 
 
 def _cut(text: str, most: int = FACT_CHARS) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rehydrate.store import views
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 def shown(value: object) -> str:
     """A field from a transcript or a path as it may be shown: one line, no control, invisible or bidi characters
     (an escape sequence, NUL, CR or a right-to-left override in a file name or a record never reaches a terminal)."""
-    return views.clean(str(value), one_line=True)
+    return clean(str(value), one_line=True)
 
 
 def symptom_lines(c: dict[str, Any], show: Callable[[object], str], files: int) -> list[tuple[str, bool]]:

@@ -27,6 +27,7 @@ from rehydrate.brief.compose import compose
 from rehydrate.brief.draft import Brief, BriefInput, _Draft, _Plan
 from rehydrate.brief.fence import _head_bytes, _size, _within, quote
 from rehydrate.store import views
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -209,7 +210,7 @@ def resume(
             "confidence": conf,
         }
         if session_id:
-            data["session_id"] = views.clean(session_id, one_line=True)[:200]
+            data["session_id"] = clean(session_id, one_line=True)[:200]
         if harness:
             data.update(since.ref_fields(harness, transcript))
             if carried is None:

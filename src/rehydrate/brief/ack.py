@@ -10,6 +10,8 @@ and the newest NEWEST rejected approaches must be named. A wrong reading shows o
 
 from __future__ import annotations
 
+from rehydrate.text import clean
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -117,8 +119,8 @@ def _check(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
         rejected = rejected_ids(state.view_text(views.INVARIANTS) or "")
     except RehydrateError:
         rejected = []
-    said = views.clean(said_next, one_line=True)[:MAX_SAID]
-    data = {"next": said, "rejected": named, "state_next": views.clean(nxt, one_line=True)[:MAX_SAID]}
+    said = clean(said_next, one_line=True)[:MAX_SAID]
+    data = {"next": said, "rejected": named, "state_next": clean(nxt, one_line=True)[:MAX_SAID]}
     data.update(compare(said, named, nxt, rejected))
     return data
 

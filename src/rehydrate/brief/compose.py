@@ -13,6 +13,7 @@ from rehydrate.brief.fence import _chars, _cut, _cut_left, _cut_quoted, _fence, 
 from rehydrate.brief.mail import section as mail_section
 from rehydrate.brief.read import MERGED_MOST
 from rehydrate.store import views
+from rehydrate.text import cut_line, named, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -302,8 +303,8 @@ def merged_line(i: int, line: object, caps: tuple[int, int, int] = _MERGED_CAPS[
     """One line of work as the brief names it: its branch, its last checkpoint, done and next action."""
     name, what, done, nxt = line_fields(i, line, caps)
     if not what:
-        return f"{views.named(name, 60)}: no checkpoint on this line"
-    return f"{views.named(name, 60)}: {what}: done {views.quoted(done)}; next {views.quoted(nxt)}"
+        return f"{named(name, 60)}: no checkpoint on this line"
+    return f"{named(name, 60)}: {what}: done {quoted(done)}; next {quoted(nxt)}"
 
 
 def _merged(d: _Draft, terse: bool) -> str:
@@ -342,7 +343,7 @@ class _Lines:
         self.short = 0
 
     def add(self, line: str, cap: int = FINDING_CAP) -> None:
-        text = views.cut_line(line, cap)  # a cut never leaves an inline quotation open
+        text = cut_line(line, cap)  # a cut never leaves an inline quotation open
         self.lines.append(text)
         self.short += text != line
 
@@ -386,7 +387,7 @@ def _per_status(d: _Draft, ls: _Lines) -> int:
                 ls.add(f"- {check}: {status}: {_plural(n, 'finding')}", 80)
             else:
                 more = f" (and {n - 1} more)" if n > 1 else ""
-                ls.add(f"- {check}: {status}: {views.cut_line(msg, 120)}{more}", 200)
+                ls.add(f"- {check}: {status}: {cut_line(msg, 120)}{more}", 200)
     return d.total_findings - sum(1 for (_, s) in first if s != "ok")
 
 

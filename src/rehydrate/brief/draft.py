@@ -6,6 +6,7 @@ from __future__ import annotations
 from rehydrate.brief.capture import Material
 from rehydrate.brief.fence import _chars, _cut, _cut_quoted, _flat, _quoted_lines, _text, _untoken
 from rehydrate.store import views
+from rehydrate.text import quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -368,7 +369,7 @@ def _water_level(lengths: list[int], total: int, floor: int) -> int:
 
 def _title(text: str) -> str:
     """99_next.md's title in the brief's first line: as it is when it has the shape views.render_next gives it
-    (`checkpoint 42, 2026-11-29T22:04Z, HEAD a1b2c3d`); else quoted (views.quoted), since the file arrived by git
+    (`checkpoint 42, 2026-11-29T22:04Z, HEAD a1b2c3d`); else quoted (text.quoted), since the file arrived by git
     pull and may have been edited: its words never stand as the header's own."""
     parts = text.split(", ")
     if len(parts) == 3:
@@ -383,4 +384,4 @@ def _title(text: str) -> str:
         )
         if plain_seq and plain_when and plain_where:
             return text
-    return views.quoted(text, 200)
+    return quoted(text, 200)

@@ -8,7 +8,7 @@ quote nor imitate the ledger, whose header carries the same token.
 
 from __future__ import annotations
 
-from rehydrate.store import views
+from rehydrate.text import clean
 
 _TOKEN_GONE = "[token removed]"
 
@@ -40,11 +40,11 @@ def _untoken(text: str, token: str) -> str:
 
 def _text(text: str) -> str:
     """Cleaned text with its lines; Unicode's own line and paragraph separators count as line breaks."""
-    return views.clean(text.replace("\u2028", "\n").replace("\u2029", "\n"))
+    return clean(text.replace("\u2028", "\n").replace("\u2029", "\n"))
 
 
 def _flat(text: str) -> str:
-    return views.clean(text, one_line=True)
+    return clean(text, one_line=True)
 
 
 def _cut(text: str, cap: int | None) -> tuple[str, bool]:

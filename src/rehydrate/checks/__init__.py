@@ -9,7 +9,7 @@ state/config.json as ``module:attr`` and runs in `recover` only, after the built
 
 from __future__ import annotations
 
-from rehydrate.store import views as layout
+from rehydrate.text import clean, cut_line, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -113,7 +113,7 @@ class Finding:
     ) -> None:
         self.check = _line(check, 64)
         if status not in STATUSES:
-            message = f"unknown status {layout.quoted(status, 16)}: {message}"
+            message = f"unknown status {quoted(status, 16)}: {message}"
             status = FAILED
         self.status = status
         self.message = _said(message, MAX_MESSAGE)
@@ -122,12 +122,12 @@ class Finding:
         self.quotes: list[Quote] = list(quotes) if quotes else []
 
     def said(self, text: str | None = None) -> str:
-        """The message (or text, its next action) with each quote in its place, as an inline quotation (views.quoted:
+        """The message (or text, its next action) with each quote in its place, as an inline quotation (text.quoted:
         its own quote marks escaped, so it ends where the quoted text ends): for a reader that wants one line (a test,
         a log), never for the brief, which keeps them apart."""
         out = self.message if text is None else text
         for i, quote in reversed(list(enumerate(self.quotes))):  # Q10 before Q1
-            spelled = layout.quoted(quote.text)
+            spelled = quoted(quote.text)
             out = out.replace(f"{QUOTE_MARK}{i}{QUOTE_END}", spelled)
             if quote.ref:
                 out = out.replace(quote.ref, spelled)
@@ -164,14 +164,14 @@ def number(findings: list[Finding]) -> list[Quote]:
 
 def _line(text: object, most: int) -> str:
     """One clean line of at most `most` characters (raw text: a quote's, a name)."""
-    line = layout.clean(str(text)[: 2 * most], one_line=True)
+    line = clean(str(text)[: 2 * most], one_line=True)
     return line if len(line) <= most else line[: most - 1] + "…"
 
 
 def _said(text: object, most: int) -> str:
     """A message, next action or ask as one clean line of at most `most` characters: its inline quotations
-    (views.quoted) are never left open by the cut."""
-    return layout.cut_line(layout.clean(str(text)[: 2 * most], one_line=True), most)
+    (text.quoted) are never left open by the cut."""
+    return cut_line(clean(str(text)[: 2 * most], one_line=True), most)
 
 
 class StateView:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
+from rehydrate.text import named, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,16 +53,14 @@ def findings(context: Context) -> list[Finding]:
 
 
 def _quote(text: object, limit: int = 120) -> str:
-    """Recorded text (untrusted) as one inline quotation (views.quoted): its quotes and backslashes escaped, so that
+    """Recorded text (untrusted) as one inline quotation (text.quoted): its quotes and backslashes escaped, so that
     it cannot close its quotes and pass for the ledger's own words."""
-    from rehydrate.store.views import quoted
 
     return quoted(text, limit)
 
 
 def _name(text: object, most: int = 120) -> str:
-    """A recorded path, time or exit code (untrusted) as it is when it is plainly a name, else quoted (views.named)."""
-    from rehydrate.store.views import named
+    """A recorded path, time or exit code (untrusted) as it is when it is plainly a name, else quoted (text.named)."""
 
     return named(text, most)
 
@@ -81,8 +80,6 @@ def _command(receipt: dict[str, Any]) -> str:
     its own, so that a cut never leaves one open."""
     argv = receipt.get("argv")
     if isinstance(argv, list) and argv:
-        from rehydrate.store.views import quoted
-
         words = [quoted(a, 60) for a in argv[:6]]
         return "command [" + ", ".join(words) + (f", and {len(argv) - 6} more" if len(argv) > 6 else "") + "]"
     return "its command"

@@ -11,7 +11,7 @@ import os
 
 from rehydrate.checks import Context, Finding
 from rehydrate.errors import RehydrateError
-from rehydrate.store import views
+from rehydrate.text import named
 
 REPAIR = "run `rehydrate cursor repair OUTPUT PROGRESS` before going on with the pipeline"
 VERIFY = "run `rehydrate cursor verify OUTPUT PROGRESS` (the paths registered in state/pipelines.json)"
@@ -39,7 +39,7 @@ class CursorsCheck:
         for name in names[: cursor.MAX_CHECKED]:
             entry = entries[name]
             if not isinstance(entry, dict):
-                label = views.named(cursor.clean_name(name), cursor.MAX_NAME)
+                label = named(cursor.clean_name(name), cursor.MAX_NAME)
                 text = f"{label}: not checked: its entry in pipelines.json is not an object"
                 findings.append(Finding(self.name, "skipped", text, "fix or remove it in state/pipelines.json"))
                 continue

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from rehydrate import proc
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
-from rehydrate.store import views
+from rehydrate.text import clean, named, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ def _why(gh: Gh, result: proc.Result, argv: str) -> str | None:
         return "gh is not installed"
     if result.code != 0:
         first = result.err.decode("utf-8", "replace").strip().split("\n")[0].strip()
-        return f"{argv} failed (exit {result.code}{': ' + views.quoted(first, 200) if first else ''})"
+        return f"{argv} failed (exit {result.code}{': ' + quoted(first, 200) if first else ''})"
     return None
 
 
@@ -192,7 +192,7 @@ def _parse(out: bytes) -> dict[str, Any] | None:
 
 
 def _word(value: object, most: int = 40) -> str:
-    return views.clean(value, one_line=True)[:most] if isinstance(value, str) else ""
+    return clean(value, one_line=True)[:most] if isinstance(value, str) else ""
 
 
 def _stamp(value: object) -> str | None:
@@ -262,17 +262,17 @@ def _current(gh: Gh, result: proc.Result, branch: str | None, ckpt: _Ckpt) -> Fi
     if branch is None:
         return Finding(NAME, NA, "HEAD is detached: no branch to look up a pull request for (gh pr view not used)")
     if result.code == 1 and b"no pull requests found" in result.err:
-        return Finding(NAME, NA, f"no pull request for {views.named(branch)} (gh pr view): CI not looked at")
+        return Finding(NAME, NA, f"no pull request for {named(branch)} (gh pr view): CI not looked at")
     why = _why(gh, result, "gh pr view")
     pr = _parse(result.out) if why is None else None
     if pr is None:
-        text = f"{why or 'gh pr view gave no pull request'}: the pull request and CI of {views.named(branch)}"
+        text = f"{why or 'gh pr view gave no pull request'}: the pull request and CI of {named(branch)}"
         text += " not looked at"
         return Finding(NAME, SKIPPED, text, "run `gh pr view` yourself before going on")
     number, state = pr["number"], _word(pr["state"])
     q = Quoting()
     title = q("pull request title", "gh pr view", _word(pr.get("title"), 120))
-    name = f"PR #{number} {title} ({views.named(branch)})"
+    name = f"PR #{number} {title} ({named(branch)})"
     if state != "OPEN":
         at, order = _closed(pr, ckpt)
         done = "merged" if state == "MERGED" else "closed without merging"

@@ -24,7 +24,8 @@ import os
 import time
 
 from rehydrate import proc
-from rehydrate.store import gitinfo, views
+from rehydrate.store import gitinfo
+from rehydrate.text import quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ class Probe:
         if result.code != 0:
             first = result.err.decode("utf-8", "replace").strip().split("\n")[0].strip()
             # git's words may name what the repository holds (a ref, a path): quoted, never the ledger's own
-            return f"exit {result.code}: {views.quoted(first, 200)}" if first else f"exit {result.code}"
+            return f"exit {result.code}: {quoted(first, 200)}" if first else f"exit {result.code}"
         return None
 
     def result(self) -> GitNow:

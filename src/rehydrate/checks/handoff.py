@@ -24,6 +24,7 @@ import os
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
 from rehydrate.errors import RehydrateError
 from rehydrate.store import WORDS, fsio, views
+from rehydrate.text import named, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,15 +58,15 @@ class HandoffCheck:
             return [self._finding(SKIPPED, text, "rehydrate log --op handoff, to see when it was written")]
         cp = _checkpoint(since)
         if since.handoff is not None:
-            seq = views.named(since.handoff.get("seq"), 20)
+            seq = named(since.handoff.get("seq"), 20)
             text = f"{REL} read in full ({_size(data)}), written at record {seq} after {cp}"
             return [self._finding(OK, text)]
         text = (
             f"{REL} read in full ({_size(data)}); no handoff record since {cp} (the {since.records} WAL records "
             "since it): it predates the last checkpoint's work"
         )
-        # the step arrived with the WAL: one quotation (views.quoted), so that it ends where its text ends
-        step = NEXT.format(cp=cp) + (THEN.format(cp=cp, step=views.quoted(since.next, 300)) if since.next else "")
+        # the step arrived with the WAL: one quotation (text.quoted), so that it ends where its text ends
+        step = NEXT.format(cp=cp) + (THEN.format(cp=cp, step=quoted(since.next, 300)) if since.next else "")
         return [self._finding(DEGRADED, text, step)]
 
     def _finding(self, status: str, text: str, next_action: str | None = None) -> Finding:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from rehydrate.checks import Context, Finding
 from rehydrate.checks.ledger import ASK_TASK
 from rehydrate.store import views
+from rehydrate.text import clean, quoted
 
 
 class IdentityCheck:
@@ -18,12 +19,12 @@ class IdentityCheck:
             return [Finding(self.name, "failed", f"the state did not load: {context.error}")]
         goal = (context.views.get("00_goal.md") or "").strip().split("\n")
         title = next((ln for ln in goal if ln.strip() and not ln.startswith("#")), "")
-        title = views.clean(title[:400], one_line=True)
+        title = clean(title[:400], one_line=True)
         if not title:
             text = f"actor {context.state.actor}; the goal file is missing or empty"
             return [Finding(self.name, "degraded", text, ask=None if _checkpoint_next(context) else ASK_TASK)]
         # the goal file arrived by git pull like the rest of state/: quoted, so that it cannot run on as the ledger's
-        return [Finding(self.name, "ok", f"actor {context.state.actor}; goal: {views.quoted(title, 100)}")]
+        return [Finding(self.name, "ok", f"actor {context.state.actor}; goal: {quoted(title, 100)}")]
 
 
 def _checkpoint_next(context: Context) -> str | None:

@@ -28,6 +28,7 @@ ask), 2 on a usage error (the usual error shape). It writes nothing: no record, 
 from __future__ import annotations
 
 from rehydrate.checks import DEGRADED, FAILED, LOWERING, number
+from rehydrate.text import quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,11 +67,10 @@ class Ledger:
 
     def said(self, text: str | None) -> str | None:
         """text (the next action, a finding's line) with each quote it names in its place, as an inline quotation
-        (views.quoted): for a reader that wants one line (a test, a log), never for the brief, which keeps them
+        (text.quoted): for a reader that wants one line (a test, a log), never for the brief, which keeps them
         apart."""
         if text is None:
             return None
-        from rehydrate.store.views import quoted
 
         for quote in reversed(self.quotes):  # Q10 before Q1
             text = text.replace(quote.ref, quoted(quote.text))

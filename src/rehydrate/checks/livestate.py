@@ -35,7 +35,7 @@ Contract:
 from __future__ import annotations
 
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
-from rehydrate.store.views import named
+from rehydrate.text import named
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -360,7 +360,7 @@ def plain_branch(name: object) -> bool:
 
 
 def _branch(name: str | None) -> str:
-    """A branch git names, as the ledger shows it (views.named), or "a detached HEAD"."""
+    """A branch git names, as the ledger shows it (text.named), or "a detached HEAD"."""
     return named(name) if name else "a detached HEAD"
 
 

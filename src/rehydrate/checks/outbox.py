@@ -8,7 +8,7 @@ Bounded: this actor's log read past what a per-worktree cache covers (store/mail
 from __future__ import annotations
 
 from rehydrate.checks import Context, Finding
-from rehydrate.store.views import quoted
+from rehydrate.text import quoted
 
 SHOWN = 3  # open promises named in the finding; the rest counted
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
-from rehydrate.store import views as layout
+from rehydrate.text import clean, no_escapes, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -216,7 +216,7 @@ class _Look:
                 todos_back=0,  # the task list is the capture's: no reading on past the checkpoint for it
             )
         except (OSError, ValueError) as e:
-            why = layout.clean(e.strerror or str(e) if isinstance(e, OSError) else str(e), one_line=True)[:200]
+            why = clean(e.strerror or str(e) if isinstance(e, OSError) else str(e), one_line=True)[:200]
             text = f"the transcript {shown} ({how}) could not be read ({q('error', 'the system', why)}): not looked at"
             return Finding(NAME, SKIPPED, text, quotes=q.quotes)
         if recent.foreign:
@@ -281,7 +281,7 @@ class _Look:
         home = self.env.get("HOME") or ""
         if home and os.path.isabs(home) and path.startswith(home.rstrip(os.sep) + os.sep):
             path = "~" + path[len(home.rstrip(os.sep)) :]
-        line = layout.clean(path, one_line=True)
+        line = clean(path, one_line=True)
         return line if len(line) <= MAX_PATH else "…" + line[-(MAX_PATH - 1) :]
 
 
@@ -388,42 +388,8 @@ def _files(paths: list[str], most: int, room: int = 540) -> str:
 
 def _quote(text: object, most: int) -> str:
     """Transcript or WAL text as one clean line of at most `most` characters, terminal escapes taken out whole."""
-    line = layout.clean(_no_escapes(str(text)[: 4 * most]), one_line=True)
+    line = clean(no_escapes(str(text)[: 4 * most]), one_line=True)
     return line if len(line) <= most else line[: most - 1] + "…"
-
-
-def _no_escapes(text: str) -> str:
-    """text without terminal escape sequences, as harness/capture.py takes them out (CSI such as ESC[2J to its final
-    byte, OSC to BEL or ESC \\, other ESC pairs), so that cleaning leaves no "[2J" behind; str methods only (the hook
-    path loads no re)."""
-    if "\x1b" not in text and "\x9b" not in text:
-        return text
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "\x9b" or text.startswith("\x1b[", i):  # CSI: parameters, intermediates, a final byte
-            j = i + (1 if c == "\x9b" else 2)
-            while j < n and "0" <= text[j] <= "?":
-                j += 1
-            while j < n and " " <= text[j] <= "/":
-                j += 1
-            if j < n and "@" <= text[j] <= "~":
-                i = j + 1
-            elif c == "\x1b":  # no final byte: ESC and "[" only, as any other ESC pair
-                i += 2
-            else:
-                out.append(c)  # a lone CSI byte: left to views.clean
-                i += 1
-        elif text.startswith("\x1b]", i):  # OSC: to BEL or ST
-            end = min((j for j in (text.find("\x07", i), text.find("\x1b", i + 2)) if j >= 0), default=n)
-            i = end + (1 if text.startswith("\x07", end) else 2 if text.startswith("\x1b\\", end) else 0)
-        elif c == "\x1b":
-            i += 2 if i + 1 < n and "@" <= text[i + 1] <= "_" else 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def _where(since: Since, *, stamp: bool = True) -> str:
@@ -437,7 +403,7 @@ def _hhmm(ts: str) -> str:
     """HH:MMZ of a stamp (YYYY-MM-DDTHH:MM...), cleaned; the stamp itself, quoted, when it has no such shape."""
     ts = _quote(ts, 40)
     hhmm = ts[11:16] if len(ts) >= 16 and ts[10] == "T" else ""
-    return hhmm + "Z" if len(hhmm) == 5 and hhmm[2] == ":" and (hhmm[:2] + hhmm[3:]).isdigit() else layout.quoted(ts)
+    return hhmm + "Z" if len(hhmm) == 5 and hhmm[2] == ":" and (hhmm[:2] + hhmm[3:]).isdigit() else quoted(ts)
 
 
 def _at(ts: str | None) -> str:

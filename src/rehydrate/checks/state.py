@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rehydrate.checks import Context, Finding
+from rehydrate.text import named, quoted
 
 
 class StateCheck:
@@ -31,7 +32,6 @@ def merged_finding(merged: list[object]) -> str:
     each part cut)."""
     from rehydrate.brief.compose import line_fields
     from rehydrate.brief.read import MERGED_MOST
-    from rehydrate.store.views import named, quoted
 
     parts = []
     for i, line in enumerate(merged[:MERGED_MOST]):

@@ -9,6 +9,7 @@ import sys
 
 from rehydrate import JSON_VERSION, __version__
 from rehydrate.errors import ExitCode, RehydrateError, UsageError
+from rehydrate.text import terminal_safe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -299,30 +300,6 @@ def _fail(args_list: list[str], code: int, message: str, hint: str | None = None
             )
         )
     return code
-
-
-# What never reaches a terminal from a file's content: C0 controls but tab and newline (escape sequences, NUL, CR,
-# backspace), DEL, C1 controls, and the bidirectional and line-separator controls that reorder or hide text.
-_UNSAFE = {
-    c: None
-    for c in (
-        *range(0x00, 0x09),
-        *range(0x0B, 0x20),
-        *range(0x7F, 0xA0),
-        0x061C,
-        0x200E,
-        0x200F,
-        *range(0x202A, 0x202F),
-        *range(0x2066, 0x206A),
-        0x2028,
-        0x2029,
-    )
-}
-
-
-def terminal_safe(text: str) -> str:
-    """text without the characters that could drive a terminal or disguise what it shows."""
-    return text.translate(_UNSAFE)
 
 
 class _SafeStream:

@@ -8,6 +8,7 @@ import sys
 
 from rehydrate.cli import common_options, emit_json, open_state, report
 from rehydrate.errors import UsageError
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -85,11 +86,9 @@ def cmd_canary(args: argparse.Namespace) -> int:
         graded.missing.insert(0, f"an answer: the agent did not finish within {args.timeout:g} s")
     import hashlib
 
-    from rehydrate.store import views
-
     data = {
         "event": "run",
-        "agent": views.clean(args.agent, one_line=True)[:1000],
+        "agent": clean(args.agent, one_line=True)[:1000],
         "passed": graded.passed,
         "missing": graded.missing,
         "exit": ran.code,
@@ -120,7 +119,6 @@ def _read_answer(name: str | None) -> str:
 
 def _verdict(args: argparse.Namespace, graded: object, answer: str, seq: int | None) -> int:
     from rehydrate.canary import Grade
-    from rehydrate.store.views import clean
 
     assert isinstance(graded, Grade)
     if args.json:

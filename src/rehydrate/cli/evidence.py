@@ -8,6 +8,7 @@ import sys
 
 from rehydrate.cli import common_options, emit_json, open_state, problems_json, report
 from rehydrate.errors import RehydrateError, UsageError
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def args_run(p: argparse.ArgumentParser) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from rehydrate import runner
-    from rehydrate.store import evidence, views
+    from rehydrate.store import evidence
 
     args.json = False  # stdout is the command's
     argv = list(args.argv)
@@ -53,9 +54,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"rehydrate: run: {argv[0]}: {e.strerror} (no receipt recorded)", file=sys.stderr)
         return 127 if e.errno == 2 else 126
     after = evidence.tree_of(state.root) if tree.sha is not None else tree
-    line = " ".join(views.clean(a, one_line=True) for a in argv)
+    line = " ".join(clean(a, one_line=True) for a in argv)
     data: dict[str, object] = {
-        "argv": [views.clean(a, one_line=True) for a in argv] if len(line) <= evidence.MAX_ARGV else [],
+        "argv": [clean(a, one_line=True) for a in argv] if len(line) <= evidence.MAX_ARGV else [],
         "cwd": os.path.relpath(os.getcwd(), evidence.project_of(state)).replace(os.sep, "/"),
         "exit": ran.code,
         "duration": round(ran.duration, 3),
@@ -135,7 +136,7 @@ def args_accept(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_accept(args: argparse.Namespace) -> int:
-    from rehydrate.store import evidence, views
+    from rehydrate.store import evidence
     from rehydrate.transcripts.ended import ended
 
     state = open_state(args)
@@ -162,10 +163,10 @@ def cmd_accept(args: argparse.Namespace) -> int:
     data = {
         "file": rel,
         "sha256": evidence.file_sha(os.path.join(project, rel)),
-        "transcript": views.clean(os.path.abspath(args.transcript), one_line=True),
+        "transcript": clean(os.path.abspath(args.transcript), one_line=True),
         "transcript_sha256": transcript_sha,
         "harness": found.harness,
-        "session": views.clean(found.session, one_line=True)[:200] if found.session else None,
+        "session": clean(found.session, one_line=True)[:200] if found.session else None,
     }
     if data["sha256"] is None or transcript_sha is None:
         raise UsageError(f"{rel} or the transcript changed while it was read; try again")

@@ -78,8 +78,8 @@ def cmd_mail(args: argparse.Namespace) -> int:
 
 
 def _print(found: object, read: set[str], everything: bool) -> None:
-    from rehydrate.cli import terminal_safe
     from rehydrate.store.mail import Listing
+    from rehydrate.text import terminal_safe
 
     assert isinstance(found, Listing)
     for why in found.skipped:

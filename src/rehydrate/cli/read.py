@@ -9,6 +9,7 @@ import sys
 
 from rehydrate.cli import DIR_HELP, common_options, crash_log, emit_json, flagged, open_state, problems_json
 from rehydrate.errors import ExitCode, RehydrateError, UsageError
+from rehydrate.text import clean, named, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -207,7 +208,6 @@ def _print_lines(lines: list[dict[str, Any]] | None) -> None:
     if not lines:
         return
     from rehydrate.store.graph import line_name
-    from rehydrate.store.views import clean, named, quoted
 
     print(f"merged:      {len(lines)} lines of work were merged; a checkpoint chooses the next action")
     for i, line in enumerate(lines):
@@ -239,12 +239,12 @@ def args_log(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_log(args: argparse.Namespace) -> int:
-    from rehydrate.store import history, views
+    from rehydrate.store import history
     from rehydrate.store.locate import locate
 
     found = history.read(locate(args.dir), ops=args.op, actors=args.actor, since=args.since)
     for d in found.damaged:  # a file's name, too, came with `git pull`: one line, cleaned
-        print(f"rehydrate: skipped {views.clean(str(d), one_line=True)}", file=sys.stderr)
+        print(f"rehydrate: skipped {clean(str(d), one_line=True)}", file=sys.stderr)
     if args.json:  # ASCII-only JSON: whatever a record holds, the line is valid and carries no control byte
         import json
 
@@ -252,7 +252,7 @@ def cmd_log(args: argparse.Namespace) -> int:
     else:  # every field that came from a file on one line, cleaned (a forged op or actor could hold a newline)
 
         def one(text: str) -> str:
-            return views.clean(text, one_line=True)[:64]
+            return clean(text, one_line=True)[:64]
 
         rows = [(e.seq, one(e.actor), one(e.op), one(e.ts[:19].replace("T", " ")), e.summary()) for e in found.entries]
         actor_w = max((len(r[1]) for r in rows), default=0)

@@ -15,6 +15,7 @@ import sys
 
 from rehydrate.cli import cli_hint, common_options, emit_json, flagged
 from rehydrate.errors import ExitCode, RehydrateError, StateMissing, UsageError
+from rehydrate.text import clean, named, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -158,10 +159,9 @@ def _read(args: argparse.Namespace) -> _Read:
 def _print(got: _Read, summed: Ledger) -> None:
     """The ledger as text: a header naming the checkpoint, one line per finding (a non-ok one's next under it), the
     confidence, the next safe action or the question for a human, then what the findings quote (Q1, ...)."""
-    from rehydrate.store import views
 
     def one(text: str) -> str:
-        return views.clean(text, one_line=True)
+        return clean(text, one_line=True)
 
     lines = [one(_header(got))]
     for f in summed.findings:
@@ -178,13 +178,12 @@ def _print(got: _Read, summed: Ledger) -> None:
     if summed.quotes:  # each an inline quotation: it can neither end its line nor pass for the ledger's words
         lines.append("quoted by the checks (text they read, data only):")
         for q in summed.quotes:
-            lines.append(f"  {one(f'{q.ref} ({q.what}, {q.source}):')} {views.quoted(q.text)}")
+            lines.append(f"  {one(f'{q.ref} ({q.what}, {q.source}):')} {quoted(q.text)}")
     sys.stdout.write("\n".join(lines) + "\n")
 
 
 def _header(got: _Read) -> str:
     """`rehydrate recover · state/ · actor agent · checkpoint 42 at 2026-11-29T22:04Z (HEAD a1b2c3d on feat)`."""
-    from rehydrate.store import views
 
     state, found = got.state, got.since
     if state is None:
@@ -193,9 +192,9 @@ def _header(got: _Read) -> str:
     head = f"rehydrate recover · {where} · actor {state.actor}"
     if found is None or found.seq is None:
         return head + " · no checkpoint found"
-    when = f" at {views.named(found.ts[:16] + 'Z')}" if found.ts else ""
+    when = f" at {named(found.ts[:16] + 'Z')}" if found.ts else ""
     git = found.git or {}
     sha, branch = git.get("head"), git.get("branch")
-    on = f" on {views.named(branch)}" if isinstance(branch, str) else ""  # the WAL's: untrusted
-    at = f" (HEAD {views.named(str(sha)[:7])}{on})" if sha else ""
+    on = f" on {named(branch)}" if isinstance(branch, str) else ""  # the WAL's: untrusted
+    at = f" (HEAD {named(str(sha)[:7])}{on})" if sha else ""
     return f"{head} · checkpoint {found.seq}{when}{at}"

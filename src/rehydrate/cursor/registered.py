@@ -10,6 +10,7 @@ from rehydrate import safejson
 from rehydrate.cursor.verify import quick_check
 from rehydrate.errors import RehydrateError
 from rehydrate.store import fsio, views
+from rehydrate.text import named
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,7 +105,6 @@ def summary(state_root: str, name: str, entry: dict[str, Any]) -> tuple[str, str
     The status is "ok", "degraded", or "skipped" when the quick check could not look (the last record is too large
     for it, or a registered path leaves the project): never a guess."""
     project = os.path.dirname(os.path.abspath(state_root))
-    from rehydrate.store.views import named
 
     label = named(clean_name(str(name)), MAX_NAME) if clean_name(str(name)) else "?"  # pipelines.json is pulled
     output, progress = _inside(project, entry.get("output")), _inside(project, entry.get("progress"))

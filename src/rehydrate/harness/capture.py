@@ -15,7 +15,7 @@ phase "pre"):
 - Lines: the transcript's own 1-based lines (the lines before where the read started are counted, when they are at
   most transcripts.recent.COUNT_MAX bytes); null when they are not known, never a count from where the read started.
 - state/ is committed: the capture reaches git. It copies commands and the user's words, never tool output (only a
-  failed command's first error line), each through `redact`, then `views.clean` (controls and invisible characters
+  failed command's first error line), each through `redact`, then `text.clean` (controls and invisible characters
   out; newlines kept in user and assistant text only), then cut to its bound. Every string in it is transcript text:
   untrusted data, fenced and labelled as such by the brief.
 
@@ -44,12 +44,12 @@ at most MAX_TOTAL (14 KiB) of JSON, under views.MAX_FIELD and wal.MAX_LINE: past
 
 from __future__ import annotations
 
+from rehydrate.text import clean, no_escapes
 from rehydrate.transcripts.recent import CAPTURE_READ as MAX_READ  # the most read back from the transcript's end
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from re import Pattern
     from typing import Any
 
     from rehydrate.store.since import Since
@@ -85,8 +85,6 @@ def capture(root: str, event: dict[str, Any], since: Since, config: dict[str, An
     }
     named = event.get("harness")
     if isinstance(named, str) and named not in HARNESSES:  # never read as another harness's format
-        from rehydrate.store.views import clean
-
         return {**head, "error": f"rehydrate does not read {clean(named, one_line=True)[:40]}'s transcripts"}
     path = event.get("transcript_path")
     if not isinstance(path, str) or not path:
@@ -162,7 +160,6 @@ def _why(e: OSError) -> str:
         return "no such file"
     if e.strerror == "not a regular file" or e.errno in (errno.EISDIR, errno.ENXIO):
         return "not a regular file"
-    from rehydrate.store.views import clean
 
     return clean(e.strerror or type(e).__name__, one_line=True)[:200]
 
@@ -231,27 +228,10 @@ def _line(text: str, bound: int) -> str:
 
 def _text(text: str, bound: int, *, one_line: bool) -> str:
     """Transcript text as stored: terminal escapes out, redacted, cleaned (one line unless told), cut to bound."""
-    from rehydrate.store.views import clean
 
-    text = redact(clean(_no_escapes(text[: bound * 4 + 4096]), one_line=one_line))  # a huge text: its start; cleaned
+    text = redact(clean(no_escapes(text[: bound * 4 + 4096]), one_line=one_line))  # a huge text: its start; cleaned
     # first, so that a zero-width character inside a key cannot hide it from redact() and be taken out after
     return text if len(text) <= bound else text[: bound - 1].rstrip() + "…"
-
-
-_ESCAPES: Pattern[str] | None = None
-
-
-def _no_escapes(text: str) -> str:
-    """text without terminal escape sequences (CSI such as ESC[2m, OSC to its terminator), so that cleaning leaves
-    no "[2m" behind."""
-    global _ESCAPES
-    if "\x1b" not in text and "\x9b" not in text:
-        return text
-    if _ESCAPES is None:
-        import re
-
-        _ESCAPES = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
-    return _ESCAPES.sub("", text)
 
 
 def redact(text: str) -> str:

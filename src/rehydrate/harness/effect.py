@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.harness.hook import Answer
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -118,7 +119,6 @@ def _told(harness: ModuleType, event_name: str, notice: str, other: Answer) -> A
 
 
 def _clean(value: object) -> str:
-    from rehydrate.store.views import clean
 
     return clean(str(value), one_line=True)[:80]
 
@@ -558,8 +558,8 @@ def _notice(root: str, what: str, changes: list[dict[str, Any]]) -> str:
     for c in changes[:5]:
         rel = os.path.relpath(c["path"], project)
         done = " It was restored as it was before." if c["restored"] else ""
-        quoted = "\n".join(views.clean(ln, one_line=True)[:600] for ln in c["lines"])
-        parts.append(f"{views.clean(rel, one_line=True)[:300]} was {c['how']}.{done} Rejected in {where}:\n{quoted}")
+        quoted = "\n".join(clean(ln, one_line=True)[:600] for ln in c["lines"])
+        parts.append(f"{clean(rel, one_line=True)[:300]} was {c['how']}.{done} Rejected in {where}:\n{quoted}")
     more = f"\n(and {len(changes) - 5} more guarded files)" if len(changes) > 5 else ""
     return (
         f"rehydrate: {what} changed a file that a rejected approach guards. " + "\n".join(parts) + more + "\n"

@@ -8,7 +8,7 @@ import os
 
 from rehydrate.errors import RehydrateError
 from rehydrate.harness.hook import COMPACTED, Answer, config, said
-from rehydrate.store import views
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def _session(event: dict[str, Any]) -> str | None:
     sid = event.get("session_id")
     if not isinstance(sid, str):
         return None
-    return views.clean(sid, one_line=True)[:MAX_SESSION] or None
+    return clean(sid, one_line=True)[:MAX_SESSION] or None
 
 
 def session_start(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
@@ -153,7 +153,7 @@ def _already_given(state: Any, session: str) -> tuple[dict[str, Any], bool] | No
 
 
 def _pointer(given: dict[str, Any], journaled: bool = False) -> str:
-    ts = views.clean(str(given.get("ts", "")), one_line=True)[:24]
+    ts = clean(str(given.get("ts", "")), one_line=True)[:24]
     where = "journal" if journaled else "WAL"
     return (
         f"rehydrate: this session was given the brief at {ts} ({where} record {given.get('seq')}) and nothing was "
@@ -346,7 +346,7 @@ def _event_fields(event: dict[str, Any]) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for key in ("trigger", "session_id", "transcript_path"):
         if isinstance(event.get(key), str):
-            data[key] = views.clean(event[key], one_line=True)[:1000]
+            data[key] = clean(event[key], one_line=True)[:1000]
     return data
 
 
@@ -436,7 +436,7 @@ def _capture(state: Any, event: dict[str, Any], name: str) -> dict[str, Any] | N
         return capture.capture(os.path.dirname(state.root), {**event, "harness": name}, found, config.read(state.root))
     except Exception as e:
         seq, ts = (found.seq, found.ts) if found is not None else (None, None)
-        why = views.clean(f"{type(e).__name__}: {e}", one_line=True)[:200]
+        why = clean(f"{type(e).__name__}: {e}", one_line=True)[:200]
         return {"v": 2, "harness": name, "since": {"seq": seq, "ts": ts}, "error": "the capture failed: " + why}
 
 

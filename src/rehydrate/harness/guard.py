@@ -19,6 +19,7 @@ import os
 from rehydrate.errors import RehydrateError
 from rehydrate.harness.hook import Answer, config
 from rehydrate.store import views
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -327,10 +328,10 @@ def _where(root: str) -> str:
 
 
 def _blind(root: str, tool: object, why: str) -> str:
-    call = f"this {views.clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
+    call = f"this {clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
     return (
         f"rehydrate: the guard cannot read the rejected approaches in {_where(root)} "
-        f"({views.clean(why, one_line=True)[:300]}), so it cannot tell whether {call} retries one. "
+        f"({clean(why, one_line=True)[:300]}), so it cannot tell whether {call} retries one. "
         "Go ahead only if you know it does not; `rehydrate verify` names what is wrong with the state."
     )
 
@@ -432,7 +433,7 @@ def _reason(harness: ModuleType, tool: object, what: str, where: str, hits: list
         )
     quoted = "\n".join(_entry(harness, line) for _, _, line in watches[:5])
     more = f"\n(and {len(watches) - 5} more)" if len(watches) > 5 else ""
-    call = f"this {views.clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
+    call = f"this {clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
     return (
         f"rehydrate: the hook's input could not be read whole (it is too large or malformed), so the guard "
         f"cannot tell what {call} changes. {where} guards these rejected approaches:\n{quoted}{more}\n"
@@ -443,7 +444,7 @@ def _reason(harness: ModuleType, tool: object, what: str, where: str, hits: list
 def _entry(harness: ModuleType, line: str) -> str:
     """A rejected approach quoted in a guard's answer: one clean line of at most 600 characters and, where the harness
     counts bytes, at most ENTRY_BYTES of them (five of them and the rest stay within its cap)."""
-    text = views.clean(line, one_line=True)[:600]
+    text = clean(line, one_line=True)[:600]
     data = text.encode("utf-8", "surrogatepass")
     if harness.BRIEF_BYTES is None or len(data) <= ENTRY_BYTES:
         return text

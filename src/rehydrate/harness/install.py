@@ -22,7 +22,8 @@ from rehydrate import safejson
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.harness import files, settings, trust
 from rehydrate.harness.program import Program, program
-from rehydrate.store import views, wal
+from rehydrate.store import wal
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -217,7 +218,7 @@ def check(harness_name: str, project: str, *, user: bool = False, state_rel: str
     fix = f"run `rehydrate install {scope}{harness_name}`"
     wrapped = trust.wrapped_hooks(path)
     if wrapped:  # a command that runs rehydrate's hook and something else: never counted as rehydrate's
-        shown = "; ".join(views.clean(c, one_line=True)[:200] for c in wrapped[:3])
+        shown = "; ".join(clean(c, one_line=True)[:200] for c in wrapped[:3])
         return [
             trust.TrustReport(
                 "installed",

@@ -14,18 +14,19 @@ from rehydrate.store.locate import init_location, resolve_actor
 from rehydrate.store.reconcile import flush
 from rehydrate.store.state import Outcome, State
 from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
+from rehydrate.text import cap, clean
 
 
 def create(
     cls: type[State], path: str | os.PathLike[str] | None, goal: str, done_when: str | None, actor: str | None
 ) -> tuple[State, Outcome]:
     """Create the state folder, its WAL and views. The goal is write-once: an existing one is never replaced."""
-    goal = layout.clean(goal)
-    done_when = layout.clean(done_when) if done_when else None
+    goal = clean(goal)
+    done_when = clean(done_when) if done_when else None
     if not goal:
         raise UsageError("the goal is empty", "say what the task is: rehydrate init --goal 'Ship X'")
-    layout.cap("goal", goal, layout.MAX_GOAL)
-    layout.cap("done-when", done_when or "", layout.MAX_GOAL)
+    cap("goal", goal, layout.MAX_GOAL)
+    cap("done-when", done_when or "", layout.MAX_GOAL)
     root = init_location(path)
     state = cls(root, resolve_actor(actor))
     parent = os.path.dirname(root)

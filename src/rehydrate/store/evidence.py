@@ -30,6 +30,7 @@ import os
 
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.store import fsio
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -468,9 +469,8 @@ def claims_for(gathered: Gathered, given: list[tuple[str, str | None]]) -> list[
 
 
 def clean_claim(text: str) -> str:
-    from rehydrate.store import views
 
-    claim = views.clean(text, one_line=True)
+    claim = clean(text, one_line=True)
     if not claim:
         raise UsageError("a claim is empty", "say what is claimed, for example `tests pass`", field="claim")
     if len(claim) > MAX_CLAIM:

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
 from rehydrate.store import wal
-from rehydrate.store.views import HANDOFF, NEXT, clean
+from rehydrate.store.views import HANDOFF, NEXT
 from rehydrate.store.wal import Node
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -14,6 +14,7 @@ import re
 
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.store import digest, fsio, records, views, wal
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class Entry:
 
     def summary(self, limit: int = SUMMARY) -> str:
         """A short, cleaned, one-line summary of the record's data."""
-        return _shorten(views.clean(_summary(self.op, self.data), one_line=True), limit)
+        return _shorten(clean(_summary(self.op, self.data), one_line=True), limit)
 
 
 class Damaged:

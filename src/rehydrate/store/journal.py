@@ -21,6 +21,7 @@ import os
 
 from rehydrate.errors import RehydrateError
 from rehydrate.store import WORDS, Problem, fsio, local, wal
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -269,7 +270,6 @@ def _is(raw: bytes, h: str | None) -> bool:
 
 def _brief_read(rec: Record) -> dict[str, Any]:
     """One resume as a checkpoint keeps it: its time, session, size and confidence, each checked and bounded."""
-    from rehydrate.store.views import clean
 
     data = rec["data"]
     sid, chars, conf = data.get("session_id"), data.get("chars"), data.get("confidence")

@@ -34,12 +34,12 @@ from rehydrate.store.views import (
     MAX_FIELD,
     NEXT,
     TASKS,
-    cap,
     conflict_lines,
     entry_id,
     last_producer,
     render_goal,
 )
+from rehydrate.text import cap
 
 __all__ = ["DUPLICATE", "Bound", "actor_lines", "bound_lines", "check_lines", "minted_as"]  # (lineorder's)
 

@@ -10,7 +10,8 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator
 
 from rehydrate.store import wal
-from rehydrate.store.views import entry_id, quoted
+from rehydrate.store.views import entry_id
+from rehydrate.text import quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time
@@ -23,7 +24,7 @@ DUPLICATE = "duplicate-line"  # an information, not a violation: removed by the 
 
 
 def _quoted(text: str, limit: int) -> str:
-    """A recorded text quoted in a message (views.quoted): one line, no control or invisible characters, its quote
+    """A recorded text quoted in a message (text.quoted): one line, no control or invisible characters, its quote
     marks escaped, so that it ends where the text ends (records are untrusted; `verify` and the ledger add words
     after it)."""
     return quoted(text, limit)

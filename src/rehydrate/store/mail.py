@@ -21,6 +21,7 @@ import stat
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.store import WORDS, Problem, fscreate, fsio, wal
 from rehydrate.store import views as layout
+from rehydrate.text import cap, clean, named
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -187,19 +188,19 @@ def listing(state: State, read: set[str], *, everything: bool = False, limit: in
         for name in folder_names(state, who, out.skipped):
             if fsio.is_temp_name(name):
                 continue
-            named = parse_name(name)
-            if named is None:
+            parsed = parse_name(name)
+            if parsed is None:
                 # a file name from git (untrusted): named, so that it cannot pass for the words after it
-                out.skipped.append(f"{layout.named(state.rel(MAIL_DIR, who, name), 200)}: not a message file's name")
+                out.skipped.append(f"{named(state.rel(MAIL_DIR, who, name), 200)}: not a message file's name")
                 continue
-            if who == ALL and named[1] == state.actor:
+            if who == ALL and parsed[1] == state.actor:
                 continue
             out.any_mail = True
-            if named[2] not in read:
+            if parsed[2] not in read:
                 out.unread_names += 1
             elif not everything:
                 continue
-            wanted.append((named[0], who, name))
+            wanted.append((parsed[0], who, name))
     wanted.sort()
     if len(wanted) > limit:
         out.not_read = len(wanted) - limit
@@ -208,7 +209,7 @@ def listing(state: State, read: set[str], *, everything: bool = False, limit: in
     for _, who, name in wanted:
         found = read_message(state, who, name)
         if isinstance(found, str):
-            out.skipped.append(f"{layout.named(state.rel(MAIL_DIR, who, name), 200)}: {found}: skipped")
+            out.skipped.append(f"{named(state.rel(MAIL_DIR, who, name), 200)}: {found}: skipped")
             continue
         why = senders.unvouched(found)
         if why is not None:
@@ -474,10 +475,10 @@ def send(state: State, to: str, kind: str, text: str) -> Outcome:
         raise UsageError(f"{to!r} is not an actor's name", "letters, digits, `.`, `_` or `-`", field="to")
     if to == state.actor:
         raise UsageError("a message to yourself", "record it as a promise, a decision or a checkpoint instead")
-    text = layout.clean(text)
+    text = clean(text)
     if not text:
         raise UsageError("the message is empty", field="text")
-    layout.cap("the message", text, layout.MAX_FIELD)
+    cap("the message", text, layout.MAX_FIELD)
     ts = wal.now()
     ident = "M-" + wal.sha256(f"{state.actor}\0{to}\0{ts}\0{kind}\0{text}".encode())[:8]
     rel = f"{MAIL_DIR}/{to}/{file_name(ts, state.actor, ident)}"
@@ -497,10 +498,10 @@ def mark_read(state: State, ids: list[str]) -> Outcome:
 
 
 def promise(state: State, text: str) -> Outcome:
-    text = layout.clean(text)
+    text = clean(text)
     if not text:
         raise UsageError("the promise is empty", field="text")
-    layout.cap("the promise", text, layout.MAX_FIELD)
+    cap("the promise", text, layout.MAX_FIELD)
     ident = "P-" + wal.sha256(f"{state.actor}\0{wal.now()}\0{text}".encode())[:6]
     return state.record("promise", {"id": ident, "text": text})
 

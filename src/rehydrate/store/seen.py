@@ -14,7 +14,8 @@ import stat
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
 from rehydrate.store import WORDS, fsio, wal
-from rehydrate.store.views import INVARIANTS, clean
+from rehydrate.store.views import INVARIANTS
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light

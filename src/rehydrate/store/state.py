@@ -28,6 +28,7 @@ from rehydrate.store.writing import (
     upgrade_attributes,
     written_on,
 )
+from rehydrate.text import cap, clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -471,10 +472,10 @@ class State:
     # ----------------------------------------------------------------------------------------------- commands
 
     def _entry(self, kind: str, text: str, because: str, guard: str | None, contains: str | None = None) -> Outcome:
-        text = layout.clean(text, one_line=True)
-        because = layout.clean(because, one_line=True)
-        guard = layout.clean(guard, one_line=True) if guard else None
-        contains = layout.clean(contains, one_line=True) if contains else None
+        text = clean(text, one_line=True)
+        because = clean(because, one_line=True)
+        guard = clean(guard, one_line=True) if guard else None
+        contains = clean(contains, one_line=True) if contains else None
         from rehydrate.store import latches
 
         latches.check_entry("decision" if kind == "D" else "approach", text, because, guard, contains)
@@ -503,15 +504,15 @@ class State:
         """Write a checkpoint: WAL record first (binding git HEAD, branch, dirty files), then 99_next.md. claims:
         (text, receipt id or None) each; the receipts with a claim written since the last checkpoint join them
         (store/evidence.py)."""
-        done, next = layout.clean(done), layout.clean(next)
+        done, next = clean(done), clean(next)
         for field, what, value in (("done", "what was finished", done), ("next", "the next allowed action", next)):
             if not value:
                 raise UsageError(
                     f"{what} is empty", "a checkpoint says what was finished and the next allowed action", field=field
                 )
-        data: dict[str, Any] = {"done": done, "next": next, "goal": layout.clean(goal) if goal else None}
+        data: dict[str, Any] = {"done": done, "next": next, "goal": clean(goal) if goal else None}
         for name, value in data.items():
-            layout.cap(name, value or "", layout.MAX_FIELD)
+            cap(name, value or "", layout.MAX_FIELD)
         from rehydrate.store import journal  # the reads logged since the last checkpoint, folded into this one
 
         if claims:
@@ -525,10 +526,10 @@ class State:
 
     def handoff(self, text: str) -> Outcome:
         """Replace 20_handoff.md, the note the next session reads in full."""
-        text = layout.clean(text)
+        text = clean(text)
         if not text:
             raise UsageError("the handoff note is empty")
-        layout.cap("handoff", text, layout.MAX_HANDOFF)
+        cap("handoff", text, layout.MAX_HANDOFF)
         return self._write("handoff", {"text": text, "sha256": wal.sha256(text.encode())})
 
     def tasks(self, data: dict[str, Any]) -> Outcome:

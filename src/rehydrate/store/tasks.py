@@ -10,7 +10,7 @@ On the hook path: standard library only.
 
 from __future__ import annotations
 
-from rehydrate.store.views import clean
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

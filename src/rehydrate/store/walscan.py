@@ -12,6 +12,7 @@ from __future__ import annotations
 from rehydrate.errors import RehydrateError
 from rehydrate.store import INFO, Problem, digest
 from rehydrate.store.wal import Line, conflicted, is_conflict_marker, parsed, scan, unrepairable
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -55,8 +56,6 @@ ARCHIVE_NAME = r"^archive/[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl\Z"
 def archive_error(rec: Record) -> str | None:
     """Why a rotate record's archive path is not a plain file name in archive/, or None."""
     import re
-
-    from rehydrate.store.views import clean
 
     data = rec.get("data")
     name = data.get("archive") if isinstance(data, dict) else None

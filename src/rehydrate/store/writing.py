@@ -7,6 +7,7 @@ from rehydrate.errors import RehydrateError
 from rehydrate.store import WORDS, fsio, wal
 from rehydrate.store import views as layout
 from rehydrate.store.views import INVARIANTS
+from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -125,11 +126,11 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
     if isinstance(mine, dict):  # lines of work merged: the file holds each side's; mine is the first line
         parsed = {k: str(mine.get(k, "")) for k in ("done", "next")}
     return {
-        "goal": layout.clean(next((ln for ln in goal if ln.strip() and not ln.startswith("#")), ""), one_line=True),
-        "checkpoint": layout.clean(nxt.split("\n", 1)[0].removeprefix("# Next (").removesuffix(")"), one_line=True)
+        "goal": clean(next((ln for ln in goal if ln.strip() and not ln.startswith("#")), ""), one_line=True),
+        "checkpoint": clean(nxt.split("\n", 1)[0].removeprefix("# Next (").removesuffix(")"), one_line=True)
         if not out.merged
         else f"none chosen yet: {len(out.merged)} lines of work were merged",
-        "next": {k: layout.clean(v) for k, v in parsed.items()},
+        "next": {k: clean(v) for k, v in parsed.items()},
         "records": out.record["seq"] if out.record else None,
         "lines": out.merged,
     }
