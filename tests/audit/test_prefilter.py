@@ -124,7 +124,7 @@ def test_the_prefilter_skips_without_parsing(tmp_path: Path, monkeypatch: pytest
     """What the filter refuses is never parsed: the parser sees only the records audit uses (and a few others that
     name such a type at some depth, or longer than the filter's FILTERED bytes: those are parsed untested)."""
     seen: list[bytes] = []
-    parse = transcripts._parser()
+    parse = transcripts.json_parser()
 
     def counting(raw: bytes) -> Any:
         seen.append(raw)

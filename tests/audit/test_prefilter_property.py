@@ -123,7 +123,7 @@ def test_audit_skips_unparsed_by_default(tmp_path: Path, monkeypatch: Any) -> No
     a progress record, and the tail reads of the loss report and the format drift parse none past the file's first
     records (read_since's head: which harness, which version), their own byte test refusing the rest."""
     seen: list[bytes] = []
-    parse = transcripts._parser()
+    parse = transcripts.json_parser()
     monkeypatch.setattr(transcripts, "_loads", lambda raw: seen.append(raw) or parse(raw))
     progress = b'{"parentUuid":null,"type":"progress","data":{"type":"hook_progress","hookEvent":"SessionStart"}}'
     used = json.dumps({"type": "assistant", "message": {"id": "m", "content": [_use("t")]}}).encode()

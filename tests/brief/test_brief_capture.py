@@ -20,7 +20,7 @@ from conftest import hook_event
 from rehydrate import brief, checks
 from rehydrate.brief import BriefInput
 from rehydrate.brief.compose import compose
-from rehydrate.brief.draft import _Draft, _Plan
+from rehydrate.brief.draft import Draft, Plan
 from rehydrate.checks import ledger
 from rehydrate.harness import hook
 from rehydrate.store import journal, views, wal
@@ -305,8 +305,8 @@ def test_ask_a_human_when_no_step_is_known_and_the_deferred_note_goes_under_ters
         "not run at session start: PR and CI (gh), 2 user checks: `rehydrate recover` runs them",
         "",
     ]
-    d = _Draft(inp, brief.DEFAULT_BUDGET, TOKEN)
-    p = _Plan(d)
+    d = Draft(inp, brief.DEFAULT_BUDGET, TOKEN)
+    p = Plan(d)
     p.terse = True  # (the step after ledger level 3 in fit.py)
     terse = compose(d, p)[0]
     assert "ask a human: What is the task?" in terse and "not run at session start" not in terse

@@ -96,7 +96,7 @@ def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
 
 
 def test_json_nested_too_deeply_is_a_bad_line_under_both_parsers(tmp_path: Path, parser: str) -> None:
-    fast = transcripts._parser() is not json.loads  # orjson parses the records nested NEAR deep; json may give up
+    fast = transcripts.json_parser() is not json.loads  # orjson parses the records nested NEAR deep; json may give up
     claude = _claude(tmp_path)
     assert transcripts.detect(str(claude)) == "claude"  # its first line is the deep one: skipped, not raised
     s = transcripts.read(str(claude))
@@ -200,7 +200,7 @@ class CountingFile:
 
 @pytest.fixture
 def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    real, parse = transcripts.open_regular, transcripts._parser()
+    real, parse = transcripts.open_regular, transcripts.json_parser()
     monkeypatch.setattr(transcripts, "open_regular", lambda path: CountingFile(real(path)))
     monkeypatch.setattr(transcripts, "_loads", lambda raw: parse(bytes(raw)))  # orjson takes no bytes subclass
     Counted.work = 0
@@ -235,9 +235,9 @@ def test_a_line_longer_than_the_limit_is_skipped_whole(tmp_path: Path, monkeypat
     path = tmp_path / "t.jsonl"
     path.write_bytes(b'{"a": 1}\n' + long + b'\n{"b": 2}\n')
     for chunk in (7, 64, 1 << 16):
-        assert list(transcripts._backwards(str(path), chunk)) == [b'{"b": 2}', b'{"a": 1}'], chunk
+        assert list(transcripts.lines_backwards(str(path), chunk)) == [b'{"b": 2}', b'{"a": 1}'], chunk
     path.write_bytes(long + b'\n{"b": 2}')  # the long line first, and a last line with no newline
-    assert list(transcripts._backwards(str(path), 64)) == [b'{"b": 2}']
+    assert list(transcripts.lines_backwards(str(path), 64)) == [b'{"b": 2}']
 
 
 def test_lines_come_back_whole_and_in_order_whatever_the_chunk_size(tmp_path: Path) -> None:
@@ -248,4 +248,4 @@ def test_lines_come_back_whole_and_in_order_whatever_the_chunk_size(tmp_path: Pa
         path.write_bytes(data)
         expected = [x for x in reversed(data.split(b"\n")) if x.strip()]
         for chunk in (1, 2, 3, 5, 16, 299, 300, 301, 1 << 16):
-            assert list(transcripts._backwards(str(path), chunk)) == expected, (ending, chunk)
+            assert list(transcripts.lines_backwards(str(path), chunk)) == expected, (ending, chunk)

@@ -24,8 +24,8 @@ from __future__ import annotations
 import os
 
 from rehydrate.brief.compose import compose
-from rehydrate.brief.draft import Brief, BriefInput, _Draft, _Plan
-from rehydrate.brief.fence import _head_bytes, _size, _within, quote
+from rehydrate.brief.draft import Brief, BriefInput, Draft, Plan
+from rehydrate.brief.fence import head_bytes, quote, utf8_size, within_budget
 from rehydrate.store import views
 from rehydrate.text import clean
 
@@ -87,26 +87,26 @@ def render(inp: BriefInput, budget: int = DEFAULT_BUDGET, max_bytes: int | None 
     harness that counts bytes, or tokens of about 4 bytes, cuts non-Latin text long before its character count).
     Within MIN_BUDGET (characters, and bytes) and up, nothing essential is lost."""
     token = new_token()
-    d = _Draft(inp, max(budget, 1), token)
-    p = _Plan(d)
+    d = Draft(inp, max(budget, 1), token)
+    p = Plan(d)
     text, omitted, _ = compose(d, p)
-    if not _within(text, budget, max_bytes):
+    if not within_budget(text, budget, max_bytes):
         from rehydrate.brief.fit import fit  # the drop order: loaded for a brief that has to give something up
 
         fit(d, p, budget, max_bytes)
         text, omitted, _ = compose(d, p)
-    if not _within(text, budget, max_bytes):  # a budget below MIN_BUDGET: keep the start and the ledger's end
+    if not within_budget(text, budget, max_bytes):  # a budget below MIN_BUDGET: keep the start and the ledger's end
         unit = f"{budget:,} characters" if max_bytes is None else f"{budget:,} characters and {max_bytes:,} bytes"
         end = "\n".join(text.rstrip("\n").split("\n")[-2:]) + "\n"
         note = f"\n[... cut to fit {unit}; a budget of {MIN_BUDGET:,} or more shows every essential]\n"
         keep = max(0, budget - len(end) - len(note))
         head = text[:keep]
         if max_bytes is not None:
-            head = _head_bytes(head, max_bytes - _size(note + end))
+            head = head_bytes(head, max_bytes - utf8_size(note + end))
             keep = len(head)
         text = (head + note + end)[-budget:] if budget > 0 else ""
-        if max_bytes is not None and _size(text) > max_bytes:  # even the note and the end do not fit: their end
-            text = _head_bytes(text[::-1], max_bytes)[::-1]
+        if max_bytes is not None and utf8_size(text) > max_bytes:  # even the note and the end do not fit: their end
+            text = head_bytes(text[::-1], max_bytes)[::-1]
         omitted.append(f"everything past character {keep:,}")
     return Brief(text, omitted, token)
 

@@ -14,7 +14,7 @@ edited, the commands that failed last, the last assistant message, the older use
 
 from __future__ import annotations
 
-from rehydrate.brief.fence import _cut_quoted, _fence, _flat, _quoted_lines, _text, _untoken
+from rehydrate.brief.fence import fence_body, flat, quoted_lines, shorten_quoted, text_lines, untoken
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class Part:
 
     def __init__(self, source: str, text: str, rank: int) -> None:
         self.source = source
-        self.body = _quoted_lines(text) if text else ">"
+        self.body = quoted_lines(text) if text else ">"
         self.rank = rank
 
 
@@ -114,24 +114,24 @@ class Material:
         return said + "; transcript text, quoted as data."
 
     def _add(self, source: str, text: str, rank: int) -> None:
-        self.parts.append(Part(_untoken(_flat(source), self.token), _untoken(text, self.token), rank))
+        self.parts.append(Part(untoken(flat(source), self.token), untoken(text, self.token), rank))
 
     def _parts(self, cap: dict[str, object]) -> None:
         where = self.where
         error = _raw(cap.get("error"), 200)
         if error:
-            self._add(f"{where}: why the capture failed", _flat(error)[:200], 0)
+            self._add(f"{where}: why the capture failed", flat(error)[:200], 0)
         self._todos(cap.get("todos"))
         users = [u for u in _list(cap.get("user")) if isinstance(u, dict)][-MAX_USER:]
         for i, u in enumerate(users):
-            text = _cut(_text(_raw(u.get("text"), MAX_USER_TEXT)), MAX_USER_TEXT)
+            text = _cut(text_lines(_raw(u.get("text"), MAX_USER_TEXT)), MAX_USER_TEXT)
             said = u.get("kind")
             kind = KIND_LABELS.get(said, "user message") if isinstance(said, str) else "user message"
             newest = ", the last" if i == len(users) - 1 else ""
             self._add(f"{where}{_at(u)}: {kind} ({i + 1} of {len(users)}{newest})", text, 1 if newest else 5)
         edited = _dict(cap.get("edited"))
         files = _list(edited.get("files"))
-        paths = [p for p in (_cut(_flat(_raw(f, MAX_PATH)), MAX_PATH) for f in files[:MAX_EDITED]) if p]
+        paths = [p for p in (_cut(flat(_raw(f, MAX_PATH)), MAX_PATH) for f in files[:MAX_EDITED]) if p]
         more = len(files) - len(files[:MAX_EDITED]) + (_int(edited.get("more")) or 0)
         if paths or more:
             self._add(f"{where}: files edited", "\n".join(paths + ([f"and {more:,} more"] if more else [])), 2)
@@ -142,12 +142,12 @@ class Material:
             label = f"{where}{_at(f)}: failed command {i + 1} of {len(failed)} ({tool}"
             label += f", exit {code}" if code is not None else ""
             label += ", succeeded later)" if f.get("later_ok") is True else ")"
-            command = _cut(_flat(_raw(f.get("command"), MAX_COMMAND)), MAX_COMMAND)
-            err = _cut(_flat(_raw(f.get("error"), MAX_ERROR)), MAX_ERROR)
+            command = _cut(flat(_raw(f.get("command"), MAX_COMMAND)), MAX_COMMAND)
+            err = _cut(flat(_raw(f.get("error"), MAX_ERROR)), MAX_ERROR)
             self._add(label, f"command: {command}" + (f"\nerror: {err}" if err else ""), 3)
         last = cap.get("assistant") if isinstance(cap.get("assistant"), dict) else None
         if isinstance(last, dict):
-            text = _cut(_text(_raw(last.get("text"), MAX_ASSISTANT)), MAX_ASSISTANT)
+            text = _cut(text_lines(_raw(last.get("text"), MAX_ASSISTANT)), MAX_ASSISTANT)
             if text:
                 self._add(f"{where}{_at(last)}: last assistant message", text, 4)
 
@@ -159,8 +159,8 @@ class Material:
         pairs = [(i[0], i[1]) if isinstance(i, list) and len(i) >= 2 else (i, None) for i in items[:MAX_TODOS]]
         pairs.sort(key=lambda pair: OPEN_FIRST.get(pair[1], 2) if isinstance(pair[1], str) else 2)
         for text, status in pairs:
-            line = _cut(_flat(_raw(text, MAX_TODO)), MAX_TODO)
-            lines.append(f"- [{_flat(_raw(status, 40))[:40] or '?'}] {line}")
+            line = _cut(flat(_raw(text, MAX_TODO)), MAX_TODO)
+            lines.append(f"- [{flat(_raw(status, 40))[:40] or '?'}] {line}")
         more = len(items) - len(lines) + (_int(todos.get("more")) or 0)
         if more:
             lines.append(f"and {more:,} more")
@@ -180,7 +180,7 @@ def _same_tasks(pairs: list[tuple[object, object]], count: int, state: list[tupl
         return False
 
     def key(text: object, status: object) -> tuple[str, str]:
-        return _flat(_raw(text, MAX_TODO))[:MAX_TODO].rstrip("…"), _flat(_raw(status, 40))[:40]
+        return flat(_raw(text, MAX_TODO))[:MAX_TODO].rstrip("…"), flat(_raw(status, 40))[:40]
 
     return sorted(key(t, s) for t, s in pairs) == sorted(key(t[:MAX_TODO], s) for t, s in state)
 
@@ -224,10 +224,10 @@ def section(o: _Out) -> None:
         if i not in given:
             cut = True
             continue
-        body, was_cut = _cut_quoted(part.body, given[i])
+        body, was_cut = shorten_quoted(part.body, given[i])
         note = o.note("cut: `rehydrate log --op compaction --json` shows it all") if was_cut else ""
         cut = cut or was_cut
-        shown.append(_fence(body, part.source, d.token, note))
+        shown.append(fence_body(body, part.source, d.token, note))
     if cut:
         o.cut(3, "the end of " + LEFT_OUT, "end of the capture")
     o.sections.append("## Just before the compaction\n" + "\n".join([m.header, *shown]))

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from rehydrate.brief.capture import section
 from rehydrate.brief.draft import FINDING_CAP
-from rehydrate.brief.fence import _chars, _cut, _cut_left, _cut_quoted, _fence, _flat, _plural, _quoted_lines, _untoken
+from rehydrate.brief.fence import (
+    fence_body,
+    flat,
+    n_chars,
+    plural,
+    quoted_lines,
+    shorten,
+    shorten_left,
+    shorten_quoted,
+    untoken,
+)
 from rehydrate.brief.mail import section as mail_section
 from rehydrate.brief.read import MERGED_MOST
 from rehydrate.store import views
@@ -17,7 +27,7 @@ from rehydrate.text import cut_line, named, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rehydrate.brief.draft import _Draft, _Piece, _Plan
+    from rehydrate.brief.draft import Draft, Piece, Plan
 
 _DROPPED_NAMED = 5  # dropped files named one by one; the rest are counted
 
@@ -27,7 +37,7 @@ Cuts = list[tuple[int, str, str]]  # (rank in the drop order, long name, short n
 class _Out:
     """The sections composed so far and what was cut."""
 
-    def __init__(self, d: _Draft, p: _Plan) -> None:
+    def __init__(self, d: Draft, p: Plan) -> None:
         self.d, self.p = d, p
         self.sections: list[str] = []
         self.cuts: Cuts = []
@@ -39,7 +49,7 @@ class _Out:
         self.cuts.append((rank, long, short))
 
 
-def compose(d: _Draft, p: _Plan) -> tuple[str, list[str], list[str]]:
+def compose(d: Draft, p: Plan) -> tuple[str, list[str], list[str]]:
     """The brief's text for a plan, and what it left out (in full words, and short), in the order it gave way."""
     o = _Out(d, p)
     _header(o)
@@ -76,17 +86,17 @@ def _quotes(o: _Out) -> None:
     if not p.quotes:
         o.cut(3, QUOTES_LEFT_OUT, "the ledger's quotes")
         return
-    parts = [_fence(_quoted_lines(text), label, d.token) for label, text in d.quotes]
+    parts = [fence_body(quoted_lines(text), label, d.token) for label, text in d.quotes]
     o.sections.append("## Quoted in the ledger\n" + "\n".join(parts))
 
 
 def _header(o: _Out) -> None:
     d, p, tk = o.d, o.p, o.d.token
-    preface, cut = _cut(d.preface.text, p.preface)
+    preface, cut = shorten(d.preface.text, p.preface)
     if cut or (d.preface.partial and d.preface.text):
         o.cut(8, f"the end of the notice at the top ({d.preface.total})", "end of the top notice")
-    path, cut1 = _cut_left(d.path or d.f + "/", p.head)
-    title, cut2 = _cut(d.title, p.head)
+    path, cut1 = shorten_left(d.path or d.f + "/", p.head)
+    title, cut2 = shorten(d.title, p.head)
     if cut1 or cut2:
         o.cut(10, "the middle of the state folder's path or the end of the checkpoint title", "header")
     head = f"# rehydrate brief: {path} · actor {d.actor} · {title}"
@@ -108,18 +118,18 @@ def _goal(o: _Out) -> None:
 
 
 def _never_dropped(
-    o: _Out, title: str, src: str, body: str, piece: _Piece, cap: int | None, cut: tuple[int, str, str]
+    o: _Out, title: str, src: str, body: str, piece: Piece, cap: int | None, cut: tuple[int, str, str]
 ) -> None:
     """The goal or the next step: quoted whole, or shortened (and named under "Left out"), or said to be missing."""
     if not body:
         o.sections.append(f"## {title}\n(missing: {src})")
         return
-    shown, was_cut = _cut_quoted(body, cap)
+    shown, was_cut = shorten_quoted(body, cap)
     note = ""
     if was_cut or piece.partial:
         note = o.note(f"cut: {src} holds {piece.total}")
         o.cut(*cut)
-    o.sections.append(f"## {title}\n" + _fence(shown, src, o.d.token, note))
+    o.sections.append(f"## {title}\n" + fence_body(shown, src, o.d.token, note))
 
 
 def _rejected(o: _Out, inv_src: str) -> str | None:
@@ -151,7 +161,7 @@ def _rejected_part(o: _Out, inv_src: str) -> str | None:
     out = "Rejected approaches (never retry these):"
     if folded:
         ids, at = d.rejected_ids, d.rejected_at
-        older = _plural(folded, "older rejected approach", "older rejected approaches")
+        older = plural(folded, "older rejected approach", "older rejected approaches")
         where = _lines_at(views.INVARIANTS if p.terse else inv_src, at[0], at[folded - 1])
         first, last = ids[0].decode(), ids[folded - 1].decode()
         span = first if folded == 1 else f"{first} to {last} ({folded:,})"
@@ -159,17 +169,17 @@ def _rejected_part(o: _Out, inv_src: str) -> str | None:
         o.cut(11, f"{older}, named by id range only ({where})", f"{folded} older rejected")
     if cut:
         where = _lines_at(inv_src, d.rejected_at[cut[0]], d.rejected_at[cut[-1]])
-        longer = _plural(len(cut), "long rejected approach", "long rejected approaches")
+        longer = plural(len(cut), "long rejected approach", "long rejected approaches")
         o.cut(5, f"the end of {longer} ({where})", f"ends of {len(cut)} rejected")
-        note = o.note(f"{_plural(len(cut), 'entry', 'entries')} shortened (…): whole in {where}")
+        note = o.note(f"{plural(len(cut), 'entry', 'entries')} shortened (…): whole in {where}")
     else:
         note = ""
     if lines:
-        out += "\n" + _fence("\n".join(lines), f"{inv_src}, rejected", d.token, note)
+        out += "\n" + fence_body("\n".join(lines), f"{inv_src}, rejected", d.token, note)
     return out
 
 
-def _mark(d: _Draft, shown: str) -> str:
+def _mark(d: Draft, shown: str) -> str:
     """An entry as shown (`> - D-… …`), marked with its author when the state has several actors (`> [bob] - …`)."""
     if not d.authors:
         return shown
@@ -194,10 +204,10 @@ def _invariants(o: _Out) -> None:
         short = sum(1 for _, c in shown_dec if c)
         note = ""
         if short:
-            note = o.note(f"{_plural(short, 'entry', 'entries')} shortened (…): read {inv_src}")
-            o.cut(2, f"the end of {_plural(short, 'long decision')} ({inv_src})", f"ends of {short} decisions")
+            note = o.note(f"{plural(short, 'entry', 'entries')} shortened (…): read {inv_src}")
+            o.cut(2, f"the end of {plural(short, 'long decision')} ({inv_src})", f"ends of {short} decisions")
         decisions = "\n".join(_mark(d, x) for x, _ in shown_dec)
-        inv.append("Decisions:\n" + _fence(decisions, f"{inv_src}, decisions", d.token, note))
+        inv.append("Decisions:\n" + fence_body(decisions, f"{inv_src}, decisions", d.token, note))
     if dropped:
         size = f" ({d.invariants_size:,} bytes in all)" if d.invariants_size is not None else ""
         o.cut(2, f"{dropped} older decision(s) in {inv_src}{size}", f"{dropped} older decisions")
@@ -212,7 +222,7 @@ def _handoff(o: _Out) -> None:
     ho_src = f"{d.f}/{d.pc[1]}"
     if d.handoff_body and p.handoff != 0:
         tail_room = 0 if not d.handoff_tail else (len(d.handoff_tail) if p.handoff is None else p.handoff // 3)
-        body, cut = _cut_quoted(d.handoff_body, None if p.handoff is None else p.handoff - tail_room)
+        body, cut = shorten_quoted(d.handoff_body, None if p.handoff is None else p.handoff - tail_room)
         note = ""
         if cut or d.handoff.partial:
             where = "the middle" if d.handoff_tail else "the rest"
@@ -220,12 +230,12 @@ def _handoff(o: _Out) -> None:
             what = "the middle" if d.handoff_tail else "the end"
             o.cut(3, f"{what} of {ho_src} ({d.handoff.total} in all)", f"{what.split()[1]} of the handoff")
         if not d.handoff_tail:
-            o.sections.append("## Handoff\n" + _fence(body, ho_src, d.token, note))
+            o.sections.append("## Handoff\n" + fence_body(body, ho_src, d.token, note))
             return
         tail = _cut_quoted_left(d.handoff_tail, tail_room)
         o.sections.append(
-            "## Handoff\n" + _fence(body, f"{ho_src}, start", d.token, note) + "\n"
-            + _fence(tail, f"{ho_src}, end", d.token)
+            "## Handoff\n" + fence_body(body, f"{ho_src}, start", d.token, note) + "\n"
+            + fence_body(tail, f"{ho_src}, end", d.token)
         )  # fmt: skip
     elif d.handoff_body:
         o.cut(3, f"{ho_src} ({d.handoff.total})", "the handoff")
@@ -252,24 +262,24 @@ def _tasks(o: _Out) -> None:
     if p.tasks == 0:
         o.cut(4, f"the task list ({src}, {d.tasks.total})", "tasks")
         return
-    shown, was_cut = _cut_quoted(d.tasks_body, p.tasks)
+    shown, was_cut = shorten_quoted(d.tasks_body, p.tasks)
     note = ""
     if was_cut or d.tasks.partial:
         note = o.note(f"cut: {src} holds {d.tasks.total}")
         o.cut(4, f"the end of the task list ({src}; open items come first)", "end of the task list")
-    o.sections.append("## Task list\n" + _fence(shown, src, d.token, note))
+    o.sections.append("## Task list\n" + fence_body(shown, src, d.token, note))
 
 
 def _extras(o: _Out) -> None:
     d, p = o.d, o.p
     for source, body, _ in d.extras[: p.extras]:
-        o.sections.append(f"## {source}\n" + _fence(body, source, d.token))
+        o.sections.append(f"## {source}\n" + fence_body(body, source, d.token))
     dropped_files = [(s, t) for s, _, t in d.extras[p.extras :][::-1]] + d.too_large
     if dropped_files:
         names = [f"{s} ({t})" for s, t in dropped_files[:_DROPPED_NAMED]]
         if len(dropped_files) > _DROPPED_NAMED:
             names.append(f"and {len(dropped_files) - _DROPPED_NAMED} more of {d.f}/NN_*.md")
-        o.cut(1, "; ".join(names), _plural(len(dropped_files), "other file"))
+        o.cut(1, "; ".join(names), plural(len(dropped_files), "other file"))
 
 
 def _next(o: _Out) -> None:
@@ -288,15 +298,15 @@ def line_fields(i: int, line: object, caps: tuple[int, int, int]) -> tuple[str, 
     None if it has none), done and next: from records (untrusted), cleaned to one line, each cut to its cap."""
     line = line if isinstance(line, dict) else {}
     branch = line.get("branch")
-    name = _cut(_flat(branch), caps[0])[0] if isinstance(branch, str) and _flat(branch) else f"line {i + 1}"
+    name = shorten(flat(branch), caps[0])[0] if isinstance(branch, str) and flat(branch) else f"line {i + 1}"
     cp = line.get("checkpoint")
     if not isinstance(cp, dict):
         return name, None, "", ""
     seq, ts = cp.get("seq"), cp.get("ts")
     what = f"checkpoint {seq}" if isinstance(seq, int) and not isinstance(seq, bool) else "checkpoint"
-    what += f" ({_flat(ts)[:16]})" if isinstance(ts, str) else ""
-    done = _cut(_flat(str(cp.get("done") or "")), caps[1])[0]
-    return name, what, done, _cut(_flat(str(cp.get("next") or "")), caps[2])[0]
+    what += f" ({flat(ts)[:16]})" if isinstance(ts, str) else ""
+    done = shorten(flat(str(cp.get("done") or "")), caps[1])[0]
+    return name, what, done, shorten(flat(str(cp.get("next") or "")), caps[2])[0]
 
 
 def merged_line(i: int, line: object, caps: tuple[int, int, int] = _MERGED_CAPS[0]) -> str:
@@ -307,16 +317,16 @@ def merged_line(i: int, line: object, caps: tuple[int, int, int] = _MERGED_CAPS[
     return f"{named(name, 60)}: {what}: done {quoted(done)}; next {quoted(nxt)}"
 
 
-def _merged(d: _Draft, terse: bool) -> str:
+def _merged(d: Draft, terse: bool) -> str:
     """The lines of work a git merge joined, each with its last checkpoint and next action, quoted (text from the
     log): shown until a checkpoint chooses."""
     lines = d.merged or []
     shown = [merged_line(i, x, _MERGED_CAPS[terse]) for i, x in enumerate(lines[:MERGED_MOST])]
     if len(lines) > MERGED_MOST:
         shown.append(f"and {len(lines) - MERGED_MOST} more")
-    body = _untoken("\n".join("- " + x for x in shown), d.token)
-    head = f"{_plural(len(lines), 'line')} of work merged (a checkpoint chooses):"
-    return head + "\n" + _fence(_quoted_lines(body), f"{d.f}/{views.WAL_DIR}, lines of work merged", d.token)
+    body = untoken("\n".join("- " + x for x in shown), d.token)
+    head = f"{plural(len(lines), 'line')} of work merged (a checkpoint chooses):"
+    return head + "\n" + fence_body(quoted_lines(body), f"{d.f}/{views.WAL_DIR}, lines of work merged", d.token)
 
 
 def _record(o: _Out) -> None:
@@ -327,7 +337,7 @@ def _record(o: _Out) -> None:
         if d.record.partial:
             note = o.note(f"cut: `tail -n 1 {wal_src}` shows it all")
             o.cut(0, f"the end of the last WAL record (tail -n 1 {wal_src})", "end of the last WAL record")
-        o.sections.append("## Last WAL record\n" + _fence(d.record_body, f"{wal_src}, last line", d.token, note))
+        o.sections.append("## Last WAL record\n" + fence_body(d.record_body, f"{wal_src}, last line", d.token, note))
     elif d.record_body:
         o.cut(0, f"the last WAL record (tail -n 1 {wal_src})", "the last WAL record")
 
@@ -348,7 +358,7 @@ class _Lines:
         self.short += text != line
 
 
-def _findings(d: _Draft, level: int, ls: _Lines) -> int:
+def _findings(d: Draft, level: int, ls: _Lines) -> int:
     """The findings at a ledger level (0: each; 1: ok ones counted; 2: one per check and status; 3: counts;
     4: one count); how many findings were folded into counts."""
     if level <= 1:
@@ -359,10 +369,10 @@ def _findings(d: _Draft, level: int, ls: _Lines) -> int:
                 continue
             ls.add(f"- {check}: {status}: {message}")
         if d.findings_unseen:
-            ls.add(f"- and {_plural(d.findings_unseen, 'more finding')}", 80)
+            ls.add(f"- and {plural(d.findings_unseen, 'more finding')}", 80)
         if ok:
             checks = sorted({c for c, s, _ in d.findings if s == "ok"})
-            ls.add(f"- ok: {_plural(ok, 'finding')} of {', '.join(checks)}", 200)
+            ls.add(f"- ok: {plural(ok, 'finding')} of {', '.join(checks)}", 200)
         return d.findings_unseen + ok
     if level == 2:
         return _per_status(d, ls)
@@ -372,11 +382,11 @@ def _findings(d: _Draft, level: int, ls: _Lines) -> int:
         return d.total_findings
     n_checks = len(d.counts)
     bad = sum(n for per in d.counts.values() for s, n in per.items() if s != "ok")
-    ls.add(f"- {_plural(d.total_findings, 'finding')} of {_plural(n_checks, 'check')}, {bad} not ok", 80)
+    ls.add(f"- {plural(d.total_findings, 'finding')} of {plural(n_checks, 'check')}, {bad} not ok", 80)
     return d.total_findings
 
 
-def _per_status(d: _Draft, ls: _Lines) -> int:
+def _per_status(d: Draft, ls: _Lines) -> int:
     first: dict[tuple[str, str], str] = {}
     for check, status, message in d.findings:
         first.setdefault((check, status), message)
@@ -384,41 +394,41 @@ def _per_status(d: _Draft, ls: _Lines) -> int:
         for status, n in per.items():
             msg = first.get((check, status))
             if status == "ok" or msg is None:
-                ls.add(f"- {check}: {status}: {_plural(n, 'finding')}", 80)
+                ls.add(f"- {check}: {status}: {plural(n, 'finding')}", 80)
             else:
                 more = f" (and {n - 1} more)" if n > 1 else ""
                 ls.add(f"- {check}: {status}: {cut_line(msg, 120)}{more}", 200)
     return d.total_findings - sum(1 for (_, s) in first if s != "ok")
 
 
-def _ledger_lines(d: _Draft, p: _Plan, out: Cuts) -> list[str]:
+def _ledger_lines(d: Draft, p: Plan, out: Cuts) -> list[str]:
     ls = _Lines()
     where = "`rehydrate resume --json` lists them all"
     folded = _findings(d, p.ledger, ls)
     if folded:
-        many = _plural(folded, "finding")
+        many = plural(folded, "finding")
         out.append((4, f"{many} of the ledger, folded into counts ({where})", many))
     if ls.short:
         short = ls.short
-        out.append((4, f"the end of {_plural(short, 'ledger line')} ({where})", f"ends of {short} ledger lines"))
+        out.append((4, f"the end of {plural(short, 'ledger line')} ({where})", f"ends of {short} ledger lines"))
     cap = 300 if p.ledger < 3 else 100
-    conf, cut = _cut(d.confidence, cap)
+    conf, cut = shorten(d.confidence, cap)
     if cut or d.confidence_partial:
         conf = conf if cut else conf[: cap - 1] + "…"
         out.append((4, "the end of the confidence line (`rehydrate resume --json`)", "end of confidence"))
     lines = ls.lines
     lines.append(f"confidence: {conf}")
     if d.action:
-        action, cut = _cut(d.action, p.action)
+        action, cut = shorten(d.action, p.action)
         if cut or d.action_partial:
             action += "" if cut else "…"
-            out.append((9, f"the end of the next safe action ({_chars(d.action_total)} in all)", "end of next action"))
+            out.append((9, f"the end of the next safe action ({n_chars(d.action_total)} in all)", "end of next action"))
         lines.append(f"next safe action: {action}")
     elif d.ask:  # no safe step known: the one fact to ask for, fitted like the next safe action
-        ask, cut = _cut(d.ask, p.action)
+        ask, cut = shorten(d.ask, p.action)
         if cut or d.ask_partial:
             ask += "" if cut else "…"
-            out.append((9, f"the end of the question for a human ({_chars(d.ask_total)} in all)", "end of the ask"))
+            out.append((9, f"the end of the question for a human ({n_chars(d.ask_total)} in all)", "end of the ask"))
         lines.append(f"ask a human: {ask}")
     if d.deferred and not p.terse:
         lines.append(d.deferred)

@@ -1,10 +1,10 @@
 """The brief's material: what goes in (BriefInput), each text cleaned only as far as a brief within the budget could
-show it (_Draft), and the knobs that the fitting turns (_Plan)."""
+show it (Draft), and the knobs that the fitting turns (Plan)."""
 
 from __future__ import annotations
 
 from rehydrate.brief.capture import Material
-from rehydrate.brief.fence import _chars, _cut, _cut_quoted, _flat, _quoted_lines, _text, _untoken
+from rehydrate.brief.fence import flat, n_chars, quoted_lines, shorten, shorten_quoted, text_lines, untoken
 from rehydrate.store import views
 from rehydrate.text import quoted
 
@@ -98,17 +98,17 @@ class Brief:
         self.token = token
 
 
-class _Piece:
+class Piece:
     """One untrusted text, cleaned only as far as any brief within the budget could show it."""
 
     def __init__(self, raw: str | None, room: int, size: int | None, one_line: bool = False) -> None:
         raw = raw or ""
         head = raw[:room]
-        self.text = _flat(head) if one_line else _text(head)
+        self.text = flat(head) if one_line else text_lines(head)
         self.partial = len(raw) > room or (size is not None and size > len(raw.encode("utf-8", "replace")))
         if self.partial and not self.text:  # nothing printable in what was read: say there is more
             self.text = "…"
-        self.total = f"{size:,} bytes" if size is not None else _chars(len(raw))
+        self.total = f"{size:,} bytes" if size is not None else n_chars(len(raw))
 
 
 class _Entry:
@@ -116,7 +116,7 @@ class _Entry:
 
     def __init__(self, raw: str, room: int, token: str, longer: bool = False) -> None:
         self.partial = longer or len(raw) > room
-        self.line = _untoken(_flat(raw[:room]), token)
+        self.line = untoken(flat(raw[:room]), token)
         self.id = views.entry_id(self.line) or ""
 
         self._short: str | None = None
@@ -132,15 +132,15 @@ class _Entry:
                 line = f"- {self.id} {rest[_date_word(rest) :]}"
             self._short = line
         cap = max(len(line) + 3 if cap is None else cap, len(self.id) + 6)
-        text, _ = _cut(line, cap - 2)
+        text, _ = shorten(line, cap - 2)
         text = text if text.endswith("…") else text + "…"
         return "> " + (f"- {self.id} …" if self.id and text == f"- {self.id}…" else text), True
 
 
-class _Plan:
+class Plan:
     """How far each part is cut: the knobs the fitting turns, least important first."""
 
-    def __init__(self, d: _Draft) -> None:
+    def __init__(self, d: Draft) -> None:
         self.record = True
         self.extras = len(d.extras)  # the first n fitting extras are shown
         self.decisions = len(d.decisions)  # the newest n are shown
@@ -159,7 +159,7 @@ class _Plan:
         self.terse = False  # "Left out" in short words
 
 
-class _Draft:
+class Draft:
     """The brief's material, cleaned (only as much of each text as could be shown), ready to compose."""
 
     def __init__(self, inp: BriefInput, budget: int, token: str) -> None:
@@ -168,37 +168,37 @@ class _Draft:
         sizes = inp.sizes or {}
         tk = token
 
-        def piece(raw: str | None, name: str, one_line: bool = False, limit: int = room) -> _Piece:
-            p = _Piece(raw, limit, sizes.get(name), one_line)
-            p.text = _untoken(p.text, tk)
+        def piece(raw: str | None, name: str, one_line: bool = False, limit: int = room) -> Piece:
+            p = Piece(raw, limit, sizes.get(name), one_line)
+            p.text = untoken(p.text, tk)
             return p
 
-        self.f = _untoken(_flat(inp.folder[:200]), tk)[:24] or "state"
+        self.f = untoken(flat(inp.folder[:200]), tk)[:24] or "state"
         self.pc = inp.pc  # 99_next.md and 20_handoff.md, or an actor's next/<actor>.md and handoff/<actor>.md
-        self.actor = _untoken(_flat(inp.actor[:200]), tk)[:64]
-        self.path = _untoken(_flat(inp.path[:8192]), tk)
+        self.actor = untoken(flat(inp.actor[:200]), tk)[:64]
+        self.path = untoken(flat(inp.path[:8192]), tk)
         self.preface = piece(inp.preface, "", one_line=True)  # the caller's notice: one line, never a heading
         goal = piece(inp.goal, views.GOAL)
         if goal.text.startswith("# Goal\n"):
             goal.text = goal.text[len("# Goal\n") :].lstrip("\n").replace("\n\n## Done when\n\n", "\n\nDone when: ")
         self.goal = goal
-        self.goal_body = _quoted_lines(goal.text) if goal.text else ""
+        self.goal_body = quoted_lines(goal.text) if goal.text else ""
         nxt = piece(inp.next, views.NEXT)
         self.next = nxt
-        self.next_body = _quoted_lines(nxt.text) if nxt.text else ""
+        self.next_body = quoted_lines(nxt.text) if nxt.text else ""
         first = (inp.next or "")[:2000].split("\n", 1)[0].rstrip()
         self.title = (
-            _untoken(_title(first[len("# Next (") : -1]), tk)
+            untoken(_title(first[len("# Next (") : -1]), tk)
             if first.startswith("# Next (") and first.endswith(")")
             else "no checkpoint readable"
         )
         self._handoff(inp, room, piece)
         self.tasks_src = f"{self.f}/{views.tasks_view(inp.pc[0])}"
         self.tasks = piece(inp.tasks, views.TASKS)
-        self.tasks_body = _quoted_lines(self.tasks.text) if self.tasks.text else ""
+        self.tasks_body = quoted_lines(self.tasks.text) if self.tasks.text else ""
         self.record = piece(inp.last_record, "", one_line=True, limit=2 * _RECORD_CAP)
         self.record_body, cut = (
-            _cut_quoted(_quoted_lines(self.record.text), _RECORD_CAP) if self.record.text else ("", False)
+            shorten_quoted(quoted_lines(self.record.text), _RECORD_CAP) if self.record.text else ("", False)
         )
         self.record.partial = self.record.partial or cut
         self._invariants(inp, budget, sizes.get(views.INVARIANTS))
@@ -253,19 +253,19 @@ class _Draft:
         self.decisions_unseen = max(0, inv.dashes - len(inv.ids) - dashes)
         self.decision_lines = [e.show(_DECISION_CAP) for e in self.decisions]
 
-    def _handoff(self, inp: BriefInput, room: int, piece: Callable[..., _Piece]) -> None:
+    def _handoff(self, inp: BriefInput, room: int, piece: Callable[..., Piece]) -> None:
         """The handoff's start and, when it is too long to show whole, its end (from its first whole line)."""
         raw, tail = inp.handoff or "", inp.handoff_tail
         if tail is None and len(raw) > 2 * room:
             raw, tail = raw[:room], raw[-room:]
         self.handoff = piece(raw, views.HANDOFF)
-        self.handoff_body = _quoted_lines(self.handoff.text) if self.handoff.text else ""
+        self.handoff_body = quoted_lines(self.handoff.text) if self.handoff.text else ""
         self.handoff_tail = ""
         if tail:
             tail = tail[-room:]
             cut = tail.find("\n") + 1
-            text = _untoken(_text(tail[cut:] if 0 < cut < len(tail) else "…" + tail), self.token)
-            self.handoff_tail = _quoted_lines(text) if text else ""
+            text = untoken(text_lines(tail[cut:] if 0 < cut < len(tail) else "…" + tail), self.token)
+            self.handoff_tail = quoted_lines(text) if text else ""
             self.handoff.partial = True
             if not self.handoff.text:  # nothing printable in its start: say there is more
                 self.handoff.text, self.handoff_body = "…", "> …"
@@ -276,14 +276,14 @@ class _Draft:
         self.too_large: list[tuple[str, str]] = []  # (source, size) of the others
         shown = 0
         for name, raw in extras:
-            source = f"{self.f}/" + _untoken(_flat(name[:200]), self.token)[:100]
+            source = f"{self.f}/" + untoken(flat(name[:200]), self.token)[:100]
             size = sizes.get(name)
-            total = f"{size:,} bytes" if size is not None else _chars(len(raw))
+            total = f"{size:,} bytes" if size is not None else n_chars(len(raw))
             if shown > budget or len(raw) > budget or (size is not None and size > len(raw.encode("utf-8", "replace"))):
                 self.too_large.append((source, total))
                 continue
-            text = _untoken(_text(raw), self.token)
-            body = _quoted_lines(text) if text else ">"
+            text = untoken(text_lines(raw), self.token)
+            body = quoted_lines(text) if text else ">"
             if len(body) > budget:
                 self.too_large.append((source, total))
                 continue
@@ -297,7 +297,7 @@ class _Draft:
         def name(raw: object) -> str:
             s = str(raw)
             if s not in names:
-                names[s] = _cut(_untoken(_flat(s[:200]), tk), 64)[0] or "?"  # a Finding keeps them shorter
+                names[s] = shorten(untoken(flat(s[:200]), tk), 64)[0] or "?"  # a Finding keeps them shorter
             return names[s]
 
         findings = inp.findings
@@ -307,12 +307,12 @@ class _Draft:
         for x in findings:  # in order, while any brief within the budget could show them
             if taken > budget:
                 break
-            message = _untoken(_flat(str(x.message)[: 2 * FINDING_CAP]), tk)
+            message = untoken(flat(str(x.message)[: 2 * FINDING_CAP]), tk)
             self.findings.append((name(x.check), name(x.status), message))
             taken += min(len(message), FINDING_CAP) + 10
             for q in getattr(x, "quotes", ()):
-                label = _untoken(_flat(f"{q.ref}, {x.check}: {q.what} ({q.source})"[:300]), tk)
-                text = _untoken(_flat(str(q.text)[:2000]), tk)
+                label = untoken(flat(f"{q.ref}, {x.check}: {q.what} ({q.source})"[:300]), tk)
+                text = untoken(flat(str(q.text)[:2000]), tk)
                 self.quotes.append((label, text))
                 taken += len(label) + len(text) + 40
         self.findings_unseen = len(findings) - len(self.findings)
@@ -321,17 +321,17 @@ class _Draft:
             per = self.counts.setdefault(name(x.check), {})
             per[name(x.status)] = per.get(name(x.status), 0) + 1
         self.total_findings = len(findings)
-        self.confidence = _untoken(_flat(inp.confidence[:2000]), tk) or "?"
+        self.confidence = untoken(flat(inp.confidence[:2000]), tk) or "?"
         self.confidence_partial = len(inp.confidence) > 2000  # its end was never read: a cut, named like any other
         act = inp.next_action
-        self.action = _untoken(_flat(act[: 2 * budget]), tk) if act else ""
+        self.action = untoken(flat(act[: 2 * budget]), tk) if act else ""
         self.action_partial = bool(act) and len(act or "") > 2 * budget
         self.action_total = len(act or "")
         ask = inp.ask if not act else None
-        self.ask = _untoken(_flat(ask[: 2 * budget]), tk) if ask else ""
+        self.ask = untoken(flat(ask[: 2 * budget]), tk) if ask else ""
         self.ask_partial = bool(ask) and len(ask or "") > 2 * budget
         self.ask_total = len(ask or "")
-        deferred = _untoken(_flat(inp.deferred[:400]), tk)[:300] if inp.deferred else ""
+        deferred = untoken(flat(inp.deferred[:400]), tk)[:300] if inp.deferred else ""
         if deferred and not deferred.startswith(DEFERRED):  # a ledger line of its own, never one that imitates another
             deferred = DEFERRED + deferred
         self.deferred = deferred

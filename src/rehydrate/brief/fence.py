@@ -16,19 +16,19 @@ _TOKEN_GONE = "[token removed]"
 def quote(text: str, source: str, token: str, note: str = "") -> str:
     """Untrusted text as data: cleaned of control and invisible characters, the token removed from it, every line
     marked `> `, between a line naming its source and an end line (with `note`, if any), both carrying the token."""
-    return _fence(_quoted_lines(_untoken(_text(text), token)), _untoken(_flat(source), token), token, note)
+    return fence_body(quoted_lines(untoken(text_lines(text), token)), untoken(flat(source), token), token, note)
 
 
-def _fence(body: str, source: str, token: str, note: str = "") -> str:
+def fence_body(body: str, source: str, token: str, note: str = "") -> str:
     end = f"[{token} end; {note}]" if note else f"[{token} end]"
     return f"[{token} quote: {source}]\n{body}\n{end}"
 
 
-def _quoted_lines(text: str) -> str:
+def quoted_lines(text: str) -> str:
     return "\n".join(("> " + ln) if ln else ">" for ln in text.split("\n"))
 
 
-def _untoken(text: str, token: str) -> str:
+def untoken(text: str, token: str) -> str:
     if not token:
         return text
     if not token.strip("0123456789abcdef") and token not in text.lower():  # a hex token: what IGNORECASE would find
@@ -38,54 +38,54 @@ def _untoken(text: str, token: str) -> str:
     return re.sub(re.escape(token), _TOKEN_GONE, text, flags=re.IGNORECASE)
 
 
-def _text(text: str) -> str:
+def text_lines(text: str) -> str:
     """Cleaned text with its lines; Unicode's own line and paragraph separators count as line breaks."""
     return clean(text.replace("\u2028", "\n").replace("\u2029", "\n"))
 
 
-def _flat(text: str) -> str:
+def flat(text: str) -> str:
     return clean(text, one_line=True)
 
 
-def _cut(text: str, cap: int | None) -> tuple[str, bool]:
+def shorten(text: str, cap: int | None) -> tuple[str, bool]:
     """text, or its start and an ellipsis within cap characters; and whether it was cut."""
     if cap is None or len(text) <= cap:
         return text, False
     return text[: max(0, cap - 1)].rstrip() + "…", True
 
 
-def _cut_quoted(body: str, cap: int | None) -> tuple[str, bool]:
+def shorten_quoted(body: str, cap: int | None) -> tuple[str, bool]:
     """Quoted lines cut like text; the ellipsis stays on a marked line (`> …`, never `>…`)."""
-    text, cut = _cut(body, cap)
+    text, cut = shorten(body, cap)
     if cut and (text == ">…" or text.endswith("\n>…")):
         text = text[:-1] + " …"
     return text, cut
 
 
-def _cut_left(text: str, cap: int | None) -> tuple[str, bool]:
+def shorten_left(text: str, cap: int | None) -> tuple[str, bool]:
     """A path keeps its end: an ellipsis and the last characters."""
     if cap is None or len(text) <= cap:
         return text, False
     return "…" + text[len(text) - max(0, cap - 1) :], True
 
 
-def _chars(n: int) -> str:
+def n_chars(n: int) -> str:
     return f"{n:,} character{'s' if n != 1 else ''}"
 
 
-def _plural(n: int, word: str, many: str | None = None) -> str:
+def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
-def _size(text: str) -> int:
+def utf8_size(text: str) -> int:
     """UTF-8 bytes of text (a lone surrogate counted as the 3 bytes it would take)."""
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _within(text: str, budget: int, max_bytes: int | None) -> bool:
-    return len(text) <= budget and (max_bytes is None or _size(text) <= max_bytes)
+def within_budget(text: str, budget: int, max_bytes: int | None) -> bool:
+    return len(text) <= budget and (max_bytes is None or utf8_size(text) <= max_bytes)
 
 
-def _head_bytes(text: str, n: int) -> str:
+def head_bytes(text: str, n: int) -> str:
     """The longest start of text that takes at most n UTF-8 bytes."""
     return text.encode("utf-8", "surrogatepass")[: max(0, n)].decode("utf-8", "ignore")

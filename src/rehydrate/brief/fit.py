@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rehydrate.brief.compose import compose
 from rehydrate.brief.draft import ENTRY_MIN, REJECTED_CAP
-from rehydrate.brief.fence import _within
+from rehydrate.brief.fence import within_budget
 
 TASKS_LEAST = 200  # the task list is shown from this many characters of its quoted text, or left out
 
@@ -13,16 +13,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from rehydrate.brief.draft import _Draft, _Plan
+    from rehydrate.brief.draft import Draft, Plan
 
 
 class _Fit:
-    def __init__(self, d: _Draft, p: _Plan, budget: int, max_bytes: int | None) -> None:
+    def __init__(self, d: Draft, p: Plan, budget: int, max_bytes: int | None) -> None:
         self.d, self.p, self.budget, self.max_bytes = d, p, budget, max_bytes
         self.rej_max = max((len(e.line) + 3 for e in d.rejected), default=0)
 
     def fits(self) -> bool:
-        return _within(compose(self.d, self.p)[0], self.budget, self.max_bytes)
+        return within_budget(compose(self.d, self.p)[0], self.budget, self.max_bytes)
 
     def set(self, name: str, value: object) -> bool:
         """Set a knob; fits?"""
@@ -137,7 +137,7 @@ class _Fit:
                 p.capture = cap
 
 
-def fit(d: _Draft, p: _Plan, budget: int, max_bytes: int | None = None) -> None:
+def fit(d: Draft, p: Plan, budget: int, max_bytes: int | None = None) -> None:
     """Turn the knobs, least important first, each only as far as needed."""
     f = _Fit(d, p, budget, max_bytes)
     if f.fits():

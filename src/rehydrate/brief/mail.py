@@ -8,12 +8,12 @@ each cut to CAP characters (none under a terse plan, when the brief is fitting a
 
 from __future__ import annotations
 
-from rehydrate.brief.fence import _cut, _plural, quote
+from rehydrate.brief.fence import plural, quote, shorten
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rehydrate.brief.compose import _Out
-    from rehydrate.brief.draft import _Draft
+    from rehydrate.brief.draft import Draft
     from rehydrate.store.mail import Listing
 
 SHOWN = 3
@@ -29,17 +29,17 @@ def section(o: _Out) -> None:
     shown = [] if o.p.terse else found.messages[:SHOWN]
     parts = []
     for m in shown:
-        text, cut = _cut(m.text, CAP)
+        text, cut = shorten(m.text, CAP)
         source = f"from {m.sender} · {m.kind} · {m.ts} · {m.rel}"
         parts.append(quote(text, source, o.d.token, f"cut: {m.rel} holds it all" if cut else ""))
     rest = total - len(shown)
     if rest:
-        parts.append(f"and {_plural(rest, 'more unread message')}: `rehydrate mail` shows them")
-    head = f"## Mail: {_plural(total, 'unread message')} (`rehydrate mail` shows them and records that you read them)"
+        parts.append(f"and {plural(rest, 'more unread message')}: `rehydrate mail` shows them")
+    head = f"## Mail: {plural(total, 'unread message')} (`rehydrate mail` shows them and records that you read them)"
     o.sections.append(head + "\n" + "\n".join(parts))
 
 
-def _material(d: _Draft) -> Listing | None:
+def _material(d: Draft) -> Listing | None:
     """The unread messages, read once per brief (the fitting composes it many times)."""
     cached = d.__dict__.get("_mail", False)
     if cached is not False:

@@ -37,7 +37,7 @@ def _budget(harness: ModuleType) -> tuple[int, int | None]:
     return brief.DEFAULT_BUDGET, harness.BRIEF_BYTES
 
 
-def _session(event: dict[str, Any]) -> str | None:
+def session_of(event: dict[str, Any]) -> str | None:
     """The harness's session id, cleaned as the resume record keeps it; None if the event has none."""
     sid = event.get("session_id")
     if not isinstance(sid, str):
@@ -50,7 +50,7 @@ def session_start(harness: ModuleType, event: dict[str, Any], whole: bool = True
     source = event.get("source")
     preface = COMPACTED if source == "compact" else None
     state = open_state(event)
-    session = _session(event)
+    session = session_of(event)
     if source == "resume" and session and getattr(harness, "START_CONTEXT_KEPT", True):
         given = _already_given(state, session)
         if given is not None:
@@ -87,7 +87,7 @@ def _render(
     return result.text
 
 
-def _recent(wal_path: str, count: int) -> list[dict[str, Any]]:
+def recent_records(wal_path: str, count: int) -> list[dict[str, Any]]:
     """The WAL's last records, newest first; none when its tail cannot be read (a conflicted or damaged log): the
     caller then does what it does without them, and `State` names the problem where a brief is given."""
     from rehydrate.store import wal
@@ -105,7 +105,7 @@ def _history(state: Any, count: int) -> Iterator[tuple[dict[str, Any], bool]]:
     than leave a stale one."""
     from rehydrate.store import journal
 
-    logged = _recent(state.wal_path, count)
+    logged = recent_records(state.wal_path, count)
     read = journal.records(state)
     try:
         mine = next(read, None)
@@ -175,7 +175,7 @@ def model_request(harness: ModuleType, event: dict[str, Any], whole: bool = True
     request, once in each."""
     request = event.get("llm_request")
     messages = request.get("messages") if isinstance(request, dict) else None
-    session = _session(event)
+    session = session_of(event)
     if not isinstance(messages, list) or session is None:
         return Answer()
     at = harness.summary_at(messages)
@@ -259,7 +259,7 @@ def _compression_known(state: Any, session: str, mark: str) -> bool:
 
     if any(rec.get("op") == "resume" and ours(rec) for rec in journal.tail(state, 16)):
         return True
-    return any(rec.get("op") == "compaction" and ours(rec) for rec in _recent(state.wal_path, 256))
+    return any(rec.get("op") == "compaction" and ours(rec) for rec in recent_records(state.wal_path, 256))
 
 
 def after_compaction(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
@@ -267,7 +267,7 @@ def after_compaction(harness: ModuleType, event: dict[str, Any], whole: bool = T
     session (a `compaction` record newer than this session's last brief), for a harness that drops the start's
     context at a compaction and sends no event after one (GitHub Copilot CLI: its preCompact only observes). What
     it answers stays in the conversation (appended to the prompt or to the tool's result); anything else: nothing."""
-    session = _session(event)
+    session = session_of(event)
     if session is None:
         return Answer()
     state = open_state(event)
@@ -479,7 +479,7 @@ def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answ
         return Answer()
     state = open_state(event)
     since = ""
-    for rec in reversed(_recent(state.wal_path, 256)):
+    for rec in reversed(recent_records(state.wal_path, 256)):
         if rec["op"] == "checkpoint":
             since = rec["ts"]
     counter = getattr(harness, "tool_calls_since", None)

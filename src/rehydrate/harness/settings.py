@@ -329,7 +329,7 @@ def flat_hooks(path: str, key: str) -> tuple[list[tuple[str, int, int, str]], st
     command); or an error."""
     from rehydrate.harness import trust
 
-    data = trust._read(path)
+    data = trust.read_capped(path)
     if data is None:
         return [], None
     try:

@@ -29,10 +29,10 @@ def tasks(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Ans
     tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
     if not whole:  # salvaged fields of an input that was not read whole: a list from them could be a part of it
         return Answer(stderr="rehydrate hook: the task list was not recorded (the hook's input was not read whole)\n")
-    from rehydrate.harness.events import _session
+    from rehydrate.harness.events import session_of
     from rehydrate.store import tasks as store
 
-    session = _session(event)
+    session = session_of(event)
     source = f"{harness.TITLE}'s {name}" if read is not None else f"{harness.TITLE}'s task tools"
     where = _Where(event)
     if read is not None:
@@ -139,9 +139,9 @@ def _task_tools(state: _Where, name: str, tool_input: dict[str, Any], response: 
 def _last_list(state: _Where, session: str | None) -> dict[str, dict[str, Any]]:
     """The last task list recorded for this session (within the WAL's last FOLD_BACK records), as fold_task keeps
     one; empty if there is none."""
-    from rehydrate.harness.events import _recent
+    from rehydrate.harness.events import recent_records
 
-    for rec in _recent(state.wal_path, FOLD_BACK):
+    for rec in recent_records(state.wal_path, FOLD_BACK):
         data = rec.get("data")
         if rec.get("op") != "tasks" or not isinstance(data, dict) or rec.get("actor") != state.actor:
             continue

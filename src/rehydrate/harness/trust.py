@@ -43,7 +43,7 @@ class TrustReport:
         return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
 
 
-def _read(path: str) -> bytes | None:
+def read_capped(path: str) -> bytes | None:
     """A user's settings file as install reads it: links (dotfiles) followed onto the user's own files."""
     from rehydrate.harness import files
 
@@ -79,7 +79,7 @@ def _inside(path: str, folder: str) -> bool:
 
 def our_hooks(path: str, comments: bool, is_ours: Any) -> tuple[list[tuple[str, int, int, str]], str | None]:
     """Our hook commands in a settings file: (event, group index, handler index, command); or an error."""
-    data = _read(path)
+    data = read_capped(path)
     if data is None:
         return [], None
     try:
@@ -101,7 +101,7 @@ def our_hooks(path: str, comments: bool, is_ours: Any) -> tuple[list[tuple[str, 
 def wrapped_hooks(path: str) -> list[str]:
     """The hook commands in a settings file (any harness's shape: a "command", "bash" or "powershell" string anywhere
     under `hooks`) that run `rehydrate hook` among other things."""
-    data = _read(path)
+    data = read_capped(path)
     if data is None:
         return []
     try:
@@ -185,7 +185,7 @@ def codex_project(project: str) -> TrustReport:
 
 
 def _codex_config(path: str) -> dict[str, Any] | str:
-    data = _read(path)
+    data = read_capped(path)
     if data is None:
         return {}
     try:
@@ -227,7 +227,7 @@ def gemini_folder(project: str) -> TrustReport:
 
     user_settings = os.path.join(gemini.home(), "settings.json")
     try:
-        loaded = settings.load_json(_read(user_settings), comments=True)
+        loaded = settings.load_json(read_capped(user_settings), comments=True)
     except RehydrateError:
         loaded = {}
     security = loaded.get("security")
@@ -240,7 +240,7 @@ def gemini_folder(project: str) -> TrustReport:
         f'"{project}": "TRUST_FOLDER" to {path} (in -p mode Gemini refuses an untrusted folder)'
     )
     try:
-        rules = settings.load_json(_read(path), comments=True)
+        rules = settings.load_json(read_capped(path), comments=True)
     except RehydrateError as e:
         return TrustReport("project trusted", False, f"{path} cannot be read: {e.message}", "fix it, then check again")
     best, level = -1, None
@@ -266,7 +266,7 @@ def copilot_folder(project: str) -> TrustReport:
         "(in -p mode, Copilot skips an untrusted folder's hooks without a word; `--trust-folder` trusts it for one run)"
     )
     try:
-        loaded = settings.load_json(_read(path), comments=True)
+        loaded = settings.load_json(read_capped(path), comments=True)
     except RehydrateError as e:
         return TrustReport("project trusted", False, f"{path} cannot be read: {e.message}", "fix it, then check again")
     folders = loaded.get("trustedFolders")

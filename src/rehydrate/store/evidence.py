@@ -364,7 +364,7 @@ def current(after: list[Record], found: Record | None) -> Any:
     """The evidence in force (untrusted, as recorded) from the records after the last checkpoint (newest first) and
     the record the checkpoint was found in: the newest stamp or accept record's, else the rotate record's (what was
     in force when its log was archived), else the checkpoint's. Shared by since.py and gather."""
-    from rehydrate.store.since import _anchor
+    from rehydrate.store.since import anchor_of
 
     for rec in after:
         if rec["op"] in ("stamp", "accept"):
@@ -373,7 +373,7 @@ def current(after: list[Record], found: Record | None) -> Any:
         return None
     if found["op"] == "rotate" and "evidence" in found["data"]:
         return found["data"]["evidence"]
-    anchor = _anchor(found)
+    anchor = anchor_of(found)
     data = anchor.get("data") if anchor is not None else None
     return data.get("evidence") if isinstance(data, dict) else None
 
@@ -395,14 +395,14 @@ def gather(state: State, snap: Snapshot, wanted: list[str] | None = None) -> Gat
     a wanted receipt id (hex) is not found, at most LOOKUP_BYTES. When the last record is the checkpoint (or carries
     one) and no id is wanted, nothing is read."""
     from rehydrate.store import walback
-    from rehydrate.store.since import _anchor
+    from rehydrate.store.since import anchor_of
 
     got = Gathered()
     want = set(wanted or [])
     after: list[Record] = []
     found: Record | None = None
     one_line = len(snap.heads) <= 1 and not snap.merged
-    if not want and one_line and _anchor(snap.last) is not None:
+    if not want and one_line and anchor_of(snap.last) is not None:
         found = snap.last
     else:
         back = walback.Back(state.wal_path, LOOKUP_BYTES)
@@ -412,7 +412,7 @@ def gather(state: State, snap: Snapshot, wanted: list[str] | None = None) -> Gat
                     got.found[w] = rec
                     want.discard(w)
             if found is None:
-                if _anchor(rec) is not None:
+                if anchor_of(rec) is not None:
                     found = rec
                 else:
                     after.append(rec)

@@ -17,11 +17,11 @@ from rehydrate.store.lineorder import (
     DUPLICATE,
     Bound,
     Collector,
-    _quoted,
     actor_lines,
     bound_lines,
     check_lines,
     minted_as,
+    quoted_line,
 )
 from rehydrate.store.seen import file_fingerprint
 from rehydrate.store.views import (
@@ -365,7 +365,7 @@ def dedupe(state: State, snap: Snapshot) -> None:
     for n, part in gone:
         text = part.decode("utf-8", "replace")
         snap.repaired.append(
-            f"removed line {n} of {rel}, an exact copy of a recorded line (a merge kept both): " + _quoted(text, 80)
+            f"removed line {n} of {rel}, an exact copy of a recorded line (a merge kept both): " + quoted_line(text, 80)
         )
 
 

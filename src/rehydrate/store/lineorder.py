@@ -23,7 +23,7 @@ Bound = tuple[str, bool]  # a recorded line of 10_invariants.md, and whether its
 DUPLICATE = "duplicate-line"  # an information, not a violation: removed by the next write (latches.dedupe)
 
 
-def _quoted(text: str, limit: int) -> str:
+def quoted_line(text: str, limit: int) -> str:
     """A recorded text quoted in a message (text.quoted): one line, no control or invisible characters, its quote
     marks escaped, so that it ends where the text ends (records are untrusted; `verify` and the ledger add words
     after it)."""
@@ -248,7 +248,7 @@ class _Binding:
         if free is not None:
             self.used.add(free)
             if ordered:
-                why = f"latch violation: a recorded line was moved out of its order: {_quoted(text, 120)}"
+                why = f"latch violation: a recorded line was moved out of its order: {quoted_line(text, 120)}"
                 self.out.append(("latch-reordered", free, why))
             # else: adopted from a hand edit, bound where it stands
             return cursor
@@ -262,10 +262,10 @@ class _Binding:
             changed = self._changed(text)
             if changed is not None:
                 self.used.add(changed)
-                why = f"latch violation: a recorded line was changed; it was: {_quoted(text, 160)}"
+                why = f"latch violation: a recorded line was changed; it was: {quoted_line(text, 160)}"
                 self.out.append(("latch-changed", changed, why))
             else:
-                why = f"latch violation: a recorded line is missing (expected here): {_quoted(text, 160)}"
+                why = f"latch violation: a recorded line is missing (expected here): {quoted_line(text, 160)}"
                 self.out.append(("latch-missing", cursor + 1, why))
 
 
@@ -320,7 +320,7 @@ def check_lines(
             why = "an exact copy of a recorded line (a merge kept both sides' copy); the next write removes it"
             binding.out.append((DUPLICATE, n, why))
         elif ident in texts and (minted is None or not minted(ident, t)):
-            quoted = _quoted(texts[ident], 160)
+            quoted = quoted_line(texts[ident], 160)
             why = f"latch violation: a recorded line was changed (its entry id is {ident}); it was: {quoted}"
             binding.out.append(("latch-changed", n, why))
         else:

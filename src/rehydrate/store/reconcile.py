@@ -229,7 +229,7 @@ def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last
     and each head's view producers. Returns my head's byte offset. A log that is one line and never merged costs
     nothing more; otherwise the pass held every record's place (graph.Graph.of)."""
     heads = info.heads.records()
-    snap.branch = _branch(state)
+    snap.branch = current_branch(state)
     if len(heads) <= 1 and not info.merges:
         if heads and heads[0][1]["h"] != snap.last["h"]:  # the last line repeats an earlier record: the head is the
             return _one_head(state, snap, heads[0], end)  # record no later one follows (a signature check's too)
@@ -308,7 +308,7 @@ def _cached_heads(state: State, seen: Seen) -> list[tuple[int, Record, Record | 
     return found if len(found) > 1 else None
 
 
-def _branch(state: State) -> str | None:
+def current_branch(state: State) -> str | None:
     """The worktree's branch (store/local.py: HEAD read without a git process); None detached or outside git."""
     from rehydrate.store import local
 

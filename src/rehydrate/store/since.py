@@ -113,7 +113,7 @@ def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Si
                 if rec["h"] != mine:
                     continue
                 mine = rec["prev"] if isinstance(rec["prev"], str) else ""
-            anchor = _anchor(rec)
+            anchor = anchor_of(rec)
             if anchor is not None:
                 found = rec
                 _set_checkpoint(since, anchor, rec)
@@ -194,7 +194,7 @@ class _Held:
         return True
 
 
-def _anchor(rec: Record) -> Record | None:
+def anchor_of(rec: Record) -> Record | None:
     """The checkpoint a record is or carries: a checkpoint, the init (the first next step) or a join (an actor's
     first record), or a rotate record's data.checkpoint (the archived log's last checkpoint); else None."""
     if rec["op"] in ("checkpoint", "init", "join"):

@@ -97,9 +97,9 @@ def written_on(state: State, git: Any) -> str | None:
         return branch if isinstance(branch, str) else None
     if isinstance(git, dict):  # not in a repository
         return None
-    from rehydrate.store.reconcile import _branch
+    from rehydrate.store.reconcile import current_branch
 
-    return _branch(state)
+    return current_branch(state)
 
 
 def mint_entry(state: State, data: dict[str, Any], kind: str) -> str:

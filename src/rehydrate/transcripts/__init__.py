@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 _loads: Callable[[str | bytes], Any] | None = None
 
 
-def _parser() -> Callable[[str | bytes], Any]:
+def json_parser() -> Callable[[str | bytes], Any]:
     """orjson's loads, which parses several times faster (optional: pip install 'rehydrate[audit]'), else json's;
     imported when a record is first parsed, so that the hook path can read a format's names (EDIT_TOOLS) without."""
     global _loads
@@ -57,7 +57,7 @@ def open_regular(path: str) -> BinaryIO:
 def loads(raw: str | bytes) -> Any:
     """One record, with the fast parser; ValueError for anything but JSON, also for JSON nested too deeply."""
     try:
-        return _parser()(raw)
+        return json_parser()(raw)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 
@@ -156,7 +156,7 @@ class ToolCall:
                 self._key = same
             else:
                 assert isinstance(same, tuple)
-                self._key = same[0] + " " + canonical(_parser()(same[1]))
+                self._key = same[0] + " " + canonical(json_parser()(same[1]))
         return self._key
 
 
@@ -223,7 +223,7 @@ class Session:
 BLOCK = 64 << 10  # what a block read takes: 64 KiB stays in the CPU's caches while split copies it (1 MiB: +40%)
 
 
-def _blocks(path: str, size: int = BLOCK) -> Iterator[list[bytes | None]]:
+def read_blocks(path: str, size: int = BLOCK) -> Iterator[list[bytes | None]]:
     """The lines of a file without their newlines, a list for each block read; None for a line longer than MAX_LINE
     (skipped, never held: a block is at most MAX_LINE bytes, and the part of a line carried over is dropped once it
     passes MAX_LINE). A line longer than a block is gathered in a list and joined once (never copied block by
@@ -260,7 +260,7 @@ def lines(path: str, block: int = BLOCK) -> Iterator[tuple[int, bytes | None]]:
     """(line number, bytes without the newline) of each line, read `block` bytes at a time; None for a line longer
     than MAX_LINE (skipped, never held)."""
     number = 0
-    for part in _blocks(path, block):
+    for part in read_blocks(path, block):
         for raw in part:
             number += 1
             yield number, raw
@@ -274,9 +274,9 @@ def records(
     wanted, if given, sees each line's bytes first: a line it refuses is not parsed (nor counted as a bad line). It
     must refuse only lines that cannot be a record the caller uses (claude.audited). kinds, if given: only the
     records whose "type" is one of these are yielded."""
-    parse = _parser()
+    parse = json_parser()
     number = 0
-    for block in _blocks(path):
+    for block in read_blocks(path):
         for raw in block:
             number += 1
             if raw is None:
@@ -341,7 +341,7 @@ def tail(path: str, turns: int, harness: str | None = None) -> list[dict[str, An
     starts_turn = codex.starts_turn if (harness or detect(path)) == "codex" else claude.starts_turn
     found: list[dict[str, Any]] = []
     seen = 0
-    for raw in _backwards(path):
+    for raw in lines_backwards(path):
         try:
             rec = loads(raw)
         except ValueError:
@@ -360,7 +360,7 @@ def tail(path: str, turns: int, harness: str | None = None) -> list[dict[str, An
 def newer_than(path: str, since: str) -> Iterator[dict[str, Any]]:
     """The records stamped after `since` (ISO 8601, UTC), newest first, read backwards until an older one: the cost
     depends on what came after `since`, not on the file's size. Unparsable or unstamped lines are skipped."""
-    for raw in _backwards(path):
+    for raw in lines_backwards(path):
         try:
             rec = loads(raw)
         except ValueError:
@@ -372,7 +372,7 @@ def newer_than(path: str, since: str) -> Iterator[dict[str, Any]]:
         yield rec
 
 
-def _backwards(path: str, chunk: int = 1 << 16) -> Iterator[bytes]:
+def lines_backwards(path: str, chunk: int = 1 << 16) -> Iterator[bytes]:
     """The lines of a file, last first, read in chunks from its end.
 
     Linear in the bytes read: each chunk is read and split once, and a line is joined once, when its start is found

@@ -9,11 +9,11 @@ from rehydrate.transcripts import (
     Compaction,
     Session,
     ToolCall,
-    _blocks,
-    _parser,
+    json_parser,
     label,
     newer_than,
     obj,
+    read_blocks,
     records,
 )
 from rehydrate.transcripts.recent import (
@@ -251,10 +251,10 @@ def _audit(path: str, prefilter: bool) -> Session:
     session = Session(path, "claude")
     calls: dict[str, ToolCall] = {}
     seen_messages: set[str] = set()
-    parse, may_be_used, record, used = _parser(), _searcher(), _record, _USED
+    parse, may_be_used, record, used = json_parser(), _searcher(), _record, _USED
     short = FILTERED if prefilter else 0
     number = bad = 0
-    for block in _blocks(path):
+    for block in read_blocks(path):
         for raw in block:
             number += 1
             if not raw:

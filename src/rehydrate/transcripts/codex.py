@@ -395,11 +395,11 @@ def last_compaction(path: str) -> tuple[str, str] | None:
     COMPACTION_LOOK_BACK bytes hold no such line, or the file cannot be read. Its hash is the compaction's
     fingerprint (Codex's PostCompact event carries no summary, unlike Claude Code's)."""
     from rehydrate import safejson
-    from rehydrate.transcripts import _backwards
+    from rehydrate.transcripts import lines_backwards
 
     read = 0
     try:
-        for raw in _backwards(path):
+        for raw in lines_backwards(path):
             read += len(raw) + 1
             if read > COMPACTION_LOOK_BACK:
                 return None
