@@ -61,13 +61,9 @@ def after_tool(harness: ModuleType, event: dict[str, Any], whole: bool = True) -
     then = getattr(harness, "AFTER_TOOL", None)
     other = Answer()
     if then is not None and (then != "tasks" or not _writing_tools(harness, tool)):  # (never a task tool)
-        from rehydrate.harness.hook import HANDLERS
+        from rehydrate.harness.hook import run_handler
 
-        module, function = HANDLERS[then]
-        __import__(f"rehydrate.harness.{module}")
-        import sys
-
-        other = getattr(sys.modules[f"rehydrate.harness.{module}"], function)(harness, event, whole)
+        other = run_handler(then, harness, event, whole)
     if notice is None:
         return other
     return _told(harness, str(event.get("hook_event_name")), notice, other)

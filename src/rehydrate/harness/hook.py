@@ -395,6 +395,11 @@ def _dispatch(harness: ModuleType, event: dict[str, Any], whole: bool = True) ->
     handler = harness.EVENTS.get(name) if isinstance(name, str) else None
     if handler is None:
         return Answer()  # an event this version does not handle: nothing to say
+    return run_handler(handler, harness, event, whole)
+
+
+def run_handler(handler: str, harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+    """HANDLERS[handler] called on the event, its module imported only now (the hook path loads what it runs)."""
     module, function = HANDLERS[handler]
     __import__(f"rehydrate.harness.{module}")
     answer: Answer = getattr(sys.modules[f"rehydrate.harness.{module}"], function)(harness, event, whole)

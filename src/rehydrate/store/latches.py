@@ -21,7 +21,6 @@ from rehydrate.store.lineorder import (
     bound_lines,
     check_lines,
     minted_as,
-    quoted_line,
 )
 from rehydrate.store.seen import file_fingerprint
 from rehydrate.store.views import (
@@ -39,7 +38,7 @@ from rehydrate.store.views import (
     last_producer,
     render_goal,
 )
-from rehydrate.text import cap
+from rehydrate.text import cap, quoted
 
 __all__ = ["DUPLICATE", "Bound", "actor_lines", "bound_lines", "check_lines", "minted_as"]  # (lineorder's)
 
@@ -365,7 +364,7 @@ def dedupe(state: State, snap: Snapshot) -> None:
     for n, part in gone:
         text = part.decode("utf-8", "replace")
         snap.repaired.append(
-            f"removed line {n} of {rel}, an exact copy of a recorded line (a merge kept both): " + quoted_line(text, 80)
+            f"removed line {n} of {rel}, an exact copy of a recorded line (a merge kept both): " + quoted(text, 80)
         )
 
 

@@ -23,13 +23,6 @@ Bound = tuple[str, bool]  # a recorded line of 10_invariants.md, and whether its
 DUPLICATE = "duplicate-line"  # an information, not a violation: removed by the next write (latches.dedupe)
 
 
-def quoted_line(text: str, limit: int) -> str:
-    """A recorded text quoted in a message (text.quoted): one line, no control or invisible characters, its quote
-    marks escaped, so that it ends where the text ends (records are untrusted; `verify` and the ledger add words
-    after it)."""
-    return quoted(text, limit)
-
-
 class Line(tuple[str, bool]):
     """A recorded line whose place in its actor's order is not simply after the line before it in the list: the
     first line of a record on another line of work (after a union merge, `after` names the items it must follow:
@@ -248,7 +241,7 @@ class _Binding:
         if free is not None:
             self.used.add(free)
             if ordered:
-                why = f"latch violation: a recorded line was moved out of its order: {quoted_line(text, 120)}"
+                why = f"latch violation: a recorded line was moved out of its order: {quoted(text, 120)}"
                 self.out.append(("latch-reordered", free, why))
             # else: adopted from a hand edit, bound where it stands
             return cursor
@@ -262,10 +255,10 @@ class _Binding:
             changed = self._changed(text)
             if changed is not None:
                 self.used.add(changed)
-                why = f"latch violation: a recorded line was changed; it was: {quoted_line(text, 160)}"
+                why = f"latch violation: a recorded line was changed; it was: {quoted(text, 160)}"
                 self.out.append(("latch-changed", changed, why))
             else:
-                why = f"latch violation: a recorded line is missing (expected here): {quoted_line(text, 160)}"
+                why = f"latch violation: a recorded line is missing (expected here): {quoted(text, 160)}"
                 self.out.append(("latch-missing", cursor + 1, why))
 
 
@@ -320,8 +313,8 @@ def check_lines(
             why = "an exact copy of a recorded line (a merge kept both sides' copy); the next write removes it"
             binding.out.append((DUPLICATE, n, why))
         elif ident in texts and (minted is None or not minted(ident, t)):
-            quoted = quoted_line(texts[ident], 160)
-            why = f"latch violation: a recorded line was changed (its entry id is {ident}); it was: {quoted}"
+            was = quoted(texts[ident], 160)
+            why = f"latch violation: a recorded line was changed (its entry id is {ident}); it was: {was}"
             binding.out.append(("latch-changed", n, why))
         else:
             unrecorded.append(n)
