@@ -119,7 +119,7 @@ def git(cwd: str, *args: str) -> str:
 def no_fsync() -> Iterator[None]:
     """A set-up's writes through the library without fsync (the measured commands run in other processes, with the
     real system calls)."""
-    from rehydrate.store import fsio
+    from rehydrate.fs import write as fsio
 
     class NoSync(fsio.Calls):
         def fsync(self, fd: int, point: str) -> None:
@@ -198,7 +198,7 @@ def reproduce(script: str, options: Sequence[str]) -> str:
 def pad_wal(wal_path: str, records: int) -> None:
     """Append sealed, chained copies of the WAL's last record (a `resume`, say) until it holds `records`: the views
     stay exactly what is on disk, so the state reconciles as it did. Much faster than writing each through State."""
-    from rehydrate.store import wal
+    from rehydrate.store.wal import record as wal
 
     last = wal.read_tail(wal_path, 1).records[-1][1]
     fixed = {k: last[k] for k in ("v", "ts", "actor", "op", "data", "views")}

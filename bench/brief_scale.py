@@ -15,7 +15,7 @@ Then `rehydrate resume` runs as a whole process on all six, interleaved, and `br
 the same inputs (read once, rendered each round). Target: handoff/empty <= 1.3 (whole process).
 
 A resume on an unchanged 10_invariants.md reads only what it shows, by the summary of its last scan kept in the
-worktree's seen cache (store/local.py); the first resume after 10 changed other than by an append of this clone's
+worktree's seen cache (store/local/place.py); the first resume after 10 changed other than by an append of this clone's
 (a `git pull`, an edit) scans it whole: the column "no summary" times that resume (the summary removed before each run),
 its ratio against the empty state's resume run the same way (its cache rewritten just before it, too).
 
@@ -36,8 +36,11 @@ from collections.abc import Callable, Sequence
 
 import _common
 from rehydrate import __version__, brief
-from rehydrate.store import binding, seen, views, wal
+from rehydrate.store import views
+from rehydrate.store.latches import binding
+from rehydrate.store.local import seen
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 TARGET = 1.3
 HANDOFF_BYTES = 1_000_000
@@ -76,7 +79,8 @@ def base(folder: str) -> State:
 
 def entries(state: State, kind: str, n: int) -> None:
     """n decision ("D") or rejected ("R") lines, each with the record `State.invariant`/`reject` writes for it:
-    the line and its sha256 in the data, the views' bindings (10_invariants.md's running one, store/binding.py)."""
+    the line and its sha256 in the data, the views' bindings (10_invariants.md's running one,
+    store/latches/binding.py)."""
     last = wal.read_tail(state.wal_path, 1).records[-1][1]
     view_path = state.path(views.INVARIANTS)
     with open(view_path, "rb") as f:

@@ -41,7 +41,7 @@ import orjson
 
 import _common
 from rehydrate.cursor import Pipeline
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 
 RECORD = {"summary": "the document says the parser needs a second pass for unary minus", "words": 12}
 BATCH = 64

@@ -1,5 +1,6 @@
 """sha256 per Python version: CPython's built-in module (_sha256, _sha2 from 3.12 on: HACL*) against OpenSSL's
-(hashlib), and what importing hashlib costs a process (it loads OpenSSL): the figures behind store/digest.py's choice.
+(hashlib), and what importing hashlib costs a process (it loads OpenSSL): the figures behind store/wal/digest.py's
+choice.
 
 For each interpreter (by default this one and every python3.10 to python3.13 found under pyenv or on PATH), a child
 process times both hashes on inputs of 200 B, 700 B (a typical record), 2 KB, 1 MB and 100 MB (--big), interleaved

@@ -30,8 +30,10 @@ from collections.abc import Callable, Sequence
 
 import _common
 from rehydrate import __version__
-from rehydrate.store import binding, views, wal
+from rehydrate.store import views
+from rehydrate.store.latches import binding
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 TARGET = 1.5
 ADOPT_TARGET = 30.0

@@ -754,7 +754,7 @@ def _cut_case(args: argparse.Namespace, template: str, tmp: str, path: str, size
 
 # ---------------------------------------------------------------------------------------------------- history
 # Part 3: the SessionStart hook must not grow with the sessions since the checkpoint. Each SessionStart writes a
-# `resume` record to the worktree's journal (store/journal.py), which the hook reads back (events._already_given,
+# `resume` record to the worktree's journal (store/local/journal.py), which the hook reads back (events._already_given,
 # store/since.find) besides the WAL: 10 against 1,000 resume records.
 
 
@@ -780,8 +780,8 @@ def history_project(folder: str, resumes: int) -> tuple[str, dict[str, str]]:
 
 def since_inproc(project: str) -> Callable[[], float]:
     """store.since.find on project's state, in this process (read only): the back-scan alone."""
-    from rehydrate.store import since
     from rehydrate.store.state import State
+    from rehydrate.store.wal import since
 
     state = State.open(os.path.join(project, "state"))
 

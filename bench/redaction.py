@@ -33,7 +33,7 @@ import sys, time
 sys.path.insert(0, sys.argv[1])
 t0 = time.perf_counter()
 from rehydrate.harness.capture import capture
-from rehydrate.store.since import Since
+from rehydrate.store.wal.since import Since
 out = capture("/nowhere", {"transcript_path": sys.argv[2], "harness": "claude"}, Since(), {})
 print(time.perf_counter() - t0, len(out["failed"]), len(out["user"]), out["read"]["to"] - out["read"]["from"])
 """

@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 
 import _common
 from rehydrate import __version__, brief
-from rehydrate.store import wal
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 TARGET = 1.2
 DEFAULT_CACHE = os.path.join(_common.REPO, "bench", "results", "resume_scale")

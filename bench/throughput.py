@@ -32,8 +32,10 @@ from typing import Any
 
 import _common
 from rehydrate import __version__, brief
-from rehydrate.store import fsio, gitinfo, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store.git import info as gitinfo
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 
 class CountingCalls(fsio.Calls):

@@ -8,7 +8,7 @@ side by side, the order rotating each round:
 - bare: `python -c` reading the same WAL line by line, json.loads and hashlib.sha256(...).hexdigest() on each;
 - verify: `python -m rehydrate verify --dir D` (this checkout's src/);
 - re-check: the one-time check of the whole chain after a change outside rehydrate: this worktree's seen cache
-  (store/local.py: `<git dir>/rehydrate/...`, or `state/.local/` outside git) is removed, then
+  (store/local/place.py: `<git dir>/rehydrate/...`, or `state/.local/` outside git) is removed, then
   `python -m rehydrate status --dir D` (its reconcile reads the whole log once, and writes the cache again).
 
 Prints the medians, the ratios verify/bare (target <= 3.0) and re-check/bare (target <= 2.5), each process's peak
@@ -32,8 +32,9 @@ from collections.abc import Callable, Sequence
 
 import _common
 from rehydrate import __version__, brief
-from rehydrate.store import local, wal
+from rehydrate.store.local import place as local
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 TARGETS = {"verify": 3.0, "re-check": 2.5}
 DEFAULT_CACHE = os.path.join(_common.REPO, "bench", "results", "verify_scale")

@@ -1,6 +1,6 @@
 """A crash simulator for the state store, in the manner of SQLite's test6.c.
 
-`Recorder` replaces `rehydrate.store.fsio.calls`: it performs every system call for real and logs it. `Model` replays a
+`Recorder` replaces `rehydrate.fs.write.calls`: it performs every system call for real and logs it. `Model` replays a
 prefix of the log and rebuilds the disk as a crash at that point could leave it:
 
 - ``keep``: every call so far reached the disk (the process was killed; the kernel survived);
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 
 Op = tuple[Any, ...]
 

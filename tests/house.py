@@ -52,14 +52,7 @@ ABOVE: dict[str, str] = {"sync": "store"}
 ONLY: dict[str, tuple[str, ...]] = {"transcripts": ("text", "safejson")}
 # Modules that belong to a component other than the folder they sit in today (longest dotted prefix wins), so that
 # the arrows are measured against the layers the design asks for. An entry that names no module is reported as stale.
-PLACED: dict[str, str] = {
-    "store.fsio": "fs",
-    "store.fsread": "fs",
-    "store.fscreate": "fs",
-    "store.gitremote": "sync",
-    "store.gitsync": "sync",
-    "store.team": "sync",
-}
+PLACED: dict[str, str] = {}
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import pytest
 
 import rehydrate  # noqa: F401 - imported before bench/_common puts the checkout's src/ on sys.path
 from conftest import REAL_TRANSCRIPTS, bench_module, needs_real_transcripts
-from rehydrate.store import wal
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 
 @pytest.fixture

@@ -80,7 +80,7 @@ def test_untrusted_control_characters_are_stripped(state: State) -> None:
 
 
 def test_resume_cost_does_not_read_the_whole_log(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rehydrate.store import wal
+    from rehydrate.store.wal import record as wal
 
     def no_full_scan(path: str):  # type: ignore[no-untyped-def]
         raise AssertionError("resume read the whole WAL")
@@ -92,7 +92,7 @@ def test_resume_cost_does_not_read_the_whole_log(state: State, monkeypatch: pyte
 
 
 def test_resume_reads_each_view_once(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rehydrate.store import fsio
+    from rehydrate.fs import write as fsio
 
     reads: list[str] = []
     real = fsio.read_bytes
@@ -108,7 +108,7 @@ def test_resume_reads_each_view_once(state: State, monkeypatch: pytest.MonkeyPat
     # 10 is not read whole at all when the cache vouches for it (the brief reads it bounded: test_brief_size.py)
     assert reads.count("10_invariants.md") <= 1, reads
     reads.clear()
-    assert brief.resume(state).confidence == "recovered"  # the object that wrote 99 remembers it (store/memo.py)
+    assert brief.resume(state).confidence == "recovered"  # the object that wrote 99 remembers it (store/local/memo.py)
     assert reads.count("00_goal.md") == 1 and "99_next.md" not in reads, reads
 
 

@@ -23,8 +23,10 @@ from rehydrate.brief.compose import compose
 from rehydrate.brief.draft import Draft, Plan
 from rehydrate.checks import ledger
 from rehydrate.harness import hook
-from rehydrate.store import journal, views, wal
+from rehydrate.store import views
+from rehydrate.store.local import journal
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 pytestmark = pytest.mark.usefixtures("_pinned")
 

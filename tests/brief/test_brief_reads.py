@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from rehydrate import brief
-from rehydrate.store import wal
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 MIB = 1 << 20
 

@@ -18,7 +18,9 @@ from test_brief_size import ReadsByFile
 from conftest import record_lines
 from rehydrate import brief
 from rehydrate.brief import read
-from rehydrate.store import binding, seen, views
+from rehydrate.store import views
+from rehydrate.store.latches import binding
+from rehydrate.store.local import seen
 from rehydrate.store.state import State
 
 KEEP, ROOM = brief.DEFAULT_BUDGET // 12, 4 * brief.DEFAULT_BUDGET
@@ -293,7 +295,7 @@ def test_a_cache_whose_summary_is_not_a_short_text_reads_as_absent(state: State,
     if isinstance(scan, str):
         cache.save(state.seen_path, cache.dirs)  # (written as the cache writes itself: its checksum holds)
     else:
-        from rehydrate.store import wal
+        from rehydrate.store.wal import record as wal
 
         body = cache.dump()[17:]
         Path(state.seen_path).write_bytes(wal.sha256(body).encode()[:16] + b" " + body)

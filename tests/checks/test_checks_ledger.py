@@ -11,9 +11,9 @@ from rehydrate.checks import Context, Finding, ledger
 from rehydrate.checks.cursors import CursorsCheck
 from rehydrate.checks.identity import IdentityCheck
 from rehydrate.checks.state import _action
-from rehydrate.store.since import Since
 from rehydrate.store.state import State
 from rehydrate.store.views import render_next
+from rehydrate.store.wal.since import Since
 
 
 def test_a_skipped_check_degrades_the_confidence() -> None:

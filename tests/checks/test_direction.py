@@ -17,8 +17,8 @@ from tests.fakes.gitrepos import TEAMMATE, commit, git
 from rehydrate.checks import Context, Finding, livestate, run_all
 from rehydrate.checks.direction import DirectionCheck
 from rehydrate.checks.livestate import LiveStateCheck
-from rehydrate.store import gitinfo
-from rehydrate.store.since import Since
+from rehydrate.store.git import info as gitinfo
+from rehydrate.store.wal.since import Since
 
 
 def _run(agent: Path, ckpt: dict[str, Any] | None, ts: str | None = None, **env: str) -> list[Finding]:

@@ -20,8 +20,8 @@ from rehydrate.checks import Context, Finding, confidence, run_all
 from rehydrate.checks import gh as ghcheck
 from rehydrate.checks.ledger import summarize
 from rehydrate.checks.livestate import LiveStateCheck
-from rehydrate.store import gitinfo
-from rehydrate.store.since import Since
+from rehydrate.store.git import info as gitinfo
+from rehydrate.store.wal.since import Since
 
 RED = {
     "number": 7,

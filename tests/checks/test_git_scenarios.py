@@ -21,8 +21,8 @@ from rehydrate.checks import Context, Finding, run_all
 from rehydrate.checks.direction import DirectionCheck
 from rehydrate.checks.ledger import Ledger, summarize
 from rehydrate.checks.livestate import LiveStateCheck
-from rehydrate.store import since as since_mod
 from rehydrate.store.state import State
+from rehydrate.store.wal import since as since_mod
 from rehydrate.text import named
 
 WAIT = "wait for #12, then binding powers"

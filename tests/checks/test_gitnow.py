@@ -15,8 +15,8 @@ from tests.fakes import gitrepos
 from tests.fakes.gitrepos import commit, git
 
 from rehydrate.checks import Context, gitnow, livestate
-from rehydrate.store import gitinfo
-from rehydrate.store.since import Since
+from rehydrate.store.git import info as gitinfo
+from rehydrate.store.wal.since import Since
 
 
 def _state(repo: Path) -> Path:
@@ -43,7 +43,7 @@ def pair(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def _checkpoint(folder: Path) -> dict[str, Any]:
-    """The `git` a checkpoint records (store/gitinfo.py, as `rehydrate checkpoint` takes it)."""
+    """The `git` a checkpoint records (store/git/info.py, as `rehydrate checkpoint` takes it)."""
     return gitinfo.snapshot(str(folder))
 
 

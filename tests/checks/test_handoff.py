@@ -6,8 +6,8 @@ from pathlib import Path
 
 from rehydrate.checks import Context, Finding, confidence
 from rehydrate.checks.handoff import HandoffCheck
-from rehydrate.store import since as since_mod
 from rehydrate.store.state import State
+from rehydrate.store.wal import since as since_mod
 
 NOTE = "# Handoff\n\nThe parser is half done.\nThe binding powers are next.\n"
 

@@ -18,8 +18,8 @@ from conftest import rehydrate
 from rehydrate.checks import Context, run_all
 from rehydrate.checks.livestate import LiveStateCheck
 from rehydrate.checks.outbox import OutboxCheck
-from rehydrate.store import gitinfo
-from rehydrate.store.since import Since
+from rehydrate.store.git import info as gitinfo
+from rehydrate.store.wal.since import Since
 from rehydrate.text import clean
 from test_text import split
 

@@ -15,8 +15,9 @@ from rehydrate import brief, checks, proc
 from rehydrate.checks import ORDER, STATUSES, Context, Finding, HookEvent, ledger
 from rehydrate.checks.gitnow import probe
 from rehydrate.harness import capture
-from rehydrate.store import records, since
+from rehydrate.store import records
 from rehydrate.store.state import State
+from rehydrate.store.wal import since
 from rehydrate.transcripts import recent
 
 EXPECTED_ORDER = ("identity", "state", "handoff", "mailbox", "outbox", "recency", "live-state", "direction", "cursors")

@@ -18,8 +18,8 @@ from tests.fakes.gitrepos import commit, git
 from conftest import paths_touched
 from rehydrate.checks import Context, Finding, confidence, livestate, run_all
 from rehydrate.checks.livestate import LiveStateCheck
-from rehydrate.store import gitinfo
-from rehydrate.store.since import Since
+from rehydrate.store.git import info as gitinfo
+from rehydrate.store.wal.since import Since
 
 
 def _state(repo: Path) -> Path:

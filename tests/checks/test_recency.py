@@ -20,8 +20,8 @@ import pytest
 from conftest import hook_event, rehydrate, run_hook
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Context, Finding, HookEvent
 from rehydrate.checks.recency import RecencyCheck
-from rehydrate.store import since
 from rehydrate.store.state import State
+from rehydrate.store.wal import since
 from scenarios.transcripts import Claude, Codex, Gemini, claude_slug, stamp
 
 

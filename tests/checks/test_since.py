@@ -1,4 +1,4 @@
-"""What the WAL holds since the last checkpoint (store/since.py), read backwards and bounded (store/walback.py)."""
+"""What the WAL holds since the last checkpoint (store/wal/since.py), read backwards and bounded (store/wal/back.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
-from rehydrate.store import since, wal, walback
 from rehydrate.store.state import State
+from rehydrate.store.wal import back as walback
+from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import since
 
 
 def _since(state: State, max_bytes: int = since.HOOK_BYTES) -> since.Since:

@@ -57,7 +57,7 @@ def test_full_loop_with_json_contracts(repo: Path) -> None:
     r = rehydrate("verify", "--json")
     d = _json(r)
     assert r.code == 0 and d == {**d, "ok": True, "problems": [], "repaired": []} and d["records"] == 5  # the read
-    # is logged in the journal, outside the state folder (store/journal.py)
+    # is logged in the journal, outside the state folder (store/local/journal.py)
 
     d = _json(rehydrate("rotate", "--json"))
     assert d["archive"].startswith("archive/agent-1-6-") and d["records"] == 6

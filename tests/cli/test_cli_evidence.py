@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import git, rehydrate
 
-from rehydrate.store import digest
+from rehydrate.store.wal import digest
 
 
 def _init(repo: Path) -> None:

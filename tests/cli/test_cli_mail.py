@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from conftest import Result, rehydrate
-from rehydrate.store import wal
+from rehydrate.store.wal import record as wal
 
 
 def as_(actor: str, *args: str) -> Result:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, rehydrate
-from rehydrate.store import wal
+from rehydrate.store.wal import record as wal
 
 
 def test_init_from_a_subfolder_creates_the_state_at_the_repository_root(repo: Path) -> None:

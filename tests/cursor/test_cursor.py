@@ -18,7 +18,7 @@ from conftest import rehydrate
 from rehydrate import brief, cursor
 from rehydrate.cursor import Pipeline, check, verify
 from rehydrate.errors import RehydrateError
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 from rehydrate.store.state import State
 
 

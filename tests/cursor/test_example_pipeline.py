@@ -78,7 +78,7 @@ def test_killed_from_outside_after_observed_progress_and_resumed(tmp_path: Path)
 # Runs the example with the N-th system call of fsio killing the process just before it is made.
 KILL_AT = r"""
 import os, runpy, sys
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 
 N = int(sys.argv[1])
 calls = 0

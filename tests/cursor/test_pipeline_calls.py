@@ -11,7 +11,7 @@ import pytest
 
 from rehydrate import safejson
 from rehydrate.cursor import Pipeline
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 
 
 class Logging(fsio.Calls):

@@ -15,7 +15,7 @@ from conftest import rehydrate
 from rehydrate import cursor
 from rehydrate.cursor import Pipeline
 from rehydrate.errors import RehydrateError
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 
 
 def indexes(path: Path) -> list[int]:

@@ -166,7 +166,7 @@ def reject_many(repo: Path, count: int = 40) -> list[str]:
 
 def _records(repo: Path) -> list[dict[str, Any]]:
     """Every WAL record of every actor of the repository's state, and every read its journal logged (the `resume`
-    records, store/journal.py: in the worktree's git folder), in order of time."""
+    records, store/local/journal.py: in the worktree's git folder), in order of time."""
     logs = sorted((repo / "state" / "wal").glob("*.jsonl"))
     found = [r for log in logs for r in records(repo / "state", log.stem)]
     for journal in sorted((repo / ".git" / "rehydrate" / "state" / "journal").glob("*.jsonl")):

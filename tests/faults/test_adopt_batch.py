@@ -10,8 +10,10 @@ import shutil
 from pathlib import Path
 
 import crashsim
-from rehydrate.store import fsio, latches, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store.latches import latch as latches
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 HAND = [f"- a note typed by hand, number {i:02d}" for i in range(40)]
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from rehydrate.store import views, wal
+from rehydrate.store import views
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 TIMEOUT = 900  # generous: every wait below ends on an event
 

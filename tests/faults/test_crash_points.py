@@ -14,8 +14,10 @@ import pytest
 import crashsim
 from rehydrate import brief
 from rehydrate.errors import StateMissing
-from rehydrate.store import fsio, tasks, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import tasks
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 Snapshot = Any
 
@@ -45,7 +47,7 @@ SEQUENCE: list[tuple[str, Callable[[Path], object]]] = [
 
 def logical(base: Path) -> Snapshot:
     """What the state means: every record (archived or current), the views' bytes, and the journal's records (the
-    reads, store/journal.py: outside git, in state/.local/journal). None: no state yet."""
+    reads, store/local/journal.py: outside git, in state/.local/journal). None: no state yet."""
     root = base / "state"
     try:
         State.open(root)
@@ -132,7 +134,7 @@ def test_every_crash_point_recovers(recording: tuple[list[crashsim.Op], list[int
     print(f"{len(SEQUENCE)} commands, {len(ops)} system calls, {cases} crash images, all recovered")
 
 
-# Every fsync a command of SEQUENCE makes, by the name its call site gives it in rehydrate.store.fsio.
+# Every fsync a command of SEQUENCE makes, by the name its call site gives it in rehydrate.fs.write.
 SYNC_POINTS = [
     "journal.append", "journal.append.dir", "journal.mkdir",
     "mkdir.archive", "mkdir.state", "rotate.link", "rotate.replace.dir", "rotate.replace.file",

@@ -14,8 +14,10 @@ import pytest
 
 import crashsim
 from rehydrate.errors import StateMissing
-from rehydrate.store import fsio, mail, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import mail
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 Snapshot = Any
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import rehydrate
 
-from rehydrate.store import digest
+from rehydrate.store.wal import digest
 
 
 @pytest.fixture
@@ -265,7 +265,8 @@ def test_a_key_init_stopped_before_the_public_key_is_written_is_named_and_finish
     """The key record is the commit point; state/keys/ACTOR.pub follows. Stopped in between (the write fails through
     the fsio seam), nothing is forged: the pinned key is named `key-removed`, and `key init` again finishes it."""
     from rehydrate.errors import RehydrateError
-    from rehydrate.store import fsio, keys
+    from rehydrate.fs import write as fsio
+    from rehydrate.store import keys
     from rehydrate.store.state import State
 
     monkeypatch.setenv("REHYDRATE_KEY_FILE", str(tmp_path / "agent.key"))

@@ -54,7 +54,7 @@ class World:
 
 def snapshot(top: Path, skip: Path, *more: Path) -> dict[str, tuple[int, bytes | None, int]]:
     """Every entry under top but skip (and more) and the worktree's own rehydrate folder (.git/rehydrate: what this
-    worktree has seen of the state, store/local.py): (mode, bytes of regular files, mtime)."""
+    worktree has seen of the state, store/local/place.py): (mode, bytes of regular files, mtime)."""
     out: dict[str, tuple[int, bytes | None, int]] = {}
     skipped = {skip, *more}
     for folder, dirs, files in os.walk(top):
@@ -87,7 +87,7 @@ def world(repo: Path, tmp_path: Path) -> World:
     shutil.copytree(repo / "state", copy)
     pristine = tmp_path / "pristine"
     shutil.copytree(repo / "state", pristine)
-    (repo / ".git" / "rehydrate").mkdir(exist_ok=True)  # this worktree's own folder (store/local.py): the journal
+    (repo / ".git" / "rehydrate").mkdir(exist_ok=True)  # this worktree's own folder (store/local/place.py): the journal
     return World(repo, repo / "state", pristine, outside, secret, copy)
 
 

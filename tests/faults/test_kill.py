@@ -21,7 +21,7 @@ from rehydrate.store.state import State
 
 WRITER = r"""
 import os, signal, sys
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 from rehydrate.store.state import State
 
 root, first, returns, kill_at, when = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]

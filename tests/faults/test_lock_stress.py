@@ -12,14 +12,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rehydrate.store import views, wal
+from rehydrate.store import views
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 WRITERS, PER = 4, 60
 
 WRITER = r"""
 import os, sys
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 from rehydrate.store.state import State
 
 root, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])

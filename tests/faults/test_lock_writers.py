@@ -26,14 +26,15 @@ import pytest
 
 from conftest import git
 from rehydrate.errors import RehydrateError
-from rehydrate.store import fsio, wal
+from rehydrate.fs import write as fsio
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 TIMEOUT = 60  # generous: every wait below ends on an event long before this
 
 WRITER = r"""
 import fcntl, os, sys
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 from rehydrate.store.state import State
 
 root, mode, name = sys.argv[1:4]

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "git"))
 
 from gitutil import Team, append_lines
 
-from rehydrate.store import gitsync
+from rehydrate.sync import run as gitsync
 
 STEPS = ["fetched", "committed", "integrated", "pushed"]
 

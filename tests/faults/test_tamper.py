@@ -18,8 +18,8 @@ import pytest
 
 from conftest import rehydrate
 from rehydrate import brief
-from rehydrate.store import wal
 from rehydrate.store.state import Problem, State
+from rehydrate.store.wal import record as wal
 
 GOAL_REL = "state/00_goal.md"
 INV_REL = "state/10_invariants.md"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rehydrate.store import digest
+from rehydrate.store.wal import digest
 
 from .gitutil import Team
 

@@ -8,7 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
-from rehydrate.store import digest
+from rehydrate.store.wal import digest
 
 from .gitutil import Team
 

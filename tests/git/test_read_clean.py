@@ -1,5 +1,5 @@
 """Reading the state leaves the git tree clean: a session start and the reading commands log their
-read in this worktree's journal (store/journal.py, in the worktree's own git folder), never in a committed file.
+read in this worktree's journal (store/local/journal.py, in the worktree's own git folder), never in a committed file.
 
 Real git repositories, the real CLI and the real hooks in subprocesses, each harness's documented SessionStart event
 (tests/fixtures/hooks). The fixtures are this file's own (tests/git/conftest.py is another work package's).

@@ -256,7 +256,7 @@ def _waiting_for_a_lock(pid: int) -> bool:
 def test_sync_commits_and_integrates_under_the_state_lock(tmp_path: Path) -> None:
     """A writer holding the state's lock keeps sync from committing half a write; sync waits for it and
     then commits the whole of it."""
-    from rehydrate.store import fsio
+    from rehydrate.fs import write as fsio
 
     team = Team(tmp_path)
     a = team.clone("a")

@@ -15,7 +15,7 @@ from conftest import REAL_TRANSCRIPTS, needs_real_transcripts
 from rehydrate.harness import capture as cap
 from rehydrate.harness.capture import REDACTED, capture, redact
 from rehydrate.store import records
-from rehydrate.store.since import Since
+from rehydrate.store.wal.since import Since
 
 CLAUDE = REAL_TRANSCRIPTS / "claude-code-2.1.39-manual-compact.jsonl"
 CODEX = REAL_TRANSCRIPTS / "codex-0.89.0-exec.jsonl"

@@ -24,8 +24,8 @@ import pytest
 from tests.transcripts import realsessions
 
 from rehydrate.harness import hook
-from rehydrate.store import wal
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 FIXTURES = realsessions.FIXTURES
 FILES = sorted(FIXTURES.glob("*.jsonl.gz"))

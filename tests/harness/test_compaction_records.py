@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from conftest import hook_event, records, rehydrate, run_hook
-from rehydrate.store import since
 from rehydrate.store.state import State
+from rehydrate.store.wal import since
 from scenarios.transcripts import Claude, Codex, Gemini
 
 PRECOMPACT = {"claude": "PreCompact-auto", "codex": "PreCompact"}

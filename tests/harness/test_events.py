@@ -20,8 +20,10 @@ import pytest
 
 from conftest import claude_event, records, run_hook
 from rehydrate import brief
-from rehydrate.store import journal, since, wal
+from rehydrate.store.local import journal
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import since
 
 SESSION = "9f1c7d2e-0000-4000-8000-000000000001"  # claude_event's
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from conftest import HOOK_FIXTURES, hook_answer, hook_event, says_nothing
-from rehydrate.store import since
 from rehydrate.store.state import State
+from rehydrate.store.wal import since
 
 SESSION = "8e4f2a1c-6b9d-4c3e-a7f0-5d2b8c1e9a46"  # the fixtures' session
 
@@ -34,7 +34,8 @@ def ops(state: State) -> list[str]:
 
 
 def noted(repo: Path) -> list[dict[str, Any]]:
-    """The worktree journal's records (store/journal.py): where PreCompress's notes go, never the committed log."""
+    """The worktree journal's records (store/local/journal.py): where PreCompress's notes go, never the committed
+    log."""
     journal = repo / ".git" / "rehydrate" / "state" / "journal" / "agent.jsonl"
     return [json.loads(x) for x in journal.read_text().splitlines()] if journal.exists() else []
 

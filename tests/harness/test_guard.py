@@ -12,8 +12,9 @@ import pytest
 
 from conftest import claude_event, hook_answer, rehydrate, run_hook
 from rehydrate.harness import guard, hook
-from rehydrate.store import views, wal
+from rehydrate.store import views
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 
 def answered(harness: str, event: dict[str, object], cwd: Path) -> dict[str, object] | None:

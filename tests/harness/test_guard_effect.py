@@ -13,7 +13,7 @@ import pytest
 
 from conftest import hook_answer, rehydrate
 from rehydrate.harness import effect
-from rehydrate.store import local
+from rehydrate.store.local import place as local
 from rehydrate.store.state import State
 
 

@@ -26,8 +26,10 @@ import pytest
 from conftest import HOOK_FIXTURES, caller, claude_event, hook_answer, hook_event, records, run_hook, tree
 from rehydrate import brief
 from rehydrate.harness import hook
-from rehydrate.store import journal, since, wal
+from rehydrate.store.local import journal
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import since
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "hooks"
 

@@ -101,8 +101,8 @@ class Proj:
         return [json.loads(x) for x in (self.root / "state" / "wal" / "agent.jsonl").read_bytes().splitlines()]
 
     def reads(self) -> list[dict[str, Any]]:
-        """The journal's records (store/journal.py: the reads, logged outside the state folder)."""
-        from rehydrate.store import local
+        """The journal's records (store/local/journal.py: the reads, logged outside the state folder)."""
+        from rehydrate.store.local import place as local
 
         path = Path(local.local_dir(str(self.root / "state"))) / "journal" / "agent.jsonl"
         return [json.loads(x) for x in path.read_bytes().splitlines()] if path.exists() else []

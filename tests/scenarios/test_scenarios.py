@@ -420,11 +420,11 @@ def _restore(root: Path, files: dict[str, bytes]) -> None:
             path.write_bytes(data)
 
 
-JOURNAL = "<journal>/"  # the files of the state's journal (store/journal.py: the reads, outside the state folder)
+JOURNAL = "<journal>/"  # the files of the state's journal (store/local/journal.py: the reads, outside the state folder)
 
 
 def _journal(root: Path) -> Path:
-    from rehydrate.store import local
+    from rehydrate.store.local import place as local
 
     return Path(local.local_dir(str(root))) / "journal"
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rehydrate.errors import RehydrateError, UnsafeFile
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 from rehydrate.store.state import State
 
 

@@ -1,4 +1,4 @@
-"""store/gitindex.py reads the entries git marks assume-unchanged or skip-worktree from real index files written by
+"""store/git/index.py reads the entries git marks assume-unchanged or skip-worktree from real index files written by
 git (versions 2, 3 and 4, a name longer than the flags' 12 bits), and gives None for bytes that are not one."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import git
 
-from rehydrate.store import gitindex
+from rehydrate.store.git import index as gitindex
 
 LONG = "d/" + "/".join(["n" * 200] * 24)  # 4,825 bytes, past 0xFFF: its length is not in the flags (index only)
 

@@ -1,4 +1,4 @@
-"""store/gitinfo.py's dirty_blobs: a checkpoint binds each dirty file's content by its git blob id, read in this
+"""store/git/info.py's dirty_blobs: a checkpoint binds each dirty file's content by its git blob id, read in this
 process (no git call per file), within the bounds gitinfo names, on real repositories."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from tests.fakes.gitrepos import git
 
 from conftest import git_repo, paths_touched
-from rehydrate.store import gitinfo
+from rehydrate.store.git import info as gitinfo
 
 
 def _state(repo: Path) -> str:
@@ -125,7 +125,7 @@ def test_a_name_git_prints_that_is_not_utf8_is_left_out(repo: Path) -> None:
 def test_a_fifo_is_not_read_and_never_blocks(repo: Path) -> None:
     os.mkfifo(repo / "pipe")
     found = subprocess.run(  # in a child with a deadline: a blocking open would hang the test, not fail it
-        [sys.executable, "-c", f"from rehydrate.store import gitinfo; print(gitinfo.blobs({str(repo)!r}, ['pipe']))"],
+        [sys.executable, "-c", f"from rehydrate.store.git import info; print(info.blobs({str(repo)!r}, ['pipe']))"],
         capture_output=True,
         text=True,
         timeout=30,

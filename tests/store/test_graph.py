@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from rehydrate.store import graph, wal
 from rehydrate.store.state import State
+from rehydrate.store.wal import graph
+from rehydrate.store.wal import record as wal
 
 
 def _log(root: Path) -> Path:
@@ -223,7 +224,7 @@ def test_a_write_upgrades_the_old_gitattributes_and_leaves_an_edited_one_alone(t
 
 def test_reading_back_along_one_line_skips_the_other_lines_records(tmp_path: Path) -> None:
     """walback.along: the records of my line, newest first, from a union-merged log read backwards."""
-    from rehydrate.store import walback
+    from rehydrate.store.wal import back as walback
 
     a, _ = _merged(tmp_path)
     mine, theirs = _heads(Path(a.root))
@@ -254,7 +255,7 @@ def test_the_cache_of_earlier_versions_is_read_once_when_the_new_one_is_absent(t
 def test_an_unchanged_merged_log_is_not_read_whole_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After the one pass that found several heads, the next command neither checks the chain again nor builds the
     graph: it reads each head where the cache says (until the next write joins them), and the join is the same."""
-    from rehydrate.store import walscan
+    from rehydrate.store.wal import scan as walscan
 
     a, _ = _merged(tmp_path)
     heads = _heads(Path(a.root))

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import rehydrate
-from rehydrate.store import history, wal
 from rehydrate.store.state import State
+from rehydrate.store.wal import history
+from rehydrate.store.wal import record as wal
 
 KEYS = ["seq", "actor", "op", "ts", "data", "h"]
 

@@ -11,9 +11,14 @@ from pathlib import Path
 import pytest
 
 from conftest import records
-from rehydrate.store import binding, digest, fsio, latches, views, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import views
+from rehydrate.store.latches import binding
+from rehydrate.store.latches import latch as latches
 from rehydrate.store.state import State
 from rehydrate.store.views import INVARIANTS
+from rehydrate.store.wal import digest
+from rehydrate.store.wal import record as wal
 
 
 def grow(state: State, n: int, width: int = 60) -> list[str]:

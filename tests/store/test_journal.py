@@ -1,4 +1,4 @@
-"""The journal (store/journal.py): where a read of the state is logged, per worktree, outside what is committed.
+"""The journal (store/local/journal.py): where a read of the state is logged, per worktree, outside what is committed.
 
 The records have the WAL's shape and its own hash chain; one write and one fsync per append; a torn tail is cut; a
 damaged journal is moved aside; past its size cap the file becomes the previous generation; a journal that is a
@@ -15,8 +15,10 @@ import pytest
 
 from conftest import records
 from rehydrate import brief
-from rehydrate.store import fsio, journal, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store.local import journal
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 
 def lines(st: State) -> list[dict[str, object]]:
@@ -224,9 +226,9 @@ def _ref(path: str, **changes: object) -> dict[str, object]:
 def test_since_finds_the_transcripts_of_the_journals_reads_after_the_checkpoint(
     state: State, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """store/since.py reads the journal's resumes since the checkpoint's time, merged by time with the WAL's
+    """store/wal/since.py reads the journal's resumes since the checkpoint's time, merged by time with the WAL's
     compaction records (and an old resume record still in the WAL): newest first, one per path, at most three."""
-    from rehydrate.store import since
+    from rehydrate.store.wal import since
 
     ticks = itertools.count(1)  # one millisecond apart, whatever the machine's speed
     monkeypatch.setattr(wal, "now", lambda: f"2030-01-01T00:00:00.{next(ticks):03d}Z")

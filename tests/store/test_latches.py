@@ -9,9 +9,9 @@ import pytest
 
 from conftest import HOSTILE, git, no_crash, records, rehydrate, shown_clean, verify_codes
 from rehydrate import brief
-from rehydrate.store import wal
-from rehydrate.store.latches import check_lines
+from rehydrate.store.latches.latch import check_lines
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 
 def test_lines_added_by_hand_are_adopted_by_the_next_write(state: State) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import git, records
-from rehydrate.store import wal
-from rehydrate.store.latches import actor_lines, bound_lines, check_lines, lines, minted_as
+from rehydrate.store.latches.latch import actor_lines, bound_lines, check_lines, lines, minted_as
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 INV = "10_invariants.md"
 
@@ -242,7 +242,7 @@ def test_an_exact_copy_is_information_and_the_next_write_removes_it(state: State
     assert p.read_text().count(entry) == 1
     assert state.verify().problems == []
     last = records(state.root)[-1]
-    from rehydrate.store import binding
+    from rehydrate.store.latches import binding
 
     assert last["views"][INV] == binding.lines_of(p.read_bytes()).text()
 
@@ -272,7 +272,7 @@ def test_a_join_record_binds_nothing(state: State) -> None:
     )
     (Path(state.root) / "wal" / "bob.jsonl").write_bytes(wal.encode(join))
     assert bound_lines(join) == []
-    recorded = state.recorded_lines()  # (the log's scan of a join is the graph's: store/wal.py)
+    recorded = state.recorded_lines()  # (the log's scan of a join is the graph's: store/wal/record.py)
     assert recorded["bob"] == []
     assert check_lines(lines(Path(state.path(INV)).read_bytes()), recorded) == ([], [])
 

@@ -1,5 +1,5 @@
-"""store/local.py: the per-worktree folder and HEAD, found without a git process, checked against git's own answers
-in real repositories (a plain one, a linked worktree, $GIT_DIR, packed refs, a detached HEAD, no repository)."""
+"""store/local/place.py: the per-worktree folder and HEAD, found without a git process, checked against git's own
+answers in real repositories (a plain one, a linked worktree, $GIT_DIR, packed refs, a detached HEAD, no repository)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rehydrate.store import local
+from rehydrate.store.local import place as local
 
 
 def git(cwd: Path, *args: str) -> str:

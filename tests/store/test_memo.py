@@ -1,4 +1,4 @@
-"""A State object remembers what it wrote (store/memo.py): its next command neither reads back nor
+"""A State object remembers what it wrote (store/local/memo.py): its next command neither reads back nor
 decodes its own last record, rollback cache or 99_next.md, while each file's fingerprint is the one it had right
 after the write. Everything in state/ may change between two commands (another writer, an editor, damage): then the
 file is read as if nothing were known. And the system calls of a checkpoint are counted, not timed."""
@@ -14,9 +14,13 @@ from typing import Any
 import pytest
 
 from conftest import records
-from rehydrate.store import fsio, gitinfo, reconcile, seen, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import reconcile
+from rehydrate.store.git import info as gitinfo
+from rehydrate.store.local import seen
 from rehydrate.store.state import State
 from rehydrate.store.views import NEXT
+from rehydrate.store.wal import record as wal
 
 
 def _changed(path: str, offset: int, byte: bytes) -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from rehydrate.store import wal
-from rehydrate.store.seen import ScanInfo
+from rehydrate.store.local.seen import ScanInfo
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 
 def _merged(repo: Path) -> State:

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from conftest import git, records
-from rehydrate.store import views, wal
+from rehydrate.store import views
 from rehydrate.store.reconcile import Snapshot
 from rehydrate.store.state import Outcome, State
+from rehydrate.store.wal import record as wal
 
 NEXT, HANDOFF = views.NEXT, views.HANDOFF
 
@@ -192,7 +193,7 @@ def _bob(state: State) -> State:
 
 def test_with_several_actors_the_brief_marks_each_entry_with_its_author(state: State, monkeypatch: Any) -> None:
     from rehydrate import brief
-    from rehydrate.store import latches
+    from rehydrate.store.latches import latch as latches
 
     _bob(state)
     text = brief.resume(state).text

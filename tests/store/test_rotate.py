@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import no_crash, rehydrate, tree
-from rehydrate.store import wal
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 
 def _log(root: Path) -> Path:
@@ -40,8 +40,8 @@ def append_rotate(root: Path, archive: str) -> int:
 def trust_the_log(root: Path) -> None:
     """Make the cache say the log is as this clone left it, so that no full check of the chain runs first: the
     refusal must not depend on the cache."""
-    from rehydrate.store.seen import Seen as _Seen
-    from rehydrate.store.seen import fingerprint
+    from rehydrate.store.local.seen import Seen as _Seen
+    from rehydrate.store.local.seen import fingerprint
 
     seen = _Seen()
     for line in _log(root).read_bytes().splitlines():

@@ -32,7 +32,7 @@ def test_a_checkout_of_state_after_more_writes_is_named_until_the_next_checkpoin
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "state")
     st.checkpoint(done="parser", next="write the type checker")
-    brief.resume(st)  # logged in the journal (store/journal.py), not the WAL
+    brief.resume(st)  # logged in the journal (store/local/journal.py), not the WAL
     st.checkpoint(done="checker", next="write the code generator")
     st.record("compaction", {"trigger": "auto"})
     assert State.open(repo / "state").verify().ok
@@ -69,7 +69,7 @@ def test_a_checkout_of_state_after_more_writes_is_named_until_the_next_checkpoin
 @pytest.mark.parametrize("op", ["resume", "compaction"])
 def test_deleting_the_last_records_by_hand_is_named(state: State, op: str) -> None:
     for _ in range(2):
-        if op == "resume":  # as an older version logged a read, in the WAL (now in the journal: store/journal.py)
+        if op == "resume":  # as an older version logged a read, in the WAL (now in the journal: store/local/journal.py)
             state.record("resume", {"chars": 1})
         else:
             state.record("compaction", {"trigger": "auto"})

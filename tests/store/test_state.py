@@ -10,8 +10,13 @@ import pytest
 
 from conftest import records
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
-from rehydrate.store import binding, digest, fsio, gitinfo, journal, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store.git import info as gitinfo
+from rehydrate.store.latches import binding
+from rehydrate.store.local import journal
 from rehydrate.store.state import State
+from rehydrate.store.wal import digest
+from rehydrate.store.wal import record as wal
 
 
 def test_rotate_keeps_bindings_and_finishes_when_interrupted(state: State) -> None:

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import git, records
 from rehydrate import brief
-from rehydrate.store import fsio, seen
+from rehydrate.fs import write as fsio
+from rehydrate.store.local import seen
 from rehydrate.store.state import State
 
 INV = "10_invariants.md"

@@ -14,8 +14,9 @@ import pytest
 
 from conftest import no_crash, records, rehydrate, verify_codes
 from rehydrate.errors import RehydrateError
-from rehydrate.store import binding, wal
+from rehydrate.store.latches import binding
 from rehydrate.store.state import State
+from rehydrate.store.wal import record as wal
 
 
 def test_records_chain_and_bind_views(state: State) -> None:

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rehydrate import safejson
-from rehydrate.store import digest, wal
+from rehydrate.store.wal import digest
+from rehydrate.store.wal import record as wal
 
 # What a line can hold: every JSON value, floats of every size (the small ones orjson writes otherwise), integers
 # beyond 64 bits, any string (control characters, astral planes, lone surrogates as json writes them).

@@ -15,8 +15,9 @@ import pytest
 
 from conftest import records, verify_codes
 from rehydrate import safejson
-from rehydrate.store import digest, wal
 from rehydrate.store.state import State
+from rehydrate.store.wal import digest
+from rehydrate.store.wal import record as wal
 
 EXTRA = 60  # records appended to the fixture's state, so that per-record costs dominate the fixed ones
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 import os
 
 from rehydrate import transcripts
-from rehydrate.store.since import Since
+from rehydrate.store.wal.since import Since
 from rehydrate.text import clean, no_escapes
 from rehydrate.transcripts import label, obj, recent
 from rehydrate.transcripts.claude import content_text

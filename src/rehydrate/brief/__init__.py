@@ -37,9 +37,9 @@ if TYPE_CHECKING:
     from rehydrate.checks.ledger import Ledger
     from rehydrate.store import Problem
     from rehydrate.store.reconcile import Snapshot
-    from rehydrate.store.since import Since
     from rehydrate.store.state import State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
+    from rehydrate.store.wal.since import Since
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -150,8 +150,9 @@ def resume(
     harness: str | None = None,
     carried: dict[str, Any] | None = None,
 ) -> ResumeResult:
-    """The brief a fresh context reads first, logged as a `resume` record in this worktree's journal (store/journal.py:
-    outside the state folder, so that reading leaves the tree clean). Reads the WAL's tail, not the WAL.
+    """The brief a fresh context reads first, logged as a `resume` record in this worktree's journal
+    (store/local/journal.py: outside the state folder, so that reading leaves the tree clean). Reads the WAL's tail,
+    not the WAL.
 
     session_id: the harness session the brief is given to, logged in the record (cleaned, at most 200 chars).
     max_bytes: a bound on the brief's UTF-8 bytes besides `budget` characters (see render).
@@ -169,7 +170,8 @@ def resume(
     from rehydrate import checks
     from rehydrate.brief import ack, receipt
     from rehydrate.errors import UsageError
-    from rehydrate.store import config, since
+    from rehydrate.store import config
+    from rehydrate.store.wal import since
 
     budget = DEFAULT_BUDGET if budget is None else budget
     if budget < MIN_BUDGET:
@@ -185,7 +187,7 @@ def resume(
             state, snap.outcome(), views=shown, since=found, scope="hook", event=event, config=cfg, env=os.environ
         )
         findings = checks.run_all(context)
-        from rehydrate.store import journal
+        from rehydrate.store.local import journal
 
         recent = journal.tail(state, receipt.LOOK_BACK)  # read once for the receipt and the restatement
         with_line(findings, receipt.finding(receipt.settle(state, recent=recent)))  # the last brief: did it arrive?
@@ -244,7 +246,7 @@ def reduced(
     bytes too (see render). A folder that another user owns is not read (see `locate`)."""
     from rehydrate import checks
     from rehydrate.errors import RehydrateError
-    from rehydrate.store import fsio
+    from rehydrate.fs import write as fsio
     from rehydrate.store.locate import foreign
     from rehydrate.store.state import State
 
@@ -284,7 +286,7 @@ def _views(
     than `budget` characters, the rest are not read either. A view reconciliation read into snap is taken from
     there. The cost follows what can be shown, not what is stored."""
     from rehydrate.errors import RehydrateError
-    from rehydrate.store import fsio
+    from rehydrate.fs import write as fsio
 
     shown: dict[str, str | None] = {}
     sizes = sizes if sizes is not None else {}

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from rehydrate.checks import Finding
     from rehydrate.store.state import State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 NEWEST = 3  # the newest rejected approaches a restatement must name
 COVER = 0.5  # the share of the state's next action's words the restatement must hold
@@ -93,7 +93,9 @@ def compare(said_next: str, named: list[str], state_next: str, rejected: list[st
 def ack(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     """Check a restatement against the state (its next action, its rejected approaches) and record it in the
     journal; the record's data."""
-    from rehydrate.store import WORDS, fsio, journal
+    from rehydrate.fs import write as fsio
+    from rehydrate.store import WORDS
+    from rehydrate.store.local import journal
 
     data = _check(state, said_next, named)
     with fsio.locked(state.root, words=WORDS):  # the journal is appended under the state's lock, as resume does
@@ -105,7 +107,8 @@ def _check(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     """The comparison's record. Reads the views as they are, without the state's lock: a brief calls it while it
     holds the lock (a second lock in the same process would wait for ever), and a comparison needs no repair."""
     from rehydrate.errors import RehydrateError
-    from rehydrate.store import views, wal
+    from rehydrate.store import views
+    from rehydrate.store.wal import record as wal
 
     try:
         tail = wal.read_tail(state.wal_path, 1).records
@@ -136,7 +139,8 @@ def from_reply(state: State, recent: list[Record] | None = None) -> dict[str, An
     records, as the caller read them."""
     from rehydrate.brief.receipt import LOOK_BACK as BACK
     from rehydrate.brief.receipt import last_given
-    from rehydrate.store import journal, wal
+    from rehydrate.store.local import journal
+    from rehydrate.store.wal import record as wal
 
     recent = journal.tail(state, BACK) if recent is None else recent
     given, _ = last_given(recent)
@@ -229,7 +233,7 @@ def last(state: State, since: str | None, recent: list[Record] | None = None) ->
     """The newest `ack` record's data and time in the journal's last records (receipt.LOOK_BACK; recent: those, as
     the caller read them), if it is newer than since (the last checkpoint's time)."""
     from rehydrate.brief.receipt import LOOK_BACK
-    from rehydrate.store import journal
+    from rehydrate.store.local import journal
 
     for rec in journal.tail(state, LOOK_BACK) if recent is None else recent:
         if rec.get("op") == "ack" and isinstance(rec.get("data"), dict):

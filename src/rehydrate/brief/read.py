@@ -6,14 +6,15 @@ of the newest few kept (only those could be shown). The newest decisions come fr
 20_handoff.md (and any view too long to show whole): its start and its end, each a bounded read.
 
 A view reconciliation already read (`snap.seen`) is read from memory the same way; any other, from the file
-(never following a link, never blocking: store/fsread.py).
+(never following a link, never blocking: fs/read.py).
 """
 
 from __future__ import annotations
 
 import os
 
-from rehydrate.store import WORDS, fsread
+from rehydrate.fs import read as fsread
+from rehydrate.store import WORDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -198,10 +199,10 @@ def _tail(inv: Invariants, src: Source, room: int, most: int) -> None:
     inv.tail, inv.tail_start = data, start
 
 
-# --- the scan's summary, cached per clone (store/seen.py: Seen.scan) -----------------------------------------------
+# --- the scan's summary, cached per clone (store/local/seen.py: Seen.scan) --------------------------------------------
 #
-# "<binding> <dashes> <n> <first> <newest>": 10's running binding when it was scanned (store/binding.py: a sha256
-# over its lines, so that a summary is never used for other bytes), the lines starting with `- `, the number of
+# "<binding> <dashes> <n> <first> <newest>": 10's running binding when it was scanned (store/latches/binding.py: a
+# sha256 over its lines, so that a summary is never used for other bytes), the lines starting with `- `, the number of
 # rejected approaches, the first one's "offset.line", and the newest ones' (at most SUMMARY_MOST) as "offset.line"
 # then deltas, comma-separated. Untrusted: it is used only for the binding it names and only if it is consistent
 # (offsets and line numbers increasing, a line at least a byte, within the file and its line count), and what it
@@ -263,7 +264,7 @@ def extend_summary(text: str, old: str, new: str, line: bytes) -> str | None:
     parts = text.split(" ")
     if len(parts) not in (5, 6) or parts[0] != old:  # (the entries' authors, a 6th part, are dropped: annotate)
         return None
-    from rehydrate.store.binding import Lines
+    from rehydrate.store.latches.binding import Lines
 
     was = Lines.parse(old)
     if was is None or was.add(line).text() != new:
@@ -415,10 +416,10 @@ def entry_authors(state: State, snap: Snapshot) -> dict[str, str]:
     parts = snap.cache.scan.split(" ") if bound is not None else []
     if len(parts) == 6 and parts[0] == bound:
         return parse_authors(parts[5])
-    from rehydrate.store import fsio
-    from rehydrate.store.binding import MAX_INVARIANTS
-    from rehydrate.store.latches import lines, recorded_lines
-    from rehydrate.store.lineorder import line_authors
+    from rehydrate.fs import write as fsio
+    from rehydrate.store.latches.binding import MAX_INVARIANTS
+    from rehydrate.store.latches.latch import lines, recorded_lines
+    from rehydrate.store.latches.order import line_authors
     from rehydrate.store.views import INVARIANTS, entry_id, is_actor
 
     data = fsio.read_bytes(state.path(INVARIANTS), MAX_INVARIANTS, WORDS) or b""

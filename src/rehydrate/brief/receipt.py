@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from rehydrate.checks import Finding
     from rehydrate.store.state import State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 LOOK_BACK = 16  # journal records read back for the last brief a hook gave (one per brief, receipt and ack)
 LAST_CHARS = 60  # letters and digits of the brief's last line the receipt looks for
@@ -40,7 +40,7 @@ def settle(state: State, *, record: bool = True, recent: list[Record] | None = N
     no verdict was recorded yet, and recorded (with record, unless still pending); None when no hook gave a brief
     (in the last LOOK_BACK records of the journal; recent: those records, read once by a caller that reads them for
     more)."""
-    from rehydrate.store import journal
+    from rehydrate.store.local import journal
 
     given, known = last_given(journal.tail(state, LOOK_BACK) if recent is None else recent)
     if given is None:

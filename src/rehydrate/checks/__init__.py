@@ -16,8 +16,8 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from collections.abc import Mapping
     from typing import Any, Protocol
 
-    from rehydrate.store.since import Since
     from rehydrate.store.state import Outcome, State
+    from rehydrate.store.wal.since import Since
 
     class Check(Protocol):
         """name and run; optionally `start(context) -> None` and `scope = "recover"` (see the module's docstring)."""

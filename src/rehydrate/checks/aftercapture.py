@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rehydrate.store.since import Since
+    from rehydrate.store.wal.since import Since
 
 CAPTURED_FAILED = 3  # the failed commands a capture keeps (harness/capture.MAX_FAILED)
 
@@ -86,7 +86,7 @@ def usable(since: Since, path: str, own: bool, size: int) -> dict[str, Any] | No
     cap = since.capture
     if not own or not isinstance(cap, dict) or cap.get("v") not in (1, 2) or cap.get("error"):
         return None
-    from rehydrate.store.since import host
+    from rehydrate.store.wal.since import host
 
     rec = next(
         (r for r in since.compactions if isinstance(r.get("data"), dict) and r["data"].get("capture") is cap), None

@@ -4,7 +4,7 @@ Contract:
 - `probe(context) -> Probe` first reads what the repository's own files say (files(): HEAD's hash, the main-line
   refs, FETCH_HEAD's time; a few small reads, no process), then starts round 1 at once, in parallel, through
   `rehydrate.proc.start` (never subprocess, never a shell): `git status --porcelain=v2 --branch -z` (the argv of
-  store/gitinfo.py; upstream and ahead/behind read by `gitinfo.parse_upstream`); `git log -z --boundary
+  store/git/info.py; upstream and ahead/behind read by `gitinfo.parse_upstream`); `git log -z --boundary
   --format=%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s --max-count=51 <checkpoint HEAD>..HEAD` when the checkpoint
   recorded a HEAD that the files do not show as HEAD now (asked after all if git status then disagrees with the
   files); `git for-each-ref` on origin/HEAD, origin/main, origin/master, main, master when the files could not be
@@ -24,7 +24,7 @@ import os
 import time
 
 from rehydrate import proc
-from rehydrate.store import gitinfo
+from rehydrate.store.git import info as gitinfo
 from rehydrate.text import quoted
 
 TYPE_CHECKING = False

@@ -23,13 +23,14 @@ import os
 
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
 from rehydrate.errors import RehydrateError
-from rehydrate.store import WORDS, fsio, views
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, views
 from rehydrate.text import named, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rehydrate.checks import Context
-    from rehydrate.store.since import Since
+    from rehydrate.store.wal.since import Since
 
 REL = f"state/{views.HANDOFF}"
 MAX_BYTES = 4 * views.MAX_HANDOFF  # the handoff's cap is in characters: up to 4 bytes each in UTF-8

@@ -11,7 +11,7 @@ Contract:
   degraded: commits since the checkpoint (at most 5 subjects named, counted to 50); HEAD not a descendant of the
   checkpoint's (rewritten; the reflog's entry quoted); the checkpoint's commit unknown to git now; branch switched;
   files dirty now that the checkpoint did not record (state/ left out; at most 10 named); files dirty at the
-  checkpoint whose content changed since, against the git blob ids it recorded (`dirty_blobs`, store/gitinfo.py; next:
+  checkpoint whose content changed since, against the git blob ids it recorded (`dirty_blobs`, store/git/info.py; next:
   check them with git diff before redoing the checkpoint's next step); upstream behind ("as of the last fetch").
   Upstream ahead only: ok. The dirty files' content: ok when each holds what was recorded (one recorded by its size
   alone, over gitinfo.MAX_BLOB_BYTES, has that size, and the finding says its content was not compared); skipped for
@@ -243,7 +243,7 @@ def _content(root: str, ckpt: dict[str, Any] | None, label: str, step: str | Non
     that was dirty at the checkpoint leaves the dirty paths as they were, and only its bytes tell that it went on.
     One finding: degraded when one changed since (its next step not to be redone blindly), skipped for those that
     could not be compared, else ok. A record without dirty_blobs (older, or nothing dirty): no finding."""
-    from rehydrate.store import gitinfo
+    from rehydrate.store.git import info as gitinfo
 
     recorded = ckpt.get("dirty_blobs") if ckpt else None
     if not isinstance(recorded, dict):
@@ -298,7 +298,7 @@ def _content(root: str, ckpt: dict[str, Any] | None, label: str, step: str | Non
 def _compare(before: object, after: object) -> tuple[str, str]:
     """A recorded entry against the same path's now (both as gitinfo.blobs gives them): ("same" | "sized" |
     "changed" | "unchecked", what changed or why it was not compared, when the content alone does not say)."""
-    from rehydrate.store.gitinfo import DELETED, MAX_BLOB_BYTES, MAX_BLOB_TOTAL
+    from rehydrate.store.git.info import DELETED, MAX_BLOB_BYTES, MAX_BLOB_TOTAL
 
     if _size(before) is not None and _size(after) == _size(before):
         return "sized", ""

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from rehydrate.checks import Context
-    from rehydrate.store.since import Since, TranscriptRef
+    from rehydrate.store.wal.since import Since, TranscriptRef
     from rehydrate.transcripts.recent import Recent
 
 NAME = "recency"
@@ -142,7 +142,7 @@ class _Look:
         line, still missing): nothing to look at there."""
         if c.trusted:
             return self.read(c, "the hook event's own")
-        from rehydrate.store.since import host
+        from rehydrate.store.wal.since import host
 
         q = Quoting()
         shown = self.show(q, c)

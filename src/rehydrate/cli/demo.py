@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 _KILLED_WRITER = """
 import os, signal, sys
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 from rehydrate.store.state import State
 
 class KillAfterWalAppend(fsio.Calls):

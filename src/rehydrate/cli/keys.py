@@ -31,7 +31,8 @@ def args_key(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_key(args: argparse.Namespace) -> int:
-    from rehydrate.store import keys, local
+    from rehydrate.store import keys
+    from rehydrate.store.local import place as local
 
     state = open_state(args)
     if args.action == "trust":

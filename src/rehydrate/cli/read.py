@@ -207,7 +207,7 @@ def _print_lines(lines: list[dict[str, Any]] | None) -> None:
     (from a record of the log: cleaned for a terminal)."""
     if not lines:
         return
-    from rehydrate.store.graph import line_name
+    from rehydrate.store.wal.graph import line_name
 
     print(f"merged:      {len(lines)} lines of work were merged; a checkpoint chooses the next action")
     for i, line in enumerate(lines):
@@ -239,8 +239,8 @@ def args_log(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_log(args: argparse.Namespace) -> int:
-    from rehydrate.store import history
     from rehydrate.store.locate import locate
+    from rehydrate.store.wal import history
 
     found = history.read(locate(args.dir), ops=args.op, actors=args.actor, since=args.since)
     for d in found.damaged:  # a file's name, too, came with `git pull`: one line, cleaned

@@ -2,7 +2,7 @@
 
 It opens the state under a shared lock and reconciles it without repairing anything on disk (what a repair would
 change is reported by the state check, `rehydrate verify --repair` applies it), reads back the WAL to the last
-checkpoint (store/since.py), reads state/config.json, and releases the lock before any check runs: git and gh may
+checkpoint (store/wal/since.py), reads state/config.json, and releases the lock before any check runs: git and gh may
 take seconds, and a writer must not wait for them. Then every built-in check in ledger order, in recover scope (git
 10 s a call, gh, the user's own checks from config.json), summed up by checks/ledger.py. It writes nothing: no
 record, no repair, no cache. `resume` stays the logged rehydration.
@@ -127,9 +127,11 @@ def _transcript(path: str | None) -> str | None:
 
 def _read(args: argparse.Namespace) -> _Read:
     """The state reconciled under a shared lock, nothing repaired or written; the lock is released on return."""
-    from rehydrate.store import WORDS, config, fsio, since, views
+    from rehydrate.fs import write as fsio
+    from rehydrate.store import WORDS, config, views
     from rehydrate.store.reconcile import reconcile
     from rehydrate.store.state import State
+    from rehydrate.store.wal import since
 
     got = _Read()
     try:

@@ -26,8 +26,9 @@ def args_resolve(p: argparse.ArgumentParser) -> None:
 
 def cmd_resolve(args: argparse.Namespace) -> int:
     from rehydrate.errors import StateMissing
-    from rehydrate.store import fsio, team
+    from rehydrate.fs import write as fsio
     from rehydrate.store.locate import locate
+    from rehydrate.sync import team
 
     root = locate(args.dir)
     if not fsio.check_dir(root):

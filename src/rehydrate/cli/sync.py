@@ -32,8 +32,9 @@ def args_sync(p: argparse.ArgumentParser) -> None:
 
 def cmd_sync(args: argparse.Namespace) -> int:
     from rehydrate.errors import StateMissing
-    from rehydrate.store import fsio, gitsync
+    from rehydrate.fs import write as fsio
     from rehydrate.store.locate import locate, resolve_actor
+    from rehydrate.sync import run as gitsync
 
     actor = resolve_actor(args.actor)
     root = locate(args.dir)

@@ -24,8 +24,9 @@ def cmd_team(args: argparse.Namespace) -> int:
     import os
 
     from rehydrate.errors import StateMissing
-    from rehydrate.store import fsio, team
+    from rehydrate.fs import write as fsio
     from rehydrate.store.locate import locate
+    from rehydrate.sync import team
 
     root = locate(args.dir)
     if not fsio.check_dir(root) or not fsio.check_dir(os.path.join(root, "wal")):

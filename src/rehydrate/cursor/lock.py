@@ -7,7 +7,7 @@ import os
 
 from rehydrate.cursor.verify import WORDS
 from rehydrate.errors import RehydrateError
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 
 
 def _lstat(path: str) -> os.stat_result | None:

@@ -11,7 +11,7 @@ from rehydrate import safejson
 from rehydrate.cursor.lock import PipelineLock
 from rehydrate.cursor.verify import CONTENT, WORDS, CursorReport, check
 from rehydrate.errors import RehydrateError
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

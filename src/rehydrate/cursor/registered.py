@@ -9,7 +9,8 @@ import os
 from rehydrate import safejson
 from rehydrate.cursor.verify import quick_check
 from rehydrate.errors import RehydrateError
-from rehydrate.store import fsio, views
+from rehydrate.fs import write as fsio
+from rehydrate.store import views
 from rehydrate.text import named
 
 TYPE_CHECKING = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

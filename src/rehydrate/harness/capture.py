@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from rehydrate.store.since import Since
+    from rehydrate.store.wal.since import Since
     from rehydrate.transcripts.recent import Msg, Recent
 
 VERSION = 2

@@ -7,8 +7,8 @@ No check before a call sees every write (a script, a program that writes files b
 time): this one sees what happened, whatever did it. It costs a few system calls when nothing is guarded, and a stat
 per guarded file otherwise; a file is hashed only when its stat changed.
 
-The snapshot (`<local_dir>/guard/snapshot`, store/local.py: in the worktree's own git folder, never committed) holds,
-for each guarded file (at most MAX_FILES), its size, mtime, inode and sha256 ("" for a guarded path that does not
+The snapshot (`<local_dir>/guard/snapshot`, store/local/place.py: in the worktree's own git folder, never committed)
+holds, for each guarded file (at most MAX_FILES), its size, mtime, inode and sha256 ("" for a guarded path that does not
 exist), and the rejected approaches that guard it. Its first line says which 10_invariants.md it was built from and
 how much it watches (rejected approaches with a watch, files, changes not yet said): while the view is unchanged and
 it watches nothing, a call ends there, nothing parsed. A changed view (a new rejected approach) rebuilds it, after
@@ -205,7 +205,7 @@ def _fingerprint(path: str) -> str:
 
 
 def _folder(root: str) -> str:
-    from rehydrate.store import local
+    from rehydrate.store.local import place as local
 
     return os.path.join(local.local_dir(root), FOLDER)
 
@@ -520,7 +520,7 @@ def _log(folder: str, changes: list[dict[str, Any]], what: str) -> None:
     """Each change, one line of JSON in <local_dir>/guard/changes.jsonl (this worktree's own record, never
     committed: past MAX_LOG the file becomes changes.1.jsonl). Never fails the hook."""
     from rehydrate import safejson
-    from rehydrate.store import wal
+    from rehydrate.store.wal import record as wal
 
     path = os.path.join(folder, LOG)
     lines = b"".join(

@@ -90,7 +90,7 @@ def _render(
 def recent_records(wal_path: str, count: int) -> list[dict[str, Any]]:
     """The WAL's last records, newest first; none when its tail cannot be read (a conflicted or damaged log): the
     caller then does what it does without them, and `State` names the problem where a brief is given."""
-    from rehydrate.store import wal
+    from rehydrate.store.wal import record as wal
 
     try:
         return [rec for _, rec in reversed(wal.read_tail(wal_path, count).records)]
@@ -99,11 +99,11 @@ def recent_records(wal_path: str, count: int) -> list[dict[str, Any]]:
 
 
 def _history(state: Any, count: int) -> Iterator[tuple[dict[str, Any], bool]]:
-    """The WAL's last records and this worktree's journal's (the `resume` records, store/journal.py), newest first,
-    merged by time, at most count; each with whether it is the journal's (decoded as the caller goes on). At the
+    """The WAL's last records and this worktree's journal's (the `resume` records, store/local/journal.py), newest
+    first, merged by time, at most count; each with whether it is the journal's (decoded as the caller goes on). At the
     same millisecond the WAL's record counts as the newer: a write or a compaction then takes a brief away rather
     than leave a stale one."""
-    from rehydrate.store import journal
+    from rehydrate.store.local import journal
 
     logged = recent_records(state.wal_path, count)
     read = journal.records(state)
@@ -188,7 +188,7 @@ def model_request(harness: ModuleType, event: dict[str, Any], whole: bool = True
             return Answer()
         text = _request_brief(harness, event, session, None)
         return Answer(stdout=safejson.dumps(harness.with_brief(messages, 0, text)))
-    from rehydrate.store import wal
+    from rehydrate.store.wal import record as wal
 
     summary = harness.summary_of(messages[at]["content"])
     mark = wal.sha256(summary.encode("utf-8", "replace"))
@@ -232,7 +232,7 @@ def _trigger(state: Any, session: str) -> str:
     it: "manual" when one of them is `/compress`'s (the requests after it note "auto" too, and compress nothing),
     else "auto" when there is one, else "unknown". A `/compress` that found nothing to compress, followed by an
     automatic compression before any brief, reads as manual."""
-    from rehydrate.store import journal
+    from rehydrate.store.local import journal
 
     seen = "unknown"
     for rec in journal.tail(state, 64):
@@ -251,7 +251,7 @@ def _trigger(state: Any, session: str) -> str:
 def _compression_known(state: Any, session: str, mark: str) -> bool:
     """A brief was carried with this summary (the journal's last records: one per request since), or its compaction
     is in the WAL's recent records: the compression was recorded."""
-    from rehydrate.store import journal
+    from rehydrate.store.local import journal
 
     def ours(rec: dict[str, Any]) -> bool:
         data = rec.get("data")
@@ -331,7 +331,9 @@ def precompress(harness: ModuleType, event: dict[str, Any], whole: bool = True) 
     written to the session file; PreCompress carries only its trigger). The note carries the transcript's reference
     (store.since.ref_fields), so that recency can read the chat file at the next brief or in `recover`. It goes to
     this worktree's journal, never to the committed log: Gemini fires it before every model request."""
-    from rehydrate.store import WORDS, fsio, journal
+    from rehydrate.fs import write as fsio
+    from rehydrate.store import WORDS
+    from rehydrate.store.local import journal
 
     data = _event_fields(event)
     _add_ref(data, harness, event)
@@ -354,7 +356,7 @@ def _ref(harness: ModuleType, event: dict[str, Any]) -> dict[str, Any]:
     """harness, host, transcript_path and transcript_size (store.since.ref_fields) for the event's own transcript.
     The path is the harness's, as it sent it (a path cleaned for display would not open); None-valued fields are
     kept, so that a recovery tells a file never written (size None) from one gone since."""
-    from rehydrate.store import since
+    from rehydrate.store.wal import since
 
     return since.ref_fields(harness.__name__.rpartition(".")[2], event.get("transcript_path"))
 
@@ -388,7 +390,7 @@ def _record_compaction(event: dict[str, Any], phase: str, harness: ModuleType) -
     if summary is None and phase == "post":  # Codex sends none: its rollout's last compaction holds it
         summary = _summary_of(harness, event, data)
     if isinstance(summary, str):  # its length and hash, never its text
-        from rehydrate.store import wal
+        from rehydrate.store.wal import record as wal
 
         data["summary_chars"] = len(summary)
         data["summary_sha256"] = wal.sha256(summary.encode("utf-8", "replace"))
@@ -424,7 +426,7 @@ def _capture(state: Any, event: dict[str, Any], name: str) -> dict[str, Any] | N
     """harness.capture.capture for this PreCompact, or None when it is off. It runs after the WAL was read back
     (the lock released: the transcript read may take a while) and before the record is written. A capture that
     raises never costs the compaction its record: the record then carries {"v": 2, ..., "error": why}."""
-    from rehydrate.store import since as since_mod
+    from rehydrate.store.wal import since as since_mod
 
     found: Any = None
     try:
@@ -444,7 +446,9 @@ def _settle(event: dict[str, Any]) -> None:
     """The end of a turn: the last brief a hook gave is in the transcript by now, or it never will be. Its receipt
     is judged and recorded (brief/receipt.py); nothing is said: the next brief's ledger says it."""
     from rehydrate.brief import ack, receipt
-    from rehydrate.store import WORDS, fsio, journal
+    from rehydrate.fs import write as fsio
+    from rehydrate.store import WORDS
+    from rehydrate.store.local import journal
 
     try:
         state = open_state(event)

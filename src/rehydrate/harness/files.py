@@ -20,7 +20,7 @@ import os
 import stat
 
 from rehydrate.errors import RehydrateError, UnsafeFile
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 
 NEW_FILE_MODE = 0o644  # before the umask, as open() would
 

@@ -65,7 +65,8 @@ def _shown(path: str) -> dict[str, str]:
     """Each rejected approach's line that shows a watch, by id (the first line naming an id wins), found by a scan
     of the file's bytes, chunk by chunk, for the watches' labels: the cost is one read of the file, whatever its size
     (up to MAX_INVARIANTS), and only the lines holding a label are decoded."""
-    from rehydrate.store import WORDS, fsio
+    from rehydrate.fs import write as fsio
+    from rehydrate.store import WORDS
 
     try:
         fd = fsio.open_read(path, WORDS)
@@ -147,7 +148,9 @@ def _read_log(path: str, wanted: set[str], found: dict[str, Watch], room: int) -
     """Read the last `room` bytes of one log, in one read, and decode (strictly) only its lines that name a wanted
     id, newest first, until each is found; the bytes read. A log that cannot be read, a line that does not decode
     (torn, damaged, a conflict marker's) or a record cut off by the reach gives nothing."""
-    from rehydrate.store import WORDS, fsio, wal
+    from rehydrate.fs import write as fsio
+    from rehydrate.store import WORDS
+    from rehydrate.store.wal import record as wal
 
     try:
         fd = fsio.open_read(path, WORDS)

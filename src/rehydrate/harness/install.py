@@ -22,7 +22,7 @@ from rehydrate import safejson
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.harness import files, settings, trust
 from rehydrate.harness.program import Program, program
-from rehydrate.store import wal
+from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
 TYPE_CHECKING = False

@@ -73,7 +73,8 @@ def _shown_already(state: _Where, data: dict[str, Any]) -> bool:
     """Whether the WAL's last record already binds the task-list view to this list's rendering: read without the
     lock (a TaskList or TaskGet changes nothing, and is most calls), so that such a call costs a tail read. A log
     that cannot be read this way says no: the write then reconciles and says what is wrong."""
-    from rehydrate.store import actors, tasks, views, wal
+    from rehydrate.store import actors, tasks, views
+    from rehydrate.store.wal import record as wal
 
     try:
         tail = wal.read_tail(state.wal_path, 1).records

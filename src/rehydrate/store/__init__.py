@@ -7,7 +7,7 @@ files and an install's targets have their own).
 
 from __future__ import annotations
 
-from rehydrate.store.fsread import ANY, Words
+from rehydrate.fs.read import ANY, Words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light

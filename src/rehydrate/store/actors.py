@@ -10,16 +10,18 @@ On the hook path: standard library only.
 from __future__ import annotations
 
 from rehydrate.errors import StateMissing
-from rehydrate.store import WORDS, fsio, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS
 from rehydrate.store import views as layout
 from rehydrate.store.views import GOAL, HANDOFF, NEXT
+from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from rehydrate.store.state import State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 NEXT_DIR = "next"
 HANDOFF_DIR = "handoff"
@@ -74,7 +76,7 @@ def join(state: State) -> Record | None:
         return None
     # the log is created holding its first record, whole (temp file, sync, link, folder sync): never an empty log
     rec, line = state._seal(None, "join", {"goal": goal}, {GOAL: goal}, None)
-    from rehydrate.store import fscreate
+    from rehydrate.fs import create as fscreate
 
     fscreate.create_new(state.wal_path, line, "wal.join", WORDS)
     state.joining = False

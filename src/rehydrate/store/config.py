@@ -26,7 +26,8 @@ MAX_USER_CHECKS = 8
 def read(root: str) -> dict[str, Any]:
     """state/config.json as an object, or {} (see the module's docstring). root: the state folder."""
     from rehydrate import safejson
-    from rehydrate.store import WORDS, fsio
+    from rehydrate.fs import write as fsio
+    from rehydrate.store import WORDS
 
     try:
         data = fsio.read_bytes(os.path.join(root, CONFIG), MAX_CONFIG, WORDS)

@@ -8,12 +8,16 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, UsageError
-from rehydrate.store import WORDS, binding, fsio, gitinfo, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS
 from rehydrate.store import views as layout
+from rehydrate.store.git import info as gitinfo
+from rehydrate.store.latches import binding
 from rehydrate.store.locate import init_location, resolve_actor
 from rehydrate.store.reconcile import flush
 from rehydrate.store.state import Outcome, State
 from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
+from rehydrate.store.wal import record as wal
 from rehydrate.text import cap, clean
 
 

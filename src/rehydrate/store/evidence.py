@@ -15,8 +15,8 @@ Records (each in the writer's own log, written under the state's lock):
 
 `evidence` is the whole set in force: `{"stamps": {path: sha256}, "approvals": {path: {"sha256", "transcript",
 "transcript_sha256", "harness", "ts"}}}`. Every stamp, accept and checkpoint record carries it whole, so the newest of
-them since the last checkpoint (store/since.py reads back that far anyway) holds it, and a rotate record carries it in
-the checkpoint it carries: what is checked costs what is stamped, never the length of the history.
+them since the last checkpoint (store/wal/since.py reads back that far anyway) holds it, and a rotate record carries
+it in the checkpoint it carries: what is checked costs what is stamped, never the length of the history.
 
 Paths are the project's (the state folder's parent), relative and with `/`. Everything read back from a record is
 untrusted (it arrived by git pull): a path must pass `safe_rel` before a file is opened, a hash is compared, never
@@ -29,7 +29,7 @@ import itertools
 import os
 
 from rehydrate.errors import RehydrateError, UsageError
-from rehydrate.store import fsio
+from rehydrate.fs import write as fsio
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 PREFIX = "rc-"  # a receipt's id: PREFIX and the first ID_HEX hex digits of its record's hash
 ID_HEX = 12
@@ -162,8 +162,8 @@ def tree_of(state_root: str, timeout: float = 60.0) -> Tree:
     do (git gc removes them). An entry the real index marks assume-unchanged or skip-worktree (git then takes the
     index's copy for the file's and never reads it) is unmarked in the copy first (`_unflag`): the tree is what is
     on disk, a file rewritten behind such a mark included, and one absent behind it counted as deleted."""
-    from rehydrate.store import local
-    from rehydrate.store.gitplumb import Git, GitFailed
+    from rehydrate.store.git.plumb import Git, GitFailed
+    from rehydrate.store.local import place as local
 
     found = local.repo(state_root)
     if found is None:
@@ -227,7 +227,7 @@ def _scratch_tree(
     out (a committed state/ is in the real index), `git write-tree`. While the first `git add` runs, the copied
     index's bytes are read for entries marked assume-unchanged or skip-worktree (git add skips those files): when
     there are any, they are unmarked and `git add -A` runs again; an index that cannot be read so is not used."""
-    from rehydrate.store import gitindex
+    from rehydrate.store.git import index as gitindex
 
     add = ("add", "-A", "--ignore-errors", "--", *spec)
     if data is None:  # no index yet (a new repository): git add makes one, every file hashed
@@ -292,8 +292,8 @@ def _chunks(paths: list[str]) -> Iterator[list[str]]:
 def changed_between(state_root: str, old: str, new: str, limit: int = 10, timeout: float = 10.0) -> list[str] | None:
     """The paths that differ between two trees (both hashes checked), at most limit; None when git cannot say (the
     old tree was computed in another clone, whose object store held it)."""
-    from rehydrate.store import local
-    from rehydrate.store.gitplumb import Git, GitFailed
+    from rehydrate.store.git.plumb import Git, GitFailed
+    from rehydrate.store.local import place as local
 
     found = local.repo(state_root)
     if found is None or not (is_hex(old) and is_hex(new)):
@@ -364,7 +364,7 @@ def current(after: list[Record], found: Record | None) -> Any:
     """The evidence in force (untrusted, as recorded) from the records after the last checkpoint (newest first) and
     the record the checkpoint was found in: the newest stamp or accept record's, else the rotate record's (what was
     in force when its log was archived), else the checkpoint's. Shared by since.py and gather."""
-    from rehydrate.store.since import anchor_of
+    from rehydrate.store.wal.since import anchor_of
 
     for rec in after:
         if rec["op"] in ("stamp", "accept"):
@@ -394,8 +394,8 @@ def gather(state: State, snap: Snapshot, wanted: list[str] | None = None) -> Gat
     """Read my log back (my line of work, after a merge) to the last checkpoint (or init, join, rotate), and on while
     a wanted receipt id (hex) is not found, at most LOOKUP_BYTES. When the last record is the checkpoint (or carries
     one) and no id is wanted, nothing is read."""
-    from rehydrate.store import walback
-    from rehydrate.store.since import anchor_of
+    from rehydrate.store.wal import back as walback
+    from rehydrate.store.wal.since import anchor_of
 
     got = Gathered()
     want = set(wanted or [])
@@ -437,7 +437,7 @@ _NEEDLES = tuple(f'"op":"{op}"'.encode() for op in _OPS)
 def _needed(back: Any) -> Any:
     """The records read back that can matter here, decoded: a line whose bytes name none of these ops (an entry, a
     compaction, a mail record) is skipped undecoded, as since.py skips resume records: its cost is the bytes read."""
-    from rehydrate.store import walback
+    from rehydrate.store.wal import back as walback
 
     for offset, raw in back.lines():
         if any(n in raw for n in _NEEDLES):

@@ -37,7 +37,8 @@ import os
 import stat
 
 from rehydrate.errors import RehydrateError, UsageError
-from rehydrate.store import WORDS, Problem, fsio, views
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, Problem, views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
     from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 KEYS_DIR = views.KEYS_DIR
 TRUST = views.KEY_PINS  # this clone's pins, in its git folder
@@ -78,7 +79,7 @@ def key_id(public: bytes) -> str:
 
 
 def key_id_of(text: str) -> str:
-    from rehydrate.store import digest  # the builtin sha256, not hashlib's OpenSSL (the hook path stays light)
+    from rehydrate.store.wal import digest  # the builtin sha256, not hashlib's OpenSSL (the hook path stays light)
 
     return digest.sha256(text.encode("ascii"))[:16]
 
@@ -331,7 +332,7 @@ def load_trust(state: State) -> dict[str, Any]:
 def save_trust(state: State, trust: dict[str, Any]) -> None:
     """The pins, replaced atomically (temp file, fsync, rename): a crash leaves the old pins or the new."""
     from rehydrate import safejson
-    from rehydrate.store import local
+    from rehydrate.store.local import place as local
 
     path = trust_path(state)
     local.ensure(os.path.dirname(path))
@@ -354,7 +355,7 @@ def _load_verified(state: State) -> dict[str, list[tuple[str, int | None]]]:
 
 def _save_verified(state: State, found: dict[str, list[tuple[str, int | None]]]) -> None:
     from rehydrate import safejson
-    from rehydrate.store import local
+    from rehydrate.store.local import place as local
 
     path = os.path.join(state.local, VERIFIED)
     local.ensure(os.path.dirname(path))
@@ -487,7 +488,7 @@ def _first_sight_once(state: State, actor: str, filed: Public) -> Problem | None
         del cache[actor]
     else:
         cache[actor] = [depends, problem.code, problem.file, problem.message]
-    from rehydrate.store import local
+    from rehydrate.store.local import place as local
 
     local.ensure(os.path.dirname(path))
     fsio.write_hint(path, safejson.dumps_canonical(cache) + b"\n")
@@ -541,8 +542,9 @@ def _registered_here(state: State, actor: str, key: Public, known: frozenset[str
 
 
 def _seen_unkeyed(state: State, actor: str) -> bool:
-    """Whether this worktree read actor's log before its key came (store/teamseen.py remembers each teammate's)."""
-    from rehydrate.store import teamseen
+    """Whether this worktree read actor's log before its key came (store/local/teamseen.py remembers each
+    teammate's)."""
+    from rehydrate.store.local import teamseen
 
     return actor in teamseen.load(state)
 
@@ -568,7 +570,8 @@ def registration(state: State, actor: str, pub: Public, known: frozenset[str] = 
     log's end (through each archive a rotate record names); else the problem: the last record not signed by pub
     (`forged`), or a record before it that is not, short of any registration of pub (`key-unregistered`). None when
     the log is damaged on the way, or an archive is gone (the chain check and verify name them)."""
-    from rehydrate.store import wal, walback
+    from rehydrate.store.wal import back as walback
+    from rehydrate.store.wal import record as wal
 
     first = True
     where = state.rel("wal", f"{actor}.jsonl")
@@ -600,7 +603,8 @@ def back(state: State, actor: str) -> Iterator[tuple[str, int, bytes]]:
     on (at most MAX_ARCHIVES): (where, byte offset, line). An archive ends in the rotate record that archived it,
     given once. BadRecord for a line that does not decode where one must be read (the oldest, to follow its
     archive); ArchiveGone when an archive named is not there."""
-    from rehydrate.store import wal, walback
+    from rehydrate.store.wal import back as walback
+    from rehydrate.store.wal import record as wal
 
     path, where, skip = state.path(f"wal/{actor}.jsonl"), state.rel("wal", f"{actor}.jsonl"), b""
     for _ in range(MAX_ARCHIVES):
@@ -643,7 +647,7 @@ def starts(state: State) -> dict[str, tuple[str, str]]:
     """{h: (ts, goal hash)} of each `init` record this state starts from: each log's first record, followed back
     through the archives its rotate records name. One in a state made by `init`; a state that holds none (its first
     log gone) binds nothing."""
-    from rehydrate.store import wal
+    from rehydrate.store.wal import record as wal
 
     out: dict[str, tuple[str, str]] = {}
     for actor in state._actors():
@@ -700,8 +704,9 @@ def other_state(state: State, reg: Record) -> str | None:
 def _endorsed(state: State, actor: str, known: Public, filed: Public) -> bool:
     """Whether the actor's log holds the `key` record of filed, signed by it and endorsed by the key this clone
     pinned (read back from the end, at most HOOK_BYTES)."""
-    from rehydrate.store import wal, walback
-    from rehydrate.store.since import HOOK_BYTES
+    from rehydrate.store.wal import back as walback
+    from rehydrate.store.wal import record as wal
+    from rehydrate.store.wal.since import HOOK_BYTES
 
     try:
         for _, raw in walback.Back(state.path(f"wal/{actor}.jsonl"), HOOK_BYTES).lines():
@@ -789,8 +794,9 @@ def _walk(
 ) -> tuple[list[tuple[str, int | None]], Problem | None]:
     """Another actor's log read back from its end: each record verified, to one this clone verified at the same
     place (a repeated line elsewhere is not that place), to the record that registered the key, or HOOK_BYTES."""
-    from rehydrate.store import wal, walback
-    from rehydrate.store.since import HOOK_BYTES
+    from rehydrate.store.wal import back as walback
+    from rehydrate.store.wal import record as wal
+    from rehydrate.store.wal.since import HOOK_BYTES
 
     path = state.path(f"wal/{actor}.jsonl")
     rel = state.rel("wal", f"{actor}.jsonl")
@@ -827,7 +833,7 @@ def _archives(state: State, actor: str) -> list[Problem]:
     """A keyed log that starts with a rotate record: the archive it names must be whole (its chain intact) and end in
     that very record (the archive holds the rotate record as its last line). The rotate record's signature then
     vouches for the archive, and so on back through each archive that starts with a rotate. Read in `verify` only."""
-    from rehydrate.store import wal
+    from rehydrate.store.wal import record as wal
 
     path, rel = state.path(f"wal/{actor}.jsonl"), state.rel("wal", f"{actor}.jsonl")
     seen: set[str] = set()

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import StateMissing, UsageError
-from rehydrate.store import fsio, views
+from rehydrate.fs import write as fsio
+from rehydrate.store import views
 
 DEFAULT_DIR = "state"
 DEFAULT_ACTOR = "agent"

@@ -19,8 +19,11 @@ import os
 import stat
 
 from rehydrate.errors import RehydrateError, UsageError
-from rehydrate.store import WORDS, Problem, fscreate, fsio, wal
+from rehydrate.fs import create as fscreate
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, Problem
 from rehydrate.store import views as layout
+from rehydrate.store.wal import record as wal
 from rehydrate.text import cap, clean, named
 
 TYPE_CHECKING = False
@@ -253,7 +256,8 @@ class Senders:
         pub = self.key(m.sender)
         if pub is None:
             return None
-        from rehydrate.store import keys, walback
+        from rehydrate.store import keys
+        from rehydrate.store.wal import back as walback
 
         rel = f"{MAIL_DIR}/{m.to}/{os.path.basename(m.rel)}"
         mark = f'"id":"{m.id}"'.encode()
@@ -363,8 +367,8 @@ _MARK = 32  # bytes before the cached end that must still be there for the cache
 
 
 def known(state: State) -> Known:
-    """This actor's read set and promises: from a per-worktree cache (store/local.py) and the part of the log after
-    what it covered, or the whole log when the log was replaced, cut or changed before that point. Only the lines
+    """This actor's read set and promises: from a per-worktree cache (store/local/place.py) and the part of the log
+    after what it covered, or the whole log when the log was replaced, cut or changed before that point. Only the lines
     that name a read or promise op are decoded; a line that does not decode is left out (`rehydrate verify` names
     it)."""
     found = Known()
@@ -393,7 +397,7 @@ def known(state: State) -> Known:
 
 def _cache_path(state: State) -> str | None:
     try:
-        from rehydrate.store import local
+        from rehydrate.store.local import place as local
 
         folder = local.local_dir(state.root)
         for path in (os.path.dirname(folder), folder):  # not state: created without a sync

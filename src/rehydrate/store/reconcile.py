@@ -12,20 +12,23 @@ import os
 import stat
 
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import WORDS, Problem, binding, fsio, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, Problem
 from rehydrate.store import views as layout
-from rehydrate.store.invcache import checked, checked_mark
-from rehydrate.store.seen import ScanInfo, Seen, fingerprint, lost_message, rolled_back
+from rehydrate.store.latches import binding
+from rehydrate.store.latches.index import checked, checked_mark
+from rehydrate.store.local.seen import ScanInfo, Seen, fingerprint, lost_message, rolled_back
 from rehydrate.store.views import GOAL, INVARIANTS
+from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from collections.abc import Callable
     from typing import Any
 
-    from rehydrate.store.binding import Lines
+    from rehydrate.store.latches.binding import Lines
     from rehydrate.store.state import Outcome, State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 
 class Snapshot:
@@ -47,7 +50,7 @@ class Snapshot:
         self.cache = Seen()  # what this clone has seen of the log, kept up to date by every append
         self.trust_cache = True  # a view the cache says is unchanged since it was bound is not read (not verify)
         self.lost: dict[str, Any] | None = None  # a rollback the next checkpoint acknowledges
-        # The log as a graph (store/graph.py): every head, mine (last) first; one normally, several after git merged
+        # The log as a graph (store/wal/graph.py): every head, mine (last) first; one normally, several after git merged
         # two lines of work and before a write joins them
         self.heads: list[Record] = [last]
         # the merged lines of work not yet chosen by a checkpoint (a merge record's data.lines, or computed from the
@@ -65,7 +68,7 @@ class Snapshot:
         """For 99_next.md and 20_handoff.md, each head's last record that produced it (several heads only; on the
         cheap path read from the log when first asked: one pass)."""
         if self.views_from is not None:
-            from rehydrate.store import graph
+            from rehydrate.store.wal import graph
 
             path, self.views_from = self.views_from, None
             self._head_views = graph.head_views(graph.Graph(path), self.heads)
@@ -175,12 +178,12 @@ def reconcile(
 
 
 def _teammates(state: State, snap: Snapshot) -> None:
-    """Each other actor's log against what this worktree last saw of it (store/teamseen.py): a listdir of wal/ and a
-    small file's read, skipped by a process that found them as it saw them while wal/ is as it was then (git
+    """Each other actor's log against what this worktree last saw of it (store/local/teamseen.py): a listdir of wal/
+    and a small file's read, skipped by a process that found them as it saw them while wal/ is as it was then (git
     replaces a file it changes: a pull, a checkout or a reset creates it anew); verify always looks."""
     if snap.trust_cache and state.memo.wal_dir and state.memo.teammates == state.memo.wal_dir:
         return
-    from rehydrate.store import teamseen
+    from rehydrate.store.local import teamseen
 
     found = teamseen.check(state)
     snap.problems.extend(found)
@@ -215,7 +218,7 @@ def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | No
     if lines.broken:  # (not collected: latches reads the log itself)
         _reconcile_views(state, snap, repair)
         return
-    from rehydrate.store import latches
+    from rehydrate.store.latches import latch as latches
 
     latches.READ[state.wal_path] = (log_fp, lines)
     try:
@@ -234,7 +237,7 @@ def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last
         if heads and heads[0][1]["h"] != snap.last["h"]:  # the last line repeats an earlier record: the head is the
             return _one_head(state, snap, heads[0], end)  # record no later one follows (a signature check's too)
         return last_offset
-    from rehydrate.store import graph
+    from rehydrate.store.wal import graph
 
     # several heads or a merge record: the chain check held every record's place from its read-back on (a fork or a
     # merge's parents sent it back); else (no such record seen: damage) the log is read once more, parsed
@@ -263,7 +266,7 @@ def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last
 def _one_head(state: State, snap: Snapshot, head: tuple[int, Record], end: int | None) -> int:
     """The log is one line whose last record is not its last line (a line repeated after it, as a union merge can
     leave): that record is this worktree's head."""
-    from rehydrate.store import graph
+    from rehydrate.store.wal import graph
 
     offset, rec = head
     g = graph.Graph(state.wal_path, end)
@@ -309,8 +312,8 @@ def _cached_heads(state: State, seen: Seen) -> list[tuple[int, Record, Record | 
 
 
 def current_branch(state: State) -> str | None:
-    """The worktree's branch (store/local.py: HEAD read without a git process); None detached or outside git."""
-    from rehydrate.store import local
+    """The worktree's branch (store/local/place.py: HEAD read without a git process); None detached or outside git."""
+    from rehydrate.store.local import place as local
 
     found = local.repo(state.root)
     return local.head(found)[0] if found is not None else None
@@ -534,7 +537,9 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
             snap.repaired.append(f"redid {state.rel(name)} from the WAL (init was interrupted)")
     changed, goal = layout.differs(state, snap, GOAL)
     if changed:
-        from rehydrate.store import latches  # the latches' checks: loaded when one is not as the WAL binds it
+        from rehydrate.store.latches import (
+            latch as latches,  # the latches' checks: loaded when one is not as the WAL binds it
+        )
 
         latches.goal_differs(state, snap, goal, repair)
     layout.reconcile_views(state, snap, repair)
@@ -551,7 +556,7 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
         snap.cache.verified(INVARIANTS, st, bound)
         return
     snap.cache.forget(INVARIANTS)
-    from rehydrate.store import latches
+    from rehydrate.store.latches import latch as latches
 
     count = len(snap.problems)
     latches.check_invariants(state, snap, invariants, repair)

@@ -12,13 +12,17 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
-from rehydrate.store import WORDS, Problem, actors, binding, fsio, local, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, Problem, actors
 from rehydrate.store import views as layout
+from rehydrate.store.latches import binding
+from rehydrate.store.local import place as local
+from rehydrate.store.local.memo import Memo
+from rehydrate.store.local.seen import Seen, fingerprint
 from rehydrate.store.locate import locate, resolve_actor
-from rehydrate.store.memo import Memo
 from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile
-from rehydrate.store.seen import Seen, fingerprint
 from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
+from rehydrate.store.wal import record as wal
 from rehydrate.store.writing import (
     current_goal,
     mint_entry,
@@ -34,8 +38,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
-    from rehydrate.store.latches import Bound
-    from rehydrate.store.wal import Record
+    from rehydrate.store.latches.latch import Bound
+    from rehydrate.store.wal.record import Record
 
 __all__ = ["Outcome", "Problem", "Snapshot", "State"]
 
@@ -200,7 +204,9 @@ class State:
                     done.append(name)
             return done
         if op in ("invariant", "reject"):
-            from rehydrate.store import latches  # not on the hook path: checkpoints and resumes do not bind lines
+            from rehydrate.store.latches import (
+                latch as latches,  # not on the hook path: checkpoints and resumes do not bind lines
+            )
 
             return [INVARIANTS] if latches.append_line(self, data["line"], redo=False) else []
         if op in ("checkpoint", "handoff", "merge", "tasks"):
@@ -229,7 +235,7 @@ class State:
 
     def recorded_lines(self) -> dict[str, list[Bound]]:
         """Every actor's recorded lines of 10_invariants.md, each in its actor's order (reads every log)."""
-        from rehydrate.store import latches
+        from rehydrate.store.latches import latch as latches
 
         return latches.recorded_lines(self)
 
@@ -240,7 +246,7 @@ class State:
             raise actors.no_history(self)
         snap = reconcile(self, repair)
         if repair and snap.unrecorded:
-            from rehydrate.store import latches
+            from rehydrate.store.latches import latch as latches
 
             latches.adopt(self, snap)
         return snap
@@ -274,7 +280,7 @@ class State:
         self.joined = None
         if snap is not None and last is not None and len(snap.heads) > 1 and op != "resume":
             # lines of work were merged (several heads): this write joins them, with a merge record first
-            from rehydrate.store import graph
+            from rehydrate.store.wal import graph
 
             self.joined, line = graph.join(self, snap, last, bound)
             bound[NEXT] = self.joined["views"][NEXT]
@@ -326,8 +332,8 @@ class State:
         return recs[1:] if self.joined is not None else recs
 
     def _acknowledge_teammates(self, snap: Snapshot, rec: Record) -> None:
-        """A checkpoint after a teammate's rollback was named: it is known (store/teamseen.py)."""
-        from rehydrate.store import teamseen
+        """A checkpoint after a teammate's rollback was named: it is known (store/local/teamseen.py)."""
+        from rehydrate.store.local import teamseen
 
         for actor in teamseen.acknowledge(self):
             snap.repaired.append(
@@ -389,7 +395,7 @@ class State:
         return self.signer
 
     def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
-        from rehydrate.store import gitinfo
+        from rehydrate.store.git import info as gitinfo
 
         with fsio.locked(self.root, words=WORDS):
             if self.joining:  # the first write of an actor without a log: its join record first (store/actors.py)
@@ -403,7 +409,7 @@ class State:
             finally:
                 git = gitinfo.finish(pending) if pending is not None else None
             if any(p.code == "duplicate-line" for p in snap.problems):  # a merge kept two copies: a write removes one
-                from rehydrate.store import latches
+                from rehydrate.store.latches import latch as latches
 
                 latches.dedupe(self, snap)
             out = Outcome(repaired=snap.repaired)
@@ -476,7 +482,7 @@ class State:
         because = clean(because, one_line=True)
         guard = clean(guard, one_line=True) if guard else None
         contains = clean(contains, one_line=True) if contains else None
-        from rehydrate.store import latches
+        from rehydrate.store.latches import latch as latches
 
         latches.check_entry("decision" if kind == "D" else "approach", text, because, guard, contains)
         data: dict[str, Any] = {"text": text, "because": because}  # its id and line minted under the lock (_write)
@@ -513,7 +519,7 @@ class State:
         data: dict[str, Any] = {"done": done, "next": next, "goal": clean(goal) if goal else None}
         for name, value in data.items():
             cap(name, value or "", layout.MAX_FIELD)
-        from rehydrate.store import journal  # the reads logged since the last checkpoint, folded into this one
+        from rehydrate.store.local import journal  # the reads logged since the last checkpoint, folded into this one
 
         if claims:
             from rehydrate.store import evidence
@@ -608,8 +614,8 @@ class State:
 
     def log_resume(self, snap: Snapshot, data: dict[str, Any]) -> Record:
         """Log a rehydration (a `resume` record: what was read, which checks ran) inside `reading()`, in this
-        worktree's journal (store/journal.py), never in the WAL: reading leaves the tree clean (journal.log)."""
-        from rehydrate.store import journal
+        worktree's journal (store/local/journal.py), never in the WAL: reading leaves the tree clean (journal.log)."""
+        from rehydrate.store.local import journal
 
         return journal.log(self, snap, "resume", data)
 

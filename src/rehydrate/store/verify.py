@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import Problem, latches, wal
+from rehydrate.store import Problem
+from rehydrate.store.latches import latch as latches
+from rehydrate.store.local.seen import ScanInfo, file_fingerprint
 from rehydrate.store.reconcile import keyed, reconcile
-from rehydrate.store.seen import ScanInfo, file_fingerprint
 from rehydrate.store.views import INVARIANTS, WAL_DIR
+from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -17,7 +19,7 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
     from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import Outcome, State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 
 def verify(state: State, repair: bool) -> Outcome:

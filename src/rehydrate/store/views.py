@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, UnsafeFile
-from rehydrate.store import WORDS, Problem, fsio, records, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, Problem, records
+from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -15,7 +17,7 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from typing import Any
 
     from rehydrate.store.state import Outcome, Snapshot, State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 GOAL = "00_goal.md"
 KEYS_DIR = "keys"  # committed public keys, one per actor (store/keys.py)
@@ -85,7 +87,7 @@ GITIGNORE_TEXT = (
     ".lock\n*.tmp\n*.broken\n*.broken.*\n*.edited\n*.edited.*\n*.seen\n.local/\n"
 )
 # What rehydrate writes in the state folder and shares through git: these top-level files, the extra views
-# (is_extra_view) and everything under these folders, less what GITIGNORE_TEXT keeps out (store/gitsync.py commits
+# (is_extra_view) and everything under these folders, less what GITIGNORE_TEXT keeps out (sync/run.py commits
 # them whatever other ignore rules say). "next" and "handoff" are store/actors.py's, per actor.
 OWN_FILES = frozenset((*VIEWS, GITIGNORE, GITATTRIBUTES, PIPELINES))
 OWN_DIRS = frozenset((WAL_DIR, ARCHIVE_DIR, KEYS_DIR, MAIL_DIR, TASKS_DIR, "next", "handoff"))
@@ -408,7 +410,7 @@ def head_renderings(snap: Snapshot, name: str) -> list[bytes]:
 
 def render_view(name: str, rec: Record) -> str:
     """A replaceable view as a record renders it: 99_next.md by a checkpoint, an init or a merge record (its lines of
-    work: store/graph.py), 20_handoff.md by a handoff, 30_tasks.md by a tasks record (store/tasks.py). A rotate's
+    work: store/wal/graph.py), 20_handoff.md by a handoff, 30_tasks.md by a tasks record (store/tasks.py). A rotate's
     carried record stands for the archived one."""
     kind = _kind(name)
     if rec.get("op") == "rotate":
@@ -421,7 +423,7 @@ def render_view(name: str, rec: Record) -> str:
     if kind != NEXT:
         return render_handoff(rec["data"]["text"])
     if rec.get("op") == "merge":
-        from rehydrate.store import graph  # type: ignore[attr-defined,unused-ignore]
+        from rehydrate.store.wal import graph  # type: ignore[attr-defined,unused-ignore]
 
         return str(graph.render_merged(rec))
     return render_next_record(rec)

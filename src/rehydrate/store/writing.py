@@ -4,9 +4,11 @@ none is given, and how a record renders the replaceable view it produces."""
 from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store import WORDS, fsio, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS
 from rehydrate.store import views as layout
 from rehydrate.store.views import INVARIANTS
+from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -15,7 +17,7 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
     from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import Outcome, State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 
 def refuse_unsafe(state: State, snap: Snapshot, touches: tuple[str, ...] = ()) -> None:
@@ -54,7 +56,7 @@ def current_goal(state: State, snap: Snapshot) -> str:
     producer = layout.last_producer(state, name)  # 99 was edited or deleted: ask the WAL (a full read)
     if producer is not None and producer["op"] == "checkpoint":
         return str(producer["data"]["goal"])
-    from rehydrate.store import latches
+    from rehydrate.store.latches import latch as latches
 
     return str(latches.goal_data(state)["goal"]).split("\n")[0]
 
@@ -67,7 +69,7 @@ def render(rec: Record) -> str:
 
         return render_tasks(rec["data"])
     if rec["op"] == "merge":
-        from rehydrate.store.graph import render_merged
+        from rehydrate.store.wal.graph import render_merged
 
         return render_merged(rec)
     if rec["op"] == "handoff":
@@ -138,7 +140,7 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
 
 def rotate(state: State) -> Outcome:
     """State.rotate: under the lock, the log archived and a new one started by a rotate record."""
-    from rehydrate.store.latches import rotate_data
+    from rehydrate.store.latches.latch import rotate_data
     from rehydrate.store.reconcile import check_archive, flush
     from rehydrate.store.state import Outcome
 
@@ -163,8 +165,9 @@ def rotate(state: State) -> Outcome:
 
 def _ignored(state: State, out: Any) -> None:
     """rehydrate's own files that git ignores (a root `*.pub`, `mail/` in state/.gitignore): a plain commit leaves
-    them out, and a teammate's clone has records without their keys or messages (store/gitsync.py)."""
-    from rehydrate.store import Problem, gitsync
+    them out, and a teammate's clone has records without their keys or messages (sync/run.py)."""
+    from rehydrate.store import Problem
+    from rehydrate.sync import run as gitsync
 
     message = gitsync.ignored_message(state.root)
     if message is not None:
@@ -173,14 +176,14 @@ def _ignored(state: State, out: Any) -> None:
 
 def _sync_pending(state: State, out: Any) -> None:
     """A sync stopped between the two parts of a step (sync.pending in the worktree's folder: one lstat) leaves
-    the index or HEAD half moved: named until a sync finishes it (store/gitsync.py)."""
+    the index or HEAD half moved: named until a sync finishes it (sync/run.py)."""
     import os
 
     from rehydrate.store import Problem
 
     if fsio.lstat(os.path.join(state.local, "sync.pending")) is None:
         return
-    from rehydrate.store import gitsync
+    from rehydrate.sync import run as gitsync
 
     message = gitsync.pending_message(state.root)
     if message is not None:

@@ -1,8 +1,8 @@
-"""<local_dir>/seen/<actor>.seen: the rollback cache, per worktree (store/local.py: in the worktree's own git folder,
-never committed). What this worktree last saw of its actor's log, so that a log that no longer holds records it saw
-is named: a branch switch (`switched`, information) or, on the same branch, a rollback (`git reset`, `git stash`, a
-restore of state/, a deleted line: `rolled-back`). The records' hashes still chain, so nothing else would notice.
-See `reconcile._follow` for how it is used. The cache of earlier versions, state/wal/.<actor>.seen, is read once
+"""<local_dir>/seen/<actor>.seen: the rollback cache, per worktree (store/local/place.py: in the worktree's own git
+folder, never committed). What this worktree last saw of its actor's log, so that a log that no longer holds records
+it saw is named: a branch switch (`switched`, information) or, on the same branch, a rollback (`git reset`, `git
+stash`, a restore of state/, a deleted line: `rolled-back`). The records' hashes still chain, so nothing else would
+notice. See `reconcile._follow` for how it is used. The cache of earlier versions, state/wal/.<actor>.seen, is read once
 when this one is absent, and left alone.
 """
 
@@ -13,16 +13,18 @@ import stat
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
-from rehydrate.store import WORDS, fsio, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS
 from rehydrate.store.views import INVARIANTS
+from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
-    from rehydrate.store.lineorder import Collector
-    from rehydrate.store.wal import Record
+    from rehydrate.store.latches.order import Collector
+    from rehydrate.store.wal.record import Record
 
 _SEEN_MAX = 64 << 10  # the cache is small; a bigger file is not ours
 _SCAN_MAX = 40 << 10  # the longest scan summary a cache may hold (brief/read.py: at most 1,024 rejected approaches)
@@ -203,7 +205,7 @@ class Seen:
         return st
 
     def copy(self) -> Seen:
-        """A copy that changes apart from this one (store/memo.py keeps the cache as saved)."""
+        """A copy that changes apart from this one (store/local/memo.py keeps the cache as saved)."""
         new = Seen.__new__(Seen)
         new.__dict__.update(self.__dict__)
         new.views = dict(self.views)
@@ -246,7 +248,7 @@ class Seen:
         data = rec["data"]
         op = rec["op"]
         if op == "merge":
-            from rehydrate.store.graph import valid_lines
+            from rehydrate.store.wal.graph import valid_lines
 
             self.merged = valid_lines(data)
             return
@@ -398,7 +400,7 @@ class ScanInfo:
     rollback check which of the records the cache remembers are still there (by h)."""
 
     def __init__(self, want: set[str]) -> None:
-        from rehydrate.store.lineorder import Collector
+        from rehydrate.store.latches.order import Collector
 
         self.want = want  # the h16s the cache remembers
         self.lines = Collector(linear_only=True)  # while the log is one line
@@ -453,7 +455,7 @@ class ScanInfo:
         """A record the pass read back once (the log is not one line: walscan._Known), in order, before the one that
         made it: the recorded lines collected as a graph from here on (lineorder.Collector)."""
         if self.full is None:
-            from rehydrate.store.lineorder import Collector
+            from rehydrate.store.latches.order import Collector
 
             self.full = Collector()
         self.full.add(rec)

@@ -23,8 +23,8 @@ import random
 import time
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store import fsio, local
-from rehydrate.store.gitplumb import (
+from rehydrate.fs import write as fsio
+from rehydrate.store.git.plumb import (
     NETWORK_TIMEOUT,
     Git,
     GitFailed,
@@ -35,7 +35,8 @@ from rehydrate.store.gitplumb import (
     union_blob,
     write_pending,
 )
-from rehydrate.store.gitremote import Ctx, Report, Upstream, fetch, forced_push, push, save_tip, stop_here
+from rehydrate.store.local import place as local
+from rehydrate.sync.remote import Ctx, Report, Upstream, fetch, forced_push, push, save_tip, stop_here
 
 MIN_GIT = (2, 38)  # git merge-tree --write-tree
 ATTEMPTS = 5
@@ -404,7 +405,7 @@ def merged_tree(ctx: Ctx, report: Report, head: str, up: str, base: str, is_merg
 
 def dry_run(root: str, actor: str) -> Report:
     """What sync would do, changing nothing at all (no commit, no fetch, no ref, no index, no file of its own)."""
-    from rehydrate.store import gitinfo
+    from rehydrate.store.git import info as gitinfo
 
     ctx = context(root, actor)
     git = ctx.git

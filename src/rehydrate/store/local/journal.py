@@ -2,9 +2,9 @@
 
 A session start reads the state and logs the read as a `resume` record. In the WAL, that record would change a
 committed file at every session start and dirty the tree, so it goes to `<local_dir>/journal/<actor>.jsonl`
-(store/local.py: in the worktree's own git folder, or `state/.local/` outside git), never committed, never shared by
-two worktrees. The records have the WAL's shape and encoding (wal.seal, wal.encode, wal.decode) and their own chain
-(seq, prev); each append is one write and one fsync (fsio.append), under the state lock the read holds.
+(store/local/place.py: in the worktree's own git folder, or `state/.local/` outside git), never committed, never
+shared by two worktrees. The records have the WAL's shape and encoding (wal.seal, wal.encode, wal.decode) and their
+own chain (seq, prev); each append is one write and one fsync (fsio.append), under the state lock the read holds.
 
 The journal is an audit trail, not state: it is read as untrusted (every record decoded strictly, a bad line ends a
 read), capped in size (past MAX_BYTES the file becomes the previous generation `<actor>.1.jsonl`, replacing the one
@@ -20,7 +20,10 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store import WORDS, Problem, fsio, local, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, Problem
+from rehydrate.store.local import place as local
+from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
 
     from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 FOLDER = "journal"
 MAX_BYTES = 4 << 20  # a generation's size: past it, the next append starts a new file
@@ -153,7 +156,9 @@ def _rename(src: str, dst: str) -> None:
 def _lines(state: State, max_bytes: int) -> Iterator[bytes]:
     """The journal's lines, newest first, across the current and the previous generation, at most max_bytes in
     all; not decoded. A journal that cannot be read (a link, a FIFO, a line too long) ends the lines quietly."""
-    from rehydrate.store import walback  # loaded once a journal is there to read (a checkpoint's fold, mostly not)
+    from rehydrate.store.wal import (
+        back as walback,  # loaded once a journal is there to read (a checkpoint's fold, mostly not)
+    )
 
     current = path(state)
     left = max_bytes

@@ -171,7 +171,7 @@ def top(state_dir: str) -> str | None:
     """The work tree's top folder, the one the paths git status names are relative to: store.local.repo's (GIT_DIR
     and GIT_WORK_TREE honoured as git honours them), found from the state folder's real path (git -C goes there);
     None outside a repository. A checkpoint and live-state both ask it here, so that both read the same files."""
-    from rehydrate.store.local import repo
+    from rehydrate.store.local.place import repo
 
     found = repo(os.path.realpath(state_dir))
     return found.top if found is not None else None
@@ -292,11 +292,11 @@ def _blob(full: str, st: os.stat_result, sha1: Callable[[bytes], Any]) -> str | 
 
 
 def _sha1(total: int) -> Callable[[bytes], Any]:
-    """sha1: OpenSSL's (hashlib) once the bytes to hash pay for its import (store/digest.py's BIG) or it is loaded
+    """sha1: OpenSSL's (hashlib) once the bytes to hash pay for its import (store/wal/digest.py's BIG) or it is loaded
     anyway; else the built-in module, so that a checkpoint with a few small dirty files loads no OpenSSL."""
     import sys
 
-    from rehydrate.store.digest import BIG
+    from rehydrate.store.wal.digest import BIG
 
     if total < BIG and "hashlib" not in sys.modules:
         try:

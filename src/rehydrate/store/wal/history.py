@@ -13,7 +13,10 @@ import os
 import re
 
 from rehydrate.errors import RehydrateError, UsageError
-from rehydrate.store import digest, fsio, records, views, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import records, views
+from rehydrate.store.wal import digest
+from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
 TYPE_CHECKING = False

@@ -18,9 +18,9 @@ when a write joins them.
 from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store import wal
 from rehydrate.store.views import HANDOFF, NEXT
-from rehydrate.store.wal import Node
+from rehydrate.store.wal import record as wal
+from rehydrate.store.wal.record import Node
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 MERGE = "merge"
 _NEXT_CAP = 300  # the most characters of a line's next action a merge record carries
@@ -259,7 +259,7 @@ def _archived_producers(graph: Graph) -> list[Record]:
     a plain file of archive/ is skipped (the scan names it), as is any damage."""
     import os
 
-    from rehydrate.store import walback
+    from rehydrate.store.wal import back as walback
 
     root = os.path.dirname(os.path.dirname(graph.path))
     rotates = [node for node in graph.index.values() if node.op == "rotate"][-_MAX_ARCHIVES:]

@@ -18,8 +18,10 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store import fsio, local, views
-from rehydrate.store.gitplumb import Git, parse_stages, read_blob_to, union_able, union_blob
+from rehydrate.fs import write as fsio
+from rehydrate.store import views
+from rehydrate.store.git.plumb import Git, parse_stages, read_blob_to, union_able, union_blob
+from rehydrate.store.local import place as local
 
 _INFO_HEADER = "# rehydrate team init: the state folder's logs and append-only views merge line by line (union)"
 _UNION = [line.split(" ", 1)[0] for line in views.GITATTRIBUTES_TEXT.splitlines() if line.endswith(" merge=union")]

@@ -10,15 +10,16 @@ parent are the log's heads.
 from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store import INFO, Problem, digest
-from rehydrate.store.wal import Line, conflicted, is_conflict_marker, parsed, scan, unrepairable
+from rehydrate.store import INFO, Problem
+from rehydrate.store.wal import digest
+from rehydrate.store.wal.record import Line, conflicted, is_conflict_marker, parsed, scan, unrepairable
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from collections.abc import Callable
 
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 
 def check_chain(

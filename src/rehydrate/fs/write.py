@@ -16,7 +16,7 @@ import os
 import stat
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store.fsread import (
+from rehydrate.fs.read import (
     ANY,
     READ_FLAGS,
     Words,

@@ -12,7 +12,9 @@ import time
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import WORDS, digest, fsio
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS
+from rehydrate.store.wal import digest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -419,7 +421,7 @@ def only_newline_lost(t: Tail, path: str | None = None) -> bool:
     before = t.records[-1][1] if t.records else None
     if rec["prev"] == (before["h"] if before else None):
         return True
-    from rehydrate.store.walscan import parents_of
+    from rehydrate.store.wal.scan import parents_of
 
     wanted = set(parents_of(rec))
     if path is None or not wanted:
@@ -441,7 +443,7 @@ def cut_torn(path: str, wal_rel: str, t: Tail) -> str:
 
 
 # The scan of a whole log as a graph (walscan.py), named here as before.
-from rehydrate.store.walscan import (  # noqa: E402  (walscan reads this module's names when it is loaded)
+from rehydrate.store.wal.scan import (  # noqa: E402  (walscan reads this module's names when it is loaded)
     ARCHIVE_NAME,
     Heads,
     Node,

@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store import WORDS, Problem, fsio, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, Problem
+from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,7 +59,7 @@ def _entry_ok(e: object) -> bool:
 
 def _save(state: State, known: dict[str, dict[str, Any]]) -> None:
     from rehydrate import safejson
-    from rehydrate.store import local
+    from rehydrate.store.local import place as local
 
     local.ensure(os.path.dirname(path(state)))
     fsio.write_hint(path(state), safejson.dumps_canonical(known) + b"\n")
@@ -114,7 +116,7 @@ def acknowledge(state: State) -> list[str]:
 
 
 def _branch(state: State) -> str | None:
-    from rehydrate.store import local  # HEAD read without a git process
+    from rehydrate.store.local import place as local  # HEAD read without a git process
 
     found = local.repo(state.root)
     return local.head(found)[0] if found is not None else None
@@ -140,7 +142,7 @@ def _last(log: str) -> tuple[int, Any] | None:
 def _present(log: str, entry: dict[str, Any]) -> bool:
     """Whether the log still holds the record remembered: at its offset; or anywhere (a union merge of two of the
     teammate's own branches moves lines); or archived since by a rotate (the log starts with a later rotate record)."""
-    from rehydrate.store import walback
+    from rehydrate.store.wal import back as walback
 
     h16, at = entry["h"], entry["at"]
     if fsio.lstat(log) is None:

@@ -1,7 +1,7 @@
 """What the WAL holds since the last checkpoint: the records a recovery reads back to, newest first.
 
 Contract of `find(state, snap, max_bytes=HOOK_BYTES) -> Since`, built on `walback.Back(path, max_bytes)` (records
-decoded strictly, newest first; store/walback.py):
+decoded strictly, newest first; store/wal/back.py):
 - Reads back from the WAL's end to the last `checkpoint` record (or `init`, or a `rotate` record's
   `data.checkpoint`), at most max_bytes: the cost follows what was written since the checkpoint, not the history.
 - Built once per command by its face (brief.resume, cli/recover.py, harness/capture.py) and handed to the checks in
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 HOOK_BYTES = 4 << 20  # the most the back-scan reads on the hook path
 RECOVER_BYTES = 64 << 20  # the most `rehydrate recover` reads back
@@ -91,8 +91,8 @@ class Since:
 def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Since:
     """The WAL since the last checkpoint (see the module's docstring). snap: the reading snapshot the caller holds
     (None when the state did not load: an empty Since, nothing read)."""
-    from rehydrate.store import walback
-    from rehydrate.store.wal import BadRecord
+    from rehydrate.store.wal import back as walback
+    from rehydrate.store.wal.record import BadRecord
 
     since = Since()
     if snap is None:
@@ -137,10 +137,10 @@ def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Si
 def _with_reads(state: State, ts: str | None, after: list[Record]) -> list[Record]:
     """after (the WAL's records since the checkpoint, newest first) with this worktree's journal's `resume` and
     `precompress` records (Gemini CLI's notes: see harness/events.precompress)
-    written since the checkpoint's time (store/journal.py: where a read is logged) merged in by time, at most
+    written since the checkpoint's time (store/local/journal.py: where a read is logged) merged in by time, at most
     MAX_READS of them; a WAL record counts as the newer at the same millisecond. A journal that cannot be read adds
     nothing."""
-    from rehydrate.store import journal
+    from rehydrate.store.local import journal
 
     read = [r for r in journal.since(state, ts, MAX_READS) if r["op"] in ("resume", "precompress")]
     if not read:
@@ -224,7 +224,8 @@ def _text(value: object) -> str | None:
 
 def _from_next(since: Since, state: State) -> None:
     """The checkpoint as state/99_next.md's header and fields show it (reconciliation verified the file)."""
-    from rehydrate.store import fsio, views
+    from rehydrate.fs import write as fsio
+    from rehydrate.store import views
 
     try:
         raw = fsio.read_bytes(state.path(views.NEXT), 1 << 20)

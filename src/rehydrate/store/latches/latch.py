@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import UsageError
-from rehydrate.store import WORDS, Problem, digest, fsio, wal
-from rehydrate.store.binding import MAX_INVARIANTS, Lines, is_bound, lines_of
-from rehydrate.store.lineorder import (
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, Problem
+from rehydrate.store.latches.binding import MAX_INVARIANTS, Lines, is_bound, lines_of
+from rehydrate.store.latches.order import (
     DUPLICATE,
     Bound,
     Collector,
@@ -22,7 +23,7 @@ from rehydrate.store.lineorder import (
     check_lines,
     minted_as,
 )
-from rehydrate.store.seen import file_fingerprint
+from rehydrate.store.local.seen import file_fingerprint
 from rehydrate.store.views import (
     ARCHIVE_DIR,
     CONTAINS_LABEL,
@@ -38,6 +39,8 @@ from rehydrate.store.views import (
     last_producer,
     render_goal,
 )
+from rehydrate.store.wal import digest
+from rehydrate.store.wal import record as wal
 from rehydrate.text import cap, quoted
 
 __all__ = ["DUPLICATE", "Bound", "actor_lines", "bound_lines", "check_lines", "minted_as"]  # (lineorder's)
@@ -47,7 +50,7 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from typing import Any
 
     from rehydrate.store.state import Snapshot, State
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 
 def lines(data: bytes) -> list[str]:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import os
 
-from rehydrate.store import fsio, local
-from rehydrate.store.gitplumb import NETWORK_TIMEOUT, Git, GitFailed
+from rehydrate.fs import write as fsio
+from rehydrate.store.git.plumb import NETWORK_TIMEOUT, Git, GitFailed
+from rehydrate.store.local import place as local
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.store import WORDS, fsio, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS
+from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 FIRST_CHUNK = 16 << 10  # the first read: a few records; each later read is four times larger, up to MAX_CHUNK
 MAX_CHUNK = 1 << 20

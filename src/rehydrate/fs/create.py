@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.store import fsio
-from rehydrate.store.fsread import ANY, Words, failing
+from rehydrate.fs import write as fsio
+from rehydrate.fs.read import ANY, Words, failing
 
 
 def create_new(path: str, data: bytes, point: str, words: Words = ANY) -> None:

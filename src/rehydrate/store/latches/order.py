@@ -9,15 +9,15 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 
-from rehydrate.store import wal
 from rehydrate.store.views import entry_id
+from rehydrate.store.wal import record as wal
 from rehydrate.text import quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time
     from typing import Any
 
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 Bound = tuple[str, bool]  # a recorded line of 10_invariants.md, and whether its place in its actor's order is bound
 DUPLICATE = "duplicate-line"  # an information, not a violation: removed by the next write (latches.dedupe)

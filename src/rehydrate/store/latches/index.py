@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.store import binding, fsio, wal
-from rehydrate.store.seen import fingerprint
+from rehydrate.fs import write as fsio
+from rehydrate.store.latches import binding
+from rehydrate.store.local.seen import fingerprint
 from rehydrate.store.views import INVARIANTS
+from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ import os
 
 from rehydrate import proc
 from rehydrate.errors import RehydrateError
-from rehydrate.store import fsio, local
+from rehydrate.fs import write as fsio
+from rehydrate.store.local import place as local
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ apart, the suffix lets the binding be extended. So appending a line extends the 
 cheap path's `read_invariants`) is one pass that hashes each line once. Records written by older versions bind
 the plain sha256 of the whole file (64 hex digits): still understood (the file is hashed whole as well, in the same
 pass), and the next write binds the running form. The hash is digest.HASHER[0] (the built-in sha256 for small inputs,
-OpenSSL's once a pass is long: store/digest.py), looked up at each use: one seam for the tests.
+OpenSSL's once a pass is long: store/wal/digest.py), looked up at each use: one seam for the tests.
 """
 
 from __future__ import annotations
@@ -18,8 +18,11 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, UnsafeFile
-from rehydrate.store import WORDS, digest, fsio, wal
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS
 from rehydrate.store.views import INVARIANTS, MAX_VIEW, read_view
+from rehydrate.store.wal import digest
+from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -90,7 +93,7 @@ class LineHasher:
             self.plain.update(chunk)
         parts = (self.rest + chunk if self.rest else chunk).split(b"\n")
         self.rest = parts.pop()
-        digest.hashed(self.size)  # a long pass: OpenSSL's sha256, faster at every size (store/digest.py)
+        digest.hashed(self.size)  # a long pass: OpenSSL's sha256, faster at every size (store/wal/digest.py)
         h, sha256 = self.h, digest.HASHER[0]
         for part in parts:
             h = sha256(h + part + b"\n").digest()

@@ -15,12 +15,13 @@ from __future__ import annotations
 import os
 import stat
 
-from rehydrate.store import fsio, wal
-from rehydrate.store.seen import Seen, fingerprint
+from rehydrate.fs import write as fsio
+from rehydrate.store.local.seen import Seen, fingerprint
+from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
-    from rehydrate.store.wal import Record
+    from rehydrate.store.wal.record import Record
 
 _VIEW_MAX = 64 << 10  # a view's bytes are kept up to this size (99_next.md is far smaller; a long handoff is not kept)
 
@@ -37,7 +38,7 @@ class Memo:
         self.views: dict[str, tuple[str, bytes]] = {}  # a view's fingerprint after it was replaced, and its bytes
         self.wal_dir = ""  # wal/'s fingerprint as this command found it
         self.teammates = ""  # wal/'s fingerprint when this process last found the teammates' logs as it saw them
-        # (store/teamseen.py): while it holds, no log was created, replaced or removed there since
+        # (store/local/teamseen.py): while it holds, no log was created, replaced or removed there since
 
     def load_seen(self, path: str, old: str | None = None) -> Seen | None:
         """The rollback cache: a copy of the one this process saved while the file is still that one, else read;

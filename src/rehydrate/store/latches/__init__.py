@@ -1,0 +1,4 @@
+"""The latches: 00_goal.md, written once, and 10_invariants.md, which only grows. The write-once and append-only
+checks (latch), the running hash that binds the invariants' lines (binding), those lines read as a graph of the
+records that bound them (order), and the seen cache's verdict when another actor appended (index).
+"""
