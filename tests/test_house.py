@@ -14,18 +14,18 @@ import house
 # Measured by `python tests/house.py`; each is a ceiling. When a number goes down, lower its ceiling here in the same
 # change, so that the house cannot slide back; raising one needs a reason in the commit message.
 CEILINGS: dict[str, int] = {
-    "max_module_lines": 884,
+    "max_module_lines": 890,
     "modules_over_max_lines": 19,
-    "max_modules_per_folder": 40,  # store/records.py, the op table's seed, took two arrows up away
+    "max_modules_per_folder": 23,
     "folders_over_max_modules": 4,
-    "cycles": 11,  # the 8-module cycle fell apart into smaller ones (text.py): more, each smaller
+    "cycles": 11,
     "largest_cycle": 6,
     "modules_in_cycles": 35,
     "private_imports": 0,
     "upward_arrows": 4,
     "forbidden_arrows": 0,
-    "function_imports": 503,
-    "function_imports_internal": 405,
+    "function_imports": 533,
+    "function_imports_internal": 435,
 }
 
 
@@ -204,7 +204,7 @@ def test_arrows_pointing_up_and_outside_the_allowed(tmp_path: Path) -> None:
             "cli/__init__.py": "",
             "store/__init__.py": "from pkg.errors import E\n",
             "store/x.py": "def f():\n    __import__(f'{__package__}.y')\n    __import__('pkg.cli.go')\n",
-            "store/writing.py": "from pkg.store import gitsync\n",
+            "store/writing.py": "from pkg.sync import run\n",
             "sync/run.py": "from pkg.store import x\n",  # sync above store: allowed
             "store/typed.py": "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from pkg.brief import compose\n",
             "errors.py": "E = 1\n",
@@ -218,7 +218,7 @@ def test_arrows_pointing_up_and_outside_the_allowed(tmp_path: Path) -> None:
     assert found == {
         ("pkg.checks", "pkg.brief.compose", "up"),
         ("pkg.store.x", "pkg.cli.go", "up"),  # a dynamic import, by the name its constant part gives
-        ("pkg.store.writing", "pkg.store.gitsync", "up"),  # store.gitsync is PLACED in sync
+        ("pkg.store.writing", "pkg.sync.run", "up"),  # sync stands above the store
         ("pkg.transcripts", "pkg.store.x", "only"),
     }
     assert [(a.source, a.target, a.rule) for a in h.type_arrows] == [("pkg.store.typed", "pkg.brief.compose", "up")]

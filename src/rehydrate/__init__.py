@@ -1,4 +1,9 @@
-"""rehydrate: working state for AI coding agents that survives context compaction, crashes and hand-offs."""
+"""rehydrate: working state for AI coding agents that survives context compaction, crashes and hand-offs.
+
+The public Python API is what `__all__` names (docs/api.md shows each with an example); everything else is private
+and may change between releases. The names load on first use, so that `import rehydrate` costs the hook path
+nothing.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +11,53 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from rehydrate.brief import ResumeResult, resume
+    from rehydrate.errors import RehydrateError
+    from rehydrate.store import Problem
+    from rehydrate.store.state import Outcome, State
+    from rehydrate.store.wal.history import History
+    from rehydrate.store.wal.history import read as history
+
 __version__ = "0.1.0"
 JSON_VERSION = 1  # the version of every --json answer and of the audit's report
-__all__ = ["JSON_VERSION", "RehydrateError", "State", "__version__"]
+__all__ = [
+    "JSON_VERSION",
+    "History",
+    "Outcome",
+    "Problem",
+    "RehydrateError",
+    "ResumeResult",
+    "State",
+    "__version__",
+    "history",
+    "resume",
+]
 
 
-def __getattr__(name: str) -> Any:  # lazy: `import rehydrate` stays cheap on the hook path
-    if name == "State":
-        from rehydrate.store.state import State
+def __getattr__(name: str) -> Any:
+    # Each branch imports only what its name needs: `rehydrate.State` must not load the brief.
+    if name in ("State", "Outcome"):
+        from rehydrate.store import state
 
-        return State
+        return getattr(state, name)
+    if name == "Problem":
+        from rehydrate.store import Problem
+
+        return Problem
     if name == "RehydrateError":
         from rehydrate.errors import RehydrateError
 
         return RehydrateError
-    raise AttributeError(name)
+    if name in ("resume", "ResumeResult"):
+        import rehydrate.brief
+
+        return getattr(rehydrate.brief, name)
+    if name in ("history", "History"):
+        from rehydrate.store.wal import history
+
+        return history.read if name == "history" else history.History
+    raise AttributeError(f"module 'rehydrate' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
