@@ -16,15 +16,16 @@ additional context in -p mode): cut out of user messages, never taken for the us
 
 from __future__ import annotations
 
-from rehydrate.transcripts import label, obj
-from rehydrate.transcripts.recent import Failed, Msg, Todos, add_edit, later_ok, stamp
+from rehydrate.transcripts.failures import later_ok
+from rehydrate.transcripts.jsonl import label, obj
+from rehydrate.transcripts.model import Failed, Msg, Todos, add_edit, stamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from rehydrate.transcripts.recent import Recent
+    from rehydrate.transcripts.model import Recent
 
 EDIT_TOOLS = ("write_file", "replace")
 SHELL = "run_shell_command"
@@ -96,8 +97,12 @@ def _shell_outcome(result: Any, display: Any) -> tuple[int | None, str]:
     return code, error
 
 
-class _Tail:
-    """The Gemini CLI side of read_since (used through TAIL)."""
+class _Format:
+    """Gemini CLI's format as the readers use it (transcripts.model.Format, through FORMAT): its tail only (the audit
+    reads no Gemini CLI file whole)."""
+
+    read = None
+    starts_turn = None
 
     @staticmethod
     def refused(raw: bytes) -> bool:
@@ -121,7 +126,7 @@ class _Tail:
     def version(head: list[dict[str, Any]]) -> str | None:
         return None  # a chat file does not name the CLI's version
 
-    TODO_MARKS = (b'"write_todos"',)  # a block holding none holds no task list
+    TODO_MARKS: tuple[bytes, ...] = (b'"write_todos"',)  # a block holding none holds no task list
 
     @staticmethod
     def may_hold_todos(raw: bytes) -> bool:
@@ -212,4 +217,4 @@ def _message(recent: Recent, number: int, rec: dict[str, Any], roots: tuple[str,
                 later_ok(recent.failed, args["command"])
 
 
-TAIL = _Tail()
+FORMAT = _Format()
