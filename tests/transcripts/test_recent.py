@@ -15,8 +15,8 @@ import pytest
 
 from conftest import REAL_TRANSCRIPTS, needs_real_transcripts
 from rehydrate import safejson
+from rehydrate.transcripts import formats
 from rehydrate.transcripts import recent as recent_mod
-from rehydrate.transcripts.formats import pick
 from rehydrate.transcripts.model import Recent, stamp
 from rehydrate.transcripts.recent import read_since
 
@@ -141,7 +141,7 @@ def test_progress_lines_are_refused_by_their_bytes_before_parsing() -> None:
 
 
 def test_the_byte_test_keeps_anything_it_cannot_judge() -> None:
-    refused = pick("claude").refused
+    refused = formats.tail("claude").refused
     assert refused(b'{"type":"progress","data":{"type":"hook_progress"}}')
     assert refused(b'{"type":"file-history-snapshot","snapshot":{}}')
     for kept in (
@@ -422,7 +422,6 @@ def test_it_runs_on_the_hook_path_without_json_re_or_anything_outside_the_stdlib
         "rehydrate.transcripts.model",
         "rehydrate.transcripts.formats",
         "rehydrate.transcripts.failures",
-        "rehydrate.transcripts.claude.read",
         "rehydrate.transcripts.claude.tail",
         "rehydrate.transcripts.claude.tasks",
     }

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.transcripts import jsonl
-from rehydrate.transcripts.claude.read import content_text
+from rehydrate.transcripts.claude import content_text
 from rehydrate.transcripts.jsonl import label, loads, obj, open_regular
 from rehydrate.transcripts.recent import CAPTURE_READ, TODOS_BACK
 

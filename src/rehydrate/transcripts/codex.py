@@ -196,11 +196,8 @@ def _outcome(output: Any, loads: Callable[[str | bytes], Any]) -> tuple[int | No
     return exit_error(text)
 
 
-class _Format:
-    """Codex CLI's format as the readers use it (transcripts.model.Format, through FORMAT)."""
-
-    read = staticmethod(read)
-    starts_turn = staticmethod(starts_turn)
+class _Tail:
+    """The Codex side of read_since (transcripts.model.Tail, through TAIL)."""
 
     @staticmethod
     def refused(raw: bytes) -> bool:
@@ -387,7 +384,7 @@ def _plan(recent: Recent, number: int | None, args: Any, before: bool) -> None:
         recent.todos = Todos("update_plan", number, before, items)
 
 
-FORMAT = _Format()
+TAIL = _Tail()
 
 
 COMPACTION_LOOK_BACK = 8 << 20  # the bytes read back from a rollout's end for its last `compacted` line

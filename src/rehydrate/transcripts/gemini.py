@@ -97,12 +97,8 @@ def _shell_outcome(result: Any, display: Any) -> tuple[int | None, str]:
     return code, error
 
 
-class _Format:
-    """Gemini CLI's format as the readers use it (transcripts.model.Format, through FORMAT): its tail only (the audit
-    reads no Gemini CLI file whole)."""
-
-    read = None
-    starts_turn = None
+class _Tail:
+    """The Gemini CLI side of read_since (transcripts.model.Tail, through TAIL)."""
 
     @staticmethod
     def refused(raw: bytes) -> bool:
@@ -217,4 +213,4 @@ def _message(recent: Recent, number: int, rec: dict[str, Any], roots: tuple[str,
                 later_ok(recent.failed, args["command"])
 
 
-FORMAT = _Format()
+TAIL = _Tail()

@@ -1,6 +1,7 @@
 """What a transcript says, as every format returns it: a whole file read for the audit (Session, with its Turns,
 ToolCalls and Compactions) and a tail read since a time (Recent, with its Msgs, Todos and Failed commands); the
-stamps and project paths the formats write into them; and, for the type checker, the Format each format provides.
+stamps and project paths the formats write into them; and, for the type checker, the sides each format provides
+(Tail, Whole).
 
 Every string here is the transcript's text, untrusted: raw, cleaned and bounded by whoever shows it. Standard library
 only at import (the hook path fills a Recent).
@@ -18,9 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Literal, Protocol
 
-    class Format(Protocol):
-        """One transcript format, as the readers use it (transcripts.formats.FORMATS): its tail since a time
-        (transcripts.recent.read_since), and for the formats the audit reads whole, the whole file and its turns."""
+    class Tail(Protocol):
+        """One format's tail since a time, as transcripts.recent.read_since reads it (each format's TAIL)."""
 
         TODO_MARKS: tuple[bytes, ...]  # a block of the file holding none of these holds no task list
 
@@ -56,13 +56,15 @@ if TYPE_CHECKING:
         ) -> None:
             """What the window's records (and the task list's records before it) say, written into recent."""
 
-        @property
-        def read(self) -> Callable[[str, bool, bool], Session] | None:
-            """The whole file as a Session (path, audit, prefilter); None: a format the audit does not read."""
+    class Whole(Protocol):
+        """One format's whole file, as transcripts.reader reads it for the audit (a module: claude.read, codex)."""
 
-        @property
-        def starts_turn(self) -> Callable[[dict[str, Any]], bool] | None:
-            """Whether a record starts a turn (a user's own message); None with read."""
+        def read(self, path: str, audit: bool, prefilter: bool) -> Session:
+            """The whole file as a Session; audit: only what the audit uses; prefilter: lines it cannot use
+            unparsed."""
+
+        def starts_turn(self, rec: dict[str, Any]) -> bool:
+            """Whether a record starts a turn (a user's own message)."""
 
 
 # --- a whole file, read for the audit ---------------------------------------------------------------------------------

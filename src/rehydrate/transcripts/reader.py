@@ -8,15 +8,14 @@ reads the last turns from the end of a file, without reading the rest.
 
 from __future__ import annotations
 
-from rehydrate.transcripts.formats import DEFAULT, pick
+from rehydrate.transcripts.formats import whole
 from rehydrate.transcripts.jsonl import lines, lines_backwards, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
-    from rehydrate.transcripts.model import Format, Session
+    from rehydrate.transcripts.model import Session
 
 
 def detect(path: str) -> str | None:
@@ -45,9 +44,7 @@ def read(path: str, harness: str | None = None, audit: bool = False, prefilter: 
     audit` reports (compactions, usage, turns, tool calls and their failures) is read, the rest of a Claude Code
     session left at its type, and types are not counted; prefilter (with audit): its lines whose bytes show they
     cannot hold any of it are not even parsed (claude.read.audited; bad_lines then counts only the lines parsed)."""
-    reader = _whole(harness or detect(path)).read
-    assert reader is not None
-    return reader(path, audit, prefilter)
+    return whole(harness or detect(path)).read(path, audit, prefilter)
 
 
 def tail(path: str, turns: int, harness: str | None = None) -> list[dict[str, Any]]:
@@ -55,8 +52,7 @@ def tail(path: str, turns: int, harness: str | None = None) -> list[dict[str, An
 
     A turn starts at a user's message. The cost depends on the size of those turns, not on the file's.
     """
-    starts_turn: Callable[[dict[str, Any]], bool] | None = _whole(harness or detect(path)).starts_turn
-    assert starts_turn is not None
+    starts_turn = whole(harness or detect(path)).starts_turn
     found: list[dict[str, Any]] = []
     seen = 0
     for raw in lines_backwards(path):
@@ -73,9 +69,3 @@ def tail(path: str, turns: int, harness: str | None = None) -> list[dict[str, An
                 break
     found.reverse()
     return found
-
-
-def _whole(name: str | None) -> Format:
-    """The format of that name when it reads whole files, else DEFAULT's."""
-    fmt = pick(name)
-    return fmt if fmt.read is not None else pick(DEFAULT)

@@ -1,7 +1,7 @@
 """What a transcript says happened since a time: the tail a recovery reads, never the whole file.
 
 `read_since(path, since_ts, *, loads, max_bytes, harness=None, project=None, todos_back=TODOS_BACK, numbered=False)
--> Recent` (transcripts.model), each format's extractor picked from transcripts.formats.FORMATS:
+-> Recent` (transcripts.model), each format's tail picked from transcripts.formats.FORMATS:
 - path: opened with `open_regular` (a FIFO, a device or a folder is refused with OSError; so is a missing file).
 - Reads backwards from the end to the first *stamped* record at or before since_ts (stamps compared as
   YYYY-MM-DDTHH:MM:SS.mmmZ strings, normalised without datetime; unstamped records inside the window are kept);
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.transcripts.formats import DEFAULT, detect, pick
+from rehydrate.transcripts import formats
 from rehydrate.transcripts.jsonl import open_regular
 from rehydrate.transcripts.model import Recent, roots_of, stamp
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
-    from rehydrate.transcripts.model import Format
+    from rehydrate.transcripts.model import Tail
 
 # The task list's look-back past since_ts (the capture's and the audit's): only the blocks and lines that name a task
 # tool are split and parsed, but every byte is read and searched (about 3 ms a MiB): a list made longer ago than this
@@ -103,7 +103,7 @@ def harness_of(path: str, loads: Callable[[str | bytes], Any]) -> str | None:
     """The harness that wrote the transcript at path, from its first records; None when none of the three (OSError
     when it cannot be opened, as read_since)."""
     with open_regular(path) as f:
-        return detect(_head(f, loads))
+        return formats.detect(_head(f, loads))
 
 
 def read_since(
@@ -121,8 +121,8 @@ def read_since(
     with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         head = _head(f, loads)
-        name = harness or detect(head) or DEFAULT
-        fmt = pick(name)
+        name = harness or formats.detect(head) or formats.DEFAULT
+        fmt = formats.tail(name)
         recent = Recent(name, path, size)
         roots = roots_of(project)
         if roots and fmt.names_other(head, roots):
@@ -150,7 +150,7 @@ def _window(
     since: str | None,
     loads: Callable[[str | bytes], Any],
     max_bytes: int,
-    fmt: Format,
+    fmt: Tail,
     todos_back: int,
     numbered: bool,
 ) -> tuple[list[tuple[int, dict[str, Any]]], list[tuple[int | None, dict[str, Any]]]]:
@@ -224,7 +224,7 @@ def _count_lines(f: Any, offsets: list[int]) -> dict[int, int]:
 
 
 def _todos_before(
-    f: Any, recent: Recent, loads: Callable[[str | bytes], Any], fmt: Format, todos_back: int
+    f: Any, recent: Recent, loads: Callable[[str | bytes], Any], fmt: Tail, todos_back: int
 ) -> list[tuple[int, dict[str, Any]]]:
     """The records before the window that hold or change the task list, oldest first with their byte offsets: read
     back at most todos_back bytes from read_from, to the newest one that holds the list whole (nothing older can

@@ -6,7 +6,8 @@ know.
 - tail.py: the tail since a checkpoint (transcripts.recent.read_since), this format's FORMAT;
 - tasks.py: the task list the task tools keep on disk, and how a task tool's call changes it.
 
-Importing this folder's names loads nothing else (the guard reads EDIT_TOOLS on every tool call).
+Importing this folder's names (and its two content helpers) loads nothing else: the guard reads EDIT_TOOLS on every
+tool call, and the tail reads no whole file.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
 FILE_KEYS = ("file_path", "notebook_path", "path")
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # a tool input's file_path or notebook_path
@@ -52,3 +54,20 @@ _LOCAL += ("sandbox", "bug", "feedback", "tasks", "copy", "fast", "stats", "keyb
 LOCAL_COMMANDS = frozenset(_LOCAL)
 REJECTED = "The user doesn't want to proceed with this tool use"
 USER_SAID = "the user said:"
+
+
+def error_text(content: Any) -> bool:
+    """Whether a tool result's content is Claude Code's own error (<tool_use_error>...)."""
+    text = content if isinstance(content, str) else ""
+    if isinstance(content, list):
+        text = "".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return text.lstrip().startswith("<tool_use_error>")
+
+
+def content_text(content: Any) -> str:
+    """A message's or tool result's content as text: the string, or its parts' texts joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""

@@ -3,7 +3,7 @@ failures (a Session); and what the Stop hook counts from its end (tool_calls_sin
 
 from __future__ import annotations
 
-from rehydrate.transcripts.claude import FILE_KEYS
+from rehydrate.transcripts.claude import FILE_KEYS, error_text
 from rehydrate.transcripts.jsonl import json_parser, label, newer_than, obj, read_blocks, records
 from rehydrate.transcripts.model import Compaction, Session, ToolCall
 
@@ -204,19 +204,3 @@ def _user(session: Session, rec: dict[str, Any], calls: dict[str, ToolCall]) -> 
         return
     if not results and not rec.get("isCompactSummary") and not rec.get("isMeta"):
         session.user_turns += 1
-
-
-def error_text(content: Any) -> bool:
-    text = content if isinstance(content, str) else ""
-    if isinstance(content, list):
-        text = "".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    return text.lstrip().startswith("<tool_use_error>")
-
-
-def content_text(content: Any) -> str:
-    """A message's or tool result's content as text: the string, or its parts' texts joined by newlines."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    return ""

@@ -1,6 +1,6 @@
 """The tail of a Claude Code session since a checkpoint (transcripts.recent.read_since): the user's requests of every
 kind, the last assistant text, the task list, the files edited, the commands that failed; what the reader does not
-know counted. FORMAT is this format as transcripts.formats lists it."""
+know counted. TAIL is this side as transcripts.formats lists it."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from rehydrate.transcripts.claude import (
     REJECTED,
     TASK_TOOLS,
     USER_SAID,
+    content_text,
+    error_text,
 )
-from rehydrate.transcripts.claude.read import content_text, error_text, read, starts_turn
 from rehydrate.transcripts.claude.tasks import fold_task
 from rehydrate.transcripts.failures import exit_error, later_ok
 from rehydrate.transcripts.jsonl import label, obj
@@ -34,11 +35,8 @@ _USED_TYPES = (b"user", b"assistant", b"system", b"queue-operation")
 _SKIPPED_TYPES = (b"progress", b"file-history-snapshot")
 
 
-class _Format:
-    """Claude Code's format as the readers use it (transcripts.model.Format, through FORMAT)."""
-
-    read = staticmethod(read)
-    starts_turn = staticmethod(starts_turn)
+class _Tail:
+    """Claude Code's side of read_since (transcripts.model.Tail, through TAIL)."""
 
     @staticmethod
     def refused(raw: bytes) -> bool:
@@ -87,14 +85,14 @@ class _Format:
     def may_hold_todos(raw: bytes) -> bool:
         """A line that may hold or change the task list: a TodoWrite or task tool call, a task tool's result (its
         toolUseResult names a "task", "tasks" or "taskId"), a user record's todos."""
-        return any(m in raw for m in _Format.TODO_MARKS)
+        return any(m in raw for m in _Tail.TODO_MARKS)
 
     @staticmethod
     def holds_todos(rec: dict[str, Any]) -> bool:
         """A record that holds or changes the task list (read before the window, oldest first)."""
         inner = _subagent(rec)
         if inner is not None:
-            return _Format.holds_todos(inner)
+            return _Tail.holds_todos(inner)
         if rec.get("type") == "user":
             todos = rec.get("todos")
             return (isinstance(todos, list) and bool(todos)) or _task_result(rec)
@@ -106,7 +104,7 @@ class _Format:
         a fallback: it never ends the look-back.)"""
         inner = _subagent(rec)
         if inner is not None:
-            return _Format.todos_whole(inner)
+            return _Tail.todos_whole(inner)
         if rec.get("type") == "user":
             return isinstance(obj(rec.get("toolUseResult")).get("tasks"), list)
         return _todo_write(rec) is not None
@@ -132,7 +130,7 @@ class _Format:
         walk.done()
 
 
-FORMAT = _Format()
+TAIL = _Tail()
 
 
 def _subagent(rec: dict[str, Any]) -> dict[str, Any] | None:
