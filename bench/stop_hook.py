@@ -1,11 +1,11 @@
 """The Stop hook on a transcript whose last line is huge: its cost must grow with that line's size, not with its square.
 
 The Stop hook counts the tool calls since the last checkpoint by reading the transcript backwards
-(rehydrate.transcripts.newer_than). Its last line can be huge: a Write of a big file puts the whole file in one
+(rehydrate.transcripts.jsonl.newer_than). Its last line can be huge: a Write of a big file puts the whole file in one
 record. Two transcripts, the same few turns, then a last line of 1 MiB in one and 32 MiB in the other:
 
-1. In-process, interleaved: transcripts.claude.tool_calls_since on each, and a floor on each: the least any reader must
-   do, one f.read() of the whole file and one parse of its last line. The floor's own big/small ratio is not 32:
+1. In-process, interleaved: transcripts.claude.read.tool_calls_since on each, and a floor on each: the least any reader
+   must do, one f.read() of the whole file and one parse of its last line. The floor's own big/small ratio is not 32:
    buffers of 32 MiB miss the caches and fault in fresh pages, 1 MiB ones do not. So the reader's big/small ratio is
    shown beside the floor's, and the target is on the big file, where a reader's algorithm shows: the quadratic
    reader this replaced scanned the growing line again for each 64 KiB chunk (52 s at 32 MiB,
@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 
 import _common
-from rehydrate.transcripts import claude
+from rehydrate.transcripts.claude.read import tool_calls_since
 
 try:  # the parser the reader uses
     from orjson import loads
@@ -65,7 +65,7 @@ def transcript(path: str, mib: int) -> None:
 def in_process(path: str) -> Callable[[], float]:
     def measure() -> float:
         t0 = time.perf_counter()
-        calls = claude.tool_calls_since(path, "")
+        calls = tool_calls_since(path, "")
         elapsed = time.perf_counter() - t0
         if calls != 4:
             raise _common.BenchError(f"{path}: {calls} tool calls counted, 4 expected")

@@ -12,10 +12,10 @@ left out as ccusage has none), and the cost of a tail read.
    machine) and its peak memory (flat: audit streams); each ratio is taken per round (the two processes run one
    after the other, in a rotating order) and reported as the median of the rounds with its spread (lowest to
    highest), and the load average is printed before and after. Targets: audit >= 4x ccusage, >= 0.7x the bare
-   loop (median over rounds). --unfiltered also times audit with its bytes pre-filter off (transcripts.claude.audited:
-   every line parsed), to show what the filter saves.
+   loop (median over rounds). --unfiltered also times audit with its bytes pre-filter off
+   (transcripts.claude.read.audited: every line parsed), to show what the filter saves.
 2. Tail. The last 20 turns of a 200 MB transcript against a 1 MB one that ends with the same 20 turns, read with
-   rehydrate.transcripts.tail in this process, interleaved. Target: median ratio <= 1.5.
+   rehydrate.transcripts.reader.tail in this process, interleaved. Target: median ratio <= 1.5.
 
     python bench/transcripts.py [--rounds 9] [--tail-rounds 50] [--skip-ccusage] [--unfiltered]
     python bench/transcripts.py --big --megabytes 2000 --rounds 5 --skip-tail
@@ -34,7 +34,7 @@ import time
 from collections.abc import Sequence
 
 import _common
-from rehydrate import transcripts
+from rehydrate.transcripts.reader import tail
 
 FIXTURES = os.path.join(os.path.dirname(_common.REPO), "shared", "fixtures", "transcripts")  # beside the checkout
 FIXTURE_NAME = "claude-code-2.1.39-manual-compact.jsonl"
@@ -239,13 +239,13 @@ def _ratio(name: str, kind: str, values: list[float], target: float | None) -> s
 def _tail(args: argparse.Namespace, root: str) -> None:
     small, big = tail_files(root, args.megabytes)
 
-    if transcripts.tail(small, 20) != transcripts.tail(big, 20):
+    if tail(small, 20) != tail(big, 20):
         raise _common.BenchError("the two files do not end with the same 20 turns")
 
     def reader(path: str) -> _common.Callable[[], float]:
         def measure() -> float:
             t0 = time.perf_counter()
-            transcripts.tail(path, 20)
+            tail(path, 20)
             return time.perf_counter() - t0
 
         return measure

@@ -17,6 +17,7 @@ from tests.transcripts import realsessions
 
 from rehydrate import audit
 from rehydrate.audit import loss
+from rehydrate.audit.boundary import copy_prefix, offsets
 from rehydrate.harness import capture as precompact
 
 FILES = sorted(realsessions.FIXTURES.glob("*.jsonl.gz"))
@@ -180,20 +181,20 @@ def test_ids_and_numbers_are_whole_tokens_holding_a_digit() -> None:
 
 
 def test_a_prefix_copy_is_bounded_and_starts_at_a_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each compaction's prefix is copied from at most loss.COPIED bytes before it (what the capture may read
+    """Each compaction's prefix is copied from at most COPIED bytes before it (what the capture may read
     back), from the start of a line."""
     lines = [json.dumps({"n": n, "pad": "x" * (n % 50)}).encode() for n in range(2000)]
     path, copy = tmp_path / "s.jsonl", tmp_path / "copy.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     end = len(b"\n".join(lines[:1500])) + 1  # the start of line 1501
-    assert loss._copy(str(path), end, str(copy)) == 0
+    assert copy_prefix(str(path), end, str(copy)) == 0
     assert copy.read_bytes() == b"\n".join(lines[:1500]) + b"\n"
-    monkeypatch.setattr(loss, "COPIED", 5000)
-    start = loss._copy(str(path), end, str(copy))
+    monkeypatch.setattr("rehydrate.audit.boundary.COPIED", 5000)
+    start = copy_prefix(str(path), end, str(copy))
     data = copy.read_bytes()
     assert len(data) <= 5000 and data.endswith(lines[1499] + b"\n") and path.read_bytes()[start:end] == data
     assert json.loads(data.split(b"\n")[0])["n"] > 1300  # whole lines only
-    assert loss._offsets(str(path), [1501, 1, 2001, 5000]) == {1: 0, 1501: end, 2001: path.stat().st_size}
+    assert offsets(str(path), [1501, 1, 2001, 5000]) == {1: 0, 1501: end, 2001: path.stat().st_size}
     prompts = [
         {"type": "user", "timestamp": f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z", "message": {"content": f"p{n}"}}
         for n in range(300)

@@ -1,5 +1,5 @@
-"""audit's pre-filter (transcripts.claude.audited): lines that cannot matter are skipped before they are parsed, and
-the report (text, --json and the page) is the same as with every line parsed: on every real transcript, and on the
+"""audit's pre-filter (transcripts.claude.read.audited): lines that cannot matter are skipped before they are parsed,
+and the report (text, --json and the page) is the same as with every line parsed: on every real transcript, and on the
 same records written with other spacing and key order, escapes, and failures and compactions put in."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from conftest import REAL_TRANSCRIPTS, needs_real_transcripts
-from rehydrate import audit, transcripts
-from rehydrate.transcripts.claude import FILTERED, audited
+from rehydrate import audit
+from rehydrate.transcripts import jsonl, reader
+from rehydrate.transcripts.claude.read import FILTERED, audited
 
 REAL = REAL_TRANSCRIPTS
 pytestmark = needs_real_transcripts()
@@ -108,8 +109,8 @@ def test_the_report_is_the_same_with_and_without_the_prefilter(tmp_path: Path, m
     paths = _variants(tmp_path)
     fast = audit.report(paths, prefilter=True)
     parsed = audit.report(paths)
-    read = transcripts.read
-    monkeypatch.setattr(transcripts, "read", lambda path, harness=None, **_: read(path, harness))
+    read = reader.read
+    monkeypatch.setattr(reader, "read", lambda path, harness=None, **_: read(path, harness))
     full = audit.report(paths)
     assert fast == parsed == full
     assert audit.render(fast) == audit.render(parsed) == audit.render(full)
@@ -124,15 +125,15 @@ def test_the_prefilter_skips_without_parsing(tmp_path: Path, monkeypatch: pytest
     """What the filter refuses is never parsed: the parser sees only the records audit uses (and a few others that
     name such a type at some depth, or longer than the filter's FILTERED bytes: those are parsed untested)."""
     seen: list[bytes] = []
-    parse = transcripts.json_parser()
+    parse = jsonl.json_parser()
 
     def counting(raw: bytes) -> Any:
         seen.append(raw)
         return parse(raw)
 
-    monkeypatch.setattr(transcripts, "_loads", counting)
+    monkeypatch.setattr(jsonl, "_loads", counting)
     claude = REAL / "claude-code-2.1.39-manual-compact.jsonl"
-    s = transcripts.read(str(claude), "claude", audit=True, prefilter=True)
+    s = reader.read(str(claude), "claude", audit=True, prefilter=True)
     assert s.lines == 2385 and len(s.tool_calls) == 242 and s.user_turns > 0
     assert 600 < len(seen) < 2385 / 2  # the lines parsed, of 2,385
     assert all(json.loads(x).get("type") in (*USED, "progress") or len(x) > FILTERED for x in seen)

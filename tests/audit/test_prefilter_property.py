@@ -11,9 +11,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rehydrate import audit, transcripts
+from rehydrate import audit
 from rehydrate.harness import capture as precompact
-from rehydrate.transcripts.claude import audited
+from rehydrate.transcripts import jsonl
+from rehydrate.transcripts.claude.read import audited
 
 USED = ("assistant", "user", "system")
 KINDS = st.sampled_from([*USED, "progress", "file-history-snapshot", "queue-operation", "message", "tool_use", "us"])
@@ -66,7 +67,7 @@ def test_a_line_the_filter_skips_is_never_a_record_the_audit_uses(rec: dict[str,
     line = _write(rec, style, escape)
     if not audited(line):
         assert _kind(line) not in USED, line
-        assert transcripts.loads(line)["type"] not in USED  # the parser audit uses agrees
+        assert jsonl.loads(line)["type"] not in USED  # the parser audit uses agrees
 
 
 def test_the_filter_skips_the_records_it_can_tell_from_their_bytes() -> None:
@@ -96,8 +97,8 @@ def test_the_filter_skips_the_records_it_can_tell_from_their_bytes() -> None:
 def test_the_audit_is_the_same_with_and_without_the_filter(
     tmp_path_factory: Any, lines: list[tuple[dict[str, Any], int, int]]
 ) -> None:
-    """The whole audit (its inline test in transcripts.claude._audit, not only audited()) against every line parsed:
-    generated records with real assistant, user and compaction records between them."""
+    """The whole audit (its inline test in transcripts.claude.read._audit, not only audited()) against every line
+    parsed: generated records with real assistant, user and compaction records between them."""
     folder: Path = tmp_path_factory.mktemp("audit")
     real = [
         {"type": "assistant", "message": {"id": "m1", "usage": {"input_tokens": 5}, "content": [_use("t1")]}},
@@ -123,15 +124,15 @@ def test_audit_skips_unparsed_by_default(tmp_path: Path, monkeypatch: Any) -> No
     a progress record, and the tail reads of the loss report and the format drift parse none past the file's first
     records (read_since's head: which harness, which version), their own byte test refusing the rest."""
     seen: list[bytes] = []
-    parse = transcripts.json_parser()
-    monkeypatch.setattr(transcripts, "_loads", lambda raw: seen.append(raw) or parse(raw))
+    parse = jsonl.json_parser()
+    monkeypatch.setattr(jsonl, "_loads", lambda raw: seen.append(raw) or parse(raw))
     progress = b'{"parentUuid":null,"type":"progress","data":{"type":"hook_progress","hookEvent":"SessionStart"}}'
     used = json.dumps({"type": "assistant", "message": {"id": "m", "content": [_use("t")]}}).encode()
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join([used] + [progress] * 100) + b"\n")
     data = audit.report([str(path)])
     assert data["sessions"][0]["lines"] == 101 and data["sessions"][0]["tool_calls"] == 1
-    assert seen == [used, used]  # once to tell the harness (transcripts.detect), once read
+    assert seen == [used, used]  # once to tell the harness (transcripts.reader.detect), once read
     seen.clear()
     assert audit.report([str(path)], capture=precompact.capture)["sessions"][0]["tool_calls"] == 1
     # used: told, read, then the drift's tail read: its head (20 records: 19 progress) and its window

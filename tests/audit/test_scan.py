@@ -32,21 +32,21 @@ def test_the_cyclic_collector_rests_while_the_files_are_read(tmp_path: Path, mon
     500 MB audit). It is back as it was afterwards, also when a read fails."""
     import gc
 
-    from rehydrate import transcripts
+    from rehydrate.transcripts import reader
 
     path = tmp_path / "s.jsonl"
     path.write_text('{"type":"user","message":{"content":"hi"}}\n')
-    read = transcripts.read
+    read = reader.read
     during: list[bool] = []
-    monkeypatch.setattr(transcripts, "read", lambda *a, **k: during.append(gc.isenabled()) or read(*a, **k))
+    monkeypatch.setattr(reader, "read", lambda *a, **k: during.append(gc.isenabled()) or read(*a, **k))
     assert gc.isenabled()
     assert audit.report([str(path)])["summary"]["sessions"] == 1
     assert during == [False] and gc.isenabled()
-    monkeypatch.setattr(transcripts, "read", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(reader, "read", lambda *a, **k: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         audit.report([str(path)])
     assert gc.isenabled()
-    monkeypatch.setattr(transcripts, "read", read)
+    monkeypatch.setattr(reader, "read", read)
     gc.disable()
     try:
         audit.report([str(tmp_path / "gone.jsonl")])
@@ -62,11 +62,11 @@ def test_a_calls_token_is_made_only_for_calls_that_may_repeat_one(
     without a compaction, and after one only for calls whose name and files some call on the other side shares."""
     import json
 
-    from rehydrate import transcripts
+    from rehydrate.transcripts import model
 
     made: list[str] = []
-    same_input = transcripts.same_input
-    monkeypatch.setattr(transcripts, "same_input", lambda name, value: made.append(name) or same_input(name, value))
+    same_input = model.same_input
+    monkeypatch.setattr(model, "same_input", lambda name, value: made.append(name) or same_input(name, value))
 
     def use(n: int, name: str, path: str) -> str:
         block = {"type": "tool_use", "id": f"t{n}", "name": name, "input": {"file_path": path}}

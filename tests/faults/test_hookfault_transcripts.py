@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from conftest import rehydrate
-from rehydrate import transcripts
-from rehydrate.transcripts.claude import tool_calls_since
+from rehydrate.transcripts import jsonl, reader
+from rehydrate.transcripts.claude.read import tool_calls_since
 
 DEEP = b"[" * 100_000 + b"]" * 100_000  # past any parser's limit: json raises RecursionError, orjson a ValueError
 NEAR = 1010  # within a record, under orjson's limit of 1024 (it parses); past what json.dumps and repr follow (3.11)
@@ -91,23 +91,23 @@ def _codex(tmp_path: Path) -> Path:
 def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Both parsers audit can run on: orjson when installed, and the standard json it falls back to."""
     if request.param == "json":
-        monkeypatch.setattr(transcripts, "_loads", json.loads)
+        monkeypatch.setattr(jsonl, "_loads", json.loads)
     return str(request.param)
 
 
 def test_json_nested_too_deeply_is_a_bad_line_under_both_parsers(tmp_path: Path, parser: str) -> None:
-    fast = transcripts.json_parser() is not json.loads  # orjson parses the records nested NEAR deep; json may give up
+    fast = jsonl.json_parser() is not json.loads  # orjson parses the records nested NEAR deep; json may give up
     claude = _claude(tmp_path)
-    assert transcripts.detect(str(claude)) == "claude"  # its first line is the deep one: skipped, not raised
-    s = transcripts.read(str(claude))
+    assert reader.detect(str(claude)) == "claude"  # its first line is the deep one: skipped, not raised
+    s = reader.read(str(claude))
     assert s.harness == "claude" and s.lines == 9 and s.bad_lines >= 2
     assert [c.line for c in s.compactions] == [8] and s.user_turns == 2
     if fast:  # the call's key (its input as canonical JSON) is too deep for json.dumps on 3.11
         assert [c.name for c in s.tool_calls if c.ident == "toolu_deep"] == ["Edit"]
-    assert [r["message"]["content"] for r in transcripts.tail(str(claude), 1)] == ["last"]
-    assert len(list(transcripts.newer_than(str(claude), ""))) >= 3
+    assert [r["message"]["content"] for r in reader.tail(str(claude), 1)] == ["last"]
+    assert len(list(jsonl.newer_than(str(claude), ""))) >= 3
     codex = _codex(tmp_path)
-    c = transcripts.read(str(codex), "codex")
+    c = reader.read(str(codex), "codex")
     idents = [t.ident for t in c.tool_calls]
     allowed = [["c1", "c2"]] if fast else [["c1"], ["c1", "c2"]]  # json parses NEAR-deep lines where its stack allows
     assert c.harness == "codex" and c.user_turns == 1 and idents in allowed
@@ -134,11 +134,11 @@ def test_a_fifo_or_a_device_is_refused_not_read(tmp_path: Path) -> None:
     zero.symlink_to("/dev/zero")  # endless: a read would never end
     for path in (fifo, zero, tmp_path):
         with pytest.raises(OSError, match="not a regular file"):
-            transcripts.read(str(path), "claude")
+            reader.read(str(path), "claude")
         with pytest.raises(OSError, match="not a regular file"):
-            transcripts.tail(str(path), 1, "claude")
+            reader.tail(str(path), 1, "claude")
         assert tool_calls_since(str(path), "") == 0
-        assert transcripts.detect(str(path)) is None
+        assert reader.detect(str(path)) is None
 
 
 # ------------------------------------------------------------------------------- the backward reader's cost
@@ -200,9 +200,9 @@ class CountingFile:
 
 @pytest.fixture
 def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    real, parse = transcripts.open_regular, transcripts.json_parser()
-    monkeypatch.setattr(transcripts, "open_regular", lambda path: CountingFile(real(path)))
-    monkeypatch.setattr(transcripts, "_loads", lambda raw: parse(bytes(raw)))  # orjson takes no bytes subclass
+    real, parse = jsonl.open_regular, jsonl.json_parser()
+    monkeypatch.setattr(jsonl, "open_regular", lambda path: CountingFile(real(path)))
+    monkeypatch.setattr(jsonl, "_loads", lambda raw: parse(bytes(raw)))  # orjson takes no bytes subclass
     Counted.work = 0
     yield
 
@@ -225,19 +225,19 @@ def test_a_huge_last_line_is_read_backwards_in_linear_work(tmp_path: Path, count
     assert 0 < Counted.work <= 4 * size, f"{Counted.work:,} bytes of work for a {size:,}-byte file"
     Counted.work = 0
     path.write_bytes(path.read_bytes().rstrip(b"\n"))  # the last line without its newline (still being written)
-    assert [r["message"]["content"] for r in transcripts.tail(str(path), 1)][-1] == [big]
+    assert [r["message"]["content"] for r in reader.tail(str(path), 1)][-1] == [big]
     assert Counted.work <= 4 * size
 
 
 def test_a_line_longer_than_the_limit_is_skipped_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(transcripts, "MAX_LINE", 1000)
+    monkeypatch.setattr(jsonl, "MAX_LINE", 1000)
     long = b'{"type": "user", "message": {"content": "' + b"z" * 5000 + b'"}}'
     path = tmp_path / "t.jsonl"
     path.write_bytes(b'{"a": 1}\n' + long + b'\n{"b": 2}\n')
     for chunk in (7, 64, 1 << 16):
-        assert list(transcripts.lines_backwards(str(path), chunk)) == [b'{"b": 2}', b'{"a": 1}'], chunk
+        assert list(jsonl.lines_backwards(str(path), chunk)) == [b'{"b": 2}', b'{"a": 1}'], chunk
     path.write_bytes(long + b'\n{"b": 2}')  # the long line first, and a last line with no newline
-    assert list(transcripts.lines_backwards(str(path), 64)) == [b'{"b": 2}']
+    assert list(jsonl.lines_backwards(str(path), 64)) == [b'{"b": 2}']
 
 
 def test_lines_come_back_whole_and_in_order_whatever_the_chunk_size(tmp_path: Path) -> None:
@@ -248,4 +248,4 @@ def test_lines_come_back_whole_and_in_order_whatever_the_chunk_size(tmp_path: Pa
         path.write_bytes(data)
         expected = [x for x in reversed(data.split(b"\n")) if x.strip()]
         for chunk in (1, 2, 3, 5, 16, 299, 300, 301, 1 << 16):
-            assert list(transcripts.lines_backwards(str(path), chunk)) == expected, (ending, chunk)
+            assert list(jsonl.lines_backwards(str(path), chunk)) == expected, (ending, chunk)

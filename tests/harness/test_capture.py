@@ -262,7 +262,7 @@ def test_claude_code_s_own_task_store_gives_the_list_whole(tmp_path: Path, monke
     """Claude Code 2.1.332 keeps its task list in CLAUDE_CONFIG_DIR/tasks/<session id>/<id>.json: the capture takes
     it from there, whole and in order of creation, though the transcript read holds none of its calls; a session id
     that is not a plain name is never a path, and a file that does not parse or is too large is left out."""
-    from rehydrate.transcripts import claude
+    from rehydrate.transcripts.claude import tasks
 
     home = tmp_path / "claude-home"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
@@ -275,7 +275,7 @@ def test_claude_code_s_own_task_store_gives_the_list_whole(tmp_path: Path, monke
     ):
         (store / f"{ident}.json").write_text(json.dumps({"id": ident, "subject": subject, "status": status}))
     (store / "3.json").write_text("{not json")
-    (store / "4.json").write_text(json.dumps({"id": "4", "subject": "x" * (claude.MAX_TASK_FILE + 10)}))
+    (store / "4.json").write_text(json.dumps({"id": "4", "subject": "x" * (tasks.MAX_TASK_FILE + 10)}))
     (home / "tasks" / "evil").mkdir()
     (home / "tasks" / "evil" / "1.json").write_text(json.dumps({"id": "1", "subject": "planted", "status": "pending"}))
     path = _jsonl(tmp_path / "t.jsonl", [_user("go on")])

@@ -32,9 +32,9 @@ def test_edit_tools_are_each_harness_s_own_named_once_with_the_transcript_format
         assert harness.get(name).home() == fmt.home()
     src = Path(harness.__file__).parent.parent
     for fact, place in (
-        ('"CLAUDE_CONFIG_DIR"', "claude.py"),
+        ('"CLAUDE_CONFIG_DIR"', "claude/__init__.py"),
         ('"CODEX_HOME"', "codex.py"),
-        ('"MultiEdit"', "claude.py"),
+        ('"MultiEdit"', "claude/__init__.py"),
     ):
         holders = [p.relative_to(src).as_posix() for p in sorted(src.rglob("*.py")) if fact in p.read_text()]
         assert holders == [f"transcripts/{place}"], (fact, holders)

@@ -142,7 +142,7 @@ def test_a_subagent_s_list_is_not_the_session_s(state: State, repo: Path) -> Non
 
 
 def test_a_task_made_without_an_id_after_a_delete_takes_a_new_one() -> None:
-    from rehydrate.transcripts.claude import fold_task
+    from rehydrate.transcripts.claude.tasks import fold_task
 
     tasks: dict[str, dict[str, object]] = {}
     for subject in ("a", "b", "c"):

@@ -1,4 +1,4 @@
-"""transcripts.lines and records: a file read in blocks gives every line whole, numbered, in order; a line longer than
+"""jsonl.lines and records: a file read in blocks gives every line whole, numbered, in order; a line longer than
 MAX_LINE comes back as None (skipped, never held), whatever the blocks' size."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rehydrate import transcripts
+from rehydrate.transcripts import jsonl, model
 
 
 def _expected(data: bytes, limit: int) -> list[tuple[int, bytes | None]]:
@@ -22,14 +22,14 @@ def _expected(data: bytes, limit: int) -> list[tuple[int, bytes | None]]:
 def test_lines_are_whole_numbered_and_the_long_ones_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
 ) -> None:
-    monkeypatch.setattr(transcripts, "MAX_LINE", limit)  # the blocks read are at most MAX_LINE bytes
+    monkeypatch.setattr(jsonl, "MAX_LINE", limit)  # the blocks read are at most MAX_LINE bytes
     rng = random.Random(limit)
     path = tmp_path / "t.jsonl"
     for _ in range(60):
         lines = [b"x" * rng.choice([0, 1, 2, 4, 5, 6, 15, 16, 17, 99, 100, 101, 250]) for _ in range(rng.randrange(8))]
         data = b"\n".join(lines) + rng.choice([b"", b"\n", b"\n\n"])
         path.write_bytes(data)
-        assert list(transcripts.lines(str(path))) == _expected(data, limit), (limit, data)
+        assert list(jsonl.lines(str(path))) == _expected(data, limit), (limit, data)
 
 
 @pytest.mark.parametrize("block", [1, 3, 7, 64])
@@ -38,7 +38,7 @@ def test_lines_longer_than_a_block_come_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int, limit: int
 ) -> None:
     """A line spread over many blocks (gathered in pieces, joined once) comes back whole, or as None past MAX_LINE."""
-    monkeypatch.setattr(transcripts, "MAX_LINE", limit)
+    monkeypatch.setattr(jsonl, "MAX_LINE", limit)
     rng = random.Random(block * limit)
     path = tmp_path / "t.jsonl"
     for _ in range(40):
@@ -47,20 +47,20 @@ def test_lines_longer_than_a_block_come_whole(
         ]
         data = b"\n".join(lines) + rng.choice([b"", b"\n"])
         path.write_bytes(data)
-        assert list(transcripts.lines(str(path), block)) == _expected(data, limit), (block, limit, data)
+        assert list(jsonl.lines(str(path), block)) == _expected(data, limit), (block, limit, data)
 
 
 def test_records_counts_lines_bad_lines_and_keeps_the_kinds_asked_for(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_bytes(b'{"type":"a"}\n\n  \n[1]\n{"type":"b"}\n{"type":\n{"type":"a","n":2}')
-    session = transcripts.Session(str(path), "claude")
-    assert [(n, r["type"]) for n, r in transcripts.records(str(path), session)] == [(1, "a"), (5, "b"), (7, "a")]
+    session = model.Session(str(path), "claude")
+    assert [(n, r["type"]) for n, r in jsonl.records(str(path), session)] == [(1, "a"), (5, "b"), (7, "a")]
     assert (session.lines, session.bad_lines) == (7, 2)
-    session = transcripts.Session(str(path), "claude")
-    assert [n for n, _ in transcripts.records(str(path), session, kinds=("a",))] == [1, 7]
+    session = model.Session(str(path), "claude")
+    assert [n for n, _ in jsonl.records(str(path), session, kinds=("a",))] == [1, 7]
     assert (session.lines, session.bad_lines) == (7, 2)
-    session = transcripts.Session(str(path), "claude")
-    refused = list(transcripts.records(str(path), session, wanted=lambda raw: b'"b"' not in raw))
+    session = model.Session(str(path), "claude")
+    refused = list(jsonl.records(str(path), session, wanted=lambda raw: b'"b"' not in raw))
     assert [n for n, _ in refused] == [1, 7] and (session.lines, session.bad_lines) == (7, 2)
 
 
@@ -75,10 +75,8 @@ def test_a_calls_token_is_equal_exactly_when_its_canonical_key_is() -> None:
     calls = []
     for name in ("Edit", "Write"):
         for value in values:
-            same = transcripts.same_input(name, value)
-            calls.append(
-                (name + " " + transcripts.canonical(value), transcripts.ToolCall(None, name, [], None, 1, None, same))
-            )
+            same = model.same_input(name, value)
+            calls.append((name + " " + jsonl.canonical(value), model.ToolCall(None, name, [], None, 1, None, same)))
     for key, call in calls:
         assert call.key == key
         for other_key, other in calls:

@@ -15,8 +15,10 @@ import pytest
 
 from conftest import REAL_TRANSCRIPTS, needs_real_transcripts
 from rehydrate import safejson
+from rehydrate.transcripts import formats
 from rehydrate.transcripts import recent as recent_mod
-from rehydrate.transcripts.recent import Recent, read_since, stamp
+from rehydrate.transcripts.model import Recent, stamp
+from rehydrate.transcripts.recent import read_since
 
 CLAUDE = REAL_TRANSCRIPTS / "claude-code-2.1.39-manual-compact.jsonl"
 CODEX = REAL_TRANSCRIPTS / "codex-0.89.0-exec.jsonl"
@@ -139,7 +141,7 @@ def test_progress_lines_are_refused_by_their_bytes_before_parsing() -> None:
 
 
 def test_the_byte_test_keeps_anything_it_cannot_judge() -> None:
-    refused = recent_mod._format("claude").refused
+    refused = formats.tail("claude").refused
     assert refused(b'{"type":"progress","data":{"type":"hook_progress"}}')
     assert refused(b'{"type":"file-history-snapshot","snapshot":{}}')
     for kept in (
@@ -416,6 +418,12 @@ def test_it_runs_on_the_hook_path_without_json_re_or_anything_outside_the_stdlib
         "rehydrate.transcripts.claude",
         "rehydrate.transcripts.codex",
         "rehydrate.transcripts.gemini",
+        "rehydrate.transcripts.jsonl",
+        "rehydrate.transcripts.model",
+        "rehydrate.transcripts.formats",
+        "rehydrate.transcripts.failures",
+        "rehydrate.transcripts.claude.tail",
+        "rehydrate.transcripts.claude.tasks",
     }
     stdlib = set(sys.stdlib_module_names)
     assert all(m.split(".")[0] in stdlib or m in ours or m == "__main__" for m in modules)
@@ -472,7 +480,7 @@ def test_slash_commands_queued_messages_and_a_rejection_s_words_are_requests(tmp
 
 
 def test_the_error_lines_of_a_failed_command_are_the_ones_that_say_what_failed() -> None:
-    from rehydrate.transcripts.recent import exit_error
+    from rehydrate.transcripts.failures import exit_error
 
     merge = "Exit code 1\nAuto-merging a.go\nCONFLICT (content): Merge conflict in a.go\nAutomatic merge failed; fix."
     assert exit_error(merge) == (1, "CONFLICT (content): Merge conflict in a.go … Automatic merge failed; fix.")

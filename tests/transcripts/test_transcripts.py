@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import REAL_TRANSCRIPTS, needs_real_transcripts
-from rehydrate import transcripts
+from rehydrate.transcripts import model, reader
 
 REAL = REAL_TRANSCRIPTS
 CLAUDE_OLD = REAL / "claude-code-2.0.13-manual-compact.jsonl"
@@ -16,33 +16,33 @@ CODEX = REAL / "codex-0.89.0-exec.jsonl"
 pytestmark = needs_real_transcripts()
 
 
-def _found(session: transcripts.Session) -> list[tuple[str | None, int | None, int]]:
+def _found(session: model.Session) -> list[tuple[str | None, int | None, int]]:
     return [(c.trigger, c.tokens_before, c.line) for c in session.compactions]
 
 
 def test_each_real_transcript_holds_exactly_its_compaction() -> None:
-    assert _found(transcripts.read(str(CLAUDE_OLD))) == [("manual", 15808, 11)]
-    big = transcripts.read(str(CLAUDE))
+    assert _found(reader.read(str(CLAUDE_OLD))) == [("manual", 15808, 11)]
+    big = reader.read(str(CLAUDE))
     assert _found(big) == [("manual", 142431, 1481)]
     assert big.compactions[0].tokens_after == 45263 and big.compactions[0].time == "2026-02-12T14:48:36.922Z"
-    assert _found(transcripts.read(str(CODEX))) == []
+    assert _found(reader.read(str(CODEX))) == []
 
 
 def test_turns_tools_and_failures_of_a_real_session() -> None:
-    s = transcripts.read(str(CLAUDE))
+    s = reader.read(str(CLAUDE))
     assert (s.harness, s.lines, s.bad_lines) == ("claude", 2385, 0)
     assert len(s.tool_calls) == 242 and sum(c.failed for c in s.tool_calls) == 12
     assert all(t.context is None or t.context > 0 for t in s.turns)
     assert max(t.context or 0 for t in s.turns[:100]) > 100_000  # the sawtooth's peak before the compaction
     assert {"progress", "file-history-snapshot", "system:compact_boundary"} <= set(s.types)  # unknown types kept
-    codex = transcripts.read(str(CODEX))
+    codex = reader.read(str(CODEX))
     assert codex.harness == "codex" and [c.name for c in codex.tool_calls].count("apply_patch") == 1
     assert any(f.endswith("JOKE.md") for c in codex.tool_calls for f in c.files)
 
 
 def test_tool_calls_are_counted_in_a_real_transcript() -> None:
     """What the Stop hook's reminder counts: the tool calls stamped after the last checkpoint."""
-    from rehydrate.transcripts.claude import tool_calls_since
+    from rehydrate.transcripts.claude.read import tool_calls_since
 
     assert tool_calls_since(str(CLAUDE), "") > 50
     assert tool_calls_since(str(CLAUDE), "2999") == 0
@@ -75,7 +75,7 @@ def _codex_with_compaction(tmp_path: Path) -> Path:
 
 
 def test_a_codex_compaction_gets_its_tokens_before_and_after(tmp_path: Path) -> None:
-    s = transcripts.read(str(_codex_with_compaction(tmp_path)))
+    s = reader.read(str(_codex_with_compaction(tmp_path)))
     (c,) = s.compactions
     before = [t.context for t in s.turns if t.line < 31][-1]
     assert (c.line, c.trigger, c.tokens_before, c.tokens_after) == (31, None, before, 3100)
@@ -94,11 +94,11 @@ def test_several_compactions_and_a_line_cut_mid_way(tmp_path: Path) -> None:
     body = [*lines[:2000], cut, *lines[2001:2100], json.dumps(second).encode(), *lines[2100:]]
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"\n".join(body))
-    s = transcripts.read(str(path))
+    s = reader.read(str(path))
     assert _found(s) == [("manual", 142431, 1481), ("auto", 170251, 2101)]
     assert s.bad_lines == 1 and s.compactions[1].tokens_after is not None
     path.write_bytes(CLAUDE.read_bytes()[:-200])  # the last line cut: counted, never a traceback
-    assert transcripts.read(str(path)).bad_lines == 1
+    assert reader.read(str(path)).bad_lines == 1
 
 
 def test_bad_input_never_raises(tmp_path: Path) -> None:
@@ -111,19 +111,19 @@ def test_bad_input_never_raises(tmp_path: Path) -> None:
     }
     for name, data in cases.items():
         (tmp_path / name).write_bytes(data)
-        s = transcripts.read(str(tmp_path / name), "claude")
+        s = reader.read(str(tmp_path / name), "claude")
         assert s.lines == data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1), name
-    shapes = transcripts.read(str(tmp_path / "shapes.jsonl"), "claude")
+    shapes = reader.read(str(tmp_path / "shapes.jsonl"), "claude")
     assert _found(shapes) == [(None, None, 2)] and shapes.bad_lines == 2
 
 
 def test_tail_reads_the_last_turns_from_the_end() -> None:
-    tail = transcripts.tail(str(CLAUDE), 1)
+    tail = reader.tail(str(CLAUDE), 1)
     assert tail[0]["type"] == "user" and tail[-1] == json.loads(CLAUDE.read_bytes().rstrip(b"\n").split(b"\n")[-1])
     starts = [json.loads(x) for x in CLAUDE.read_bytes().split(b"\n") if x.strip()]
-    from rehydrate.transcripts.claude import starts_turn
+    from rehydrate.transcripts.claude.read import starts_turn
 
     last_start = max(i for i, r in enumerate(starts) if starts_turn(r))
     assert tail == starts[last_start:]
-    codex_tail = transcripts.tail(str(CODEX), 1)
+    codex_tail = reader.tail(str(CODEX), 1)
     assert codex_tail[0]["payload"]["type"] == "user_message"

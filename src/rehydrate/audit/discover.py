@@ -5,6 +5,9 @@ from __future__ import annotations
 import datetime
 import os
 
+from rehydrate.errors import UsageError
+from rehydrate.transcripts import claude, codex
+
 
 def discover(paths: list[str], all_: bool, since: str | None) -> tuple[list[str], list[dict[str, str]]]:
     """The transcript files to read: each PATH (a file, or every .jsonl under a folder), and with all_ the user's
@@ -13,8 +16,6 @@ def discover(paths: list[str], all_: bool, since: str | None) -> tuple[list[str]
     errors: list[dict[str, str]] = []
     roots = list(paths)
     if all_:
-        from rehydrate.transcripts import claude, codex
-
         homes = (os.path.join(claude.home(), "projects"), os.path.join(codex.home(), "sessions"))
         roots += [p for p in homes if os.path.isdir(p)]
     for root in roots:
@@ -29,8 +30,6 @@ def discover(paths: list[str], all_: bool, since: str | None) -> tuple[list[str]
         try:
             day = datetime.datetime.strptime(since, "%Y-%m-%d").replace(tzinfo=datetime.timezone.utc).timestamp()
         except ValueError:
-            from rehydrate.errors import UsageError
-
             raise UsageError(f"{since!r} is not a date", "use YYYY-MM-DD", field="since") from None
         found = [f for f in found if _mtime(f) >= day]
     return sorted(dict.fromkeys(found)), errors

@@ -41,24 +41,27 @@ more, for the format drift only (drift.py): what the reader does not know.
 from __future__ import annotations
 
 import os
+import re
 
-from rehydrate import transcripts
+from rehydrate.audit import boundary
 from rehydrate.store.wal.since import Since
 from rehydrate.text import clean, no_escapes
-from rehydrate.transcripts import label, obj, recent
-from rehydrate.transcripts.claude import content_text
+from rehydrate.transcripts import recent
+from rehydrate.transcripts.failures import first_line
+from rehydrate.transcripts.jsonl import loads, obj
+from rehydrate.transcripts.model import inside, roots_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from re import Pattern
-    from typing import Any, BinaryIO
+    from typing import Any
+
+    from rehydrate.transcripts.model import Compaction, Recent
 
     Capture = Callable[[str, dict[str, Any], Since, dict[str, Any]], dict[str, Any] | None]  # harness.capture's
 
 WINDOW = recent.CAPTURE_READ
 TODOS_BACK = recent.TODOS_BACK
-COPIED = WINDOW + TODOS_BACK  # the most of a prefix copied: all that the capture may read back
 DRIFT_TAIL = 1 << 20  # the most read of a session's end after its last compaction, for the format drift only
 FACT_CHARS = 100
 COMMAND_CHARS = 200  # a failed command's first line: long one-liners often share their first 100 characters
@@ -67,11 +70,8 @@ MAX_REQUESTS = 3
 MAX_ASSISTANT = 3
 MAX_NUMBERS = 30
 KINDS = ("task", "edited", "failed", "request", "number")
-SUMMARY_LINES = 20  # Claude Code writes the summary right after the boundary; a hook's records may come between
-BLOCK = 1 << 20
 NUMBER = r"[A-Za-z0-9][A-Za-z0-9._-]*"
-_NOT_KEPT_TEXT = ("<environment_context>", "# AGENTS.md")  # Codex's instructions, sent again after a compaction
-_number: Pattern[str] | None = None
+_NUMBER = re.compile(NUMBER)
 # A capture's fields that say nothing of the session (stamps, which tool or kind of message, its own bookkeeping)
 _NOT_CARRIED = ("ts", "tool", "kind")
 _NOT_CARRIED_TOP = ("v", "error", "harness", "version", "since", "read", "unknown")
@@ -94,30 +94,30 @@ class Loss:
         self.version: str | None = None
 
 
-def session(path: str, harness: str, compactions: list[transcripts.Compaction], scratch: str, capture: Capture) -> Loss:
+def session(path: str, harness: str, compactions: list[Compaction], scratch: str, capture: Capture) -> Loss:
     """The loss at each compaction of the transcript at path and the windows read; scratch: a folder of this
     process's own, where each prefix is copied (and deleted); capture: the PreCompact capture. OSError when the file
     cannot be read."""
     out = Loss()
-    cwd = _session_cwd(path) if harness == "codex" and compactions else None
-    offsets = _offsets(path, [c.line for c in compactions])
+    cwd = boundary.session_cwd(path) if harness == "codex" and compactions else None
+    offsets = boundary.offsets(path, [c.line for c in compactions])
     copy = os.path.join(scratch, "prefix.jsonl")
     since: str | None = None
     for c in compactions:
         offset = offsets.get(c.line)
         if offset is None:  # the file changed since it was read
             break
-        boundary = _records_from(path, offset, SUMMARY_LINES)
+        after = boundary.records_from(path, offset, boundary.SUMMARY_LINES)
         if harness == "claude":  # where the session worked when it compacted (a worktree may have changed it)
-            cwd = boundary[0]["cwd"] if boundary and isinstance(boundary[0].get("cwd"), str) else None
+            cwd = after[0]["cwd"] if after and isinstance(after[0].get("cwd"), str) else None
         try:
-            start = _copy(path, offset, copy)
-            one = _one(copy, start, harness, since, cwd, _summary(boundary, harness), out, capture)
+            start = boundary.copy_prefix(path, offset, copy)
+            one = _one(copy, start, harness, since, cwd, boundary.summary(after, harness), out, capture)
         finally:
-            _remove(copy)
+            boundary.remove(copy)
         out.compactions.append(one)
         since = c.time
-    tail = recent.read_since(path, since, loads=transcripts.loads, max_bytes=DRIFT_TAIL, harness=harness, todos_back=0)
+    tail = recent.read_since(path, since, loads=loads, max_bytes=DRIFT_TAIL, harness=harness, todos_back=0)
     out.windows.append(Window(tail.version, tail.unknown))
     out.version = tail.version or next((w.version for w in reversed(out.windows) if w.version), None)
     return out
@@ -135,24 +135,22 @@ def _one(
 ) -> dict[str, Any]:
     """The facts before one compaction, judged against its summary and the capture made from the same copy (the
     file's bytes from `start` to the boundary)."""
-    found = recent.read_since(
-        copy, since, loads=transcripts.loads, max_bytes=WINDOW, harness=harness, todos_back=TODOS_BACK
-    )
+    found = recent.read_since(copy, since, loads=loads, max_bytes=WINDOW, harness=harness, todos_back=TODOS_BACK)
     out.windows.append(Window(found.version, found.unknown))
-    said = _assistant_texts(copy, found.read_from, harness)
+    said = boundary.assistant_texts(copy, found.read_from, harness, MAX_ASSISTANT)
     facts = _facts(found, said)
     stand_in = Since()
     stand_in.ts = since
     event = {"transcript_path": copy, "harness": harness}
     carried = capture(cwd or "", event, stand_in, {}) or {"error": "capture off"}
-    roots = recent.roots_of(cwd)
+    roots = roots_of(cwd)
     by_summary = _Text([summary]) if summary is not None else None
     by_capture = _Text(_strings(carried))
     judged = []
     for kind, text, detail in facts:
         forms = [text]
         if kind == "edited":
-            forms.append(_norm(recent.inside(text, roots)))
+            forms.append(_norm(inside(text, roots)))
         judged.append(
             {
                 "kind": kind,
@@ -202,14 +200,14 @@ def add(into: dict[str, Any], more: dict[str, Any]) -> None:
 # --- the facts ------------------------------------------------------------------------------------------------------
 
 
-def _facts(found: recent.Recent, said: list[str]) -> list[tuple[str, str, str | None]]:
+def _facts(found: Recent, said: list[str]) -> list[tuple[str, str, str | None]]:
     """(kind, text as compared, detail) of each fact, each (kind, text) once."""
     out: list[tuple[str, str, str | None]] = []
     if found.todos is not None:
         out += [("task", _cut(text), status) for text, status in found.todos.items]
     out += [("edited", _norm(path)[:MAX_PATH], None) for path in found.edited]
     for f in found.failed:
-        line = _cut(recent.first_line(f.command), COMMAND_CHARS)
+        line = _cut(first_line(f.command), COMMAND_CHARS)
         out.append(("failed", line, None if f.exit is None else f"exit {f.exit}"))
     requests = found.user[-MAX_REQUESTS:]
     out += [("request", _cut(m.text), m.kind) for m in requests]
@@ -236,12 +234,7 @@ def numbers(texts: list[str]) -> list[str]:
 
 
 def _tokens(text: str) -> Iterator[str]:
-    global _number
-    if _number is None:
-        import re
-
-        _number = re.compile(NUMBER)
-    for m in _number.finditer(text):
+    for m in _NUMBER.finditer(text):
         token = m.group().rstrip("._-")
         if len(token) >= 2:
             yield token
@@ -284,193 +277,3 @@ def _strings(value: Any, top: bool = True) -> list[str]:
         skip = _NOT_CARRIED + _NOT_CARRIED_TOP if top else _NOT_CARRIED
         return [s for k, v in value.items() if k not in skip for s in _strings(v, False)]
     return []
-
-
-# --- reading the transcript -----------------------------------------------------------------------------------------
-
-
-def _session_cwd(path: str) -> str | None:
-    """Where a Codex session worked: its session_meta's cwd (the rollout's first line)."""
-    with transcripts.open_regular(path) as f:
-        for raw in _lines_from(f, 0):
-            rec = _parse(raw)
-            if rec is not None and rec.get("type") == "session_meta":
-                cwd = obj(rec.get("payload")).get("cwd")
-                return cwd if isinstance(cwd, str) else None
-            return None
-    return None
-
-
-def _parse(raw: bytes) -> dict[str, Any] | None:
-    try:
-        rec = transcripts.loads(raw) if raw.strip() else None
-    except ValueError:
-        return None
-    return rec if isinstance(rec, dict) else None
-
-
-def _offsets(path: str, lines: list[int]) -> dict[int, int]:
-    """The byte offset where each of these 1-based lines starts (after the file's (n-1)-th newline), counting
-    newlines in one read of the file; a line past its end is left out."""
-    want = sorted({n for n in lines if n >= 1})
-    out: dict[int, int] = {}
-    i = newlines = at = 0  # newlines: those before `at`, the offset of the block read next
-    with transcripts.open_regular(path) as f:
-        while i < len(want):
-            if want[i] - 1 == newlines:
-                out[want[i]] = at
-                i += 1
-                continue
-            block = f.read(BLOCK)
-            if not block:
-                break
-            count = block.count(b"\n")
-            cut, seen = -1, newlines
-            while i < len(want) and want[i] - 1 <= newlines + count:
-                for _ in range(want[i] - 1 - seen):
-                    cut = block.index(b"\n", cut + 1)
-                seen = want[i] - 1
-                out[want[i]] = at + cut + 1
-                i += 1
-            newlines += count
-            at += len(block)
-    return out
-
-
-def _copy(path: str, end: int, to: str) -> int:
-    """The file's bytes before `end` (at most COPIED of them, from a line's start) written to `to`; where they
-    start."""
-    start = max(0, end - COPIED)
-    with transcripts.open_regular(path) as src, open(to, "wb") as dst:
-        if start > 0:
-            src.seek(start - 1)
-            while True:  # on to the start of the next line
-                chunk = src.read(BLOCK)
-                at = chunk.find(b"\n")
-                if not chunk or at >= 0:
-                    start += at if at >= 0 else len(chunk)
-                    break
-                start += len(chunk)
-            start = min(start, end)
-        src.seek(start)
-        left = end - start
-        while left > 0:
-            chunk = src.read(min(BLOCK, left))
-            if not chunk:
-                break
-            dst.write(chunk)
-            left -= len(chunk)
-    return start
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def _lines_from(f: BinaryIO, offset: int) -> Iterator[bytes]:
-    """The file's lines from offset on, without their newlines; a line longer than transcripts.MAX_LINE is
-    skipped."""
-    f.seek(offset)
-    pieces: list[bytes] = []
-    held = 0
-    while True:
-        block = f.read(BLOCK)
-        if not block:
-            break
-        parts = block.split(b"\n")
-        for part in parts[:-1]:
-            line = b"".join((*pieces, part)) if pieces else part
-            pieces, held = [], 0
-            if len(line) <= transcripts.MAX_LINE:
-                yield line
-        pieces.append(parts[-1])
-        held += len(parts[-1])
-        if held > transcripts.MAX_LINE:
-            pieces, held = [], 0
-    if pieces and held:
-        yield b"".join(pieces)
-
-
-def _records_from(path: str, offset: int, most: int) -> list[dict[str, Any]]:
-    """The records of the `most` lines from offset on (the boundary, and what follows it)."""
-    out = []
-    with transcripts.open_regular(path) as f:
-        for n, raw in enumerate(_lines_from(f, offset)):
-            if n >= most:
-                break
-            rec = _parse(raw)
-            if rec is not None:
-                out.append(rec)
-    return out
-
-
-def _summary(records: list[dict[str, Any]], harness: str) -> str | None:
-    """The summary the harness wrote at this boundary (records[0]), or None when the transcript holds none."""
-    if not records:
-        return None
-    if harness == "codex":
-        payload = obj(records[0].get("payload"))
-        if records[0].get("type") != "compacted":
-            return None
-        parts = [payload["message"]] if isinstance(payload.get("message"), str) else []
-        history = payload.get("replacement_history")
-        for value in history if isinstance(history, list) else []:
-            item = obj(value)
-            if item.get("type") == "message" and item.get("role") in ("user", "assistant"):
-                text = content_text(item.get("content"))
-                if not text.lstrip().startswith(_NOT_KEPT_TEXT):
-                    parts.append(text)
-        return "\n".join(parts)
-    for rec in records[1:]:
-        if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
-            break
-        if rec.get("type") == "user" and rec.get("isCompactSummary") is True:
-            return content_text(obj(rec.get("message")).get("content"))
-    return None
-
-
-def _assistant_texts(path: str, start: int, harness: str) -> list[str]:
-    """The last MAX_ASSISTANT assistant texts after byte `start` (a line's start) of the file, oldest first, read
-    back from its end: Claude Code's assistant records' text blocks (one text per record), Codex's agent_message
-    events and AgentMessage items; a text equal to the one after it is one (Codex may write both)."""
-    found: list[str] = []
-    with transcripts.open_regular(path) as f:
-        end = f.seek(0, os.SEEK_END)
-        carry = b""
-        while end > start and len(found) < MAX_ASSISTANT:
-            step = min(BLOCK, end - start)
-            end -= step
-            f.seek(end)
-            parts = (f.read(step) + carry).split(b"\n")
-            carry = parts.pop(0) if end > start else b""
-            for raw in reversed(parts):
-                text = _assistant_text(raw, harness)
-                if text and (not found or found[-1] != text):
-                    found.append(text)
-                    if len(found) >= MAX_ASSISTANT:
-                        break
-    return found[::-1]
-
-
-def _assistant_text(raw: bytes, harness: str) -> str | None:
-    if harness == "codex":
-        if b"agent_message" not in raw and b"AgentMessage" not in raw:
-            return None
-        rec = _parse(raw)
-        payload = obj(rec.get("payload")) if rec is not None and rec.get("type") == "event_msg" else {}
-        if payload.get("type") == "agent_message" and isinstance(payload.get("message"), str):
-            return payload["message"].strip() or None
-        item = obj(payload.get("item")) if payload.get("type") == "item_completed" else {}
-        return content_text(item.get("content")).strip() or None if item.get("type") == "AgentMessage" else None
-    if b'"assistant"' not in raw or b'"text"' not in raw:
-        return None
-    rec = _parse(raw)
-    if rec is None or rec.get("type") != "assistant":
-        return None
-    content = obj(rec.get("message")).get("content")
-    blocks = content if isinstance(content, list) else []
-    texts = [label(b.get("text")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
-    return "\n\n".join(t for t in texts if t.strip()) or None

@@ -4,11 +4,15 @@ what the readers did not know."""
 from __future__ import annotations
 
 import gc
+import shutil
+import tempfile
 
-from rehydrate import JSON_VERSION, transcripts
+from rehydrate import JSON_VERSION
 from rehydrate.audit import drift, loss
 from rehydrate.audit.discover import unreadable
 from rehydrate.audit.symptoms import score, symptoms
+from rehydrate.transcripts import reader
+from rehydrate.transcripts.delivery import briefs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from rehydrate.audit.loss import Capture
+    from rehydrate.transcripts.model import Session
 
 
 def report(
@@ -27,15 +32,13 @@ def report(
 ) -> dict[str, Any]:
     """The audit of these files, as the JSON object `rehydrate audit --json` prints. progress, if given, is called
     before each file is read with its number (from 1), the number of files and its path. Only the records the audit
-    uses are looked at past their type (transcripts.read's audit). prefilter: the lines whose bytes show they cannot
-    be one (transcripts.claude.audited: Claude Code's progress records, 70% of a session's lines) are skipped before
-    they are parsed: the same report, except that a line skipped is not counted in bad_lines even if it is not JSON
-    (bench/transcripts.py --unfiltered times it off). capture: the PreCompact capture (harness.capture.capture, given
-    by the face: the audit imports nothing of the harnesses); with it, each compaction's loss report and the format
-    drift (loss.py, drift.py), read with the tail reader; without it, neither is in the report."""
-    import shutil
-    import tempfile
-
+    uses are looked at past their type (transcripts.reader.read's audit). prefilter: the lines whose bytes show they
+    cannot be one (transcripts.claude.read.audited: Claude Code's progress records, 70% of a session's lines) are
+    skipped before they are parsed: the same report, except that a line skipped is not counted in bad_lines even if
+    it is not JSON (bench/transcripts.py --unfiltered times it off). capture: the PreCompact capture
+    (harness.capture.capture, given by the face: the audit imports nothing of the harnesses); with it, each
+    compaction's loss report and the format drift (loss.py, drift.py), read with the tail reader; without it, neither
+    is in the report."""
     collecting = gc.isenabled()
     gc.disable()  # what it reads holds no cycles: the cyclic collector would only walk every record kept, often
     scratch = tempfile.mkdtemp(prefix="rehydrate-audit-") if capture else None  # each compaction's prefix, copied
@@ -91,7 +94,7 @@ def _read(
             progress(n, len(paths), path)
         try:
             # a FIFO, a device or a folder is refused: "not a regular file"
-            s = transcripts.read(path, audit=True, prefilter=prefilter)
+            s = reader.read(path, audit=True, prefilter=prefilter)
         except OSError as e:
             errors.append(unreadable(path, e))
             continue
@@ -100,7 +103,7 @@ def _read(
     return sessions, errors
 
 
-def _session(path: str, s: transcripts.Session, scratch: str | None, capture: Capture | None) -> dict[str, Any]:
+def _session(path: str, s: Session, scratch: str | None, capture: Capture | None) -> dict[str, Any]:
     compactions = symptoms(s)
     extra: dict[str, Any] = {}
     if scratch is not None and capture is not None:
@@ -121,11 +124,9 @@ def _session(path: str, s: transcripts.Session, scratch: str | None, capture: Ca
     }
 
 
-def _briefs(path: str, s: transcripts.Session, compactions: list[dict[str, Any]]) -> None:
+def _briefs(path: str, s: Session, compactions: list[dict[str, Any]]) -> None:
     """Into each compaction: the first rehydrate brief the transcript holds after it (before the next compaction),
     {"line", "whole"}, or None; left out when the file cannot be read again."""
-    from rehydrate.transcripts.delivery import briefs
-
     try:
         found = briefs(path)
     except OSError:
@@ -140,9 +141,7 @@ def _briefs(path: str, s: transcripts.Session, compactions: list[dict[str, Any]]
         )
 
 
-def _losses(
-    path: str, s: transcripts.Session, compactions: list[dict[str, Any]], scratch: str, capture: Capture
-) -> dict[str, Any]:
+def _losses(path: str, s: Session, compactions: list[dict[str, Any]], scratch: str, capture: Capture) -> dict[str, Any]:
     """Each compaction's loss (into compactions), and the session's version, format drift and loss totals."""
     try:
         found = loss.session(path, s.harness, s.compactions, scratch, capture)

@@ -8,13 +8,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rehydrate import transcripts
+    from rehydrate.transcripts.model import Session
 
 # The tools that edit files, in the transcripts the audit reads (each format names its own)
 EDIT_TOOLS = (*claude.EDIT_TOOLS, *codex.EDIT_TOOLS)
 
 
-def symptoms(session: transcripts.Session) -> list[dict[str, Any]]:
+def symptoms(session: Session) -> list[dict[str, Any]]:
     """Each compaction with what followed it, up to the next compaction, compared with the calls before it."""
     out = []
     marks = [c.line for c in session.compactions] + [session.lines + 1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rehydrate.audit import drift
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -117,12 +118,10 @@ def totals_lines(summary: dict[str, Any]) -> list[str]:
         )
     versions = summary.get("drift")
     if versions is not None:
-        from rehydrate.audit.drift import line
-
         drifted = [v for v in versions if v["unknown"]]
         if drifted:
             lines.append("format drift (what rehydrate's transcript readers do not know, by harness version):")
-            lines += [f"  {line(v, shown)}" for v in drifted]
+            lines += [f"  {drift.line(v, shown)}" for v in drifted]
         known = len(versions) - len(drifted)
         if known or not drifted:
             lines.append(f"format drift: nothing unknown in {'the other ' if drifted else ''}{known} version(s)")

@@ -179,7 +179,7 @@ def _marked(path: str, start: int) -> str | None:
     """The last marked line in the model's own records of the transcript after start (Claude Code's assistant
     records, Codex's assistant messages)."""
     from rehydrate import safejson
-    from rehydrate.transcripts import open_regular
+    from rehydrate.transcripts.jsonl import open_regular
 
     try:
         with open_regular(path) as f:

@@ -48,7 +48,7 @@ def _word(value: object, most: int = 40) -> str:
     return " ".join("".join(c for c in value[:most] if c.isascii() and (c.isalnum() or c in " _-./")).split())
 
 
-# What each kind of user message is called in its label (transcripts.recent.KINDS); another kind is a message.
+# What each kind of user message is called in its label (transcripts.model.KINDS); another kind is a message.
 KIND_LABELS = {
     "prompt": "user request",
     "command": "user's slash command",

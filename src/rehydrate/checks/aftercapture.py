@@ -5,7 +5,7 @@ Contract: `usable(since, path, own, size)` gives the newest capture when it may 
 transcript (own: hook scope and the event's own path): recorded on this host for that path, read back to this
 checkpoint, not cut, and showing changes (files edited or commands failed, fewer failed than a capture keeps, no
 edited path left out); else None, and recency reads the file as usual. `after(cap, path, since_ts, project,
-harness)` gives what recency reports (the shape of transcripts.recent.Recent it reads): the capture's counts, files,
+harness)` gives what recency reports (the shape of transcripts.model.Recent it reads): the capture's counts, files,
 failed commands and user messages, plus what the lines after its read.to hold. The capture arrived with the WAL:
 every field's type is checked; a forged one can only make the ledger degraded, never recovered.
 """
@@ -59,7 +59,8 @@ def after(cap: dict[str, Any], path: str, size: int, since_ts: str | None, proje
     seen.user = [_Said(u) for u in users if isinstance(u, dict)] if isinstance(users, list) else []
     if seen.size > read["to"]:
         from rehydrate import safejson
-        from rehydrate.transcripts.recent import inside, read_since, roots_of
+        from rehydrate.transcripts.model import inside, roots_of
+        from rehydrate.transcripts.recent import read_since
 
         new = read_since(
             path, since_ts, loads=safejson.loads, max_bytes=seen.size - read["to"] + 1, harness=harness, todos_back=0

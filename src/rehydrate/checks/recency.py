@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from rehydrate.checks import Context
     from rehydrate.store.wal.since import Since, TranscriptRef
-    from rehydrate.transcripts.recent import Recent
+    from rehydrate.transcripts.model import Recent
 
 NAME = "recency"
 HOOK_BYTES = 4 << 20  # the most a hook-scope read takes from a transcript's end
@@ -223,7 +223,7 @@ class _Look:
             text = f"the transcript {shown} ({how}) names another project: not read"
             return Finding(NAME, SKIPPED, text, quotes=q.quotes)
         if c.trusted:  # read without the project test: its paths made relative here, as a recorded one's are
-            from rehydrate.transcripts.recent import inside, roots_of
+            from rehydrate.transcripts.model import inside, roots_of
 
             roots = roots_of(self.project)
             recent.edited = list(dict.fromkeys(inside(p, roots) for p in recent.edited))

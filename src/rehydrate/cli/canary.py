@@ -108,7 +108,7 @@ def _read_answer(name: str | None) -> str:
 
     if name is None or name == "-":
         return sys.stdin.buffer.read(MAX_ANSWER).decode("utf-8", "replace")
-    from rehydrate.transcripts import open_regular  # a FIFO or a device would block the read for ever
+    from rehydrate.transcripts.jsonl import open_regular  # a FIFO or a device would block the read for ever
 
     try:
         with open_regular(name) as f:

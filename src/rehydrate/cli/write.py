@@ -196,7 +196,7 @@ def args_handoff(p: argparse.ArgumentParser) -> None:
 
 def cmd_handoff(args: argparse.Namespace) -> int:
     if args.file:
-        from rehydrate.transcripts import open_regular  # a FIFO or a device would block the read for ever
+        from rehydrate.transcripts.jsonl import open_regular  # a FIFO or a device would block the read for ever
 
         try:
             with open_regular(args.file) as f:

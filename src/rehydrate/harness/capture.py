@@ -32,7 +32,7 @@ when it was not 0, is still read):
                "kind": "prompt"|"command"|"queued"|"rejected"}, ...],          # the last MAX_USER, oldest first
      "edited": {"files": [str, ...], "more": int},
      "failed": [{"line": int|null, "tool": str, "command": str, "exit": int|null, "error": str, "later_ok": bool},
-                ...],                                               # error: transcripts.recent.telling()
+                ...],                                               # error: transcripts.failures.telling()
      "assistant": {"line": int|null, "ts": str|null, "text": str}|null,
      "unknown": {str: int},                     # v2: record types, subtypes and tool names the reader did not know
      "error": str|null}
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from rehydrate.store.wal.since import Since
-    from rehydrate.transcripts.recent import Msg, Recent
+    from rehydrate.transcripts.model import Msg, Recent
 
 VERSION = 2
 
@@ -99,7 +99,7 @@ def capture(root: str, event: dict[str, Any], since: Since, config: dict[str, An
         return {**head, "error": found}
     if found.harness == "claude":  # the task tools' own store, when the harness keeps one: the list whole
         _stored_tasks(found, event.get("session_id"))
-    from rehydrate.transcripts.recent import roots_of
+    from rehydrate.transcripts.model import roots_of
 
     return _fit(
         {**head, "harness": found.harness, **_fields(found, roots_of(root), config.get("capture_user") is not False)}
@@ -109,8 +109,8 @@ def capture(root: str, event: dict[str, Any], since: Since, config: dict[str, An
 def _stored_tasks(found: Recent, session_id: object) -> None:
     """found's task list replaced by the one Claude Code keeps on disk for this session, when it keeps one (a file
     too large, or none to parse, leaves the transcript's fold)."""
-    from rehydrate.transcripts.claude import task_store
-    from rehydrate.transcripts.recent import Todos
+    from rehydrate.transcripts.claude.tasks import task_store
+    from rehydrate.transcripts.model import Todos
 
     stored = task_store(session_id)
     if stored:
@@ -167,7 +167,7 @@ def _why(e: OSError) -> str:
 def _fields(found: Recent, roots: tuple[str, ...], with_user: bool) -> dict[str, Any]:
     """Recent mapped to the schema, every string redacted, cleaned and cut to its bound; lines made the file's own
     where they are known (else null)."""
-    from rehydrate.transcripts.recent import inside
+    from rehydrate.transcripts.model import inside
 
     def line(n: int | None) -> int | None:
         # read_since numbered them as the file's own when it could count the lines before its read (line_base)

@@ -109,7 +109,7 @@ def stop_reminder(text: str) -> str:
 
 def tool_calls_since(transcript: str, since: str) -> int:
     """Tool calls Copilot's session log (events.jsonl) records after `since` (ISO 8601; "" for all)."""
-    from rehydrate.transcripts import newer_than
+    from rehydrate.transcripts.jsonl import newer_than
 
     count = 0
     for rec in newer_than(transcript, since or "0"):

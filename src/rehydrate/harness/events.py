@@ -488,9 +488,9 @@ def stop(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answ
             since = rec["ts"]
     counter = getattr(harness, "tool_calls_since", None)
     if counter is None:
-        from rehydrate.transcripts import claude
+        from rehydrate.transcripts.claude.read import tool_calls_since
 
-        counter = claude.tool_calls_since
+        counter = tool_calls_since
     calls = counter(transcript, since)
     if calls < limit:
         return Answer()

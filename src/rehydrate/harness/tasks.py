@@ -124,12 +124,12 @@ _WHOLE = {"TodoWrite": _todo_write, "update_plan": _update_plan, "write_todos": 
 def _task_tools(state: _Where, name: str, tool_input: dict[str, Any], response: object, session: str | None) -> Any:
     """Claude Code's list after a task tool's call: its own store's, whole, where it keeps one; else the last list
     this session recorded with the call folded in (a list from another session is another list: its ids restart)."""
-    from rehydrate.transcripts import claude
+    from rehydrate.transcripts.claude.tasks import fold_task, stored_tasks
 
-    stored = claude.stored_tasks(session)
+    stored = stored_tasks(session)
     if stored is None:
         stored = _last_list(state, session)
-        if not claude.fold_task(stored, name, tool_input, response if isinstance(response, dict) else {}):
+        if not fold_task(stored, name, tool_input, response if isinstance(response, dict) else {}):
             return None
     return [
         _item(t.get("subject"), t.get("status"), ident, t.get("description"), t.get("blockedBy"))

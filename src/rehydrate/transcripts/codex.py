@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.transcripts import Compaction, Session, ToolCall, canonical, label, loads, obj, records
-from rehydrate.transcripts.recent import Failed, Msg, Todos, add_edit, exit_error, later_ok, named, stamp
+from rehydrate import safejson
+from rehydrate.transcripts.failures import exit_error, later_ok
+from rehydrate.transcripts.jsonl import canonical, label, lines_backwards, loads, obj, records
+from rehydrate.transcripts.model import Compaction, Failed, Msg, Session, Todos, ToolCall, add_edit, named, stamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,7 +16,7 @@ if TYPE_CHECKING:
     from re import Pattern
     from typing import Any
 
-    from rehydrate.transcripts.recent import Recent
+    from rehydrate.transcripts.model import Recent
 
 PATCH_FILE = r"^\*\*\* (?:Update|Add|Delete) File: (.+)$|^\*\*\* Move to: (.+)$"  # compiled by _patterns()
 EXIT_CODE = r"(?:Process exited with code|exit code:?) (-?\d+)"
@@ -27,7 +29,7 @@ def _patterns() -> tuple[Pattern[str], Pattern[str]]:
     read_since reads the same things with str methods)."""
     global _compiled
     if _compiled is None:
-        import re
+        import re  # here only: the hook path reads this module's tail, where re is not loaded
 
         _compiled = re.compile(PATCH_FILE, re.MULTILINE), re.compile(EXIT_CODE, re.IGNORECASE)
     return _compiled
@@ -91,7 +93,8 @@ def _failed(output: Any) -> bool:
     return bool(m and int(m.group(1)) != 0)
 
 
-def read(path: str) -> Session:
+def read(path: str, audit: bool = False, prefilter: bool = True) -> Session:
+    """What a Codex rollout says; audit and prefilter change nothing (a rollout is read whole, its types counted)."""
     session = Session(path, "codex")
     calls: dict[str, ToolCall] = {}
     last_total: int | None = None
@@ -194,7 +197,7 @@ def _outcome(output: Any, loads: Callable[[str | bytes], Any]) -> tuple[int | No
 
 
 class _Tail:
-    """The Codex side of read_since (used through TAIL)."""
+    """The Codex side of read_since (transcripts.model.Tail, through TAIL)."""
 
     @staticmethod
     def refused(raw: bytes) -> bool:
@@ -221,7 +224,7 @@ class _Tail:
                 return value if isinstance(value, str) else None
         return None
 
-    TODO_MARKS = (b'"update_plan"',)  # a block holding none holds no task list
+    TODO_MARKS: tuple[bytes, ...] = (b'"update_plan"',)  # a block holding none holds no task list
 
     @staticmethod
     def may_hold_todos(raw: bytes) -> bool:
@@ -394,9 +397,6 @@ def last_compaction(path: str) -> tuple[str, str] | None:
     remote compaction's item, whose summary is encrypted: "replacement_history item"). None when the last
     COMPACTION_LOOK_BACK bytes hold no such line, or the file cannot be read. Its hash is the compaction's
     fingerprint (Codex's PostCompact event carries no summary, unlike Claude Code's)."""
-    from rehydrate import safejson
-    from rehydrate.transcripts import lines_backwards
-
     read = 0
     try:
         for raw in lines_backwards(path):

@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import os
 
+from rehydrate import safejson
+from rehydrate.transcripts.jsonl import open_regular
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -53,8 +56,6 @@ def judge(path: str, start: int, token: str, after: int, last: str) -> Receipt:
     """The receipt of the brief whose token is `token`, `after` characters long from its token to its end, whose
     last line ends with the letters and digits `last` (a harness may escape the rest: Gemini CLI escapes < and >),
     given by a hook when the transcript at path held `start` bytes."""
-    from rehydrate.transcripts import open_regular
-
     if not token or not token.isalnum() or not last:
         return Receipt(PENDING, "the brief's record does not say what to look for")
     try:
@@ -110,8 +111,6 @@ def briefs(path: str) -> list[Found]:
     """Every rehydrate brief in a transcript, judged from the transcript alone (no state needed: `audit`); a brief
     recorded twice in one record (a request that repeats it) counts once, whole if any copy is. Only the lines that
     hold the brief's heading are parsed."""
-    from rehydrate.transcripts import open_regular
-
     mark = BRIEF_MARK.encode()
     found: list[Found] = []
     with open_regular(path) as f:
@@ -137,8 +136,6 @@ def _token(text: str) -> str | None:
 
 def _strings_with(line: bytes, token: str) -> list[str]:
     """Every string value in a JSON record that holds token (a record that does not parse holds none)."""
-    from rehydrate import safejson
-
     try:
         value = safejson.loads(line)
     except ValueError:

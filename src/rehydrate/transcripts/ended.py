@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.transcripts import lines, loads, open_regular
-from rehydrate.transcripts.recent import detect
+from rehydrate.transcripts.formats import detect
+from rehydrate.transcripts.jsonl import lines, loads, open_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

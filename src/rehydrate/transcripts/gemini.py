@@ -16,15 +16,16 @@ additional context in -p mode): cut out of user messages, never taken for the us
 
 from __future__ import annotations
 
-from rehydrate.transcripts import label, obj
-from rehydrate.transcripts.recent import Failed, Msg, Todos, add_edit, later_ok, stamp
+from rehydrate.transcripts.failures import later_ok
+from rehydrate.transcripts.jsonl import label, obj
+from rehydrate.transcripts.model import Failed, Msg, Todos, add_edit, stamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from rehydrate.transcripts.recent import Recent
+    from rehydrate.transcripts.model import Recent
 
 EDIT_TOOLS = ("write_file", "replace")
 SHELL = "run_shell_command"
@@ -97,7 +98,7 @@ def _shell_outcome(result: Any, display: Any) -> tuple[int | None, str]:
 
 
 class _Tail:
-    """The Gemini CLI side of read_since (used through TAIL)."""
+    """The Gemini CLI side of read_since (transcripts.model.Tail, through TAIL)."""
 
     @staticmethod
     def refused(raw: bytes) -> bool:
@@ -121,7 +122,7 @@ class _Tail:
     def version(head: list[dict[str, Any]]) -> str | None:
         return None  # a chat file does not name the CLI's version
 
-    TODO_MARKS = (b'"write_todos"',)  # a block holding none holds no task list
+    TODO_MARKS: tuple[bytes, ...] = (b'"write_todos"',)  # a block holding none holds no task list
 
     @staticmethod
     def may_hold_todos(raw: bytes) -> bool:
