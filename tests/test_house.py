@@ -15,17 +15,17 @@ import house
 # change, so that the house cannot slide back; raising one needs a reason in the commit message.
 CEILINGS: dict[str, int] = {
     "max_module_lines": 890,
-    "modules_over_max_lines": 19,
+    "modules_over_max_lines": 16,
     "max_modules_per_folder": 23,
     "folders_over_max_modules": 4,
-    "cycles": 11,
+    "cycles": 10,
     "largest_cycle": 6,
-    "modules_in_cycles": 35,
+    "modules_in_cycles": 30,
     "private_imports": 0,
     "upward_arrows": 4,
     "forbidden_arrows": 0,
-    "function_imports": 533,
-    "function_imports_internal": 435,
+    "function_imports": 516,
+    "function_imports_internal": 424,
 }
 
 
