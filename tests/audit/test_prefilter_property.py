@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rehydrate import audit, transcripts
-from rehydrate.harness import capture as precompact
+from rehydrate.harness.compaction import capture as precompact
 from rehydrate.transcripts.claude import audited
 
 USED = ("assistant", "user", "system")

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from conftest import REAL_TRANSCRIPTS, needs_real_transcripts
-from rehydrate.harness import capture as cap
-from rehydrate.harness.capture import REDACTED, capture, redact
+from rehydrate.harness.compaction import capture as cap
+from rehydrate.harness.compaction.capture import REDACTED, capture, redact
 from rehydrate.store import records
 from rehydrate.store.wal.since import Since
 

@@ -68,7 +68,7 @@ def _named(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _check(args: argparse.Namespace, names: tuple[str, ...], project: str, state_rel: str) -> int:
-    from rehydrate.harness import install
+    from rehydrate.harness.setup import install
 
     report = []
     for harness in names:
@@ -92,7 +92,8 @@ def _check(args: argparse.Namespace, names: tuple[str, ...], project: str, state
 
 
 def _install(args: argparse.Namespace, names: tuple[str, ...], project: str, state_rel: str) -> int:
-    from rehydrate.harness import RUNS_PROGRAM, install, program
+    from rehydrate.harness import RUNS_PROGRAM
+    from rehydrate.harness.setup import install, program
 
     # every harness's files are read and checked before any is written: a refusal leaves nothing half-installed
     install.preflight(names, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel)
@@ -137,7 +138,8 @@ def _install(args: argparse.Namespace, names: tuple[str, ...], project: str, sta
 
 def _next_steps(args: argparse.Namespace, names: tuple[str, ...], project: str, state_rel: str) -> dict[str, list[str]]:
     """What the user must still do, per harness that runs hooks, for the hooks to run."""
-    from rehydrate.harness import HOOKS, install
+    from rehydrate.harness import HOOKS
+    from rehydrate.harness.setup import install
 
     steps: dict[str, list[str]] = {}
     for harness in names:

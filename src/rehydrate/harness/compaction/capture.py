@@ -64,7 +64,7 @@ MAX_FAILED, MAX_COMMAND, MAX_ERROR = 3, 300, 310
 MAX_UNKNOWN = 20  # names of what the reader did not know, the most frequent first
 MAX_ASSISTANT = 1500
 MAX_TOTAL = 14 << 10  # the whole capture as JSON: under views.MAX_FIELD and wal.MAX_LINE
-REDACTED = "[redacted]"  # as harness/redaction.py writes it
+REDACTED = "[redacted]"  # as harness/compaction/redaction.py writes it
 
 
 def capture(root: str, event: dict[str, Any], since: Since, config: dict[str, Any]) -> dict[str, Any] | None:
@@ -235,9 +235,9 @@ def _text(text: str, bound: int, *, one_line: bool) -> str:
 
 
 def redact(text: str) -> str:
-    """text with what looks like a secret replaced by REDACTED: the rules of harness/redaction.py, detect-secrets'
-    detectors and the project's own (loaded on the first call: only a capture makes one; SessionStart's recency
-    uses checks.recency.redact_words, on str methods)."""
-    from rehydrate.harness.redaction import redact as by_rules
+    """text with what looks like a secret replaced by REDACTED: the rules of harness/compaction/redaction.py,
+    detect-secrets' detectors and the project's own (loaded on the first call: only a capture makes one; SessionStart's
+    recency uses checks.recency.redact_words, on str methods)."""
+    from rehydrate.harness.compaction.redaction import redact as by_rules
 
     return by_rules(text)
