@@ -41,7 +41,7 @@ print(time.perf_counter() - t0, len(out["failed"]), len(out["user"]), out["read"
 REDACT = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-from rehydrate.harness import capture as cap
+from rehydrate.harness.compaction import capture as cap
 
 def strings(value, out):
     if isinstance(value, str):

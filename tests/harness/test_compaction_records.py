@@ -25,7 +25,7 @@ PRECOMPACT = {"claude": "PreCompact-auto", "codex": "PreCompact"}
 
 FAKE = """
 import os
-from rehydrate.harness import capture
+from rehydrate.harness.compaction import capture
 
 
 def fake(root, event, since, config):

@@ -205,7 +205,7 @@ def test_without_detect_secrets_the_own_rules_still_redact_the_four() -> None:
 
     probe = (
         "import sys; sys.modules['detect_secrets'] = None\n"
-        "from rehydrate.harness import redaction\n"
+        "from rehydrate.harness.compaction import redaction\n"
         "print(sorted({r.source for r in redaction.rules()}))\n"
         "print(redaction.redact(sys.argv[1]))\n"
     )

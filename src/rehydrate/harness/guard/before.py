@@ -10,7 +10,7 @@ import os
 import stat
 
 from rehydrate.harness.base import Answer
-from rehydrate.harness.guard import effect, shellwrites
+from rehydrate.harness.guard import effect
 from rehydrate.harness.guard.watches import Blind, Watch, hit
 from rehydrate.store import views
 from rehydrate.text import clean
@@ -148,6 +148,8 @@ def _hits(
     base, project = where  # a relative path is the cwd's; a guard's glob is the project's
     places: list[tuple[str, bool]] = [(p, False) for p in paths]  # (a path, whether it is a folder written whole)
     if command is not None and any(g is not None for g, _, _ in watches):
+        from rehydrate.harness.guard import shellwrites  # shlex and the shell's rules: only for a command
+
         found = shellwrites.writes(command, base)
         places += [(p, False) for p in found.paths + found.mentions] + [(p, True) for p in found.trees]
         text += _copied(found.sources)

@@ -16,7 +16,7 @@ import os
 
 from rehydrate import safejson
 from rehydrate.harness.base import Answer, said
-from rehydrate.harness.guard import snapshot, watches
+from rehydrate.harness.guard import snapshot
 from rehydrate.store import views
 from rehydrate.store.local import place as local
 from rehydrate.store.wal import record as wal
@@ -131,6 +131,8 @@ def _checked(
     if snap:
         changes += snapshot.compare(snap, restore, folder, os.path.dirname(os.path.abspath(root)))
     if snap is None or head is None or head[0] != view or rebuild:
+        from rehydrate.harness.guard import watches  # fnmatch and re, and the logs' reader: only for a rebuild
+
         try:
             found = watches.rejected(root)
         except watches.Blind:
