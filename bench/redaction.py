@@ -1,7 +1,7 @@
-"""Redaction: what the capture's secret rules (harness/redaction.py: detect-secrets' detectors and the project's own)
-cost the PreCompact hook, measured on the real Claude Code transcript of shared/fixtures.
+"""Redaction: what the capture's secret rules (harness/compaction/redaction.py: detect-secrets' detectors and the
+project's own) cost the PreCompact hook, measured on the real Claude Code transcript of shared/fixtures.
 
-1. Capture. `harness.capture.capture` of the whole fixture (no checkpoint: everything up to its 16 MiB read is
+1. Capture. `harness.compaction.capture.capture` of the whole fixture (no checkpoint: everything up to its 16 MiB read is
    "since"), each run in a fresh process, timed inside it from before the capture module is imported to the capture's
    return (the rules are imported and compiled on the first redaction: a hook pays that once per process), and the
    whole process's wall time. With --before SRC (another checkout's src/, such as `git archive main src` unpacked),
@@ -32,7 +32,7 @@ CAPTURE = r"""
 import sys, time
 sys.path.insert(0, sys.argv[1])
 t0 = time.perf_counter()
-from rehydrate.harness.capture import capture
+from rehydrate.harness.compaction.capture import capture
 from rehydrate.store.wal.since import Since
 out = capture("/nowhere", {"transcript_path": sys.argv[2], "harness": "claude"}, Since(), {})
 print(time.perf_counter() - t0, len(out["failed"]), len(out["user"]), out["read"]["to"] - out["read"]["from"])
@@ -41,7 +41,7 @@ print(time.perf_counter() - t0, len(out["failed"]), len(out["user"]), out["read"
 REDACT = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-from rehydrate.harness import capture as cap
+from rehydrate.harness.compaction import capture as cap
 
 def strings(value, out):
     if isinstance(value, str):
@@ -71,7 +71,7 @@ print(time.perf_counter() - t0, len(texts), sum(map(len, texts)), changed)
 HOSTILE = r"""
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from rehydrate.harness.capture import redact
+from rehydrate.harness.compaction.capture import redact
 shapes = {
     "keyword after an unclosed quote": "password='" + "password" * 1250,
     "a line of //": "//" * 5000,

@@ -115,7 +115,7 @@ def test_the_page_shows_each_compactions_loss_and_the_totals(tmp_path: Path) -> 
 
     from rehydrate import audit
     from rehydrate.audit import html_report, text
-    from rehydrate.harness import capture as precompact
+    from rehydrate.harness.compaction import capture as precompact
 
     source = realsessions.FIXTURES / "claude-code-2.1.20-tasks.jsonl.gz"
     path = tmp_path / "claude-code-2.1.20-tasks.jsonl"

@@ -18,7 +18,7 @@ from tests.transcripts import realsessions
 from rehydrate import audit
 from rehydrate.audit import loss
 from rehydrate.audit.boundary import copy_prefix, offsets
-from rehydrate.harness import capture as precompact
+from rehydrate.harness.compaction import capture as precompact
 
 FILES = sorted(realsessions.FIXTURES.glob("*.jsonl.gz"))
 CODEX_171 = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts" / "codex-0.171.0-autocompact.jsonl"

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rehydrate import audit
-from rehydrate.harness import capture as precompact
+from rehydrate.harness.compaction import capture as precompact
 from rehydrate.transcripts import jsonl
 from rehydrate.transcripts.claude.read import audited
 

@@ -466,7 +466,7 @@ def test_eighty_latch_problems_fold_into_counts_and_keep_the_confidence_line(
 def test_a_preface_counts_against_the_budget_and_the_next_action_stays_whole(
     state: State, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rehydrate.harness.hook import COMPACTED
+    from rehydrate.harness.events import COMPACTED
 
     for i in range(40):
         state.invariant(f"decision {i} " + "d" * 200, because="r")

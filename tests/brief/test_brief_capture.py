@@ -1,8 +1,8 @@
 """The brief's "Just before the compaction", its ledger lines (ask, deferred) and the hook's checks.
 
-Captures are built by hand (schema v1, harness/capture.py) and written into the WAL the way the PreCompact hook writes
-them: one `compaction` record through `State.record`. The SessionStart hook then reads them back through the real
-path (hook.run: since.find, the checks, the ledger, the brief).
+Captures are built by hand (schema v1, harness/compaction/capture.py) and written into the WAL the way the PreCompact
+hook writes them: one `compaction` record through `State.record`. The SessionStart hook then reads them back through
+the real path (hook.run: since.find, the checks, the ledger, the brief).
 """
 
 from __future__ import annotations
@@ -392,7 +392,7 @@ def test_the_bounds_the_brief_and_recency_assume_are_the_captures() -> None:
     module on the hook path: they must stay equal."""
     from rehydrate.brief import capture as shown
     from rehydrate.checks import aftercapture
-    from rehydrate.harness import capture as made
+    from rehydrate.harness.compaction import capture as made
 
     names = ("MAX_TODOS", "MAX_TODO", "MAX_USER", "MAX_USER_TEXT", "MAX_EDITED", "MAX_PATH", "MAX_FAILED")
     names += ("MAX_COMMAND", "MAX_ERROR", "MAX_ASSISTANT")

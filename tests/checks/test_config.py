@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rehydrate.harness import hook
+from rehydrate.harness import base
 from rehydrate.store import config
 
 
@@ -17,7 +17,7 @@ def test_read_gives_the_object_or_the_defaults(tmp_path: Path) -> None:
     assert config.read(str(tmp_path)) == {}
     path.write_text('{"guard": "deny", "checks": ["a:b"]}')
     assert config.read(str(tmp_path)) == {"guard": "deny", "checks": ["a:b"]}
-    assert hook.config(str(tmp_path)) == config.read(str(tmp_path))  # the hooks read it through here
+    assert base.config(str(tmp_path)) == config.read(str(tmp_path))  # the hooks read it through here
     for bad in ("[1, 2]", "{not json", " " * (config.MAX_CONFIG + 1)):
         path.write_text(bad)
         assert config.read(str(tmp_path)) == {}, bad

@@ -14,7 +14,7 @@ import pytest
 from rehydrate import brief, checks, proc
 from rehydrate.checks import ORDER, STATUSES, Context, Finding, HookEvent, ledger
 from rehydrate.checks.gitnow import probe
-from rehydrate.harness import capture
+from rehydrate.harness.compaction import capture
 from rehydrate.store import records
 from rehydrate.store.state import State
 from rehydrate.store.wal import since

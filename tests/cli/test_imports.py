@@ -53,7 +53,7 @@ def test_hook_path_imports_only_the_standard_library(repo: Path) -> None:
         foreign = {m.split(".")[0] for m in mods} - stdlib - {"rehydrate", "__main__", "_distutils_hack"}
         assert not foreign - ({"orjson"} if argv[0] == "verify" else set()), (argv, foreign)
         assert not {"asyncio", "email", "http", "ssl", "sqlite3", "xml", "logging"} & set(mods), argv
-        assert "rehydrate.cli.demo" not in mods and "rehydrate.harness.rules" not in mods
+        assert "rehydrate.cli.demo" not in mods and "rehydrate.harness.setup.rules" not in mods
         cli = {m for m in mods if m.startswith("rehydrate.cli.")}
         # `hook HARNESS` has nothing to parse; checkpoint and resume as hooks and agents write them are read by
         # cli.fast_args (tests/cli/test_fast_args.py): argparse reads the rest

@@ -149,7 +149,7 @@ def test_the_recovery_ledger_section_names_every_check_in_order_and_every_status
 
 def test_the_recovery_ledger_section_states_the_real_bounds_and_switches() -> None:
     from rehydrate.checks import livestate, recency, user
-    from rehydrate.harness import capture
+    from rehydrate.harness.compaction import capture
     from rehydrate.store import config
 
     text = " ".join(_ledger_section().split())

@@ -1,4 +1,4 @@
-"""harness.capture: the capture of schema v1 at a compaction, made directly (the PreCompact hook's call is
+"""harness.compaction.capture: the capture of schema v1 at a compaction, made directly (the PreCompact hook's call is
 events.py's) on the real transcripts of shared/fixtures and on hostile ones built here from their shapes."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from conftest import REAL_TRANSCRIPTS, needs_real_transcripts
-from rehydrate.harness import capture as cap
-from rehydrate.harness.capture import REDACTED, capture, redact
+from rehydrate.harness.compaction import capture as cap
+from rehydrate.harness.compaction.capture import REDACTED, capture, redact
 from rehydrate.store import records
 from rehydrate.store.wal.since import Since
 

@@ -3,9 +3,9 @@
 `compaction` (PreCompact, phase pre), `compacted` (Claude Code's PostCompact) and Gemini's `precompress` carry
 store.since.ref_fields: the harness, this host, the transcript's path as the harness sent it and its size (None when
 the file does not exist yet, so that a recovery tells a file never written from one gone since). PreCompact also
-records the capture (harness/capture.py) in the same single record; a capture that raises never costs the compaction
-its record. Every hook runs as a real subprocess; the capture is replaced, where a test needs to see what it was given,
-by a `sitecustomize` on PYTHONPATH (the subprocess's only difference).
+records the capture (harness/compaction/capture.py) in the same single record; a capture that raises never costs the
+compaction its record. Every hook runs as a real subprocess; the capture is replaced, where a test needs to see what it
+was given, by a `sitecustomize` on PYTHONPATH (the subprocess's only difference).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ PRECOMPACT = {"claude": "PreCompact-auto", "codex": "PreCompact"}
 
 FAKE = """
 import os
-from rehydrate.harness import capture
+from rehydrate.harness.compaction import capture
 
 
 def fake(root, event, since, config):

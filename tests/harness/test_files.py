@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import rehydrate
-from rehydrate.harness import rules
+from rehydrate.harness.setup import rules
 
 Snapshot = dict[str, tuple[str, bytes, int]]
 

@@ -1,6 +1,6 @@
-"""The guard (harness/guard.py): an edit or command on what a rejected approach guards gets the configured decision
-(ask, deny or warn); and a rejected approach can watch what is written, not only where: `reject --contains TEXT`.
-Real subprocesses, as the harnesses run the hook."""
+"""The guard (harness/guard/before.py): an edit or command on what a rejected approach guards gets the configured
+decision (ask, deny or warn); and a rejected approach can watch what is written, not only where: `reject --contains
+TEXT`. Real subprocesses, as the harnesses run the hook."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import claude_event, hook_answer, rehydrate, run_hook
-from rehydrate.harness import guard, hook
+from rehydrate.harness import hook
+from rehydrate.harness.guard import watches
 from rehydrate.store import views
 from rehydrate.store.state import State
 from rehydrate.store.wal import record as wal
@@ -98,7 +99,7 @@ def test_the_guard_and_contains_are_on_the_line_and_in_the_record(eval_state: St
     line = next(ln for ln in text.splitlines() if "eval()" in ln)
     assert line.endswith(" guard: calc/*.py contains: eval(")
     assert views.entry_guard(line) == ("calc/*.py", "eval(")
-    assert guard.rejected(eval_state.root) == [
+    assert watches.rejected(eval_state.root) == [
         ("calc/*.py", "eval(", line),
         (None, "rm -rf build", next(ln for ln in text.splitlines() if "build cache" in ln)),
     ]
@@ -174,7 +175,7 @@ def test_text_that_would_fake_a_guard_is_refused(repo: Path, eval_state: State) 
 
 
 def _watches(state: State) -> list[tuple[str | None, str | None]]:
-    return [(g, c) for g, c, _ in guard.rejected(state.root)]
+    return [(g, c) for g, c, _ in watches.rejected(state.root)]
 
 
 def test_a_recorded_watch_edited_by_hand_keeps_its_recorded_value(repo: Path, state: State) -> None:
@@ -226,7 +227,7 @@ def test_the_records_are_looked_for_only_as_far_as_the_lookback(
     monkeypatch.setattr(wal, "decode", decoding)
     assert _watches(state) == [("db/schema.sql", None)]  # the whole log is within the default reach
     assert sum(reads) >= size and len(decoded) == 1  # of 204 records, only the one that names the id is decoded
-    monkeypatch.setattr(guard, "LOOKBACK", size // 4)
+    monkeypatch.setattr(watches, "LOOKBACK", size // 4)
     reads.clear()
     assert _watches(state) == [("db/*", None)]  # beyond reach: what the line shows
     assert max(reads) <= size // 4 and sum(reads) < size // 2, (reads, size)  # the reach, and 10_invariants.md

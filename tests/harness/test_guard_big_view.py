@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import claude_event, record_lines, run_hook
-from rehydrate.harness import guard
+from rehydrate.harness.guard import watches
 from rehydrate.store import views
 from rehydrate.store.state import State
 
@@ -33,7 +33,7 @@ def test_a_view_past_4_mib_still_guards(repo: Path, state: State) -> None:
     still guards db/schema.sql (its record now beyond the lookback: the line's watch counts)."""
     record_lines(state, [_decision(i) for i in range(300)])
     assert os.path.getsize(state.path(views.INVARIANTS)) > 4 << 20
-    assert [(g, c) for g, c, _ in guard.rejected(state.root)] == [("db/schema.sql", None)]
+    assert [(g, c) for g, c, _ in watches.rejected(state.root)] == [("db/schema.sql", None)]
     code, out, err = run_hook("claude", _edit(repo), repo)
     assert code == 0 and _decision_of(out) == "ask", (out, err)
     assert "Edit db/schema.sql directly" in out
@@ -42,7 +42,7 @@ def test_a_view_past_4_mib_still_guards(repo: Path, state: State) -> None:
 def test_a_guarded_line_after_the_big_decisions_is_found(repo: Path, state: State) -> None:
     record_lines(state, [_decision(i) for i in range(300)])
     state.reject("Touch the lockfile by hand", because="the tool owns it", guard="uv.lock")
-    assert ("uv.lock", None) in [(g, c) for g, c, _ in guard.rejected(state.root)]
+    assert ("uv.lock", None) in [(g, c) for g, c, _ in watches.rejected(state.root)]
     event = claude_event(repo, "PreToolUse", tool_name="Write", tool_input={"file_path": "uv.lock", "content": "x"})
     code, out, _ = run_hook("claude", event, repo)
     assert code == 0 and _decision_of(out) == "ask" and "Touch the lockfile by hand" in out
@@ -69,13 +69,13 @@ def test_an_unchanged_view_is_not_scanned_again(repo: Path, state: State, monkey
     event = json.dumps(_edit(repo)).encode()
     assert _decision_of(hook.run("claude", event).stdout) == "ask"  # scanned, snapshot taken
     scans: list[str] = []
-    real = guard.rejected
+    real = watches.rejected
 
-    def counted(root: str) -> list[guard.Watch]:
+    def counted(root: str) -> list[watches.Watch]:
         scans.append(root)
         return real(root)
 
-    monkeypatch.setattr(guard, "rejected", counted)
+    monkeypatch.setattr(watches, "rejected", counted)
     assert _decision_of(hook.run("claude", event).stdout) == "ask" and scans == []
     state.invariant("Keep the lexer hand-written", because="it is measured")  # the view changes: scanned again
     assert _decision_of(hook.run("claude", event).stdout) == "ask" and len(scans) == 1

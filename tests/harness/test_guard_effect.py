@@ -1,5 +1,5 @@
-"""The guard's check by effect (harness/effect.py): after a tool call, and when the agent stops, a guarded file that
-changed, whatever changed it, is named to the model at once with the rejected approach, written down in this
+"""The guard's check by effect (harness/guard/effect.py): after a tool call, and when the agent stops, a guarded file
+that changed, whatever changed it, is named to the model at once with the rejected approach, written down in this
 worktree's guard log, and put back where the user asked for it. Real files, real hook subprocesses."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import hook_answer, rehydrate
-from rehydrate.harness import effect
+from rehydrate.harness.guard import effect
+from rehydrate.harness.guard.snapshot import MAGIC, SNAPSHOT
 from rehydrate.store.local import place as local
 from rehydrate.store.state import State
 
@@ -112,9 +113,9 @@ def test_other_harnesses_are_told_in_their_own_shape(repo: Path, guarded: State)
 def test_nothing_guarded_costs_one_small_read(repo: Path) -> None:
     State.init(repo / "state", "A calculator")
     assert _after(repo) is None
-    snapshot = Path(local.local_dir(str(repo / "state"))) / effect.FOLDER / effect.SNAPSHOT
+    snapshot = Path(local.local_dir(str(repo / "state"))) / effect.FOLDER / SNAPSHOT
     head = snapshot.read_bytes().split(b"\n", 1)[0].decode()
-    assert head.startswith(effect.MAGIC) and head.endswith(" 0")  # nothing guarded: the next call stops here
+    assert head.startswith(MAGIC) and head.endswith(" 0")  # nothing guarded: the next call stops here
 
 
 def test_install_writes_the_after_tool_hooks(repo: Path) -> None:

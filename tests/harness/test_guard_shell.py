@@ -1,5 +1,5 @@
-"""The guard reads a shell command as a shell splits it (harness/shellwrites.py), resolves its targets (the working
-folder, `cd` within the command, symbolic links) and only then matches them: the ways of writing a guarded file
+"""The guard reads a shell command as a shell splits it (harness/guard/shellwrites.py), resolves its targets (the
+working folder, `cd` within the command, symbolic links) and only then matches them: the ways of writing a guarded file
 through the shell tool, or through a linked folder, that went past it. Real subprocesses, as the harnesses run the
 hook."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import hook_answer
-from rehydrate.harness import shellwrites
+from rehydrate.harness.guard import shellwrites
 from rehydrate.store.state import State
 
 

@@ -134,7 +134,7 @@ def test_brief_after_a_compaction(plain: Path, harness: str, fixtures: list[str]
     _check(f"{harness}-{fixtures[-1]}-brief.json", text)
 
 
-CAPTURE = {  # schema v1 (harness/capture.py), as the PreCompact hook records it
+CAPTURE = {  # schema v1 (harness/compaction/capture.py), as the PreCompact hook records it
     "v": 1,
     "harness": "claude",
     "since": {"seq": 4, "ts": "2026-11-29T22:04:26.123Z"},

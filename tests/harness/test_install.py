@@ -1,4 +1,4 @@
-"""`rehydrate install` (harness/install.py): merged into the user's settings, idempotent, and taken out byte for
+"""`rehydrate install` (harness/setup/install.py): merged into the user's settings, idempotent, and taken out byte for
 byte; every harness at once; and the JSON files install reads (a harness's settings, the install record): hostile
 ones are named, never a traceback, and nothing is written; files install leaves alone keep their bytes."""
 

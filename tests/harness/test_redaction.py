@@ -1,5 +1,5 @@
 """What the capture redacts before it reaches the committed log: detect-secrets' detectors (a dependency) and the
-project's own rules (harness/redaction.py), through a real PreCompact hook and rule by rule.
+project's own rules (harness/compaction/redaction.py), through a real PreCompact hook and rule by rule.
 
 The secrets here are made up in each detector's shape; none is a real credential. The detectors' own published
 examples are checked by test_upstream_examples, from shared/fixtures/secrets when it is beside the checkout."""
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import hook_event, records, run_hook
-from rehydrate.harness.capture import REDACTED, redact
+from rehydrate.harness.compaction.capture import REDACTED, redact
 from rehydrate.store.state import State
 from scenarios.transcripts import Claude, stamp
 
@@ -131,7 +131,7 @@ def test_the_rule_set_is_detect_secrets_and_the_projects_own() -> None:
     """Each rule names where it comes from; detect-secrets' detectors are there (not only the project's own), and
     those left out are the ones that would redact ordinary text (public IPs, any long hex or base64 string) and
     the one whose patterns backtrack without bound on a long line (KeywordDetector)."""
-    from rehydrate.harness import redaction
+    from rehydrate.harness.compaction import redaction
 
     rules = redaction.rules()
     upstream = {r.source for r in rules if r.source.startswith("detect-secrets:")}
@@ -182,7 +182,7 @@ def test_upstream_examples() -> None:
     detector flags is redacted so that none of the values detect-secrets finds in it is left, but for the detectors
     left out on purpose (IP addresses); of the strings no detector flags, at least half are kept whole (redacting
     more than a secret is allowed, keeping one is not). The counts are printed."""
-    from rehydrate.harness import redaction
+    from rehydrate.harness.compaction import redaction
 
     examples: list[dict[str, Any]] = json.loads(UPSTREAM.read_text())["examples"]
     skipped = set(redaction.LEFT_OUT) - {"KeywordDetector"}  # its names are the own name=value rule's
@@ -205,7 +205,7 @@ def test_without_detect_secrets_the_own_rules_still_redact_the_four() -> None:
 
     probe = (
         "import sys; sys.modules['detect_secrets'] = None\n"
-        "from rehydrate.harness import redaction\n"
+        "from rehydrate.harness.compaction import redaction\n"
         "print(sorted({r.source for r in redaction.rules()}))\n"
         "print(redaction.redact(sys.argv[1]))\n"
     )

@@ -94,7 +94,7 @@ def test_a_hook_harness_names_its_events_answers_and_install_targets(name: str) 
 
 
 def test_every_target_has_a_module_and_an_unknown_one_is_refused() -> None:
-    assert all(callable(harness.get(name).targets) for name in harness.TARGETS)
+    assert all(callable(harness.installer(name).targets) for name in harness.TARGETS)
     with pytest.raises(KeyError):
         harness.get("os")
     answer = hook.run("nope", b"{}")

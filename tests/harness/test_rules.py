@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from conftest import rehydrate
-from rehydrate.harness import rules
+from rehydrate.harness.setup import rules
 
 
 def test_rule_goes_where_files_exist_and_where_asked(repo: Path) -> None:

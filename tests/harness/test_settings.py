@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import rehydrate
-from rehydrate.harness import settings
+from rehydrate.harness.setup import settings
 
 try:  # the reader Codex's format is checked with: the standard one where there is one, not the library that wrote it
     import tomllib

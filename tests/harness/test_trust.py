@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import rehydrate
-from rehydrate.harness import install, trust
+from rehydrate.harness.setup import install, trust
 
 BARE_PATH = "/usr/bin:/bin"
 

@@ -3,7 +3,7 @@ cross-cutting ones (17: no transcript ever recorded, 19: gh missing, 28: a user'
 
 Each builds a real project with its state through the real CLI, writes a real-shaped transcript where its harness
 writes it (under the scenario's own HOME), runs the REAL PreCompact hook where the scenario has a compaction (so the
-capture of harness/capture.py lands in the `compaction` record), then `rehydrate recover --json`, then the
+capture of harness/compaction/capture.py lands in the `compaction` record), then `rehydrate recover --json`, then the
 SessionStart hook of claude, codex and gemini (gemini: source startup, the others compact). Each brief's ledger must
 equal recover's (but where a scenario says why not) and hold the scenario's words.
 

@@ -36,7 +36,7 @@ def report(
     cannot be one (transcripts.claude.read.audited: Claude Code's progress records, 70% of a session's lines) are
     skipped before they are parsed: the same report, except that a line skipped is not counted in bad_lines even if
     it is not JSON (bench/transcripts.py --unfiltered times it off). capture: the PreCompact capture
-    (harness.capture.capture, given by the face: the audit imports nothing of the harnesses); with it, each
+    (harness.compaction.capture.capture, given by the face: the audit imports nothing of the harnesses); with it, each
     compaction's loss report and the format drift (loss.py, drift.py), read with the tail reader; without it, neither
     is in the report."""
     collecting = gc.isenabled()

@@ -1,5 +1,5 @@
 """The brief's "## Just before the compaction": what the PreCompact hook captured from the transcript (schema v1,
-harness/capture.py), shown after the next step when a compaction came after the last checkpoint.
+harness/compaction/capture.py), shown after the next step when a compaction came after the last checkpoint.
 
 The capture arrived with the WAL (git pull): untrusted, any field may have the wrong type or be huge. `Material`
 reads it without ever raising: a field of the wrong type counts as absent, every string is cut to its schema bound
@@ -20,7 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rehydrate.brief.compose import _Out
 
-# the schema's bounds (harness/capture.py), kept here so that the hook path loads nothing of the harness
+# the schema's bounds (harness/compaction/capture.py), kept here so that the hook path loads nothing of the harness
 MAX_TODOS, MAX_TODO = 30, 200
 MAX_USER, MAX_USER_TEXT = 3, 1000
 MAX_EDITED, MAX_PATH = 50, 300

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from rehydrate.store.wal.since import Since
 
-CAPTURED_FAILED = 3  # the failed commands a capture keeps (harness/capture.MAX_FAILED)
+CAPTURED_FAILED = 3  # the failed commands a capture keeps (harness/compaction/capture.MAX_FAILED)
 
 
 class _Seen:

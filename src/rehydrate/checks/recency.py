@@ -332,9 +332,9 @@ SECRET_NAMES = ("password", "passwd", "passphrase", "secret", "token", "api_key"
 
 def redact_words(text: str) -> str:
     """text with what looks like a secret replaced by [redacted], with str methods (the SessionStart hook loads no
-    re; harness/capture.py's redact() is the thorough one): a word of 16 characters or more starting like a known
-    key (sk-, ghp_, AKIA, ...), the value of NAME=value or NAME: value when NAME holds password, secret, token or an
-    api or access key, and the word after such a name ending in ":" or "=", after -p, --password, --token or
+    re; harness/compaction/capture.py's redact() is the thorough one): a word of 16 characters or more starting like a
+    known key (sk-, ghp_, AKIA, ...), the value of NAME=value or NAME: value when NAME holds password, secret, token or
+    an api or access key, and the word after such a name ending in ":" or "=", after -p, --password, --token or
     bearer."""
     out: list[str] = []
     hide_next = False

@@ -66,7 +66,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     try:
         capture = None
         if not args.quick:  # the loss report compares with the PreCompact hook's own capture
-            from rehydrate.harness import capture as precompact
+            from rehydrate.harness.compaction import capture as precompact
 
             capture = precompact.capture
         data = audit.report(files, progress=_progress(stderr) if show else None, capture=capture)

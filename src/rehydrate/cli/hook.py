@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import sys
 
+from rehydrate import harness as registry
+from rehydrate.harness import hook
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
 
 def args_hook(p: argparse.ArgumentParser) -> None:
-    from rehydrate.harness import HOOKS
-
     p.description = (
         "Called by the harness, not by hand: reads the hook's JSON on stdin and acts by its event. "
         "SessionStart: the brief as additional context (after a compaction, said first). PreCompact and "
@@ -19,7 +20,7 @@ def args_hook(p: argparse.ArgumentParser) -> None:
         "approach's guard gets the decision set in state/config.json (`guard`: ask, deny or warn; ask by "
         "default). Whatever goes wrong, it exits 0 and prints what it can."
     )
-    p.add_argument("harness", choices=HOOKS, help="the harness that calls")
+    p.add_argument("harness", choices=registry.HOOKS, help="the harness that calls")
     p.add_argument(
         "event", nargs="?", help="the event, for a harness whose input does not name it (GitHub Copilot CLI)"
     )
@@ -31,16 +32,11 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 def answers(harness: str) -> bool:
     """Whether `rehydrate hook HARNESS` names a harness that calls it (else the parser says what is wrong)."""
-    from rehydrate.harness import HOOKS
-
-    return harness in HOOKS
+    return harness in registry.HOOKS
 
 
 def answer(harness: str, event: str | None = None) -> int:
     """Read the harness's event on stdin, answer it on stdout; the exit code the harness expects (always 0)."""
-    from rehydrate import harness as registry
-    from rehydrate.harness import hook
-
     cap = getattr(registry.get(harness), "read_cap", None) if harness in registry.HOOKS else None
     try:
         data = hook.read_input(sys.stdin.fileno(), cap=cap) if sys.stdin is not None else None

@@ -7,6 +7,9 @@ import sys
 
 from rehydrate.cli import emit_json
 from rehydrate.errors import ExitCode, UsageError
+from rehydrate.harness import HOOKS, RUNS_PROGRAM, TARGETS
+from rehydrate.harness.setup import install, program
+from rehydrate.store.locate import locate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,7 +20,6 @@ _MARK = {True: "ok", False: "NO", None: "??"}
 
 
 def args_install(p: argparse.ArgumentParser) -> None:
-    from rehydrate.harness import TARGETS
 
     p.description = (
         "Merge rehydrate into each harness's own files, keeping every other hook, key and line; "
@@ -48,8 +50,6 @@ def args_install(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from rehydrate.harness import HOOKS, TARGETS
-    from rehydrate.store.locate import locate
 
     project = os.path.abspath(args.project or os.getcwd())
     state_rel = os.path.relpath(locate(None, project), project)
@@ -68,7 +68,6 @@ def _named(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _check(args: argparse.Namespace, names: tuple[str, ...], project: str, state_rel: str) -> int:
-    from rehydrate.harness import install
 
     report = []
     for harness in names:
@@ -92,7 +91,6 @@ def _check(args: argparse.Namespace, names: tuple[str, ...], project: str, state
 
 
 def _install(args: argparse.Namespace, names: tuple[str, ...], project: str, state_rel: str) -> int:
-    from rehydrate.harness import RUNS_PROGRAM, install, program
 
     # every harness's files are read and checked before any is written: a refusal leaves nothing half-installed
     install.preflight(names, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel)
@@ -137,8 +135,6 @@ def _install(args: argparse.Namespace, names: tuple[str, ...], project: str, sta
 
 def _next_steps(args: argparse.Namespace, names: tuple[str, ...], project: str, state_rel: str) -> dict[str, list[str]]:
     """What the user must still do, per harness that runs hooks, for the hooks to run."""
-    from rehydrate.harness import HOOKS, install
-
     steps: dict[str, list[str]] = {}
     for harness in names:
         if harness in HOOKS:

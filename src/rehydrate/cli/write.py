@@ -35,7 +35,7 @@ def args_init(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from rehydrate.harness import rules
+    from rehydrate.harness.setup import rules
     from rehydrate.store.locate import init_location
     from rehydrate.store.state import State
 

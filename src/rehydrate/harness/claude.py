@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import os
 
+from rehydrate.harness import base
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rehydrate.harness.install import Target
-    from rehydrate.harness.program import Program
-    from rehydrate.harness.trust import TrustReport
+    from rehydrate.harness.setup.install import Target
+    from rehydrate.harness.setup.program import Program
+    from rehydrate.harness.setup.trust import TrustReport
 
-# EDIT_TOOLS (a tool input's file_path or notebook_path): transcripts.claude's, through __getattr__ below
+    EDIT_TOOLS: tuple[str, ...]  # a tool input's file_path or notebook_path: transcripts.claude's, see __getattr__
+
+NAME = "claude"
 TITLE = "Claude Code"
 SHELL_TOOLS = ("Bash",)
 PATCH_TOOLS: tuple[str, ...] = ()
@@ -35,13 +39,15 @@ EVENTS = {
     "PostToolUse": "after_tool",  # the guard's check by effect; for its task tools, the task list mirrored
     "Stop": "stop_checked",
 }
+context = base.context  # the shapes Claude Code defined (base holds them: Codex and Qwen Code read them too)
+decision = base.decision
 AFTER_TOOL = "tasks"  # what PostToolUse does after the check by effect, for a tool that is not an edit or a command
 
 
 def home() -> str:
     """Claude Code's user folder: $CLAUDE_CONFIG_DIR, else ~/.claude (transcripts.claude.home, where its transcripts
     are)."""
-    from rehydrate.transcripts.claude import home
+    from rehydrate.transcripts.claude import home  # its transcript format's, loaded by what reads them
 
     return home()
 
@@ -50,33 +56,16 @@ def __getattr__(name: str) -> Any:
     """EDIT_TOOLS, named once with the transcript format (transcripts.claude), loaded when first asked for (the guard,
     install): the other hook calls do without it."""
     if name == "EDIT_TOOLS":
-        from rehydrate.transcripts.claude import EDIT_TOOLS
+        from rehydrate.transcripts.claude import EDIT_TOOLS  # loaded when first asked for (see above)
 
         return EDIT_TOOLS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def decision(event_name: str, decision: str, reason: str) -> dict[str, Any]:
-    """Deny, ask or warn before a tool runs (a warning is a systemMessage plus context, the call goes ahead)."""
-    if decision == "warn":
-        return warning(event_name, reason)
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": event_name,
-            "permissionDecision": decision,
-            "permissionDecisionReason": reason,
-        }
-    }
-
-
-def warning(event_name: str, reason: str) -> dict[str, Any]:
-    return {"systemMessage": reason, "hookSpecificOutput": {"hookEventName": event_name, "additionalContext": reason}}
-
-
 def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
     """The hook groups install writes into its settings.json (timeouts in seconds)."""
-    from rehydrate.harness.settings import hook_group
-    from rehydrate.transcripts.claude import EDIT_TOOLS, TASK_TOOLS
+    from rehydrate.harness.setup.settings import hook_group  # install's, never loaded on the hook path
+    from rehydrate.transcripts.claude import EDIT_TOOLS, TASK_TOOLS  # its transcript format's (see __getattr__)
 
     return {
         "SessionStart": hook_group("startup|resume|clear|compact", command, 30),
@@ -92,7 +81,7 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
 
 def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
     """Hooks in .claude/settings.json (the user's: in home())."""
-    from rehydrate.harness.settings import merge_hooks
+    from rehydrate.harness.setup.settings import merge_hooks  # install's, never loaded on the hook path
 
     path = os.path.join(home() if user else os.path.join(project, ".claude"), "settings.json")
     events = hook_groups(prog.shell("hook", "claude"))
@@ -103,6 +92,6 @@ def trust_checks(
     project: str, settings_path: str, found: list[tuple[str, int, int, str]], user: bool
 ) -> list[TrustReport]:
     """What else decides whether Claude Code runs the hooks: the folder's trust, which it keeps to itself."""
-    from rehydrate.harness import trust
+    from rehydrate.harness.setup import trust  # install's, never loaded on the hook path
 
     return [trust.claude_note()]

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import os
 
+from rehydrate.harness import base
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rehydrate.harness.install import Target
-    from rehydrate.harness.program import Program
-    from rehydrate.harness.trust import TrustReport
+    from rehydrate.harness.setup.install import Target
+    from rehydrate.harness.setup.program import Program
+    from rehydrate.harness.setup.trust import TrustReport
 
-# EDIT_TOOLS: transcripts.codex's, through __getattr__ below
+    EDIT_TOOLS: tuple[str, ...]  # transcripts.codex's, see __getattr__
+
+NAME = "codex"
 TITLE = "Codex CLI"
 SHELL_TOOLS = ("Bash",)
 PATCH_TOOLS = ("apply_patch",)  # its input's command is a patch: `*** Update File: PATH` headers, `+` lines added
@@ -36,11 +40,12 @@ EVENTS = {
     "Stop": "stop_checked",
 }
 AFTER_TOOL = "tasks"
+context = base.context  # Claude Code's shape, which Codex reads
 
 
 def home() -> str:
     """Codex CLI's user folder: $CODEX_HOME, else ~/.codex (transcripts.codex.home, where its rollouts are)."""
-    from rehydrate.transcripts.codex import home
+    from rehydrate.transcripts.codex import home  # its transcript format's, loaded by what reads them
 
     return home()
 
@@ -49,33 +54,31 @@ def __getattr__(name: str) -> Any:
     """EDIT_TOOLS, named once with the transcript format (transcripts.codex), loaded when first asked for (the guard,
     install): the other hook calls do without it."""
     if name == "EDIT_TOOLS":
-        from rehydrate.transcripts.codex import EDIT_TOOLS
+        from rehydrate.transcripts.codex import EDIT_TOOLS  # loaded when first asked for (see above)
 
         return EDIT_TOOLS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def decision(event_name: str, decision: str, reason: str) -> dict[str, Any]:
-    """Deny or warn before a tool runs; Codex has no `ask`, so it warns."""
-    from rehydrate.harness import claude
-
+    """Deny or warn before a tool runs (Claude Code's answers); Codex has no `ask`, so it warns."""
     if decision == "ask":
-        return claude.warning(event_name, reason)
-    return claude.decision(event_name, decision, reason)
+        return base.warning(event_name, reason)
+    return base.decision(event_name, decision, reason)
 
 
 def compacted_summary(path: str) -> tuple[str, str] | None:
     """What stands for the last compaction's summary in the rollout at path, and where (transcripts.codex
     .last_compaction): PostCompact carries none (0.171's post-compact.command.input has no summary field)."""
-    from rehydrate.transcripts.codex import last_compaction
+    from rehydrate.transcripts.codex import last_compaction  # its rollout's reader: PostCompact's alone
 
     return last_compaction(path)
 
 
 def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
     """The hook groups install writes into its hooks.json (timeouts in seconds)."""
-    from rehydrate.harness.settings import hook_group
-    from rehydrate.transcripts.codex import EDIT_TOOLS
+    from rehydrate.harness.setup.settings import hook_group  # install's, never loaded on the hook path
+    from rehydrate.transcripts.codex import EDIT_TOOLS  # its transcript format's (see __getattr__)
 
     return {
         "SessionStart": hook_group("startup|resume|clear|compact", command, 30),
@@ -90,8 +93,8 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
 
 def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
     """Hooks in .codex/hooks.json (the user's: in home()); in a project, the boot rule in AGENTS.md."""
-    from rehydrate.harness import rules
-    from rehydrate.harness.settings import merge_hooks
+    from rehydrate.harness.setup import rules  # install's, never loaded on the hook path
+    from rehydrate.harness.setup.settings import merge_hooks
 
     path = os.path.join(home() if user else os.path.join(project, ".codex"), "hooks.json")
     events = hook_groups(prog.shell("hook", "codex"))
@@ -105,7 +108,7 @@ def trust_checks(
     project: str, settings_path: str, found: list[tuple[str, int, int, str]], user: bool
 ) -> list[TrustReport]:
     """Codex runs a project's hooks once it trusts the project, and each hook once it is trusted in `/hooks`."""
-    from rehydrate.harness import trust
+    from rehydrate.harness.setup import trust  # install's, never loaded on the hook path
 
     out = [] if user else [trust.codex_project(project)]
     out.append(trust.codex_hooks(settings_path, found))

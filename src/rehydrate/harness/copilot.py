@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import os
 
+from rehydrate import safejson
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rehydrate.harness.install import Target
-    from rehydrate.harness.program import Program
-    from rehydrate.harness.trust import TrustReport
+    from rehydrate.harness.setup.install import Target
+    from rehydrate.harness.setup.program import Program
+    from rehydrate.harness.setup.trust import TrustReport
 
+NAME = "copilot"
 TITLE = "GitHub Copilot CLI"
 EDIT_TOOLS = ("create", "edit")  # their input's `path`, given to the guard as file_path (normalize)
 SHELL_TOOLS = ("bash", "powershell")
@@ -68,8 +71,6 @@ def normalize(event: dict[str, Any], name: str) -> dict[str, Any]:
             out[ours] = event[theirs]
     args = event.get("toolArgs")
     if isinstance(args, str):  # documented as a JSON string by older versions
-        from rehydrate import safejson
-
         try:
             args = safejson.loads(args)
         except ValueError:
@@ -86,8 +87,6 @@ def normalize(event: dict[str, Any], name: str) -> dict[str, Any]:
 def context(event_name: str, text: str) -> str:
     """Text Copilot adds to the model's context: a top-level `additionalContext` (sessionStart: a user message after
     the system prompt; userPromptSubmitted: appended to the prompt; postToolUse: appended to the tool's result)."""
-    from rehydrate import safejson
-
     return safejson.dumps({"additionalContext": text})
 
 
@@ -102,14 +101,12 @@ def decision(event_name: str, decision: str, reason: str) -> dict[str, Any]:
 def stop_reminder(text: str) -> str:
     """agentStop's answer for the reminder to checkpoint: Copilot shows nothing a stop hook says unless it blocks,
     and a block's reason becomes the next prompt (once: agentStop then comes with stop_hook_active)."""
-    from rehydrate import safejson
-
     return safejson.dumps({"decision": "block", "reason": text})
 
 
 def tool_calls_since(transcript: str, since: str) -> int:
     """Tool calls Copilot's session log (events.jsonl) records after `since` (ISO 8601; "" for all)."""
-    from rehydrate.transcripts.jsonl import newer_than
+    from rehydrate.transcripts.jsonl import newer_than  # the transcripts' reader: only for stop's reminder
 
     count = 0
     for rec in newer_than(transcript, since or "0"):
@@ -143,9 +140,8 @@ def hook_groups(command: str, powershell: str | None = None) -> dict[str, list[d
 def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
     """.github/hooks/rehydrate.json, a file rehydrate owns whole (the user's: $COPILOT_HOME/hooks/rehydrate.json); in
     a project, the boot rule in .github/copilot-instructions.md."""
-    from rehydrate import safejson
-    from rehydrate.harness import rules
-    from rehydrate.harness.settings import merge_owned
+    from rehydrate.harness.setup import rules  # install's, never loaded on the hook path
+    from rehydrate.harness.setup.settings import merge_owned
 
     base = os.path.join(home(), "hooks") if user else os.path.join(project, ".github", "hooks")
     groups = hook_groups(prog.shell("hook", "copilot"), prog.powershell("hook", "copilot"))
@@ -161,13 +157,13 @@ def trust_checks(
     project: str, settings_path: str, found: list[tuple[str, int, int, str]], user: bool
 ) -> list[TrustReport]:
     """Copilot runs a repository's hooks in `-p` mode only in a trusted folder; user hooks always."""
-    from rehydrate.harness import trust
+    from rehydrate.harness.setup import trust  # install's, never loaded on the hook path
 
     return [] if user else [trust.copilot_folder(project)]
 
 
 def our_hooks(path: str) -> tuple[list[tuple[str, int, int, str]], str | None]:
     """rehydrate's commands in a Copilot hooks file (flat entries, each its `bash` command); or an error."""
-    from rehydrate.harness import settings
+    from rehydrate.harness.setup import trust  # install's, never loaded on the hook path
 
-    return settings.flat_hooks(path, "bash")
+    return trust.flat_hooks(path, "bash")

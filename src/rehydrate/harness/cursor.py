@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import os
 
+from rehydrate import safejson
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rehydrate.harness.install import Target
-    from rehydrate.harness.program import Program
-    from rehydrate.harness.trust import TrustReport
+    from rehydrate.harness.setup.install import Target
+    from rehydrate.harness.setup.program import Program
+    from rehydrate.harness.setup.trust import TrustReport
 
+NAME = "cursor"
 TITLE = "Cursor"
 EDIT_TOOLS = ("Write", "Delete")  # their input's path, given to the guard as file_path (normalize)
 SHELL_TOOLS = ("Shell",)  # preToolUse's shell tool; beforeShellExecution sends the command itself
@@ -69,8 +72,6 @@ def normalize(event: dict[str, Any], name: str | None = None) -> dict[str, Any]:
         out["tool_input"] = {"command": event.get("command")}
     tool_input = out.get("tool_input")
     if isinstance(tool_input, str):  # an MCP tool's input comes as a JSON string
-        from rehydrate import safejson
-
         try:
             tool_input = safejson.loads(tool_input)
         except ValueError:
@@ -88,8 +89,6 @@ def normalize(event: dict[str, Any], name: str | None = None) -> dict[str, Any]:
 
 def context(event_name: str, text: str) -> str:
     """sessionStart's context: `additional_context`."""
-    from rehydrate import safejson
-
     return safejson.dumps({"additional_context": text})
 
 
@@ -122,8 +121,8 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
 def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
     """.cursor/hooks.json, its other hooks kept (the user's: ~/.cursor/hooks.json); in a project, the rule file
     .cursor/rules/rehydrate.mdc, which rehydrate owns whole."""
-    from rehydrate.harness import rules
-    from rehydrate.harness.settings import merge_flat_hooks, merge_owned
+    from rehydrate.harness.setup import rules  # install's, never loaded on the hook path
+    from rehydrate.harness.setup.settings import merge_flat_hooks, merge_owned
 
     groups = hook_groups(prog.shell("hook", "cursor"))
     path = os.path.join(home() if user else os.path.join(project, ".cursor"), "hooks.json")
@@ -137,9 +136,9 @@ def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Tar
 
 def our_hooks(path: str) -> tuple[list[tuple[str, int, int, str]], str | None]:
     """rehydrate's commands in a Cursor hooks file (flat entries); or an error."""
-    from rehydrate.harness import settings
+    from rehydrate.harness.setup import trust  # install's, never loaded on the hook path
 
-    return settings.flat_hooks(path, "command")
+    return trust.flat_hooks(path, "command")
 
 
 def trust_checks(
@@ -147,7 +146,7 @@ def trust_checks(
 ) -> list[TrustReport]:
     """Cursor runs a project's hooks only in a trusted workspace (the CLI: `--trust` when headless); nothing on disk
     says whether it is."""
-    from rehydrate.harness.trust import TrustReport
+    from rehydrate.harness.setup.trust import TrustReport  # install's, never loaded on the hook path
 
     if user:
         return []
@@ -159,16 +158,6 @@ def trust_checks(
             "trust the workspace when Cursor asks (the CLI: `agent --trust` when it runs headless)",
         )
     ]
-
-
-def not_user_wide(name: str, user: bool) -> None:
-    """UsageError for a user-wide install of a target that has only project files."""
-    from rehydrate.errors import UsageError
-
-    if user:
-        raise UsageError(
-            f"a user-wide install is not available for {name}", "install it into the project instead", field="user"
-        )
 
 
 def tool_calls_since(transcript: str, since: str) -> int:

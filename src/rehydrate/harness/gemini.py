@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import os
 
+from rehydrate import safejson
+from rehydrate.harness import base
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rehydrate.harness.install import Target
-    from rehydrate.harness.program import Program
-    from rehydrate.harness.trust import TrustReport
+    from rehydrate.harness.setup.install import Target
+    from rehydrate.harness.setup.program import Program
+    from rehydrate.harness.setup.trust import TrustReport
 
+NAME = "gemini"
 TITLE = "Gemini CLI"
 EDIT_TOOLS = ("write_file", "replace")  # a tool input's file_path
 SHELL_TOOLS = ("run_shell_command",)
@@ -35,6 +39,7 @@ EVENTS = {
     "AfterTool": "after_tool",  # the guard's check by effect; for write_todos, the list mirrored into the state
 }
 AFTER_TOOL = "tasks"
+context = base.context  # Claude Code's shape, which Gemini CLI reads
 # What Gemini CLI's compression service puts after the summary it makes (0.61 core, ChatCompressionService.compress):
 # the new history is [the environment's context, the summary as a user message, this as the model's reply, the turns
 # kept]. A conversation whose first model message is this, right after a user message, was compressed.
@@ -87,8 +92,6 @@ def _fields(raw: bytes) -> tuple[dict[str, Any], int] | None:
     any other input, or one whose fields do not parse so (it is then read and parsed whole)."""
     if raw.find(b'"BeforeModel"', 0, HEAD) < 0:
         return None
-    from rehydrate import safejson
-
     key = raw.find(b'"llm_request"')
     if key < 0:
         return None
@@ -107,8 +110,6 @@ def first_messages(text: str) -> tuple[list[Any], bool] | None:
     whose value holds that array (those found before the text ends, if it ends first), and whether they are all
     there were to find (LOOK of them, or the array's end): False when text ended first. None when text is not that
     (or ends before the array starts)."""
-    from rehydrate import safejson
-
     n = len(text)
 
     def skip(i: int, punct: str | None = None) -> int:
@@ -236,8 +237,8 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
 def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
     """Hooks in .gemini/settings.json (JSON with comments; the user's: in home()); in a project, the boot rule in
     GEMINI.md."""
-    from rehydrate.harness import rules
-    from rehydrate.harness.settings import merge_hooks
+    from rehydrate.harness.setup import rules  # install's, never loaded on the hook path
+    from rehydrate.harness.setup.settings import merge_hooks
 
     base = home() if user else os.path.join(project, ".gemini")
     events = hook_groups(prog.shell("hook", "gemini"))
@@ -252,6 +253,6 @@ def trust_checks(
     project: str, settings_path: str, found: list[tuple[str, int, int, str]], user: bool
 ) -> list[TrustReport]:
     """Gemini CLI refuses an untrusted folder in -p mode and asks in the interactive one."""
-    from rehydrate.harness import trust
+    from rehydrate.harness.setup import trust  # install's, never loaded on the hook path
 
     return [trust.gemini_folder(project)]

@@ -8,54 +8,28 @@ executed from it.
 from __future__ import annotations
 
 import os
-import sys
+import select
+import time
 
+from rehydrate import harness as registry
+from rehydrate import safejson
 from rehydrate.errors import RehydrateError
+from rehydrate.harness.base import Answer, Located
 from rehydrate.store import views
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import ModuleType
     from typing import Any
+
+    from rehydrate.harness.base import Handler, Harness
 
 MAX_STDIN = 64 << 20  # the hook's input kept whole; beyond it, stdin is read to its end and its last bytes kept
 STDIN_TAIL = 1 << 20  # what is kept of the end of an input larger than MAX_STDIN
 STDIN_SECONDS = 2.0  # stdin that never closes: answer with what came by then (the shortest harness timeout is 10 s)
 STDIN_PAUSE = 0.05  # a pause this long after a whole JSON object ends the read, even if stdin stays open
-# Worded for wherever the harness puts it: Claude Code puts the brief before the summary, in the same message.
-COMPACTED = (
-    "A context compaction just happened; the summary of the conversation is lossy. The brief below was read from disk "
-    "and is the ground truth: where the summary and this brief disagree, trust this brief. Re-read it, then restate "
-    "your reading before acting: run `rehydrate ack --next '<the next action>' --rejected <the rejected approaches' "
-    "ids>`, which checks it against the state, or write it as one line of your reply: `rehydrate ack: next: <the next "
-    "action>; rejected: <ids>`."
-)
-# What rehydrate does on each event a harness sends (its module's EVENTS): the handler's module and function.
-HANDLERS = {
-    "session_start": ("events", "session_start"),
-    "compaction_start": ("events", "compaction_start"),
-    "compaction_end": ("events", "compaction_end"),
-    "precompress": ("events", "precompress"),
-    "after_compaction": ("events", "after_compaction"),
-    "model_request": ("events", "model_request"),
-    "stop": ("events", "stop"),
-    "guard": ("guard", "guard"),
-    "tasks": ("tasks", "tasks"),
-    "after_tool": ("effect", "after_tool"),  # the check by effect, then the harness's AFTER_TOOL handler
-    "stop_checked": ("effect", "stop"),  # the check by effect, then stop
-}
 STATE_MARKS = (views.WAL_DIR, *views.VIEWS)  # a folder holding none of these is not a rehydrate state
 NO_STATE = "rehydrate: no state folder here, nothing to inject (`rehydrate init --goal TEXT` starts one)"
-
-
-class Answer:
-    """What the hook prints, and its exit code (always 0 unless the user asked for blocking)."""
-
-    def __init__(self, stdout: str = "", stderr: str = "", code: int = 0) -> None:
-        self.stdout = stdout
-        self.stderr = stderr
-        self.code = code
 
 
 class Input:
@@ -94,9 +68,6 @@ def read_input(
     say that only its first N bytes are needed (the harness's read_cap): the rest is then drained without being
     copied where the system can (Linux: splice into /dev/null) and the Input is `capped`.
     """
-    import select
-    import time
-
     _widen(fd)
     parts: list[bytes] = []
     kept = 0
@@ -149,8 +120,6 @@ def read_input(
 def _drained(fd: int, parts: list[bytes], kept: int, size: int, need: int, poller: Any, deadline: float) -> Input:
     """The rest of a capped input: read up to `need` bytes in all, then the remainder drained to its end (spliced
     into /dev/null where the system can, else read and dropped), within the same deadline."""
-    import time
-
     null = [-1]  # /dev/null, opened at the first splice
     try:
         while True:
@@ -198,7 +167,7 @@ def _widen(fd: int) -> None:
     """The pipe at fd widened to 1 MiB where the system allows it (Linux: F_SETPIPE_SZ; up to pipe-max-size without
     privileges); anything else is left as it is."""
     try:
-        import fcntl
+        import fcntl  # not on Windows
     except ImportError:
         return
     if hasattr(fcntl, "F_SETPIPE_SZ"):  # Linux only (Python 3.10+)
@@ -210,8 +179,6 @@ def _widen(fd: int) -> None:
 
 def _whole_object(data: bytes | bytearray) -> bool:
     """True if data is one whole JSON object: nothing can follow it in a valid input."""
-    from rehydrate import safejson
-
     end = len(data)
     while end and data[end - 1] in b" \t\r\n":  # no copy of what may be 64 MiB
         end -= 1
@@ -236,9 +203,6 @@ def run(
     """Answer one hook call; never raises. raw is the hook's input; for one that was not read whole (see Input),
     tail, size, ended and capped say what is missing. event_name: the event the command line names, for a harness
     whose input names none (its module's EVENT_IN_ARGV and normalize)."""
-    from rehydrate import harness as registry
-    from rehydrate import safejson
-
     if harness not in registry.HOOKS:
         return Answer(stderr=f"rehydrate hook {harness}: no such harness (one of {', '.join(registry.HOOKS)})\n")
     module = registry.get(harness)
@@ -271,11 +235,9 @@ def run(
     return _answer(module, event)
 
 
-def _named(harness: ModuleType, raw: bytes, data: Input, event_name: str) -> Answer:
+def _named(harness: Harness, raw: bytes, data: Input, event_name: str) -> Answer:
     """An input that names no event (GitHub Copilot CLI's), the event named by the command line: parsed, or its
     fields salvaged, then given the field names the handlers read (the harness's normalize)."""
-    from rehydrate import safejson
-
     problem = ""
     event: Any = None
     if data.whole:
@@ -286,135 +248,186 @@ def _named(harness: ModuleType, raw: bytes, data: Input, event_name: str) -> Ans
     else:
         problem = f"{data.size:,} bytes, more than the {len(raw):,} read" if data.ended else "stdin still open"
     if not isinstance(event, dict):
-        from rehydrate.harness.salvage import salvage
+        from rehydrate.harness.salvage import salvage  # it loads json and re: only for an input that does not parse
 
         event = salvage(data.head, data.tail)
         problem = problem or "the hook's input is not a JSON object"
-    answer = _answer(harness, harness.normalize(event, event_name), whole=not problem)
+    normalize: Callable[[dict[str, Any], str], dict[str, Any]] | None = getattr(harness, "normalize", None)
+    assert normalize is not None  # every harness whose input names no event has one
+    answer = _answer(harness, normalize(event, event_name), whole=not problem)
     if problem:
-        answer.stderr = (
-            f"rehydrate hook {_name(harness)}: could not read the hook's input ({problem})\n" + answer.stderr
-        )
+        answer.stderr = f"rehydrate hook {harness.NAME}: could not read the hook's input ({problem})\n" + answer.stderr
     return answer
 
 
-def said(harness: ModuleType, event_name: str, text: str) -> str:
-    """Text the harness adds to the model's context, answering event_name, in its own shape (its module's context,
-    else Claude Code's hookSpecificOutput, which Codex and Gemini CLI read too)."""
-    shape = getattr(harness, "context", None)
-    return shape(event_name, text) if shape is not None else context(event_name, text)
-
-
-def _name(harness: ModuleType) -> str:
-    return harness.__name__.rsplit(".", 1)[-1]
-
-
-def _answer(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+def _answer(harness: Harness, event: dict[str, Any], whole: bool = True) -> Answer:
     norm = getattr(harness, "normalize", None)
     if norm is not None and not getattr(harness, "EVENT_IN_ARGV", False):
         event = norm(event)  # the fields the handlers read, from the harness's own (Cursor's)
     return _answered(harness, event, whole)
 
 
-def _answered(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+def _answered(harness: Harness, event: dict[str, Any], whole: bool = True) -> Answer:
+    here = None
     try:
-        idle = _idle(harness, event)
-        if idle is not None:
-            return idle
-        return _dispatch(harness, event, whole)
+        here = located(event)
+        if here is None:
+            return _idle(harness, event)
+        return _dispatch(harness, event, here, whole)
     except Exception as e:  # a hook never breaks the harness, unless the user asked for that
         name = str(event.get("hook_event_name") or "")
         message = str(e) if isinstance(e, RehydrateError) else f"internal error ({type(e).__name__}: {e})"
-        if _blocking(event):  # {"block_on_error": true} in state/config.json: exit 2, the harness's "stop"
-            return Answer(stderr=f"rehydrate hook {_name(harness)}: {message}\n", code=2)
+        if here is not None and here.config.get("block_on_error") is True:  # exit 2, the harness's "stop"
+            return Answer(stderr=f"rehydrate hook {harness.NAME}: {message}\n", code=2)
         if harness.EVENTS.get(name) == "session_start" or not name:
-            return _reduced(harness, event, f"rehydrate hook {_name(harness)}: {message}")
-        return Answer(stderr=f"rehydrate hook {_name(harness)}: {message}\n")
+            return _reduced(harness, event, f"rehydrate hook {harness.NAME}: {message}", here)
+        return Answer(stderr=f"rehydrate hook {harness.NAME}: {message}\n")
 
 
-def _reduced(harness: ModuleType, event: dict[str, Any] | None, problem: str) -> Answer:
-    from rehydrate.harness import events
+def _reduced(harness: Harness, event: dict[str, Any] | None, problem: str, here: Located | None) -> Answer:
+    from rehydrate.harness import events  # the brief's handlers: loaded by the calls that give one
 
-    return events.reduced(harness, event, problem)
+    return events.reduced(harness, event, problem, here)
 
 
-def _unreadable(harness: ModuleType, data: Input, why: str) -> Answer:
+def _unreadable(harness: Harness, data: Input, why: str) -> Answer:
     """An input that was not read whole or does not parse: the fields that can still be found in it decide.
 
     A tool event (named so; or unnamed but holding a tool's name or input, or too large to be anything else) goes to
     the guard, which decides on the target it can establish and fails closed when it cannot; any other named event
     is answered as usual from its fields; an input that names nothing gets the reduced brief.
     """
-    from rehydrate.harness.salvage import salvage
+    from rehydrate.harness.salvage import salvage  # it loads json and re: only for an input that does not parse
 
-    problem = f"rehydrate hook {_name(harness)}: could not read the hook's input ({why})"
+    problem = f"rehydrate hook {harness.NAME}: could not read the hook's input ({why})"
     event = salvage(data.head, data.tail)
     if "hook_event_name" not in event and ("tool_name" in event or "tool_input" in event or data.size > len(data.head)):
         event["hook_event_name"] = harness.TOOL_EVENT
     if "hook_event_name" not in event:
-        return _idle(harness, event) or _reduced(harness, event, problem)
+        here = located(event)
+        return _idle(harness, event) if here is None else _reduced(harness, event, problem, here)
     answer = _answer(harness, event, whole=False)
     answer.stderr = problem + "\n" + answer.stderr
     return answer
 
 
-def _idle(harness: ModuleType, event: dict[str, Any]) -> Answer | None:
-    """Where there is no state, a hook says nothing: an empty answer (SessionStart: one short line on stderr, where
-    the harness does not show it to the user: see its SAYS_NO_STATE), else None. With hooks installed for the user,
-    every session in every repository calls them; one without a rehydrate state folder (none found, or a `state/` of
-    something else: no WAL, no view file) must not be told to make one. A state folder that exists but cannot be
-    read is not this: it gets the reduced brief and its problem."""
-    from rehydrate.store.locate import locate
-
-    cwd = event.get("cwd")
+def located(event: dict[str, Any]) -> Located | None:
+    """The rehydrate state the event's cwd finds, or None where there is none: none found, one that belongs to
+    another user, or a `state/` of something else (no WAL, no view file). A state folder that exists but cannot be
+    read is found: it gets the reduced brief and its problem."""
     try:
-        root = locate(None, cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+        here = Located.find(event)
     except RehydrateError:  # the only candidate belongs to another user: not ours
-        root = ""
-    if root and os.path.isdir(root) and any(os.path.lexists(os.path.join(root, n)) for n in STATE_MARKS):
         return None
+    root = here.root
+    if root and os.path.isdir(root) and any(os.path.lexists(os.path.join(root, n)) for n in STATE_MARKS):
+        return here
+    return None
+
+
+def _idle(harness: Harness, event: dict[str, Any]) -> Answer:
+    """Where there is no state, a hook says nothing: an empty answer (SessionStart: one short line on stderr, where
+    the harness does not show it to the user: see its SAYS_NO_STATE). With hooks installed for the user, every
+    session in every repository calls them; one without a rehydrate state folder must not be told to make one."""
     if event.get("hook_event_name") in ("SessionStart", None) and harness.SAYS_NO_STATE:
         return Answer(stderr=NO_STATE + "\n")
     return Answer()
 
 
-def _blocking(event: dict[str, Any]) -> bool:
-    try:
-        from rehydrate.store.locate import locate
-
-        cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
-        return config(locate(None, cwd if cwd and os.path.isdir(cwd) else None)).get("block_on_error") is True
-    except Exception:
-        return False
-
-
-def _dispatch(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+def _dispatch(harness: Harness, event: dict[str, Any], here: Located, whole: bool = True) -> Answer:
     """The handler the harness names for this event (its EVENTS); an event it does not name gets an empty answer.
     whole: the event was read and parsed whole (else its fields were salvaged from an unreadable input)."""
     name = event.get("hook_event_name")
     handler = harness.EVENTS.get(name) if isinstance(name, str) else None
     if handler is None:
         return Answer()  # an event this version does not handle: nothing to say
-    return run_handler(handler, harness, event, whole)
+    return HANDLERS[handler](harness, event, here, whole)
 
 
-def run_handler(handler: str, harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
-    """HANDLERS[handler] called on the event, its module imported only now (the hook path loads what it runs)."""
-    module, function = HANDLERS[handler]
-    __import__(f"rehydrate.harness.{module}")
-    answer: Answer = getattr(sys.modules[f"rehydrate.harness.{module}"], function)(harness, event, whole)
-    return answer
+# ------------------------------------------------------------------------------------------------ the handlers
+# Each loads its module when it is called, never before: the hook path loads what it runs (a tool call's guard loads
+# no brief; a session's start loads no guard).
 
 
-def context(event_name: str, text: str) -> str:
-    """Text the harness adds to the model's context, answering event_name."""
-    from rehydrate import safejson  # json.dumps, without loading json (and its re) on the hook path
+def _session_start(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    from rehydrate.harness import events  # loaded when called (see above)
 
-    return safejson.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}})
+    return events.session_start(harness, event, here, whole)
 
 
-def config(root: str) -> dict[str, Any]:
-    """state/config.json, or {} (the defaults): store/config.read."""
-    from rehydrate.store import config as project
+def _after_compaction(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    from rehydrate.harness import events  # loaded when called (see above)
 
-    return project.read(root)
+    return events.after_compaction(harness, event, here, whole)
+
+
+def _stop(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    from rehydrate.harness import events  # loaded when called (see above)
+
+    return events.stop(harness, event, here, whole)
+
+
+def _model_request(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    from rehydrate.harness.compaction import request  # loaded when called (see above)
+
+    return request.model_request(harness, event, here, whole)
+
+
+def _compaction_start(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    from rehydrate.harness.compaction import records  # loaded when called (see above)
+
+    return records.compaction_start(harness, event, here, whole)
+
+
+def _compaction_end(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    from rehydrate.harness.compaction import records  # loaded when called (see above)
+
+    return records.compaction_end(harness, event, here, whole)
+
+
+def _precompress(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    from rehydrate.harness.compaction import records  # loaded when called (see above)
+
+    return records.precompress(harness, event, here, whole)
+
+
+def _guard(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    from rehydrate.harness.guard import before  # loaded when called (see above)
+
+    return before.guard(harness, event, here, whole)
+
+
+def _tasks(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    from rehydrate.harness import tasks  # loaded when called (see above)
+
+    return tasks.tasks(harness, event, here, whole)
+
+
+def _after_tool(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    """The check by effect, then the harness's AFTER_TOOL handler."""
+    from rehydrate.harness.guard import effect  # loaded when called (see above)
+
+    return effect.after_tool(harness, event, here, whole, HANDLERS)
+
+
+def _stop_checked(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    """The check by effect, then stop."""
+    from rehydrate.harness.guard import effect  # loaded when called (see above)
+
+    return effect.stop(harness, event, here, whole)
+
+
+# What rehydrate does on each event a harness sends (its module's EVENTS names one of these).
+HANDLERS: dict[str, Handler] = {
+    "session_start": _session_start,
+    "compaction_start": _compaction_start,
+    "compaction_end": _compaction_end,
+    "precompress": _precompress,
+    "after_compaction": _after_compaction,
+    "model_request": _model_request,
+    "stop": _stop,
+    "guard": _guard,
+    "tasks": _tasks,
+    "after_tool": _after_tool,
+    "stop_checked": _stop_checked,
+}

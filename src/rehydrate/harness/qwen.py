@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import os
 
+from rehydrate.harness import base
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rehydrate.harness.install import Target
-    from rehydrate.harness.program import Program
-    from rehydrate.harness.trust import TrustReport
+    from rehydrate.harness.setup.install import Target
+    from rehydrate.harness.setup.program import Program
+    from rehydrate.harness.setup.trust import TrustReport
 
+NAME = "qwen"
 TITLE = "Qwen Code"
 EDIT_TOOLS = ("write_file", "edit")  # a tool input's file_path
 SHELL_TOOLS = ("run_shell_command",)
@@ -39,18 +42,13 @@ EVENTS = {
     "PostCompact": "compaction_end",  # its answer is ignored: a record of the summary's length and hash
     "PreToolUse": "guard",
 }
+context = base.context  # Claude Code's answers: its hooks are Claude Code's
+decision = base.decision
 
 
 def home() -> str:
     """Qwen Code's user folder: $QWEN_HOME, else ~/.qwen."""
     return os.environ.get("QWEN_HOME") or os.path.join(os.path.expanduser("~"), ".qwen")
-
-
-def decision(event_name: str, decision: str, reason: str) -> dict[str, Any]:
-    """Claude Code's answers: ask, deny, or a warning as context."""
-    from rehydrate.harness import claude
-
-    return claude.decision(event_name, decision, reason)
 
 
 def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
@@ -71,8 +69,8 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
 
 def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
     """Hooks in .qwen/settings.json (the user's: in home()); in a project, the boot rule in QWEN.md."""
-    from rehydrate.harness import rules
-    from rehydrate.harness.settings import merge_hooks
+    from rehydrate.harness.setup import rules  # install's, never loaded on the hook path
+    from rehydrate.harness.setup.settings import merge_hooks
 
     base = home() if user else os.path.join(project, ".qwen")
     events = hook_groups(prog.shell("hook", "qwen"))

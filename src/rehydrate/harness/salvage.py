@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,8 +44,6 @@ def _field(data: bytes, key: str, from_start: bool = True) -> tuple[str | None, 
     """The first whole string value of `"key": "..."` in data where the key is not text inside a string; and
     whether such a value was found cut short by the end of data. from_start: data is the input's beginning (not a
     window whose first byte may follow a backslash). Linear in len(data)."""
-    import re
-
     needle = b'"' + key.encode() + b'"'
     cut = False
     at = data.find(needle)

@@ -9,17 +9,25 @@ list). The answer is empty: the model's context is left as it is. A list the vie
 
 from __future__ import annotations
 
-from rehydrate.harness.hook import Answer
+import os
+
+from rehydrate.harness.base import Answer
+from rehydrate.harness.events import recent_records, session_of
+from rehydrate.store import actors, views
+from rehydrate.store import tasks as store
+from rehydrate.store.locate import resolve_actor
+from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from types import ModuleType
     from typing import Any
+
+    from rehydrate.harness.base import Harness, Located
 
 FOLD_BACK = 256  # records read back from the WAL's end for the last task list to fold a call into
 
 
-def tasks(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Answer:
+def tasks(harness: Harness, event: dict[str, Any], here: Located, whole: bool = True) -> Answer:
     """Record the task list a task-tool call leaves, if the call is one (another tool: nothing)."""
     name = event.get("tool_name")
     if event.get("agent_id"):  # a subagent's own list (Claude Code adds agent_id inside one): not the session's
@@ -29,16 +37,13 @@ def tasks(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Ans
     tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
     if not whole:  # salvaged fields of an input that was not read whole: a list from them could be a part of it
         return Answer(stderr="rehydrate hook: the task list was not recorded (the hook's input was not read whole)\n")
-    from rehydrate.harness.events import session_of
-    from rehydrate.store import tasks as store
-
     session = session_of(event)
     source = f"{harness.TITLE}'s {name}" if read is not None else f"{harness.TITLE}'s task tools"
-    where = _Where(event)
+    where = _Where(here)
     if read is not None:
         items = read(tool_input)
     else:
-        from rehydrate.transcripts.claude import TASK_TOOLS
+        from rehydrate.transcripts.claude import TASK_TOOLS  # Claude Code's transcript module: for its tools only
 
         if name not in TASK_TOOLS:
             return Answer()
@@ -47,24 +52,16 @@ def tasks(harness: ModuleType, event: dict[str, Any], whole: bool = True) -> Ans
         return Answer()
     data = store.make(source, items, session)
     if not _shown_already(where, data):
-        from rehydrate.harness.events import open_state
-
-        open_state(event).tasks(data)
+        here.state.tasks(data)
     return Answer()
 
 
 class _Where:
-    """The state folder the event's cwd finds, this actor and its log: what the reads need, without State (whose
-    imports only a write pays for)."""
+    """The state folder the event found, this actor and its log: what the reads need, without State (whose imports
+    only a write pays for)."""
 
-    def __init__(self, event: dict[str, Any]) -> None:
-        import os
-
-        from rehydrate.store import views
-        from rehydrate.store.locate import locate, resolve_actor
-
-        cwd = event.get("cwd")
-        self.root = locate(None, cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+    def __init__(self, here: Located) -> None:
+        self.root = here.root
         self.actor = resolve_actor()
         self.wal_path = os.path.join(self.root, views.WAL_DIR, self.actor + ".jsonl")
 
@@ -73,9 +70,6 @@ def _shown_already(state: _Where, data: dict[str, Any]) -> bool:
     """Whether the WAL's last record already binds the task-list view to this list's rendering: read without the
     lock (a TaskList or TaskGet changes nothing, and is most calls), so that such a call costs a tail read. A log
     that cannot be read this way says no: the write then reconciles and says what is wrong."""
-    from rehydrate.store import actors, tasks, views
-    from rehydrate.store.wal import record as wal
-
     try:
         tail = wal.read_tail(state.wal_path, 1).records
     except Exception:  # a conflicted, damaged or missing log: the locked write path decides
@@ -85,13 +79,11 @@ def _shown_already(state: _Where, data: dict[str, Any]) -> bool:
     last = tail[-1][1]
     bound = last.get("views")
     name = views.tasks_view(actors.pc_names(state.actor, last)[0])
-    return isinstance(bound, dict) and bound.get(name) == wal.sha256(tasks.render(data).encode())
+    return isinstance(bound, dict) and bound.get(name) == wal.sha256(store.render(data).encode())
 
 
 def _item(text: object, status: object, ident: object = None, detail: object = None, blockers: object = None) -> Any:
-    from rehydrate.store.tasks import item
-
-    return item(text, status, ident, detail, blockers)
+    return store.item(text, status, ident, detail, blockers)
 
 
 def _todo_write(tool_input: dict[str, Any]) -> list[Any] | None:
@@ -124,7 +116,7 @@ _WHOLE = {"TodoWrite": _todo_write, "update_plan": _update_plan, "write_todos": 
 def _task_tools(state: _Where, name: str, tool_input: dict[str, Any], response: object, session: str | None) -> Any:
     """Claude Code's list after a task tool's call: its own store's, whole, where it keeps one; else the last list
     this session recorded with the call folded in (a list from another session is another list: its ids restart)."""
-    from rehydrate.transcripts.claude.tasks import fold_task, stored_tasks
+    from rehydrate.transcripts.claude.tasks import fold_task, stored_tasks  # Claude Code's: for its tools only
 
     stored = stored_tasks(session)
     if stored is None:
@@ -140,8 +132,6 @@ def _task_tools(state: _Where, name: str, tool_input: dict[str, Any], response: 
 def _last_list(state: _Where, session: str | None) -> dict[str, dict[str, Any]]:
     """The last task list recorded for this session (within the WAL's last FOLD_BACK records), as fold_task keeps
     one; empty if there is none."""
-    from rehydrate.harness.events import recent_records
-
     for rec in recent_records(state.wal_path, FOLD_BACK):
         data = rec.get("data")
         if rec.get("op") != "tasks" or not isinstance(data, dict) or rec.get("actor") != state.actor:

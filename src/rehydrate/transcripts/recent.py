@@ -46,8 +46,8 @@ if TYPE_CHECKING:
 # tool are split and parsed, but every byte is read and searched (about 3 ms a MiB): a list made longer ago than this
 # is known by its ids
 TODOS_BACK = 8 << 20
-# The PreCompact capture's bounds (harness/capture.py), named here so that the audit, which compares the facts with
-# what the capture carries, reads the same bytes without importing the harness side.
+# The PreCompact capture's bounds (harness/compaction/capture.py), named here so that the audit, which compares the
+# facts with what the capture carries, reads the same bytes without importing the harness side.
 CAPTURE_READ = 16 << 20  # the most read back from the transcript's end
 COUNT_MAX = 32 << 20  # the most bytes before the read's start counted to give lines their own numbers (~30 ms)
 

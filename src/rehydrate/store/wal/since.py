@@ -4,8 +4,8 @@ Contract of `find(state, snap, max_bytes=HOOK_BYTES) -> Since`, built on `walbac
 decoded strictly, newest first; store/wal/back.py):
 - Reads back from the WAL's end to the last `checkpoint` record (or `init`, or a `rotate` record's
   `data.checkpoint`), at most max_bytes: the cost follows what was written since the checkpoint, not the history.
-- Built once per command by its face (brief.resume, cli/recover.py, harness/capture.py) and handed to the checks in
-  `Context.since`; checks never read the WAL or import the harness themselves.
+- Built once per command by its face (brief.resume, cli/recover.py, harness/compaction/capture.py) and handed to the
+  checks in `Context.since`; checks never read the WAL or import the harness themselves.
 - When max_bytes is reached first, or a record read back does not decode, the checkpoint's fields come from
   state/99_next.md's header (seq, minute; its next and done fields), as reconciliation verified it: `complete` is
   False, `checkpoint` and `git` stay None, and the checks that need the exact record are skipped (they could not
@@ -65,8 +65,8 @@ class Since:
     seq, ts: its seq and timestamp (None: no checkpoint). next, done: its next step and what it finished. git: its
     `{"head", "branch", "dirty"[, "dirty_count"]}` (None: not recorded, not a repository then). handoff: the last
     `handoff` record after it, else None. compactions: the `compaction` records after it, newest first. capture: the
-    newest one's `data.capture` (schema v1, harness/capture.py), else None. transcripts: the TranscriptRefs from
-    compaction, precompress and resume records after it (the resume records of this worktree's journal too, and the
+    newest one's `data.capture` (schema v1, harness/compaction/capture.py), else None. transcripts: the TranscriptRefs
+    from compaction, precompress and resume records after it (the resume records of this worktree's journal too, and the
     old ones still in the WAL), deduplicated by path, newest first, at most MAX_TRANSCRIPTS. records: how many WAL
     records were read after it. complete: whether the back-scan reached it."""
 

@@ -129,7 +129,7 @@ def in_project(path: str, project: str, keep_out: tuple[str, ...] = ()) -> Place
 
 def _owner(uid: int) -> str:
     try:
-        import pwd
+        import pwd  # not on Windows
 
         return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
     except (ImportError, KeyError):

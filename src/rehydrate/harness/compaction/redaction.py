@@ -20,6 +20,7 @@ one window is scanned whole. Each own rule is tried only on a text holding one o
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 TYPE_CHECKING = False
@@ -180,8 +181,6 @@ def rules() -> list[Rule]:
 
 
 def _own() -> list[Rule]:
-    import re
-
     flags = {"i": re.IGNORECASE, "s": re.DOTALL}
     out = []
     for pattern, letters, group, needs in OWN:

@@ -1,7 +1,7 @@
 """The capture at a compaction: what the transcript says happened since the last checkpoint, recorded by the
 PreCompact hook (Claude Code, Codex) in that compaction's own `compaction` record, as `data["capture"]`.
 
-Contract of `capture(root, event, since, config) -> dict | None` (called from `events._record_compaction` for
+Contract of `capture(root, event, since, config) -> dict | None` (called from `records._record_compaction` for
 phase "pre"):
 - Reads the event's own `transcript_path` (the harness is the authority for its own event: no folder test, but a
   regular file only) with `transcripts.recent.read_since(path, since.ts, loads=safejson.loads, max_bytes=MAX_READ)`.
@@ -44,7 +44,14 @@ at most MAX_TOTAL (14 KiB) of JSON, under views.MAX_FIELD and wal.MAX_LINE: past
 
 from __future__ import annotations
 
+import errno
+
+from rehydrate import safejson
+from rehydrate.harness.compaction.redaction import redact as by_rules
 from rehydrate.text import clean, no_escapes
+from rehydrate.transcripts import recent
+from rehydrate.transcripts.claude.tasks import task_store
+from rehydrate.transcripts.model import Todos, inside, roots_of
 from rehydrate.transcripts.recent import CAPTURE_READ as MAX_READ  # the most read back from the transcript's end
 
 TYPE_CHECKING = False
@@ -64,7 +71,7 @@ MAX_FAILED, MAX_COMMAND, MAX_ERROR = 3, 300, 310
 MAX_UNKNOWN = 20  # names of what the reader did not know, the most frequent first
 MAX_ASSISTANT = 1500
 MAX_TOTAL = 14 << 10  # the whole capture as JSON: under views.MAX_FIELD and wal.MAX_LINE
-REDACTED = "[redacted]"  # as harness/redaction.py writes it
+REDACTED = "[redacted]"  # as harness/compaction/redaction.py writes it
 
 
 def capture(root: str, event: dict[str, Any], since: Since, config: dict[str, Any]) -> dict[str, Any] | None:
@@ -99,7 +106,6 @@ def capture(root: str, event: dict[str, Any], since: Since, config: dict[str, An
         return {**head, "error": found}
     if found.harness == "claude":  # the task tools' own store, when the harness keeps one: the list whole
         _stored_tasks(found, event.get("session_id"))
-    from rehydrate.transcripts.model import roots_of
 
     return _fit(
         {**head, "harness": found.harness, **_fields(found, roots_of(root), config.get("capture_user") is not False)}
@@ -109,8 +115,6 @@ def capture(root: str, event: dict[str, Any], since: Since, config: dict[str, An
 def _stored_tasks(found: Recent, session_id: object) -> None:
     """found's task list replaced by the one Claude Code keeps on disk for this session, when it keeps one (a file
     too large, or none to parse, leaves the transcript's fold)."""
-    from rehydrate.transcripts.claude.tasks import task_store
-    from rehydrate.transcripts.model import Todos
 
     stored = task_store(session_id)
     if stored:
@@ -120,7 +124,6 @@ def _stored_tasks(found: Recent, session_id: object) -> None:
 def _fit(out: dict[str, Any]) -> dict[str, Any]:
     """out within MAX_TOTAL bytes of JSON (each part within its bound can still add up past it): the oldest edited
     paths go first (counted in "more"), then the last todo items, then the oldest user messages."""
-    from rehydrate import safejson
 
     def size() -> int:
         return len(safejson.canonical_text(out).encode("utf-8"))
@@ -143,8 +146,6 @@ HARNESSES = ("claude", "codex", "gemini")
 
 def _read(path: str, harness: str | None, since_ts: str | None) -> Recent | str:
     """The transcript's tail since since_ts, or why not ("unknown format")."""
-    from rehydrate import safejson
-    from rehydrate.transcripts import recent
 
     if harness is None:
         harness = recent.harness_of(path, safejson.loads)
@@ -154,7 +155,6 @@ def _read(path: str, harness: str | None, since_ts: str | None) -> Recent | str:
 
 
 def _why(e: OSError) -> str:
-    import errno
 
     if e.errno == errno.ENOENT:
         return "no such file"
@@ -167,7 +167,6 @@ def _why(e: OSError) -> str:
 def _fields(found: Recent, roots: tuple[str, ...], with_user: bool) -> dict[str, Any]:
     """Recent mapped to the schema, every string redacted, cleaned and cut to its bound; lines made the file's own
     where they are known (else null)."""
-    from rehydrate.transcripts.model import inside
 
     def line(n: int | None) -> int | None:
         # read_since numbered them as the file's own when it could count the lines before its read (line_base)
@@ -235,9 +234,8 @@ def _text(text: str, bound: int, *, one_line: bool) -> str:
 
 
 def redact(text: str) -> str:
-    """text with what looks like a secret replaced by REDACTED: the rules of harness/redaction.py, detect-secrets'
-    detectors and the project's own (loaded on the first call: only a capture makes one; SessionStart's recency
-    uses checks.recency.redact_words, on str methods)."""
-    from rehydrate.harness.redaction import redact as by_rules
+    """text with what looks like a secret replaced by REDACTED: the rules of harness/compaction/redaction.py,
+    detect-secrets' detectors and the project's own (loaded on the first call: only a capture makes one; SessionStart's
+    recency uses checks.recency.redact_words, on str methods)."""
 
     return by_rules(text)

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import os
 
+from rehydrate.errors import UsageError
+from rehydrate.harness.setup.settings import merge_mcp_json, merge_mcp_toml
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rehydrate.harness.install import Target
-    from rehydrate.harness.program import Program
+    from rehydrate.harness.setup.install import Target
+    from rehydrate.harness.setup.program import Program
 
 
 def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
-    from rehydrate.harness.cursor import not_user_wide
-    from rehydrate.harness.settings import merge_mcp_json, merge_mcp_toml
-
-    not_user_wide("mcp", user)
+    if user:
+        raise UsageError(
+            "a user-wide install is not available for mcp", "install it into the project instead", field="user"
+        )
     command = prog.argv0
     return [
         (

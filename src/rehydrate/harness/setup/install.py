@@ -7,7 +7,7 @@ the project (`$XDG_STATE_HOME/rehydrate/installs.json`), so that `--uninstall` p
 nothing else changed the file since; when something did, only rehydrate's own part is taken out.
 
 A project's files are written only inside the project, a user's only into their own files and folders (see
-`harness/files.py` for the symbolic links followed and those refused), each keeping its mode. Every file is read,
+`harness/setup/files.py` for the symbolic links followed and those refused), each keeping its mode. Every file is read,
 parsed and checked before the first byte is written: a refusal writes nothing.
 """
 
@@ -20,8 +20,8 @@ import os
 from rehydrate import harness as registry
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError, UsageError
-from rehydrate.harness import files, settings, trust
-from rehydrate.harness.program import Program, program
+from rehydrate.harness.setup import files, settings, trust
+from rehydrate.harness.setup.program import Program, program
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
@@ -59,7 +59,7 @@ def targets(name: str, project: str, state_rel: str, user: bool, prog: Program |
     """The files a harness's install touches, and how (hooks run `prog`, by default this installation's)."""
     if name not in registry.TARGETS:
         raise UsageError(f"installing for {name!r} is not built yet", f"available: {', '.join(registry.TARGETS)}")
-    targets: list[Target] = registry.get(name).targets(project, state_rel, user, prog or program())
+    targets: list[Target] = registry.installer(name).targets(project, state_rel, user, prog or program())
     return targets
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import UsageError
-from rehydrate.harness import files
+from rehydrate.harness.setup import files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rehydrate.harness.install import Target
+    from rehydrate.harness.setup.install import Target
 
 BEGIN_PREFIX = "<!-- rehydrate:begin"
 BEGIN = BEGIN_PREFIX + " (managed by rehydrate; edits inside this block are replaced) -->"

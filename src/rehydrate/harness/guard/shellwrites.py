@@ -15,7 +15,10 @@ sees those: this is the cheap first look, not the guarantee.
 
 from __future__ import annotations
 
+import glob
+import itertools
 import os
+import shlex
 
 MAX_DEPTH = 3  # `sh -c "bash -c '...'"`: strings read as commands this deep, no deeper
 MAX_WORDS = 20000  # a command longer than this is read in its first MAX_WORDS words
@@ -55,8 +58,6 @@ def writes(command: str, cwd: str, depth: int = 0, out: Writes | None = None) ->
 def split(command: str) -> list[str]:
     """The command's words and operators (a newline is one, as `;`), as far as it splits: an open quote ends it, the
     words before kept (a shell would refuse the command; the guard still reads what it can)."""
-    import shlex
-
     lex = shlex.shlex(command, posix=True, punctuation_chars=PUNCTUATION)
     lex.whitespace = " \t\r"
     lex.whitespace_split = True
@@ -281,7 +282,4 @@ def _add(into: list[str], word: str, base: str) -> None:
     path = os.path.normpath(os.path.join(base, os.path.expanduser(word)))
     into.append(path)
     if any(c in word for c in "*?["):
-        import glob
-        import itertools
-
         into.extend(os.path.normpath(p) for p in itertools.islice(glob.iglob(path), MAX_GLOB))

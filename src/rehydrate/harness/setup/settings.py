@@ -324,28 +324,6 @@ def merge_flat_hooks(
     return dump_json(data, old, comments=False)
 
 
-def flat_hooks(path: str, key: str) -> tuple[list[tuple[str, int, int, str]], str | None]:
-    """rehydrate's commands (under `key` in each entry) in a hooks file of flat entries: (event, entry index, 0,
-    command); or an error."""
-    from rehydrate.harness import trust
-
-    data = trust.read_capped(path)
-    if data is None:
-        return [], None
-    try:
-        loaded = load_json(data, comments=False)
-    except RehydrateError as e:
-        return [], e.message
-    hooks = loaded.get("hooks")
-    found = []
-    for event, entries in hooks.items() if isinstance(hooks, dict) else ():
-        for i, entry in enumerate(entries if isinstance(entries, list) else []):
-            command = entry.get(key) if isinstance(entry, dict) else None
-            if isinstance(command, str) and is_our_command(command):
-                found.append((str(event), i, 0, command))
-    return found, None
-
-
 def merge_owned(old: bytes | None, content: str, *, remove: bool) -> bytes | None:
     """A file rehydrate owns whole."""
     return None if remove else content.encode()

@@ -21,8 +21,9 @@ import shlex
 import shutil
 import sys
 
+from rehydrate import harness as registry
 from rehydrate.errors import RehydrateError
-from rehydrate.harness import settings
+from rehydrate.harness.setup import files, settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,8 +46,6 @@ class TrustReport:
 
 def read_capped(path: str) -> bytes | None:
     """A user's settings file as install reads it: links (dotfiles) followed onto the user's own files."""
-    from rehydrate.harness import files
-
     try:
         return files.read(files.in_home(path), 16 << 20)
     except (OSError, RehydrateError):
@@ -54,15 +53,12 @@ def read_capped(path: str) -> bytes | None:
 
 
 def _codex_config_path() -> str:
-    from rehydrate.harness import codex
-
-    return os.path.join(codex.home(), "config.toml")
+    return os.path.join(registry.get("codex").home(), "config.toml")
 
 
 def _gemini_trust_file() -> str:
-    from rehydrate.harness import gemini
-
-    return os.environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or os.path.join(gemini.home(), "trustedFolders.json")
+    trusted = os.environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+    return trusted or os.path.join(registry.get("gemini").home(), "trustedFolders.json")
 
 
 def _same_path(a: str, b: str) -> bool:
@@ -95,6 +91,26 @@ def our_hooks(path: str, comments: bool, is_ours: Any) -> tuple[list[tuple[str, 
                 for hi, h in enumerate(handlers if isinstance(handlers, list) else []):
                     if isinstance(h, dict) and is_ours(h.get("command", "")):
                         found.append((str(event), gi, hi, str(h["command"])))
+    return found, None
+
+
+def flat_hooks(path: str, key: str) -> tuple[list[tuple[str, int, int, str]], str | None]:
+    """rehydrate's commands (under `key` in each entry) in a hooks file of flat entries: (event, entry index, 0,
+    command); or an error."""
+    data = read_capped(path)
+    if data is None:
+        return [], None
+    try:
+        loaded = settings.load_json(data, comments=False)
+    except RehydrateError as e:
+        return [], e.message
+    hooks = loaded.get("hooks")
+    found = []
+    for event, entries in hooks.items() if isinstance(hooks, dict) else ():
+        for i, entry in enumerate(entries if isinstance(entries, list) else []):
+            command = entry.get(key) if isinstance(entry, dict) else None
+            if isinstance(command, str) and settings.is_our_command(command):
+                found.append((str(event), i, 0, command))
     return found, None
 
 
@@ -223,9 +239,7 @@ def codex_hooks(hooks_file: str, found: list[tuple[str, int, int, str]]) -> Trus
 
 
 def gemini_folder(project: str) -> TrustReport:
-    from rehydrate.harness import gemini
-
-    user_settings = os.path.join(gemini.home(), "settings.json")
+    user_settings = os.path.join(registry.get("gemini").home(), "settings.json")
     try:
         loaded = settings.load_json(read_capped(user_settings), comments=True)
     except RehydrateError:
@@ -258,9 +272,7 @@ def gemini_folder(project: str) -> TrustReport:
 def copilot_folder(project: str) -> TrustReport:
     """Copilot CLI runs a repository's hooks in `-p` mode only in a trusted folder (`trustedFolders` in
     $COPILOT_HOME/config.json, `--trust-folder`, or COPILOT_ALLOW_ALL=true); the interactive CLI asks."""
-    from rehydrate.harness import copilot
-
-    path = os.path.join(copilot.home(), "config.json")
+    path = os.path.join(registry.get("copilot").home(), "config.json")
     fix = (
         f'start `copilot` in {project} and trust the folder, or add {project!r} to "trustedFolders" in {path} '
         "(in -p mode, Copilot skips an untrusted folder's hooks without a word; `--trust-folder` trusts it for one run)"

@@ -1,0 +1,222 @@
+"""What the rejected approaches watch (their `guard`, a path glob or command pattern, and their `contains`, a text in
+what is written or run), and whether a tool call's target matches one: read by the guard before a call (before.py)
+and by its check by effect (effect.py, snapshot.py).
+
+The watches are read from the state's records, not from the rendered lines of 10_invariants.md: each `reject`
+record carries its `guard` and `contains`, and where a line was edited by hand, the recorded watch wins. The cost
+follows what is shown, not what is stored: only the rejected approaches that 10_invariants.md shows with a watch
+are looked up, by their ids, in the last LOOKBACK bytes of the logs, read at once, and only the lines that name one
+are decoded (a `rotate` record, the first of its log, carries the lines recorded before it). A line that no record
+within that reach carries (added by hand and not yet recorded, recorded further back, or in a log that cannot be
+read) watches what it shows: the guard fails closed, never open.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+
+from rehydrate.errors import RehydrateError
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, views
+from rehydrate.store.wal import record as wal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+MAX_INVARIANTS = 1 << 30  # 10_invariants.md is scanned up to this size (store/binding's bound); past it: fail closed
+SCAN_CHUNK = 1 << 20  # bytes of 10_invariants.md read at a time
+MAX_LINE = 1 << 20  # a longer rejected line is not one rehydrate wrote (its fields are capped): fail closed
+LOOKBACK = 4 << 20  # the most bytes of the logs one guard call reads, looking for records (on every tool call)
+Watch = tuple["str | None", "str | None", str]  # (guard, contains, the rejected approach's line)
+
+
+# ------------------------------------------------------------------------------------------------ the watches
+
+
+class Blind(Exception):
+    """The rejected approaches cannot be read (10_invariants.md absent, not a regular file, unreadable, or holding a
+    rejected line too long to be one rehydrate wrote): the guard cannot tell what is rejected, so it fails closed."""
+
+
+def rejected(root: str) -> list[Watch]:
+    """(path or command pattern, text to look for in what is written, the line) for each rejected approach that
+    10_invariants.md shows with a watch, read from its record; in the order the file shows them. Blind when the
+    file cannot be read."""
+    shown = _shown(os.path.join(root, views.INVARIANTS))
+    if not shown:
+        return []
+    found = _recorded(os.path.join(root, views.WAL_DIR), set(shown))
+    out = []
+    for ident, line in shown.items():
+        # no record within reach: what the line shows still watches (fail closed)
+        guard, contains, recorded = found.get(ident) or (*views.entry_guard(line), line)
+        if guard or contains:
+            out.append((guard, contains, recorded))
+    return out
+
+
+def _shown(path: str) -> dict[str, str]:
+    """Each rejected approach's line that shows a watch, by id (the first line naming an id wins), found by a scan
+    of the file's bytes, chunk by chunk, for the watches' labels: the cost is one read of the file, whatever its size
+    (up to MAX_INVARIANTS), and only the lines holding a label are decoded."""
+    try:
+        fd = fsio.open_read(path, WORDS)
+    except RehydrateError as e:
+        raise Blind(e.message) from None
+    if fd is None:
+        raise Blind(f"{views.INVARIANTS} is missing")
+    shown: dict[str, str] = {}
+    try:
+        carry = b""
+        skipping = False  # inside a line too long to be an entry rehydrate wrote (not a rejected one): dropped
+        offset = 0
+        while True:
+            chunk = os.read(fd, SCAN_CHUNK)
+            if not chunk:
+                break
+            offset += len(chunk)
+            if offset > MAX_INVARIANTS:
+                raise Blind(f"{views.INVARIANTS} is more than {MAX_INVARIANTS:,} bytes")
+            if skipping:
+                cut = chunk.find(b"\n")
+                if cut < 0:
+                    continue
+                chunk, skipping = chunk[cut + 1 :], False
+            buf = carry + chunk if carry else chunk
+            end = buf.rfind(b"\n") + 1
+            _labelled(buf, end, shown)
+            carry = buf[end:]
+            if len(carry) > MAX_LINE:
+                if carry.startswith(b"- R-"):
+                    raise Blind(f"{views.INVARIANTS} holds a rejected line longer than {MAX_LINE:,} bytes")
+                carry, skipping = b"", True
+    except OSError as e:
+        raise Blind(f"{views.INVARIANTS} cannot be read ({e.strerror or e})") from None
+    finally:
+        os.close(fd)
+    if carry and not skipping:
+        _labelled(carry, len(carry), shown)
+    return shown
+
+
+def _labelled(buf: bytes, end: int, shown: dict[str, str]) -> None:
+    """The rejected approaches' lines in buf[:end] (buf starts a line, end a line's end or the end of the file) that
+    hold a watch's label, by id: bytes.find for the labels, so that a view of decisions is never decoded."""
+    lines: dict[int, bytes] = {}  # by the line's offset: the file's order, whichever label was found first
+    for label in (views.GUARD_LABEL.encode(), views.CONTAINS_LABEL.encode()):
+        at = buf.find(label, 0, end)
+        while at >= 0:
+            start = buf.rfind(b"\n", 0, at) + 1
+            stop = buf.find(b"\n", at, end)
+            stop = end if stop < 0 else stop
+            if buf.startswith(b"- R-", start):
+                lines[start] = buf[start:stop]
+            at = buf.find(label, stop, end)
+    for start in sorted(lines):
+        line = lines[start].decode("utf-8", "replace")
+        ident = views.entry_id(line)
+        if ident is not None:
+            shown.setdefault(ident, line)
+
+
+def _recorded(wal_dir: str, wanted: set[str]) -> dict[str, Watch]:
+    """The watches of the rejected approaches named in wanted, from their records in the actors' logs, as far as
+    LOOKBACK bytes of them reach."""
+    found: dict[str, Watch] = {}
+    try:
+        logs = sorted(n for n in os.listdir(wal_dir) if n.endswith(".jsonl"))
+    except OSError:
+        logs = []
+    room = LOOKBACK
+    for name in logs:
+        if not wanted - set(found) or room <= 0:
+            break
+        room -= _read_log(os.path.join(wal_dir, name), wanted, found, room)
+    return found
+
+
+def _read_log(path: str, wanted: set[str], found: dict[str, Watch], room: int) -> int:
+    """Read the last `room` bytes of one log, in one read, and decode (strictly) only its lines that name a wanted
+    id, newest first, until each is found; the bytes read. A log that cannot be read, a line that does not decode
+    (torn, damaged, a conflict marker's) or a record cut off by the reach gives nothing."""
+    try:
+        fd = fsio.open_read(path, WORDS)
+    except RehydrateError:
+        return 0
+    if fd is None:
+        return 0
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - room)
+        data = os.pread(fd, size - start, start)
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+    lines = data.split(b"\n")[1 if start else 0 :]  # the first line read is cut unless the log starts there
+    keys = [ident.encode() for ident in wanted]
+    for line in reversed(lines):
+        if not any(key in line for key in keys):
+            continue
+        try:
+            _take(wal.decode(line), wanted, found)
+        except wal.BadRecord:
+            continue
+        if not wanted - set(found):
+            break
+    return len(data)
+
+
+def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch]) -> None:
+    """The watches a record carries: a reject's own fields; the lines of a rotate or an adoption, as recorded."""
+    data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+    assert isinstance(data, dict)
+    op = rec.get("op")
+    if op == "reject" and data.get("id") in wanted and data["id"] not in found and isinstance(data.get("line"), str):
+        guard, contains = data.get("guard"), data.get("contains")
+        found[data["id"]] = (
+            guard if isinstance(guard, str) and guard else None,
+            contains if isinstance(contains, str) and contains else None,
+            data["line"],
+        )
+        return
+    lines: list[object] = []
+    if op == "rotate" and isinstance(data.get("lines"), list):
+        lines = data["lines"] + (data["adopted"] if isinstance(data.get("adopted"), list) else [])
+    elif op == "invariant" and data.get("adopted") and isinstance(data.get("line"), str):
+        lines = [data["line"]]
+    for line in lines:
+        ident = views.entry_id(line) if isinstance(line, str) else None
+        if ident in wanted and ident not in found:
+            assert isinstance(line, str) and ident is not None
+            found[ident] = (*views.entry_guard(line), line)  # a line as it was recorded, with its watch on it
+
+
+# ------------------------------------------------------------------------------------------------ matching
+
+
+def hit(
+    guard: str | None, contains: str | None, path: str | None, rel_path: str | None, command: str | None, written: str
+) -> bool:
+    """A rejected approach's watch matches a tool call: its guard (if any) matches the path or command, and its
+    `contains` (if any) is in what the call writes or runs. A plain substring, never a pattern: 10_invariants.md
+    arrives by git pull, and a planted regular expression could make the hook run for ever."""
+    if guard is None and contains is None:
+        return False
+    if guard is not None and not matches(guard, path, rel_path, command):
+        return False
+    return contains is None or contains in written
+
+
+def matches(guard: str, path: str | None, rel_path: str | None, command: str | None) -> bool:
+    """A guard is a path glob or a command pattern: it matches a target path, a command, or a word of it."""
+    for target in (path, rel_path):
+        if target and (fnmatch.fnmatchcase(target, guard) or fnmatch.fnmatchcase(os.path.basename(target), guard)):
+            return True
+    if command:
+        if guard in command or fnmatch.fnmatchcase(command, guard):
+            return True
+        return any(fnmatch.fnmatchcase(word.strip("'\""), guard) for word in command.split())
+    return False
