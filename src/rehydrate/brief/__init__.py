@@ -26,7 +26,9 @@ import os
 from rehydrate.brief.compose import compose
 from rehydrate.brief.draft import Brief, BriefInput, Draft, Plan
 from rehydrate.brief.fence import head_bytes, quote, utf8_size, within_budget
+from rehydrate.brief.read import annotate, read_views
 from rehydrate.store import views
+from rehydrate.store.latches.index import Invariants
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -36,7 +38,6 @@ if TYPE_CHECKING:
     from rehydrate.checks import Context, Finding
     from rehydrate.checks.ledger import Ledger
     from rehydrate.store import Problem
-    from rehydrate.store.reconcile import Snapshot
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
     from rehydrate.store.wal.since import Since
@@ -179,7 +180,7 @@ def resume(
     with state.reading() as snap:
         sizes: dict[str, int] = {}
         parts: dict[str, object] = {}
-        shown = _views(state, snap, budget, sizes, parts)
+        shown = read_views(state, snap, budget, sizes, parts)
         found = since.find(state, snap)  # the WAL since the last checkpoint, read back once for every check
         cfg = config.read(state.root)
         event = checks.HookEvent(harness, session_id, transcript)
@@ -199,8 +200,6 @@ def resume(
         summed = _ledger(shown, findings, _deferred(context, cfg))
         inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts, summed)
         _capture(inp, found)
-        from rehydrate.brief.read import annotate
-
         annotate(inp, state, snap)  # the lines of work merged; the entries' authors when there are several actors
         out = render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)
         data = {
@@ -257,7 +256,7 @@ def reduced(
     parts: dict[str, object] = {}
     if fsio.lstat(root) is not None and not foreign(root):
         try:
-            shown = _views(state, None, budget, sizes, parts)
+            shown = read_views(state, None, budget, sizes, parts)
         except (RehydrateError, OSError):
             shown = {}
     findings = checks.run_all(checks.Context(None, None, error=error))
@@ -265,104 +264,6 @@ def reduced(
     inp.next_action = "fix the state first: " + error.split("\n", maxsplit=1)[0]
     inp.ask = None
     return (render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)).text
-
-
-def _views(
-    state: State,
-    snap: Snapshot | None,
-    budget: int | None = None,
-    sizes: dict[str, int] | None = None,
-    parts: dict[str, object] | None = None,
-) -> dict[str, str | None]:
-    """The views' text for the brief, into sizes each file's size on disk, and into parts what was read of 10 and 20
-    besides their text (the scan of 10, read.Invariants; the handoff's end).
-
-    00 and 99 are read whole (reconciliation reads them anyway). 10 and 20 are read only as far as a brief of this
-    budget could show them, whatever their size (read.py): of 10, one scan of its bytes for the rejected approaches
-    (each one noted, never dropped) and its end for the newest decisions (its text here: that end); of 20, its start
-    and its end. Of the other NN_*.md files, only what a brief of this budget could show is read: none shows more
-    than `budget` characters of them in all, and a character is at most 4 bytes, so a file bigger than 4 * budget
-    bytes is not read at all (its text is empty, its size says what was left out), and once the files read hold more
-    than `budget` characters, the rest are not read either. A view reconciliation read into snap is taken from
-    there. The cost follows what can be shown, not what is stored."""
-    from rehydrate.errors import RehydrateError
-    from rehydrate.fs import write as fsio
-
-    shown: dict[str, str | None] = {}
-    sizes = sizes if sizes is not None else {}
-    budget = budget or DEFAULT_BUDGET
-    room = 4 * budget
-    total = 0
-    seen = snap.seen if snap is not None and not snap.repaired else None
-    parts = parts if parts is not None else {}
-    pc = state._pc(snap.last) if snap is not None else (views.NEXT, views.HANDOFF)
-    # an actor that joined: its own files in the slots of 99, 20 and 30
-    own = {views.NEXT: pc[0], views.HANDOFF: pc[1], views.TASKS: views.tasks_view(pc[0])}
-    if pc[0] != views.NEXT:
-        parts["pc"], seen = pc, None
-    for name in (views.GOAL, views.INVARIANTS, views.HANDOFF, views.TASKS, *state.extra_views(), views.NEXT):
-        try:
-            if name in (views.INVARIANTS, views.HANDOFF):
-                shown[name] = _bounded(state.path(own.get(name, name)), seen, name, budget, sizes, parts, snap)
-                continue
-            if name == views.TASKS:  # bounded like the other files: at most what a brief can show
-                data, size = fsio.read_head(state.path(own[name]), room)
-            elif name in views.VIEWS:
-                data = state.view_bytes(own.get(name, name), snap)
-                size = None if data is None else len(data)
-            else:
-                data, size = fsio.read_small(state.path(name), room if total <= room // 4 else 0)
-            shown[name] = None if data is None else data.decode("utf-8", "replace")
-            if size is not None:
-                sizes[name] = size
-            if name not in views.VIEWS and shown[name]:
-                total += len(shown[name] or "")
-        except RehydrateError:
-            shown[name] = None
-    return shown
-
-
-def _bounded(
-    path: str,
-    seen: dict[str, bytes | None] | None,
-    name: str,
-    budget: int,
-    sizes: dict[str, int],
-    parts: dict[str, object],
-    snap: Snapshot | None = None,
-) -> str | None:
-    """10 or 20 read as far as a brief of this budget could show them (see _views); its text, or None if absent.
-    10 as the cache's summary of its last scan says, checked (read.from_summary), when the summary is for 10's
-    binding as reconciliation found it; else scanned whole, and the summary kept for the next time."""
-    from rehydrate.brief import read
-
-    src = read.open_view(path, seen, name)
-    if src is None:
-        return None
-    try:
-        sizes[name] = src.size
-        if name == views.INVARIANTS:
-            keep, room = budget // 12, 4 * budget
-            known = snap is not None and not snap.repaired and snap.inv_ok and snap.inv is not None
-            lines = snap.inv if known and snap is not None else None
-            inv = None
-            if snap is not None and lines is not None and lines.size == src.size:
-                bound = lines.text()
-                if snap.cache.scan:
-                    inv = read.from_summary(src, snap.cache.scan, bound, lines.n, keep, room)
-                if inv is None:
-                    inv = read.scan_invariants(src, keep, room)
-                    snap.cache.remember_scan(read.summary(inv, bound, keep))
-            else:
-                inv = read.scan_invariants(src, keep, room)
-            parts[name] = inv
-            return inv.tail.decode("utf-8", "replace")
-        head, tail = read.head_tail(src, 4 * budget)
-        if tail is not None:
-            parts[name] = tail.decode("utf-8", "replace")
-        return head.decode("utf-8", "replace")
-    finally:
-        src.close()
 
 
 def _ledger(shown: dict[str, str | None], findings: list[Finding], deferred: list[str] | None = None) -> Ledger:
@@ -463,8 +364,6 @@ def _input(
     parts = parts or {}
     inv = parts.get(views.INVARIANTS)
     if inv is not None and shown.get(views.INVARIANTS) is not None:
-        from rehydrate.brief.read import Invariants
-
         inp.invariants_read = inv if isinstance(inv, Invariants) else None
     inp.tasks = shown.get(views.TASKS)
     tail = parts.get(views.HANDOFF)

@@ -11,19 +11,17 @@ from rehydrate.brief.capture import section
 from rehydrate.brief.draft import FINDING_CAP
 from rehydrate.brief.fence import (
     fence_body,
-    flat,
     n_chars,
     plural,
     quoted_lines,
-    shorten,
     shorten_left,
     shorten_quoted,
     untoken,
 )
 from rehydrate.brief.mail import section as mail_section
-from rehydrate.brief.read import MERGED_MOST
+from rehydrate.checks.state import MERGED_MOST, line_fields
 from rehydrate.store import views
-from rehydrate.text import cut_line, named, quoted
+from rehydrate.text import cut_line, named, quoted, shorten
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -291,22 +289,6 @@ def _next(o: _Out) -> None:
 
 
 _MERGED_CAPS = ((40, 120, 200), (24, 60, 100))  # branch, done, next: in full, and terse
-
-
-def line_fields(i: int, line: object, caps: tuple[int, int, int]) -> tuple[str, str | None, str, str]:
-    """One line of work's name (its branch, or its place), its last checkpoint ("checkpoint 7 (2026-12-01T06:10)",
-    None if it has none), done and next: from records (untrusted), cleaned to one line, each cut to its cap."""
-    line = line if isinstance(line, dict) else {}
-    branch = line.get("branch")
-    name = shorten(flat(branch), caps[0])[0] if isinstance(branch, str) and flat(branch) else f"line {i + 1}"
-    cp = line.get("checkpoint")
-    if not isinstance(cp, dict):
-        return name, None, "", ""
-    seq, ts = cp.get("seq"), cp.get("ts")
-    what = f"checkpoint {seq}" if isinstance(seq, int) and not isinstance(seq, bool) else "checkpoint"
-    what += f" ({flat(ts)[:16]})" if isinstance(ts, str) else ""
-    done = shorten(flat(str(cp.get("done") or "")), caps[1])[0]
-    return name, what, done, shorten(flat(str(cp.get("next") or "")), caps[2])[0]
 
 
 def merged_line(i: int, line: object, caps: tuple[int, int, int] = _MERGED_CAPS[0]) -> str:

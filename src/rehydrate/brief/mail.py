@@ -8,7 +8,8 @@ each cut to CAP characters (none under a terse plan, when the brief is fitting a
 
 from __future__ import annotations
 
-from rehydrate.brief.fence import plural, quote, shorten
+from rehydrate.brief.fence import plural, quote
+from rehydrate.text import shorten
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
