@@ -14,21 +14,28 @@ transcript excerpts and teammates' text) goes through `quote`: between two lines
 each brief and name the text's source, every line of it marked `> `. The token is removed from the text, so the text
 can neither close its quote nor imitate the ledger, whose header carries the same token; the top of the brief says so.
 
-The parts: read.py (bounded reads of the views), fence.py (quoting and cutting), draft.py (the material and the
-plan's knobs), compose.py (the sections), fit.py (the drop order); here: render, and resume/reduced, which read
-the state, run the checks and log the read.
+The parts: read.py (bounded reads of the views), fence.py (quoting and cutting), plan.py (the material, Draft, and
+the plan's knobs, Plan), compose.py (the sections), fit.py (the drop order); here: render, and resume/reduced, which
+read the state, run the checks and log the read.
 """
 
 from __future__ import annotations
 
 import os
 
+from rehydrate import checks
+from rehydrate.brief import ack, receipt
 from rehydrate.brief.compose import compose
-from rehydrate.brief.draft import Brief, BriefInput, Draft, Plan
 from rehydrate.brief.fence import head_bytes, quote, utf8_size, within_budget
+from rehydrate.brief.plan import Brief, BriefInput, Draft, Plan
 from rehydrate.brief.read import annotate, read_views
-from rehydrate.store import views
+from rehydrate.errors import RehydrateError, UsageError
+from rehydrate.fs import write as fsio
+from rehydrate.store import config, views
 from rehydrate.store.latches.index import Invariants
+from rehydrate.store.local import journal
+from rehydrate.store.locate import foreign
+from rehydrate.store.state import State
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -38,7 +45,6 @@ if TYPE_CHECKING:
     from rehydrate.checks import Context, Finding
     from rehydrate.checks.ledger import Ledger
     from rehydrate.store import Problem
-    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
     from rehydrate.store.wal.since import Since
 
@@ -168,10 +174,7 @@ def resume(
     gives the next safe action or the question for a human, and the note of what was left to `rehydrate recover`
     (what the checks put in context.shared["deferred"], and the user's checks config.json names). A compaction after
     the last checkpoint whose record holds a capture is shown as "Just before the compaction" (brief/capture.py)."""
-    from rehydrate import checks
-    from rehydrate.brief import ack, receipt
-    from rehydrate.errors import UsageError
-    from rehydrate.store import config
+    # since and the ledger only when a brief is made: the Stop hook loads this package for its receipt (ack, receipt)
     from rehydrate.store.wal import since
 
     budget = DEFAULT_BUDGET if budget is None else budget
@@ -188,7 +191,6 @@ def resume(
             state, snap.outcome(), views=shown, since=found, scope="hook", event=event, config=cfg, env=os.environ
         )
         findings = checks.run_all(context)
-        from rehydrate.store.local import journal
 
         recent = journal.tail(state, receipt.LOOK_BACK)  # read once for the receipt and the restatement
         with_line(findings, receipt.finding(receipt.settle(state, recent=recent)))  # the last brief: did it arrive?
@@ -243,12 +245,6 @@ def reduced(
 
     preface is said first, inside the budget (for example: a compaction just happened); max_bytes bounds its UTF-8
     bytes too (see render). A folder that another user owns is not read (see `locate`)."""
-    from rehydrate import checks
-    from rehydrate.errors import RehydrateError
-    from rehydrate.fs import write as fsio
-    from rehydrate.store.locate import foreign
-    from rehydrate.store.state import State
-
     budget = budget or DEFAULT_BUDGET
     state = State(root, actor)
     shown: dict[str, str | None] = {}
@@ -268,7 +264,7 @@ def reduced(
 
 def _ledger(shown: dict[str, str | None], findings: list[Finding], deferred: list[str] | None = None) -> Ledger:
     """The ledger of these findings, with the checkpoint's next step as 99 shows it (one code path: checks/ledger)."""
-    from rehydrate.checks import ledger
+    from rehydrate.checks import ledger  # a brief's, not the Stop hook's (see resume)
 
     nxt = views.parse_next(shown.get(views.NEXT) or "").get("next")
     goal = bool((shown.get(views.GOAL) or "").strip())
@@ -278,8 +274,6 @@ def _ledger(shown: dict[str, str | None], findings: list[Finding], deferred: lis
 def _deferred(context: Context, cfg: dict[str, object]) -> list[str]:
     """What hook scope left to `rehydrate recover`: what the checks noted in context.shared["deferred"] (e.g. "PR and
     CI (gh)" when gh is on PATH), then the user's checks state/config.json names (checks/user.py: recover only)."""
-    from rehydrate.store import config
-
     noted = context.shared.get("deferred", [])
     left = [x for x in noted if isinstance(x, str)][:8] if isinstance(noted, list) else []
     if cfg.get("checks") is not None and os.environ.get("REHYDRATE_NO_USER_CHECKS") != "1":

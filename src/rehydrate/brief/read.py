@@ -10,7 +10,6 @@ from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, views
 from rehydrate.store.latches import index
 from rehydrate.store.latches.binding import MAX_INVARIANTS
-from rehydrate.store.views import entry_id, is_actor
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -124,7 +123,7 @@ def annotate(inp: object, state: State, snap: Snapshot) -> None:
     """The brief's input given what the views do not say: the lines of work merged and not yet chosen between
     (snap.merged, WP1's), and, when the state has more than one actor, the author of each entry of 10 it may show."""
     merged = getattr(snap, "merged", None)
-    setattr(inp, "merged", merged if isinstance(merged, list) else None)  # noqa: B010 (draft.BriefInput's)
+    setattr(inp, "merged", merged if isinstance(merged, list) else None)  # noqa: B010 (plan.BriefInput's)
     if len(state._actors()) > 1:
         setattr(inp, "authors", entry_authors(state, snap))  # noqa: B010
 
@@ -145,13 +144,13 @@ def entry_authors(state: State, snap: Snapshot) -> dict[str, str]:
     by: dict[str, list[str]] = {}
     n = 0
     for text, actor in zip(reversed(file_lines), reversed(who), strict=True):
-        ident = entry_id(text) if text.startswith("- ") else None
+        ident = views.entry_id(text) if text.startswith("- ") else None
         if ident is None:
             continue
         n += 1
         if n > AUTHORS_MOST:
             break
-        if actor is not None and is_actor(actor):
+        if actor is not None and views.is_actor(actor):
             by.setdefault(actor, []).append(ident)
     field = ";".join(f"{a}={','.join(ids)}" for a, ids in sorted(by.items())) or "-"
     if len(parts) >= 5 and parts[0] == bound:
@@ -164,9 +163,9 @@ def parse_authors(field: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for group in field.split(";") if field != "-" else ():
         actor, _, ids = group.partition("=")
-        if not is_actor(actor):
+        if not views.is_actor(actor):
             continue
         for ident in ids.split(","):
-            if entry_id(f"- {ident} ") == ident:
+            if views.entry_id(f"- {ident} ") == ident:
                 out[ident] = actor
     return out

@@ -18,7 +18,7 @@ from rehydrate.store import WORDS
 from rehydrate.store.latches.binding import Lines
 
 CHUNK = 1 << 20  # bytes read at a time by the scan
-HEAD = 4 * 1200 + 64  # bytes kept of each rejected approach's line: its longest shown form (draft.REJECTED_CAP)
+HEAD = 4 * 1200 + 64  # bytes kept of each rejected approach's line: its longest shown form (plan.REJECTED_CAP)
 _CARRY = 64 << 10  # an unfinished line longer than this is noted and the rest of it skipped
 
 

@@ -47,7 +47,7 @@ class ScanInfo:
     rollback check which of the records the cache remembers are still there (by h)."""
 
     def __init__(self, want: set[str]) -> None:
-        from rehydrate.store.latches.order import Collector
+        from rehydrate.store.latches.order import Collector  # it loads collections: off the hook path's cheap read
 
         self.want = want  # the h16s the cache remembers
         self.lines = Collector(linear_only=True)  # while the log is one line
@@ -102,7 +102,7 @@ class ScanInfo:
         """A record the pass read back once (the log is not one line: walscan._Known), in order, before the one that
         made it: the recorded lines collected as a graph from here on (lineorder.Collector)."""
         if self.full is None:
-            from rehydrate.store.latches.order import Collector
+            from rehydrate.store.latches.order import Collector  # (see __init__)
 
             self.full = Collector()
         self.full.add(rec)

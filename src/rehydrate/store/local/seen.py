@@ -250,7 +250,7 @@ class Seen:
         data = rec["data"]
         op = rec["op"]
         if op == "merge":
-            from rehydrate.store.wal.graph import valid_lines
+            from rehydrate.store.wal.graph import valid_lines  # off the hook path but for a merge record
 
             self.merged = valid_lines(data)
             return
