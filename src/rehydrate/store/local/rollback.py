@@ -43,7 +43,7 @@ _TRACKED = frozenset(("checkpoint", "merge", "rotate"))  # the ops Seen.track lo
 
 class ScanInfo:
     """What one pass over the whole log learned, in memory that does not grow with the log: the heads, this actor's
-    recorded lines of 10_invariants.md while the log is one line (lineorder.Collector: latches.READ), and for the
+    recorded lines of 10_invariants.md while the log is one line (order.Collector: latch.READ), and for the
     rollback check which of the records the cache remembers are still there (by h)."""
 
     def __init__(self, want: set[str]) -> None:
@@ -99,8 +99,8 @@ class ScanInfo:
             self.full.add(rec)
 
     def load(self, rec: Record) -> None:
-        """A record the pass read back once (the log is not one line: walscan._Known), in order, before the one that
-        made it: the recorded lines collected as a graph from here on (lineorder.Collector)."""
+        """A record the pass read back once (the log is not one line: wal/scan.py), in order, before the one that
+        made it: the recorded lines collected as a graph from here on (order.Collector)."""
         if self.full is None:
             from rehydrate.store.latches.order import Collector  # (see __init__)
 

@@ -55,7 +55,7 @@ class Seen:
       hex digits; -1: none), mine first, else "": while fp holds, each is read at its offset, not the last line;
     - merged: the lines of work of the newest merge record on this worktree's line not yet followed by a
       checkpoint (its data.lines), shown by status and the brief;
-    - lost: a rollback found and not yet acknowledged (see `State._follow` in state.py);
+    - lost: a rollback found and not yet acknowledged (see `_follow` in store/reconcile.py);
     - views: for each view, (its file's fingerprint, the binding the WAL's record gave it) when this clone wrote it
       or last found it as bound: while both still hold, the view is as the WAL's last record binds it and is
       neither read nor hashed (a `git pull`, `git checkout`, an editor or a `touch` changes the fingerprint);
