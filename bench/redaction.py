@@ -1,8 +1,8 @@
 """Redaction: what the capture's secret rules (harness/compaction/redaction.py: detect-secrets' detectors and the
 project's own) cost the PreCompact hook, measured on the real Claude Code transcript of shared/fixtures.
 
-1. Capture. `harness.compaction.capture.capture` of the whole fixture (no checkpoint: everything up to its 16 MiB read is
-   "since"), each run in a fresh process, timed inside it from before the capture module is imported to the capture's
+1. Capture. `harness.compaction.capture.capture` of the whole fixture (no checkpoint: everything up to its 16 MiB read
+   is "since"), each run in a fresh process, timed inside it from before the capture module is imported to the capture's
    return (the rules are imported and compiled on the first redaction: a hook pays that once per process), and the
    whole process's wall time. With --before SRC (another checkout's src/, such as `git archive main src` unpacked),
    the same in that code, interleaved round by round.

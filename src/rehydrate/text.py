@@ -11,7 +11,7 @@ What it guarantees:
   double quotes with `"` and `\\` escaped as JSON escapes them. A quotation so made ends where its text ends,
   whatever the text holds, so nothing after it can pass for rehydrate's words; json.loads reads it back to the
   cleaned text. named() leaves a plain name (nothing that could end it or stand after it) as it is.
-- cut_line() cuts a line to a length without leaving a quotation open.
+- shorten() cuts text to a length with an ellipsis; cut_line() cuts a line so without leaving a quotation open.
 - no_escapes() takes terminal escape sequences out whole, so that cleaning leaves no "[2J" behind.
 - terminal_safe() takes out what could drive a terminal or disguise what it shows (C0 and C1 controls but tab
   and newline, DEL, the bidirectional controls, the line and paragraph separators): the CLI's output passes
@@ -77,6 +77,13 @@ def named(text: object, most: int = 120) -> str:
     if name and len(name) <= most and not name.startswith("-") and _PLAIN_NAME.issuperset(name):
         return name
     return quoted(name, most)
+
+
+def shorten(text: str, cap: int | None) -> tuple[str, bool]:
+    """text, or its start and an ellipsis within cap characters; and whether it was cut."""
+    if cap is None or len(text) <= cap:
+        return text, False
+    return text[: max(0, cap - 1)].rstrip() + "…", True
 
 
 def cut_line(line: str, most: int) -> str:

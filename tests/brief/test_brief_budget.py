@@ -174,7 +174,7 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:  # noqa: PL
     # the capture before the compaction: each part in its own fence, whole, or the cut named
     if inp.capture is not None:
         from rehydrate.brief.capture import Material
-        from rehydrate.brief.draft import _task_pairs
+        from rehydrate.brief.plan import _task_pairs
 
         # a captured task list the same as the state's is said so: as render does, from the task list it shows
         listed = shown(f"{f}/{views.TASKS}")

@@ -20,7 +20,7 @@ from conftest import hook_event
 from rehydrate import brief, checks
 from rehydrate.brief import BriefInput
 from rehydrate.brief.compose import compose
-from rehydrate.brief.draft import Draft, Plan
+from rehydrate.brief.plan import Draft, Plan
 from rehydrate.checks import ledger
 from rehydrate.harness import hook
 from rehydrate.store import views

@@ -11,7 +11,7 @@ import pytest
 from test_brief_budget import TOKEN, check_promises, parse, patch_clean
 
 from rehydrate import brief
-from rehydrate.brief import draft
+from rehydrate.brief import plan
 from rehydrate.store import views
 from rehydrate.text import clean
 
@@ -63,17 +63,17 @@ def test_fitting_3000_rejected_approaches_composes_them_a_bounded_number_of_time
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     inp = _input(_entries("R", 3000))
-    shows = _Count(draft._Entry.show)
+    shows = _Count(plan._Entry.show)
 
-    def show(self: draft._Entry, cap: int | None) -> tuple[str, bool]:
+    def show(self: plan._Entry, cap: int | None) -> tuple[str, bool]:
         return shows(self, cap)  # type: ignore[no-any-return]
 
     ids = _Count(views.entry_id)
     with monkeypatch.context() as m:
-        m.setattr(draft._Entry, "show", show)
+        m.setattr(plan._Entry, "show", show)
         m.setattr(views, "entry_id", ids)
         text = brief.render(inp, brief.DEFAULT_BUDGET).text
-    kept = brief.DEFAULT_BUDGET // 12  # the newest rejected approaches whose ids could fit (draft._invariants)
+    kept = brief.DEFAULT_BUDGET // 12  # the newest rejected approaches whose ids could fit (plan._invariants)
     assert ids.calls <= kept, ids.calls  # the others are found by one scan, never matched one by one
     # each rejected approach is shown once per cap the fitting tries (13 here, as it searches for the cap that fits),
     # not once per composition of the brief (63 here, as the old code did): a binary search takes at most log2(1200)
@@ -88,15 +88,15 @@ def test_50000_rejected_approaches_are_each_named_and_only_the_newest_cleaned(mo
     inp = _input(_entries("R", 50_000))
     chars = _Count(clean)
     ids = _Count(views.entry_id)
-    shows = _Count(draft._Entry.show)
+    shows = _Count(plan._Entry.show)
 
-    def show(self: draft._Entry, cap: int | None) -> tuple[str, bool]:
+    def show(self: plan._Entry, cap: int | None) -> tuple[str, bool]:
         return shows(self, cap)  # type: ignore[no-any-return]
 
     with monkeypatch.context() as m:
         patch_clean(m, chars)
         m.setattr(views, "entry_id", ids)
-        m.setattr(draft._Entry, "show", show)
+        m.setattr(plan._Entry, "show", show)
         text = brief.render(inp, brief.DEFAULT_BUDGET).text
     kept = brief.DEFAULT_BUDGET // 12
     assert 0 < chars.calls <= kept + 50 and ids.calls <= kept, (chars.calls, ids.calls)

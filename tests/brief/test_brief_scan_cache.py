@@ -19,7 +19,7 @@ from conftest import record_lines
 from rehydrate import brief
 from rehydrate.brief import read
 from rehydrate.store import views
-from rehydrate.store.latches import binding
+from rehydrate.store.latches import binding, index
 from rehydrate.store.local import seen
 from rehydrate.store.state import State
 
@@ -36,7 +36,7 @@ def _line(kind: str, i: int, long: int = 0) -> str:
     return views.entry_line(kind, f"{kind}-{i:06x}", "2026-11-30", text, "slow", None)
 
 
-def _shown(inv: read.Invariants, keep: int) -> tuple[object, ...]:
+def _shown(inv: index.Invariants, keep: int) -> tuple[object, ...]:
     """What a brief can show of a scan: counts, the first and the newest keep + 1 rejected approaches, the end."""
     k = min(len(inv.ids), keep + 1)
     first = (inv.ids[:1], inv.lines[:1], inv.offsets[:1])
@@ -56,7 +56,7 @@ def _file(pieces: list[str], end: bool) -> bytes:
         if p in ("- D", "- R"):
             out.append(_line(p[2], i))
         elif p == "- Rlong":
-            out.append(_line("R", i, long=700))  # longer than read.HEAD
+            out.append(_line("R", i, long=700))  # longer than index.HEAD
         else:
             out.append(p)
     return ("\n".join(out) + ("\n" if end else "")).encode()
@@ -67,10 +67,10 @@ def _file(pieces: list[str], end: bool) -> bytes:
 def test_the_summary_shows_what_the_whole_scan_shows(pieces: list[str], end: bool, keep: int) -> None:
     data = _file(pieces, end)
     lines = binding.lines_of(data)
-    full = read.scan_invariants(read.Source(data), keep, 4 * 64)
-    text = read.summary(full, lines.text(), keep)
+    full = index.scan_invariants(index.Source(data), keep, 4 * 64)
+    text = index.summary(full, lines.text(), keep)
     assert text is not None
-    got = read.from_summary(read.Source(data), text, lines.text(), lines.n, keep, 4 * 64)
+    got = index.from_summary(index.Source(data), text, lines.text(), lines.n, keep, 4 * 64)
     assert got is not None and _shown(got, keep) == _shown(full, keep)
     assert len(got.ids) == len(full.ids) and len(got.lines) == len(full.lines)
     # extended line by line from the header's summary: the same as the summary of a whole scan
@@ -78,13 +78,13 @@ def test_the_summary_shows_what_the_whole_scan_shows(pieces: list[str], end: boo
     parts = parts[:-1] if end else parts
     head = b"\n".join(parts[:2]) + b"\n"
     now = binding.lines_of(head)
-    ext = read.summary(read.scan_invariants(read.Source(head), keep, 64), now.text(), keep)
+    ext = index.summary(index.scan_invariants(index.Source(head), keep, 64), now.text(), keep)
     for part in parts[2:]:
         after = now.add(part)
-        ext = read.extend_summary(ext or "", now.text(), after.text(), part) if ext else None
+        ext = index.extend_summary(ext or "", now.text(), after.text(), part) if ext else None
         now = after
     if end and ext is not None:  # (an unterminated last line is not what an append writes)
-        got = read.from_summary(read.Source(data), ext, lines.text(), lines.n, keep, 4 * 64)
+        got = index.from_summary(index.Source(data), ext, lines.text(), lines.n, keep, 4 * 64)
         assert got is not None and _shown(got, keep) == _shown(full, keep)
 
 
@@ -104,7 +104,7 @@ def _brief(state: State) -> str:
     with st.reading() as snap:
         sizes: dict[str, int] = {}
         parts: dict[str, object] = {}
-        shown = brief._views(st, snap, brief.DEFAULT_BUDGET, sizes, parts)
+        shown = read.read_views(st, snap, brief.DEFAULT_BUDGET, sizes, parts)
         inp = brief._input(st, shown, [], "recovered", snap.last, None, sizes, parts)
         return brief.render(inp).text
 
@@ -112,13 +112,13 @@ def _brief(state: State) -> str:
 class _Scans:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls = 0
-        real = read.scan_invariants
+        real = index.scan_invariants
 
-        def counted(src: read.Source, keep: int, room: int) -> read.Invariants:
+        def counted(src: index.Source, keep: int, room: int) -> index.Invariants:
             self.calls += src.size > ROOM  # the whole file (from_summary scans nothing this big)
             return real(src, keep, room)
 
-        monkeypatch.setattr(read, "scan_invariants", counted)
+        monkeypatch.setattr(index, "scan_invariants", counted)
 
 
 @pytest.mark.parametrize("every", [40, 2])
@@ -138,8 +138,8 @@ def test_a_resume_on_an_unchanged_10_reads_only_what_it_shows(
         cached = _brief(state)
     assert scans.calls == 0
     read_bytes = reads.by_name.get(views.INVARIANTS, 0)
-    assert read_bytes <= 16 * ROOM + (KEEP + 2) * read._PEEK * 2, (read_bytes, size)
-    monkeypatch.setattr(read, "from_summary", lambda *a: None)  # the whole scan, for comparison
+    assert read_bytes <= 16 * ROOM + (KEEP + 2) * index._PEEK * 2, (read_bytes, size)
+    monkeypatch.setattr(index, "from_summary", lambda *a: None)  # the whole scan, for comparison
     assert _brief(state) == cached
     assert scans.calls == 1
     assert_every_rejected_id_named_or_covered(Path(state.path(views.INVARIANTS)).read_text(), cached)
@@ -165,7 +165,7 @@ def test_an_append_extends_the_summary_and_a_change_by_hand_is_scanned(
     newest = [ln for ln in Path(state.path(views.INVARIANTS)).read_text().split("\n") if ln.startswith("- R-")][-1]
     assert scans.calls == 0 and "the newest way" in newest and newest[2:10] in text
     with monkeypatch.context() as m:
-        m.setattr(read, "from_summary", lambda *a: None)
+        m.setattr(index, "from_summary", lambda *a: None)
         assert _brief(state) == text
     scans.calls = 0
     # a change by hand: the binding no longer matches, the file is scanned whole and the brief shows the change
@@ -271,11 +271,11 @@ def test_a_summary_moved_anywhere_never_shows_a_line_that_is_not_a_rejected_appr
     are checked where the lines between are read: see the forgeries above; elsewhere they are the summary's.)"""
     data = _file(pieces, True)
     lines = binding.lines_of(data)
-    full = read.scan_invariants(read.Source(data), keep, 256)
-    text = read.summary(full, lines.text(), keep) or ""
+    full = index.scan_invariants(index.Source(data), keep, 256)
+    text = index.summary(full, lines.text(), keep) or ""
     b, _, rest = text.partition(" ")
     forged = b + " " + _mutate(rest, which % max(1, sum(c.isdigit() for c in rest)), by)
-    got = read.from_summary(read.Source(data), forged, lines.text(), lines.n, keep, 256)
+    got = index.from_summary(index.Source(data), forged, lines.text(), lines.n, keep, 256)
     if got is None:
         return
     for i, (ident, at) in enumerate(zip(got.ids, got.offsets, strict=True)):

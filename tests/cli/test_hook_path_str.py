@@ -9,12 +9,13 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from rehydrate.brief import draft, fence, read
+from rehydrate.brief import fence, plan
 from rehydrate.store import views
+from rehydrate.store.latches import index
 
-HEADER = sorted(draft._HEADER_LINES)
-# the regexes as they were (brief/read.py, brief/draft.py, store/views.py, brief/fence.py)
-REJECTED = re.compile(rb"\n- (R-[0-9a-f]{6}) ")  # brief/read.py's scan
+HEADER = sorted(plan._HEADER_LINES)
+# the regexes as they were (store/latches/index.py, brief/plan.py, store/views.py, brief/fence.py)
+REJECTED = re.compile(rb"\n- (R-[0-9a-f]{6}) ")  # store/latches/index.py's scan
 DATE_WORD = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:rejected|decision): ")
 ID = r"^- ([DR]-[0-9a-f]{6}) "
 
@@ -36,7 +37,7 @@ def test_rejected_lines_are_the_regex_s(raw: str, cut: int) -> None:
     end = min(cut, len(buf))
     first = REJECTED.match(b"\n" + buf[:11]) if buf.startswith(b"- R-") else None
     starts = ([0] if first else []) + [m.start() + 1 for m in REJECTED.finditer(buf, 0, end)]
-    assert read._starts(buf, end) == starts
+    assert index._starts(buf, end) == starts
 
 
 @pytest.mark.slow  # version-independent and long: on the main Python only (.ci/run)
@@ -47,7 +48,7 @@ def test_rejected_lines_are_the_regex_s(raw: str, cut: int) -> None:
 @example("2026-0٣-31 decision: ")
 def test_date_word_is_the_regex_s(rest: str) -> None:
     m = DATE_WORD.match(rest)
-    assert draft._date_word(rest) == (m.end() if m else 0)
+    assert plan._date_word(rest) == (m.end() if m else 0)
 
 
 @pytest.mark.slow  # version-independent and long: on the main Python only (.ci/run)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from rehydrate.store.local.seen import ScanInfo
+from rehydrate.store.local.rollback import ScanInfo
 from rehydrate.store.state import State
 from rehydrate.store.wal import record as wal
 

@@ -28,9 +28,9 @@ AGENTS.md and environment messages left out: the harness sends them again anyway
 (an empty message, an encrypted `compaction` item): only the messages it kept verbatim count, so its share is a
 floor. None found: kept_by_summary is null.
 
-The capture: the PreCompact hook's own (harness.compaction.capture.capture, given by the face that runs the audit: the audit
-imports nothing of the harnesses), run on the copy with a Since whose ts is the previous compaction's time (its
-checkpoint stand-in), root the session's working directory, an empty config.
+The capture: the PreCompact hook's own (harness.compaction.capture.capture, given by the face that runs the audit:
+the audit imports nothing of the harnesses), run on the copy with a Since whose ts is the previous compaction's time
+(its checkpoint stand-in), root the session's working directory, an empty config.
 
 Cost: each compaction's copy is at most WINDOW + TODOS_BACK bytes (what the capture itself may read back); the copy
 is read twice (the facts, the capture), each reading at most WINDOW of it in full (the task list's records further
@@ -58,7 +58,8 @@ if TYPE_CHECKING:
 
     from rehydrate.transcripts.model import Compaction, Recent
 
-    Capture = Callable[[str, dict[str, Any], Since, dict[str, Any]], dict[str, Any] | None]  # harness.compaction.capture's
+    # harness.compaction.capture's
+    Capture = Callable[[str, dict[str, Any], Since, dict[str, Any]], dict[str, Any] | None]
 
 WINDOW = recent.CAPTURE_READ
 TODOS_BACK = recent.TODOS_BACK

@@ -14,19 +14,28 @@ transcript excerpts and teammates' text) goes through `quote`: between two lines
 each brief and name the text's source, every line of it marked `> `. The token is removed from the text, so the text
 can neither close its quote nor imitate the ledger, whose header carries the same token; the top of the brief says so.
 
-The parts: read.py (bounded reads of the views), fence.py (quoting and cutting), draft.py (the material and the
-plan's knobs), compose.py (the sections), fit.py (the drop order); here: render, and resume/reduced, which read
-the state, run the checks and log the read.
+The parts: read.py (bounded reads of the views), fence.py (quoting and cutting), plan.py (the material, Draft, and
+the plan's knobs, Plan), compose.py (the sections), fit.py (the drop order); here: render, and resume/reduced, which
+read the state, run the checks and log the read.
 """
 
 from __future__ import annotations
 
 import os
 
+from rehydrate import checks
+from rehydrate.brief import ack, receipt
 from rehydrate.brief.compose import compose
-from rehydrate.brief.draft import Brief, BriefInput, Draft, Plan
 from rehydrate.brief.fence import head_bytes, quote, utf8_size, within_budget
-from rehydrate.store import views
+from rehydrate.brief.plan import Brief, BriefInput, Draft, Plan
+from rehydrate.brief.read import annotate, read_views
+from rehydrate.errors import RehydrateError, UsageError
+from rehydrate.fs import write as fsio
+from rehydrate.store import config, views
+from rehydrate.store.latches.index import Invariants
+from rehydrate.store.local import journal
+from rehydrate.store.locate import foreign
+from rehydrate.store.state import State
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -36,8 +45,6 @@ if TYPE_CHECKING:
     from rehydrate.checks import Context, Finding
     from rehydrate.checks.ledger import Ledger
     from rehydrate.store import Problem
-    from rehydrate.store.reconcile import Snapshot
-    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
     from rehydrate.store.wal.since import Since
 
@@ -167,10 +174,7 @@ def resume(
     gives the next safe action or the question for a human, and the note of what was left to `rehydrate recover`
     (what the checks put in context.shared["deferred"], and the user's checks config.json names). A compaction after
     the last checkpoint whose record holds a capture is shown as "Just before the compaction" (brief/capture.py)."""
-    from rehydrate import checks
-    from rehydrate.brief import ack, receipt
-    from rehydrate.errors import UsageError
-    from rehydrate.store import config
+    # since and the ledger only when a brief is made: the Stop hook loads this package for its receipt (ack, receipt)
     from rehydrate.store.wal import since
 
     budget = DEFAULT_BUDGET if budget is None else budget
@@ -179,7 +183,7 @@ def resume(
     with state.reading() as snap:
         sizes: dict[str, int] = {}
         parts: dict[str, object] = {}
-        shown = _views(state, snap, budget, sizes, parts)
+        shown = read_views(state, snap, budget, sizes, parts)
         found = since.find(state, snap)  # the WAL since the last checkpoint, read back once for every check
         cfg = config.read(state.root)
         event = checks.HookEvent(harness, session_id, transcript)
@@ -187,7 +191,6 @@ def resume(
             state, snap.outcome(), views=shown, since=found, scope="hook", event=event, config=cfg, env=os.environ
         )
         findings = checks.run_all(context)
-        from rehydrate.store.local import journal
 
         recent = journal.tail(state, receipt.LOOK_BACK)  # read once for the receipt and the restatement
         with_line(findings, receipt.finding(receipt.settle(state, recent=recent)))  # the last brief: did it arrive?
@@ -199,8 +202,6 @@ def resume(
         summed = _ledger(shown, findings, _deferred(context, cfg))
         inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts, summed)
         _capture(inp, found)
-        from rehydrate.brief.read import annotate
-
         annotate(inp, state, snap)  # the lines of work merged; the entries' authors when there are several actors
         out = render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)
         data = {
@@ -244,12 +245,6 @@ def reduced(
 
     preface is said first, inside the budget (for example: a compaction just happened); max_bytes bounds its UTF-8
     bytes too (see render). A folder that another user owns is not read (see `locate`)."""
-    from rehydrate import checks
-    from rehydrate.errors import RehydrateError
-    from rehydrate.fs import write as fsio
-    from rehydrate.store.locate import foreign
-    from rehydrate.store.state import State
-
     budget = budget or DEFAULT_BUDGET
     state = State(root, actor)
     shown: dict[str, str | None] = {}
@@ -257,7 +252,7 @@ def reduced(
     parts: dict[str, object] = {}
     if fsio.lstat(root) is not None and not foreign(root):
         try:
-            shown = _views(state, None, budget, sizes, parts)
+            shown = read_views(state, None, budget, sizes, parts)
         except (RehydrateError, OSError):
             shown = {}
     findings = checks.run_all(checks.Context(None, None, error=error))
@@ -267,107 +262,9 @@ def reduced(
     return (render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)).text
 
 
-def _views(
-    state: State,
-    snap: Snapshot | None,
-    budget: int | None = None,
-    sizes: dict[str, int] | None = None,
-    parts: dict[str, object] | None = None,
-) -> dict[str, str | None]:
-    """The views' text for the brief, into sizes each file's size on disk, and into parts what was read of 10 and 20
-    besides their text (the scan of 10, read.Invariants; the handoff's end).
-
-    00 and 99 are read whole (reconciliation reads them anyway). 10 and 20 are read only as far as a brief of this
-    budget could show them, whatever their size (read.py): of 10, one scan of its bytes for the rejected approaches
-    (each one noted, never dropped) and its end for the newest decisions (its text here: that end); of 20, its start
-    and its end. Of the other NN_*.md files, only what a brief of this budget could show is read: none shows more
-    than `budget` characters of them in all, and a character is at most 4 bytes, so a file bigger than 4 * budget
-    bytes is not read at all (its text is empty, its size says what was left out), and once the files read hold more
-    than `budget` characters, the rest are not read either. A view reconciliation read into snap is taken from
-    there. The cost follows what can be shown, not what is stored."""
-    from rehydrate.errors import RehydrateError
-    from rehydrate.fs import write as fsio
-
-    shown: dict[str, str | None] = {}
-    sizes = sizes if sizes is not None else {}
-    budget = budget or DEFAULT_BUDGET
-    room = 4 * budget
-    total = 0
-    seen = snap.seen if snap is not None and not snap.repaired else None
-    parts = parts if parts is not None else {}
-    pc = state._pc(snap.last) if snap is not None else (views.NEXT, views.HANDOFF)
-    # an actor that joined: its own files in the slots of 99, 20 and 30
-    own = {views.NEXT: pc[0], views.HANDOFF: pc[1], views.TASKS: views.tasks_view(pc[0])}
-    if pc[0] != views.NEXT:
-        parts["pc"], seen = pc, None
-    for name in (views.GOAL, views.INVARIANTS, views.HANDOFF, views.TASKS, *state.extra_views(), views.NEXT):
-        try:
-            if name in (views.INVARIANTS, views.HANDOFF):
-                shown[name] = _bounded(state.path(own.get(name, name)), seen, name, budget, sizes, parts, snap)
-                continue
-            if name == views.TASKS:  # bounded like the other files: at most what a brief can show
-                data, size = fsio.read_head(state.path(own[name]), room)
-            elif name in views.VIEWS:
-                data = state.view_bytes(own.get(name, name), snap)
-                size = None if data is None else len(data)
-            else:
-                data, size = fsio.read_small(state.path(name), room if total <= room // 4 else 0)
-            shown[name] = None if data is None else data.decode("utf-8", "replace")
-            if size is not None:
-                sizes[name] = size
-            if name not in views.VIEWS and shown[name]:
-                total += len(shown[name] or "")
-        except RehydrateError:
-            shown[name] = None
-    return shown
-
-
-def _bounded(
-    path: str,
-    seen: dict[str, bytes | None] | None,
-    name: str,
-    budget: int,
-    sizes: dict[str, int],
-    parts: dict[str, object],
-    snap: Snapshot | None = None,
-) -> str | None:
-    """10 or 20 read as far as a brief of this budget could show them (see _views); its text, or None if absent.
-    10 as the cache's summary of its last scan says, checked (read.from_summary), when the summary is for 10's
-    binding as reconciliation found it; else scanned whole, and the summary kept for the next time."""
-    from rehydrate.brief import read
-
-    src = read.open_view(path, seen, name)
-    if src is None:
-        return None
-    try:
-        sizes[name] = src.size
-        if name == views.INVARIANTS:
-            keep, room = budget // 12, 4 * budget
-            known = snap is not None and not snap.repaired and snap.inv_ok and snap.inv is not None
-            lines = snap.inv if known and snap is not None else None
-            inv = None
-            if snap is not None and lines is not None and lines.size == src.size:
-                bound = lines.text()
-                if snap.cache.scan:
-                    inv = read.from_summary(src, snap.cache.scan, bound, lines.n, keep, room)
-                if inv is None:
-                    inv = read.scan_invariants(src, keep, room)
-                    snap.cache.remember_scan(read.summary(inv, bound, keep))
-            else:
-                inv = read.scan_invariants(src, keep, room)
-            parts[name] = inv
-            return inv.tail.decode("utf-8", "replace")
-        head, tail = read.head_tail(src, 4 * budget)
-        if tail is not None:
-            parts[name] = tail.decode("utf-8", "replace")
-        return head.decode("utf-8", "replace")
-    finally:
-        src.close()
-
-
 def _ledger(shown: dict[str, str | None], findings: list[Finding], deferred: list[str] | None = None) -> Ledger:
     """The ledger of these findings, with the checkpoint's next step as 99 shows it (one code path: checks/ledger)."""
-    from rehydrate.checks import ledger
+    from rehydrate.checks import ledger  # a brief's, not the Stop hook's (see resume)
 
     nxt = views.parse_next(shown.get(views.NEXT) or "").get("next")
     goal = bool((shown.get(views.GOAL) or "").strip())
@@ -377,8 +274,6 @@ def _ledger(shown: dict[str, str | None], findings: list[Finding], deferred: lis
 def _deferred(context: Context, cfg: dict[str, object]) -> list[str]:
     """What hook scope left to `rehydrate recover`: what the checks noted in context.shared["deferred"] (e.g. "PR and
     CI (gh)" when gh is on PATH), then the user's checks state/config.json names (checks/user.py: recover only)."""
-    from rehydrate.store import config
-
     noted = context.shared.get("deferred", [])
     left = [x for x in noted if isinstance(x, str)][:8] if isinstance(noted, list) else []
     if cfg.get("checks") is not None and os.environ.get("REHYDRATE_NO_USER_CHECKS") != "1":
@@ -463,8 +358,6 @@ def _input(
     parts = parts or {}
     inv = parts.get(views.INVARIANTS)
     if inv is not None and shown.get(views.INVARIANTS) is not None:
-        from rehydrate.brief.read import Invariants
-
         inp.invariants_read = inv if isinstance(inv, Invariants) else None
     inp.tasks = shown.get(views.TASKS)
     tail = parts.get(views.HANDOFF)

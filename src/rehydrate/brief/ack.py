@@ -10,6 +10,14 @@ and the newest NEWEST rejected approaches must be named. A wrong reading shows o
 
 from __future__ import annotations
 
+from rehydrate import safejson
+from rehydrate.brief.receipt import LOOK_BACK, last_given
+from rehydrate.checks import DEGRADED, OK, Finding
+from rehydrate.errors import RehydrateError
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, views
+from rehydrate.store.local import journal
+from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -61,15 +69,13 @@ _COMMON = frozenset(
 
 
 def words(text: str) -> set[str]:
-    import re
+    import re  # off the hook path, which loads this module for the brief's ledger line: only a comparison needs it
 
     return {w for w in re.findall(r"[a-z0-9_./-]+", text.lower()) if len(w) >= 3 and w not in _COMMON}
 
 
 def rejected_ids(text: str) -> list[str]:
     """The ids of the rejected approaches in 10_invariants.md's text, in file order."""
-    from rehydrate.store import views
-
     found = (views.entry_id(line) for line in text.split("\n"))
     return [i for i in found if i is not None and i.startswith("R-")]
 
@@ -93,10 +99,6 @@ def compare(said_next: str, named: list[str], state_next: str, rejected: list[st
 def ack(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     """Check a restatement against the state (its next action, its rejected approaches) and record it in the
     journal; the record's data."""
-    from rehydrate.fs import write as fsio
-    from rehydrate.store import WORDS
-    from rehydrate.store.local import journal
-
     data = _check(state, said_next, named)
     with fsio.locked(state.root, words=WORDS):  # the journal is appended under the state's lock, as resume does
         journal.append(state, "ack", data)
@@ -106,10 +108,6 @@ def ack(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
 def _check(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     """The comparison's record. Reads the views as they are, without the state's lock: a brief calls it while it
     holds the lock (a second lock in the same process would wait for ever), and a comparison needs no repair."""
-    from rehydrate.errors import RehydrateError
-    from rehydrate.store import views
-    from rehydrate.store.wal import record as wal
-
     try:
         tail = wal.read_tail(state.wal_path, 1).records
     except (wal.BadRecord, OSError, RehydrateError):
@@ -137,12 +135,7 @@ def from_reply(state: State, recent: list[Record] | None = None) -> dict[str, An
     ack` (once per line: the record keeps its hash); None when there is none, or it is recorded already. Only the
     model's own records count (the brief that asks for the line holds the words too). recent: the journal's last
     records, as the caller read them."""
-    from rehydrate.brief.receipt import LOOK_BACK as BACK
-    from rehydrate.brief.receipt import last_given
-    from rehydrate.store.local import journal
-    from rehydrate.store.wal import record as wal
-
-    recent = journal.tail(state, BACK) if recent is None else recent
+    recent = journal.tail(state, LOOK_BACK) if recent is None else recent
     given, _ = last_given(recent)
     if given is None:
         return None
@@ -166,8 +159,6 @@ def from_reply(state: State, recent: list[Record] | None = None) -> dict[str, An
 
 def parse(line: str) -> tuple[str, list[str]]:
     """(the next action, the ids) of a marked line: `next: TEXT; rejected: IDS` after the mark, either part absent."""
-    from rehydrate.store import views
-
     rest = line.split(MARK, 1)[1]
     said, _, rejected = rest.partition("rejected:")
     said = said.strip().removeprefix("next:").strip().rstrip(";").strip()
@@ -178,8 +169,7 @@ def parse(line: str) -> tuple[str, list[str]]:
 def _marked(path: str, start: int) -> str | None:
     """The last marked line in the model's own records of the transcript after start (Claude Code's assistant
     records, Codex's assistant messages)."""
-    from rehydrate import safejson
-    from rehydrate.transcripts.jsonl import open_regular
+    from rehydrate.transcripts.jsonl import open_regular  # the transcripts' readers: only when there is one to read
 
     try:
         with open_regular(path) as f:
@@ -232,9 +222,6 @@ def _reply_texts(rec: Any) -> list[str]:
 def last(state: State, since: str | None, recent: list[Record] | None = None) -> dict[str, Any] | None:
     """The newest `ack` record's data and time in the journal's last records (receipt.LOOK_BACK; recent: those, as
     the caller read them), if it is newer than since (the last checkpoint's time)."""
-    from rehydrate.brief.receipt import LOOK_BACK
-    from rehydrate.store.local import journal
-
     for rec in journal.tail(state, LOOK_BACK) if recent is None else recent:
         if rec.get("op") == "ack" and isinstance(rec.get("data"), dict):
             if since is not None and str(rec.get("ts", "")) < since:
@@ -257,8 +244,6 @@ def problems(data: dict[str, Any]) -> list[str]:
 
 def finding(data: dict[str, Any] | None) -> Finding | None:
     """The ledger's line for the last restatement since the checkpoint (None: there is none)."""
-    from rehydrate.checks import DEGRADED, OK, Finding
-
     if data is None:
         return None
     when = str(data.get("ts", ""))[:16] + "Z"

@@ -18,7 +18,7 @@ from rehydrate.brief.fence import fence_body, flat, quoted_lines, shorten_quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rehydrate.brief.compose import _Out
+    from rehydrate.brief.compose import Sections
 
 # the schema's bounds (harness/compaction/capture.py), kept here so that the hook path loads nothing of the harness
 MAX_TODOS, MAX_TODO = 30, 200
@@ -202,7 +202,7 @@ def _cut(text: str, most: int) -> str:
     return text if len(text) <= most else text[: most - 1].rstrip() + "…"
 
 
-def section(o: _Out) -> None:
+def section(o: Sections) -> None:
     """The section, its parts within the plan's cap (see the module's docstring); every cut named."""
     d, p = o.d, o.p
     m: Material | None = d.capture

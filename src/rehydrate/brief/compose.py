@@ -8,33 +8,31 @@ numbers instead of one by one, the last resort: never dropped).
 from __future__ import annotations
 
 from rehydrate.brief.capture import section
-from rehydrate.brief.draft import FINDING_CAP
 from rehydrate.brief.fence import (
     fence_body,
-    flat,
     n_chars,
     plural,
     quoted_lines,
-    shorten,
     shorten_left,
     shorten_quoted,
     untoken,
 )
 from rehydrate.brief.mail import section as mail_section
-from rehydrate.brief.read import MERGED_MOST
+from rehydrate.brief.plan import FINDING_CAP
+from rehydrate.checks.state import MERGED_MOST, line_fields
 from rehydrate.store import views
-from rehydrate.text import cut_line, named, quoted
+from rehydrate.text import cut_line, named, quoted, shorten
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rehydrate.brief.draft import Draft, Piece, Plan
+    from rehydrate.brief.plan import Draft, Piece, Plan
 
 _DROPPED_NAMED = 5  # dropped files named one by one; the rest are counted
 
 Cuts = list[tuple[int, str, str]]  # (rank in the drop order, long name, short name) of each cut
 
 
-class _Out:
+class Sections:
     """The sections composed so far and what was cut."""
 
     def __init__(self, d: Draft, p: Plan) -> None:
@@ -51,7 +49,7 @@ class _Out:
 
 def compose(d: Draft, p: Plan) -> tuple[str, list[str], list[str]]:
     """The brief's text for a plan, and what it left out (in full words, and short), in the order it gave way."""
-    o = _Out(d, p)
+    o = Sections(d, p)
     _header(o)
     _goal(o)
     _invariants(o)
@@ -77,7 +75,7 @@ def compose(d: Draft, p: Plan) -> tuple[str, list[str], list[str]]:
 QUOTES_LEFT_OUT = "what the ledger quotes (Q1, ...: `rehydrate recover` prints it)"
 
 
-def _quotes(o: _Out) -> None:
+def _quotes(o: Sections) -> None:
     """What the ledger's findings quote, each in a fence of its own labelled with its reference: the ledger names
     it only by that reference, so that no text a check read stands among the ledger's words."""
     d, p = o.d, o.p
@@ -90,7 +88,7 @@ def _quotes(o: _Out) -> None:
     o.sections.append("## Quoted in the ledger\n" + "\n".join(parts))
 
 
-def _header(o: _Out) -> None:
+def _header(o: Sections) -> None:
     d, p, tk = o.d, o.p, o.d.token
     preface, cut = shorten(d.preface.text, p.preface)
     if cut or (d.preface.partial and d.preface.text):
@@ -109,7 +107,7 @@ def _header(o: _Out) -> None:
     o.sections.append((preface + "\n\n" if preface else "") + head + "\n\n" + intro)
 
 
-def _goal(o: _Out) -> None:
+def _goal(o: Sections) -> None:
     d = o.d
     src = f"{d.f}/{views.GOAL}"
     _never_dropped(
@@ -118,7 +116,7 @@ def _goal(o: _Out) -> None:
 
 
 def _never_dropped(
-    o: _Out, title: str, src: str, body: str, piece: Piece, cap: int | None, cut: tuple[int, str, str]
+    o: Sections, title: str, src: str, body: str, piece: Piece, cap: int | None, cut: tuple[int, str, str]
 ) -> None:
     """The goal or the next step: quoted whole, or shortened (and named under "Left out"), or said to be missing."""
     if not body:
@@ -132,20 +130,20 @@ def _never_dropped(
     o.sections.append(f"## {title}\n" + fence_body(shown, src, o.d.token, note))
 
 
-def _rejected(o: _Out, inv_src: str) -> str | None:
+def _rejected(o: Sections, inv_src: str) -> str | None:
     """The rejected approaches' part, composed once for each setting of the knobs it depends on: fitting composes
     the brief many times, mostly turning other knobs."""
     d, p = o.d, o.p
     key = (p.rejected, p.rejected_cap, p.terse)
     done = d.rejected_parts.get(key)
     if done is None:
-        part = _Out(d, p)
+        part = Sections(d, p)
         done = d.rejected_parts[key] = (_rejected_part(part, inv_src), part.cuts)
     o.cuts.extend(done[1])
     return done[0]
 
 
-def _rejected_part(o: _Out, inv_src: str) -> str | None:
+def _rejected_part(o: Sections, inv_src: str) -> str | None:
     """The newest rejected approaches quoted (each whole or shortened, its id kept), the older ones named by an id
     range and the file's line numbers: every rejected approach's id is named or covered by a named range."""
     d, p = o.d, o.p
@@ -191,7 +189,7 @@ def _lines_at(src: str, first: int, last: int) -> str:
     return f"{src} line {first:,}" if first == last else f"{src} lines {first:,}-{last:,}"
 
 
-def _invariants(o: _Out) -> None:
+def _invariants(o: Sections) -> None:
     d, p = o.d, o.p
     inv_src = f"{d.f}/{views.INVARIANTS}"
     inv: list[str] = []
@@ -216,7 +214,7 @@ def _invariants(o: _Out) -> None:
     o.sections.append("## Decisions and rejected approaches\n" + ("\n".join(inv) or "(none yet)"))
 
 
-def _handoff(o: _Out) -> None:
+def _handoff(o: Sections) -> None:
     """The handoff: whole, or its start and (if it was too long to read whole) its end, or named as left out."""
     d, p = o.d, o.p
     ho_src = f"{d.f}/{d.pc[1]}"
@@ -252,7 +250,7 @@ def _cut_quoted_left(body: str, cap: int) -> str:
     return "> …" + end.removeprefix(">").lstrip()
 
 
-def _tasks(o: _Out) -> None:
+def _tasks(o: Sections) -> None:
     """The harness's task list as the state mirrors it, open items first (the view's order): cut from its end, so
     the done items give way first."""
     d, p = o.d, o.p
@@ -270,7 +268,7 @@ def _tasks(o: _Out) -> None:
     o.sections.append("## Task list\n" + fence_body(shown, src, d.token, note))
 
 
-def _extras(o: _Out) -> None:
+def _extras(o: Sections) -> None:
     d, p = o.d, o.p
     for source, body, _ in d.extras[: p.extras]:
         o.sections.append(f"## {source}\n" + fence_body(body, source, d.token))
@@ -282,7 +280,7 @@ def _extras(o: _Out) -> None:
         o.cut(1, "; ".join(names), plural(len(dropped_files), "other file"))
 
 
-def _next(o: _Out) -> None:
+def _next(o: Sections) -> None:
     d = o.d
     src = f"{d.f}/{d.pc[0]}"
     _never_dropped(o, "Next", src, d.next_body, d.next, o.p.next, (7, f"the end of {src}", f"end of {d.pc[0]}"))
@@ -291,22 +289,6 @@ def _next(o: _Out) -> None:
 
 
 _MERGED_CAPS = ((40, 120, 200), (24, 60, 100))  # branch, done, next: in full, and terse
-
-
-def line_fields(i: int, line: object, caps: tuple[int, int, int]) -> tuple[str, str | None, str, str]:
-    """One line of work's name (its branch, or its place), its last checkpoint ("checkpoint 7 (2026-12-01T06:10)",
-    None if it has none), done and next: from records (untrusted), cleaned to one line, each cut to its cap."""
-    line = line if isinstance(line, dict) else {}
-    branch = line.get("branch")
-    name = shorten(flat(branch), caps[0])[0] if isinstance(branch, str) and flat(branch) else f"line {i + 1}"
-    cp = line.get("checkpoint")
-    if not isinstance(cp, dict):
-        return name, None, "", ""
-    seq, ts = cp.get("seq"), cp.get("ts")
-    what = f"checkpoint {seq}" if isinstance(seq, int) and not isinstance(seq, bool) else "checkpoint"
-    what += f" ({flat(ts)[:16]})" if isinstance(ts, str) else ""
-    done = shorten(flat(str(cp.get("done") or "")), caps[1])[0]
-    return name, what, done, shorten(flat(str(cp.get("next") or "")), caps[2])[0]
 
 
 def merged_line(i: int, line: object, caps: tuple[int, int, int] = _MERGED_CAPS[0]) -> str:
@@ -329,7 +311,7 @@ def _merged(d: Draft, terse: bool) -> str:
     return head + "\n" + fence_body(quoted_lines(body), f"{d.f}/{views.WAL_DIR}, lines of work merged", d.token)
 
 
-def _record(o: _Out) -> None:
+def _record(o: Sections) -> None:
     d = o.d
     wal_src = f"{d.f}/{views.WAL_DIR}/{d.actor}.jsonl"
     if d.record_body and o.p.record:

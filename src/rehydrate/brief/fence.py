@@ -8,7 +8,7 @@ quote nor imitate the ledger, whose header carries the same token.
 
 from __future__ import annotations
 
-from rehydrate.text import clean
+from rehydrate.text import clean, shorten
 
 _TOKEN_GONE = "[token removed]"
 
@@ -45,13 +45,6 @@ def text_lines(text: str) -> str:
 
 def flat(text: str) -> str:
     return clean(text, one_line=True)
-
-
-def shorten(text: str, cap: int | None) -> tuple[str, bool]:
-    """text, or its start and an ellipsis within cap characters; and whether it was cut."""
-    if cap is None or len(text) <= cap:
-        return text, False
-    return text[: max(0, cap - 1)].rstrip() + "…", True
 
 
 def shorten_quoted(body: str, cap: int | None) -> tuple[str, bool]:

@@ -4,8 +4,8 @@ then what the last step freed beyond its need is given back, the most important 
 from __future__ import annotations
 
 from rehydrate.brief.compose import compose
-from rehydrate.brief.draft import ENTRY_MIN, REJECTED_CAP
 from rehydrate.brief.fence import within_budget
+from rehydrate.brief.plan import ENTRY_MIN, REJECTED_CAP
 
 TASKS_LEAST = 200  # the task list is shown from this many characters of its quoted text, or left out
 
@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from rehydrate.brief.draft import Draft, Plan
+    from rehydrate.brief.plan import Draft, Plan
 
 
 class _Fit:

@@ -8,19 +8,24 @@ each cut to CAP characters (none under a terse plan, when the brief is fitting a
 
 from __future__ import annotations
 
-from rehydrate.brief.fence import plural, quote, shorten
+import os
+
+from rehydrate.brief.fence import plural, quote
+from rehydrate.store.state import State
+from rehydrate.store.views import MAIL_DIR
+from rehydrate.text import shorten
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rehydrate.brief.compose import _Out
-    from rehydrate.brief.draft import Draft
+    from rehydrate.brief.compose import Sections
+    from rehydrate.brief.plan import Draft
     from rehydrate.store.mail import Listing
 
 SHOWN = 3
 CAP = 1200
 
 
-def section(o: _Out) -> None:
+def section(o: Sections) -> None:
     """Append the mail section (nothing when nothing is unread)."""
     found = _material(o.d)
     if found is None or (not found.messages and not found.not_read):
@@ -46,13 +51,8 @@ def _material(d: Draft) -> Listing | None:
         return cached  # type: ignore[no-any-return]
     found = None
     try:
-        import os
-
-        from rehydrate.store.views import MAIL_DIR
-
         if d.path and os.path.isdir(os.path.join(d.path, MAIL_DIR)):  # (store/mail.py loaded only then)
-            from rehydrate.store import mail
-            from rehydrate.store.state import State
+            from rehydrate.store import mail  # off the hook path while there is no mailbox
 
             state = State(d.path, d.actor)
             found = mail.listing(state, mail.read_set(state))

@@ -9,6 +9,9 @@ The journal is this worktree's own (never pulled by git): the path it names is t
 
 from __future__ import annotations
 
+from rehydrate.checks import DEGRADED, OK, Finding
+from rehydrate.store.local import journal
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -40,8 +43,6 @@ def settle(state: State, *, record: bool = True, recent: list[Record] | None = N
     no verdict was recorded yet, and recorded (with record, unless still pending); None when no hook gave a brief
     (in the last LOOK_BACK records of the journal; recent: those records, read once by a caller that reads them for
     more)."""
-    from rehydrate.store.local import journal
-
     given, known = last_given(journal.tail(state, LOOK_BACK) if recent is None else recent)
     if given is None:
         return None
@@ -54,7 +55,7 @@ def settle(state: State, *, record: bool = True, recent: list[Record] | None = N
     if not isinstance(path, str) or not isinstance(size, int):
         out.update(verdict="pending", detail="the hook's event named no transcript to look in")
         return out
-    from rehydrate.transcripts.delivery import judge
+    from rehydrate.transcripts.delivery import judge  # the transcripts' readers: only when there is one to read
 
     after = brief.get("after")
     receipt = judge(
@@ -83,8 +84,6 @@ def last_given(recs: list[Record]) -> tuple[Record | None, dict[str, Any] | None
 
 def finding(receipt: dict[str, Any] | None) -> Finding | None:
     """The ledger's line for a receipt (None: nothing to say). Computed words only: the verdict, when, and counts."""
-    from rehydrate.checks import DEGRADED, OK, Finding
-
     if receipt is None:
         return None
     when = str(receipt.get("ts", ""))[:16] + "Z"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from rehydrate.checks import Context, Finding
-from rehydrate.text import named, quoted
+from rehydrate.text import clean, named, quoted, shorten
+
+MERGED_MOST = 4  # the lines of work a merge joined that the brief and this check name one by one
 
 
 class StateCheck:
@@ -30,15 +32,29 @@ class StateCheck:
 def merged_finding(merged: list[object]) -> str:
     """`2 lines of work merged (feat: next "X"; main: next "Y"): a checkpoint chooses` (text from records: cleaned,
     each part cut)."""
-    from rehydrate.brief.compose import line_fields
-    from rehydrate.brief.read import MERGED_MOST
-
     parts = []
     for i, line in enumerate(merged[:MERGED_MOST]):
         name, what, _, nxt = line_fields(i, line, (40, 0, 80))
         parts.append(f"{named(name, 40)}: next {quoted(nxt)}" if what else f"{named(name, 40)}: no checkpoint")
     more = f"; and {len(merged) - MERGED_MOST} more" if len(merged) > MERGED_MOST else ""
     return f"{len(merged)} lines of work merged ({'; '.join(parts)}{more}): a checkpoint chooses"
+
+
+def line_fields(i: int, line: object, caps: tuple[int, int, int]) -> tuple[str, str | None, str, str]:
+    """One line of work's name (its branch, or its place), its last checkpoint ("checkpoint 7 (2026-12-01T06:10)",
+    None if it has none), done and next: from records (untrusted), cleaned to one line, each cut to its cap."""
+    line = line if isinstance(line, dict) else {}
+    branch = line.get("branch")
+    branch = clean(branch, one_line=True) if isinstance(branch, str) else ""
+    name = shorten(branch, caps[0])[0] if branch else f"line {i + 1}"
+    cp = line.get("checkpoint")
+    if not isinstance(cp, dict):
+        return name, None, "", ""
+    seq, ts = cp.get("seq"), cp.get("ts")
+    what = f"checkpoint {seq}" if isinstance(seq, int) and not isinstance(seq, bool) else "checkpoint"
+    what += f" ({clean(ts, one_line=True)[:16]})" if isinstance(ts, str) else ""
+    done = shorten(clean(str(cp.get("done") or ""), one_line=True), caps[1])[0]
+    return name, what, done, shorten(clean(str(cp.get("next") or ""), one_line=True), caps[2])[0]
 
 
 def _action(code: str, where: str) -> str:

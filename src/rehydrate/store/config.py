@@ -4,7 +4,8 @@
 or not a JSON object; it never follows a symlink nor blocks on a FIFO (fsio). The accessors below validate one key
 each and fall back to its default on any other value, so that a pulled config can neither crash a command nor push a
 bound out of range: `gh_timeout` (seconds, clamped), `user_checks` (the `module:attr` names `recover` imports).
-Keys read elsewhere: guard, block_on_error, stop_reminder_after (harness), capture, capture_user (harness/compaction/capture).
+Keys read elsewhere: guard, block_on_error, stop_reminder_after (harness), capture, capture_user
+(harness/compaction/capture).
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, Problem
 from rehydrate.store import views as layout
 from rehydrate.store.latches import binding
-from rehydrate.store.latches.index import checked, checked_mark
-from rehydrate.store.local.seen import ScanInfo, Seen, fingerprint, lost_message, rolled_back
+from rehydrate.store.local.rollback import ScanInfo, lost_message, rolled_back
+from rehydrate.store.local.seen import Seen, checked, checked_mark, fingerprint
 from rehydrate.store.views import GOAL, INVARIANTS
 from rehydrate.store.wal import record as wal
 

@@ -12,7 +12,7 @@ import os
 
 from rehydrate.errors import UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem
+from rehydrate.store import WORDS, Problem, actors, mail
 from rehydrate.store.latches.binding import MAX_INVARIANTS, Lines, is_bound, lines_of
 from rehydrate.store.latches.order import (
     DUPLICATE,
@@ -37,6 +37,7 @@ from rehydrate.store.views import (
     conflict_lines,
     entry_id,
     last_producer,
+    read_view,
     render_goal,
 )
 from rehydrate.store.wal import digest
@@ -117,8 +118,6 @@ def goal_data(state: State) -> dict[str, Any]:
     """The goal as bound by the first record of this actor's log (init, or rotate after an archive)."""
     first = wal.first_record(state.wal_path, state.wal_rel)
     if first["op"] == "join":  # an actor that joined: the goal as the actor that wrote init bound it
-        from rehydrate.store import actors
-
         return actors.goal_data(state)
     data = first["data"]
     if first["op"] == "rotate":
@@ -239,8 +238,6 @@ def _format_problems(rel: str, data: bytes, conflicts: set[int], snap: Snapshot)
 
 def reconcile_invariants(state: State, snap: Snapshot, repair: bool, full: bool = False) -> None:
     """10_invariants.md against every actor's recorded lines (full: whatever its hash says)."""
-    from rehydrate.store.views import read_view
-
     check_invariants(state, snap, read_view(state, INVARIANTS, snap.problems, None, MAX_INVARIANTS), repair, full)
 
 
@@ -429,6 +426,4 @@ def rotate_data(state: State, last: Record) -> dict[str, Any]:
 
 def _mail_carried(state: State) -> dict[str, Any]:
     """The read messages and open promises the archived log knew (store/mail.py reads them back from the rotate)."""
-    from rehydrate.store import mail
-
     return mail.carried(state)

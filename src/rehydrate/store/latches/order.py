@@ -81,7 +81,7 @@ class Collector:
 
     linear_only: memory that does not grow with the log (a whole pass's): the lines are collected while every record
     follows the one before it (then the list is the answer); the first that does not sets `broken`, and the lines
-    are left to a collector fed by the chain check's read-back (seen.ScanInfo.load)."""
+    are left to a collector fed by the chain check's read-back (rollback.ScanInfo.load)."""
 
     def __init__(self, linear_only: bool = False) -> None:
         self.items: list[Bound] = []

@@ -23,6 +23,7 @@ from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, Problem
 from rehydrate.store.local import place as local
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
@@ -156,10 +157,6 @@ def _rename(src: str, dst: str) -> None:
 def _lines(state: State, max_bytes: int) -> Iterator[bytes]:
     """The journal's lines, newest first, across the current and the previous generation, at most max_bytes in
     all; not decoded. A journal that cannot be read (a link, a FIFO, a line too long) ends the lines quietly."""
-    from rehydrate.store.wal import (
-        back as walback,  # loaded once a journal is there to read (a checkpoint's fold, mostly not)
-    )
-
     current = path(state)
     left = max_bytes
     for name in (current, _previous(current)):

@@ -15,6 +15,7 @@ from rehydrate import safejson
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS
+from rehydrate.store.latches import binding
 from rehydrate.store.views import INVARIANTS
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
@@ -23,12 +24,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
-    from rehydrate.store.latches.order import Collector
+    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
 _SEEN_MAX = 64 << 10  # the cache is small; a bigger file is not ours
-_SCAN_MAX = 40 << 10  # the longest scan summary a cache may hold (brief/read.py: at most 1,024 rejected approaches)
-_RING = 64  # how many of the last records the cache remembers (seq and hash prefix)
+_SCAN_MAX = 40 << 10  # the longest scan summary a cache may hold (latches/index.py: 1,024 rejected approaches)
+RING = 64  # how many of the last records the cache remembers (seq and hash prefix)
 _NEXT_CAP = 300  # the most characters of a checkpoint's next action the cache keeps
 _FP_MAX = 120  # the longest fingerprint a cache may hold
 _LINES_MAX = 8 << 10  # the merged lines of work the cache keeps (a merge record's data.lines)
@@ -53,14 +55,14 @@ class Seen:
       hex digits; -1: none), mine first, else "": while fp holds, each is read at its offset, not the last line;
     - merged: the lines of work of the newest merge record on this worktree's line not yet followed by a
       checkpoint (its data.lines), shown by status and the brief;
-    - lost: a rollback found and not yet acknowledged (see `State._follow` in state.py);
+    - lost: a rollback found and not yet acknowledged (see `_follow` in store/reconcile.py);
     - views: for each view, (its file's fingerprint, the binding the WAL's record gave it) when this clone wrote it
       or last found it as bound: while both still hold, the view is as the WAL's last record binds it and is
       neither read nor hashed (a `git pull`, `git checkout`, an editor or a `touch` changes the fingerprint);
     - at: the byte offset of the log's last record while fp holds: the only line a command then reads of the log;
     - dirs: the fingerprints of the state folder and wal/ when the cache was written: while they hold, no file
       was created or removed there since, so no temporary file left by a crash can be there;
-    - scan: what the brief's scan of 10_invariants.md found, for the binding it names (brief/read.py: summary), so
+    - scan: what the brief's scan of 10_invariants.md found, for the binding it names (store/latches/index.py), so
       that a resume on an unchanged 10 reads only what it shows; extended by an append (`wrote`), checked when used.
 
     The file holds the sha256 of its JSON before it, so that a write torn by a crash reads as absent.
@@ -78,7 +80,7 @@ class Seen:
         self.lost: dict[str, Any] | None = None
         self.views: dict[str, tuple[str, str]] = {}
         self.dirs = ""
-        self.scan = ""  # brief/read.py's summary of 10_invariants.md (untrusted: checked against the file when used)
+        self.scan = ""  # the scan's summary of 10_invariants.md (untrusted: checked against the file when used)
         self.at = -1  # the byte offset of the log's last record (the ring's end), when fp holds; -1: unknown
         self.dirty = False  # changed since loaded: to be written back
         self._end: tuple[str, tuple[int, str]] | None = None  # the ring's last token, parsed (end, on every command)
@@ -100,7 +102,7 @@ class Seen:
             _need(type(seen.at) is int)
             _need(isinstance(seen.fp, str) and isinstance(seen.dirs, str) and isinstance(seen._text, str))
             _need(len(seen.fp) <= _FP_MAX and len(seen.dirs) <= 2 * _FP_MAX + 1)
-            _need(len(seen._text) > 0 and seen._text.count(" ") < _RING)
+            _need(len(seen._text) > 0 and seen._text.count(" ") < RING)
             seen._ring = None
             _token(seen._text.rpartition(" ")[2])  # the end is used on every command; the rest when needed
             cp = obj.get("cp")
@@ -152,10 +154,10 @@ class Seen:
 
     def dump(self) -> bytes:
         if self._ring is None:
-            extra = self._text.count(" ") - (_RING - 1)  # tokens beyond the last _RING: one after each append
+            extra = self._text.count(" ") - (RING - 1)  # tokens beyond the last RING: one after each append
             ring = self._text if extra <= 0 else self._text.split(" ", extra)[-1]
         else:
-            ring = " ".join(f"{seq}:{h}" for seq, h in self._ring[-_RING:])
+            ring = " ".join(f"{seq}:{h}" for seq, h in self._ring[-RING:])
         if ring:  # as load() reads it back: kept as text, parsed only when needed
             self._text, self._ring = ring, None
         # wal.canonical of {"v": 2, "fp", "at", "ring", "cp": [seq, next] or None, "lost", "views": {name: [fp,
@@ -233,14 +235,14 @@ class Seen:
         self.dirty = True
         if self._ring is None and f":{h16}" not in self._text:  # the usual case: a new record, the ring not parsed
             self._text = f"{self._text} {seq}:{h16}" if self._text else f"{seq}:{h16}"
-            if self._text.count(" ") >= 4 * _RING:
-                self._text = " ".join(self._text.split(" ")[-_RING:])
+            if self._text.count(" ") >= 4 * RING:
+                self._text = " ".join(self._text.split(" ")[-RING:])
         else:
             ring = self.ring
             ring[:] = [item for item in ring if item[1] != h16]
             ring.append((seq, h16))
-            if len(ring) > 4 * _RING:
-                del ring[:-_RING]
+            if len(ring) > 4 * RING:
+                del ring[:-RING]
 
     def track(self, rec: Record) -> None:
         """The last checkpoint's next action and the open lines of work, as a record changes them."""
@@ -248,7 +250,7 @@ class Seen:
         data = rec["data"]
         op = rec["op"]
         if op == "merge":
-            from rehydrate.store.wal.graph import valid_lines
+            from rehydrate.store.wal.graph import valid_lines  # off the hook path but for a merge record
 
             self.merged = valid_lines(data)
             return
@@ -309,7 +311,7 @@ class Seen:
         old, new = self.scan.partition(" ")[0], rec["views"].get(INVARIANTS)
         if new == old or INVARIANTS not in stats:  # 10 not written (or said later: State._write)
             return
-        from rehydrate.brief.read import extend_summary  # (not on a checkpoint's path: it does not write 10)
+        from rehydrate.store.latches.index import extend_summary  # not on a checkpoint's path: it does not write 10
 
         data = rec["data"]
         line = data.get("line") if isinstance(data, dict) else None
@@ -320,7 +322,7 @@ class Seen:
         self.dirty = True
 
     def remember_scan(self, scan: str | None) -> None:
-        """The brief's scan summary of 10 (brief/read.py), if it fits."""
+        """The brief's scan summary of 10 (store/latches/index.py), if it fits."""
         scan = scan if scan is not None and len(scan) <= _SCAN_MAX else ""
         if scan != self.scan:
             self.scan = scan
@@ -340,6 +342,44 @@ def fingerprint(st: os.stat_result) -> str:
 def file_fingerprint(path: str) -> str:
     """fingerprint of the file at path (OSError if it cannot be stat'ed)."""
     return fingerprint(os.stat(path))
+
+
+CHECKED = "checked:"  # the cache's mark for 10 found whole and recorded by every actor's logs, past my binding
+
+
+def checked_mark(state: State, bound: str, found: str) -> str:
+    """The cache's binding for 10 checked whole: my binding, every log's fingerprint, the file's running binding."""
+    return f"{CHECKED}{logs_print(state)}:{bound}|{found}"
+
+
+def logs_print(state: State) -> str:
+    """Every log's fingerprint in wal/, hashed short: a log changed, added or removed changes it (one stat each)."""
+    try:
+        names = sorted(n for n in os.listdir(state.wal_dir) if n.endswith(".jsonl"))
+    except OSError:
+        return "-"
+    parts = []
+    for name in names:
+        st = fsio.lstat(os.path.join(state.wal_dir, name))
+        parts.append(f"{name}={fingerprint(st) if st is not None else '-'}")
+    return wal.sha256("\n".join(parts).encode())[:16]
+
+
+def checked(state: State, snap: Snapshot, st: os.stat_result | None, bound: str) -> bool:
+    """10_invariants.md is as this worktree last checked it line by line against every actor's log and found every
+    line recorded (another actor appended since my last record): the running binding of the file, not read again.
+    A read does not write, so without this every session start of an actor would read every log."""
+    known = snap.cache.views.get(INVARIANTS)
+    if known is None or st is None or not known[1].startswith(CHECKED) or known[0] != fingerprint(st):
+        return False
+    mark = checked_mark(state, bound, "")  # and every log as it was then
+    if not known[1].startswith(mark):
+        return False
+    found = binding.Lines.parse(known[1][len(mark) :])
+    if found is None:
+        return False
+    snap.set_invariants(found)
+    return True
 
 
 def _token(tok: str) -> tuple[int, str]:
@@ -367,130 +407,3 @@ def _lost_ok(lost: dict[str, Any]) -> bool:
         and len(lost["h"]) <= 64
         and (nxt is None or (isinstance(nxt, str) and len(nxt) <= _NEXT_CAP))
     )
-
-
-def lost_message(lost: dict[str, Any]) -> str:
-    n = lost["count"]
-    count = f"{'' if lost['exact'] else 'at least '}{n} record{'s' if n != 1 else ''}"
-    nxt = lost.get("next")
-    was = clean(str(lost.get("from") or ""), one_line=True)[:120]
-    if lost.get("kind") == "switched":
-        now = clean(str(lost.get("branch") or "a detached HEAD"), one_line=True)[:120]
-        after = f'its last next action was "{nxt[:160]}"' if nxt else "none of them was a checkpoint"
-        return (
-            f"the state now stands on {now} (was {was}): {count} of {was}'s line are not here; {after}; "
-            f"`git switch {was}` brings them back. Reported until the next checkpoint, which records it"
-        )
-    after = f"their last checkpoint's next action: {nxt[:160]}" if nxt else "none of them was a checkpoint"
-    return (
-        f"rolled back: {count} this clone saw are gone (the newest: record {lost['to']}·{str(lost['h'])[:6]}; "
-        f"the log's head is record {lost['end']}); {after}. "
-        "A branch switch or a restore of state/ from git (`git reset`, `git stash`) does this; otherwise records "
-        "were deleted. "
-        "Reported until the next checkpoint, which records it"
-    )
-
-
-_TRACKED = frozenset(("checkpoint", "merge", "rotate"))  # the ops Seen.track looks at
-
-
-class ScanInfo:
-    """What one pass over the whole log learned, in memory that does not grow with the log: the heads, this actor's
-    recorded lines of 10_invariants.md while the log is one line (lineorder.Collector: latches.READ), and for the
-    rollback check which of the records the cache remembers are still there (by h)."""
-
-    def __init__(self, want: set[str]) -> None:
-        from rehydrate.store.latches.order import Collector
-
-        self.want = want  # the h16s the cache remembers
-        self.lines = Collector(linear_only=True)  # while the log is one line
-        self.full: Collector | None = None  # from the pass's read-back on, when it is not (load)
-        self.present: set[str] = set()
-        self.first: int | None = None
-        self.merges = 0  # merge records seen
-        self.archived: set[str] = set()  # the h16 of each rotate's prev: the last record it archived
-        self.heads = wal.Heads()
-        self._seen = Seen()  # the log as it is now, in the cache's terms (its ring filled from recent when read)
-        self.recent: list[tuple[int, str]] = []  # the last records' (seq, h16), at least _RING of them
-
-    @property
-    def seen(self) -> Seen:
-        """The log as it is now, in the cache's terms: its last records (the ring) and what they carried."""
-        seen = self._seen
-        for seq, h16 in self.recent[-_RING:]:
-            seen.ring_add(seq, h16)
-        self.recent.clear()
-        seen.dirty = True
-        return seen
-
-    @classmethod
-    def of(cls, seen: Seen | None) -> ScanInfo:
-        """A pass that looks for what the cache remembers."""
-        want = {h for _, h in seen.ring} if seen is not None else set()
-        if seen is not None and seen.lost is not None:
-            want.add(str(seen.lost["h"])[:16])
-        return cls(want)
-
-    def add(self, rec: Record) -> None:
-        if self.first is None:
-            self.first = rec["seq"]
-        h16 = str(rec["h"])[:16]
-        if h16 in self.want:
-            self.present.add(h16)
-        op = rec["op"]
-        if op == "merge":
-            self.merges += 1
-        elif op == "rotate" and isinstance(rec["prev"], str):
-            self.archived.add(rec["prev"][:16])
-        self.recent.append((rec["seq"], h16))
-        if len(self.recent) > 4 * _RING:
-            del self.recent[:-_RING]
-        if op in _TRACKED:
-            self._seen.track(rec)
-        self.lines.add(rec)
-        if self.full is not None:
-            self.full.add(rec)
-
-    def load(self, rec: Record) -> None:
-        """A record the pass read back once (the log is not one line: walscan._Known), in order, before the one that
-        made it: the recorded lines collected as a graph from here on (lineorder.Collector)."""
-        if self.full is None:
-            from rehydrate.store.latches.order import Collector
-
-            self.full = Collector()
-        self.full.add(rec)
-
-    def collected(self) -> Collector:
-        """This actor's recorded lines as the pass collected them (broken: not collected)."""
-        return self.full if self.full is not None else self.lines
-
-
-def rolled_back(seen: Seen, info: ScanInfo, last: Record, branch: str | None) -> dict[str, Any] | None:
-    """The records the cache saw that the log no longer holds (by h), or None. Records older than the log's first
-    (archived by a rotate) are not lost. With the branch changed since the cache was written, a switch."""
-    if seen.end is None:
-        return None
-    first = info.first if info.first is not None else last["seq"]
-    ring = seen.ring
-    # a rotate in the log archived the records up to its prev (a union can put the base's init before it): the
-    # cache's records up to that one are archived, not lost
-    cut = max((i + 1 for i, (_, h) in enumerate(ring) if h in info.archived), default=0)
-    missing = [(seq, h) for seq, h in ring[cut:] if h not in info.present and seq >= first]
-    if not missing:
-        return None
-    gone = {h for _, h in missing}
-    exact = ring[0][1] not in gone
-    newest = max(missing)
-    nxt = seen.cp[1] if seen.cp and (seen.cp_h in gone or (not seen.cp_h and seen.cp[0] >= min(missing)[0])) else None
-    switched = branch is not None and seen.branch is not None and branch != seen.branch
-    return {
-        "count": len(missing),
-        "exact": exact,
-        "to": newest[0],
-        "h": newest[1],
-        "end": int(last["seq"]),
-        "next": nxt,
-        "kind": "switched" if switched else "rolled-back",
-        "from": seen.branch if switched else None,
-        "branch": branch if switched else None,
-    }

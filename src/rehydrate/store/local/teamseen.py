@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import os
 
+from rehydrate import safejson
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, Problem
+from rehydrate.store.local import place as local
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
@@ -36,8 +39,6 @@ def path(state: State) -> str:
 def load(state: State) -> dict[str, dict[str, Any]]:
     """{actor: {"seq", "h" (16 hex digits), "at" (byte offset), "fp", "branch", "lost"}}: a cache, untrusted; an
     entry that is not of this shape is dropped (its actor is then seen afresh)."""
-    from rehydrate import safejson
-
     try:
         data = fsio.read_bytes(path(state), _MAX, WORDS)
         found = safejson.loads(data) if data else {}
@@ -58,9 +59,6 @@ def _entry_ok(e: object) -> bool:
 
 
 def _save(state: State, known: dict[str, dict[str, Any]]) -> None:
-    from rehydrate import safejson
-    from rehydrate.store.local import place as local
-
     local.ensure(os.path.dirname(path(state)))
     fsio.write_hint(path(state), safejson.dumps_canonical(known) + b"\n")
 
@@ -116,8 +114,6 @@ def acknowledge(state: State) -> list[str]:
 
 
 def _branch(state: State) -> str | None:
-    from rehydrate.store.local import place as local  # HEAD read without a git process
-
     found = local.repo(state.root)
     return local.head(found)[0] if found is not None else None
 
@@ -142,8 +138,6 @@ def _last(log: str) -> tuple[int, Any] | None:
 def _present(log: str, entry: dict[str, Any]) -> bool:
     """Whether the log still holds the record remembered: at its offset; or anywhere (a union merge of two of the
     teammate's own branches moves lines); or archived since by a rotate (the log starts with a later rotate record)."""
-    from rehydrate.store.wal import back as walback
-
     h16, at = entry["h"], entry["at"]
     if fsio.lstat(log) is None:
         return False

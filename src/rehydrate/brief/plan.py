@@ -4,16 +4,17 @@ show it (Draft), and the knobs that the fitting turns (Plan)."""
 from __future__ import annotations
 
 from rehydrate.brief.capture import Material
-from rehydrate.brief.fence import flat, n_chars, quoted_lines, shorten, shorten_quoted, text_lines, untoken
+from rehydrate.brief.fence import flat, n_chars, quoted_lines, shorten_quoted, text_lines, untoken
 from rehydrate.store import views
-from rehydrate.text import quoted
+from rehydrate.store.latches import index
+from rehydrate.text import quoted, shorten
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from rehydrate.brief.read import Invariants
     from rehydrate.checks import Finding
+    from rehydrate.store.latches.index import Invariants
 
 _HEX = frozenset("0123456789abcdef")
 _HEADER_LINES = {ln for ln in views.INVARIANTS_HEADER.split("\n") if ln.strip()}
@@ -75,8 +76,8 @@ class BriefInput:
         self.preface = preface  # said before everything (for example: a compaction just happened)
         self.path = path  # the state folder's real path, named in the header
         self.sizes = sizes  # bytes on disk of each view file by name; a text may be only a prefix of its file
-        self.invariants_read = invariants_read  # 10_invariants.md as read by read.scan_invariants (else: invariants)
-        self.handoff_tail = handoff_tail  # the handoff's end, when `handoff` is only its start (read.head_tail)
+        self.invariants_read = invariants_read  # 10_invariants.md as read by index.scan_invariants (else: invariants)
+        self.handoff_tail = handoff_tail  # the handoff's end, when `handoff` is only its start (index.head_tail)
         self.pc = (views.NEXT, views.HANDOFF)  # the actor's own next and handoff files (store/actors.py)
         # the capture of the compaction after the last checkpoint (schema v1, untrusted: brief/capture.py), and what
         # the header says of its record: {"seq", "ts", "phase", "checkpoint"}
@@ -210,16 +211,14 @@ class Draft:
         self.merged, self.authors = inp.merged, inp.authors
 
     def _invariants(self, inp: BriefInput, budget: int, size: int | None) -> None:
-        """Rejected approaches: all found (one scan of the bytes, read.scan_invariants), the newest whose ids could fit
+        """Rejected approaches: all found (one scan of the bytes, index.scan_invariants), the newest whose ids could fit
         cleaned. Decisions: counted (the same scan), the newest read from the end while any brief within the budget
         could show them, each cleaned once."""
-        from rehydrate.brief import read
-
         inv = inp.invariants_read
         if inv is None:  # given as text: scanned the same way
             data = (inp.invariants or "").encode("utf-8", "replace")
             self.invariants_partial = size is not None and size > len(data)
-            inv = read.scan_invariants(read.Source(data), budget // 12, 4 * budget)
+            inv = index.scan_invariants(index.Source(data), budget // 12, 4 * budget)
         else:
             self.invariants_partial = False
         self.invariants_size = inv.size if inp.invariants_read is not None else size
