@@ -8,8 +8,8 @@ Counted, not timed: the number of lines looked at one by one, and of rejected ap
 from __future__ import annotations
 
 import pytest
-from test_brief_budget import TOKEN, check_promises, parse, patch_clean
 
+from brief.test_brief_budget import TOKEN, check_promises, parse, patch_clean
 from rehydrate import brief
 from rehydrate.brief import plan
 from rehydrate.store import views

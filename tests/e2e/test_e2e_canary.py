@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import Harness, codex_config, gemini_settings, make_harness
-from e2e_mock import MockModel, Reply
 
 from conftest import rehydrate
+from e2e.e2e_harness import Harness, codex_config, gemini_settings, make_harness
+from e2e.e2e_mock import MockModel, Reply
 
 pytestmark = pytest.mark.e2e
 

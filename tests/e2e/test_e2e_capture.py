@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import Harness, codex_exec, make_harness
-from e2e_mock import MockModel, Reply, Request
 
 from conftest import rehydrate
+from e2e.e2e_harness import Harness, codex_exec, make_harness
+from e2e.e2e_mock import MockModel, Reply, Request
 
 pytestmark = pytest.mark.e2e
 

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import GOAL, SCHEMA, Harness, codex_config, codex_exec, make_harness, reject_many
-from e2e_mock import MockModel, Reply, Request, Turns
 
 from conftest import rehydrate
+from e2e.e2e_harness import GOAL, SCHEMA, Harness, codex_config, codex_exec, make_harness, reject_many
+from e2e.e2e_mock import MockModel, Reply, Request, Turns
 
 pytestmark = pytest.mark.e2e
 

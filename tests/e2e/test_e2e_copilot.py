@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import GOAL, SCHEMA, Harness, copilot_env, copilot_run, make_harness
-from e2e_mock import MockModel, Reply, Request, Turns
 
 from conftest import rehydrate
+from e2e.e2e_harness import GOAL, SCHEMA, Harness, copilot_env, copilot_run, make_harness
+from e2e.e2e_mock import MockModel, Reply, Request, Turns
 
 pytestmark = pytest.mark.e2e
 

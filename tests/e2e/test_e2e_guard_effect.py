@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import (
+
+from conftest import git, rehydrate
+from e2e.e2e_harness import (
     SCHEMA,
     Harness,
     codex_exec,
@@ -26,9 +28,7 @@ from e2e_harness import (
     gemini_settings,
     make_harness,
 )
-from e2e_mock import MockModel, Reply, Request, Turns
-
-from conftest import git, rehydrate
+from e2e.e2e_mock import MockModel, Reply, Request, Turns
 
 pytestmark = pytest.mark.e2e
 

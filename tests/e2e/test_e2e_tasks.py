@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_harness import Harness
-from e2e_mock import MockModel, Reply, Request
-from test_e2e_capture import (
+
+from e2e.e2e_harness import Harness
+from e2e.e2e_mock import MockModel, Reply, Request
+from e2e.test_e2e_capture import (
     _after_summarizer,
     _checkpoint,
     _claude_run,
