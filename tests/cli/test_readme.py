@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import rehydrate
-from rehydrate.cli import COMMANDS
-from rehydrate.cli.parser import build_parser
+from rehydrate.cli import COMMANDS, build_parser
 
 ROOT = Path(__file__).parent.parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
