@@ -26,7 +26,7 @@ import time
 
 from rehydrate import runner
 from rehydrate.errors import UsageError
-from rehydrate.store import views
+from rehydrate.store import actors, views
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -95,7 +95,7 @@ def active(invariants: str) -> list[Canary]:
 def expected(state: State) -> Expected:
     """The next action and the active canaries, read from the state as reconciliation verified it."""
     with state.reading() as snap:
-        name = state._pc(snap.last)[0]
+        name = actors.pc_names(state.actor, snap.last)[0]
         raw = state.view_bytes(name, snap)
         inv = state.view_bytes(views.INVARIANTS, snap)
     fields = views.parse_next(raw.decode("utf-8", "replace")) if raw else {}

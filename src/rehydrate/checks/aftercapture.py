@@ -13,7 +13,7 @@ every field's type is checked; a forged one can only make the ledger degraded, n
 from __future__ import annotations
 
 from rehydrate import safejson
-from rehydrate.store.wal.since import host
+from rehydrate.store.wal import since as wal_since  # host() looked up at each call
 from rehydrate.transcripts.recent import inside, read_since, roots_of
 
 TYPE_CHECKING = False
@@ -92,7 +92,7 @@ def usable(since: Since, path: str, own: bool, size: int) -> dict[str, Any] | No
         (r for r in since.compactions if isinstance(r.get("data"), dict) and r["data"].get("capture") is cap), None
     )
     data = rec.get("data") if rec is not None else None
-    if not isinstance(data, dict) or data.get("transcript_path") != path or data.get("host") != host():
+    if not isinstance(data, dict) or data.get("transcript_path") != path or data.get("host") != wal_since.host():
         return None
     read, seen = cap.get("read"), cap.get("since")
     if not isinstance(read, dict) or read.get("cut") is not False or not isinstance(seen, dict):

@@ -32,7 +32,7 @@ import stat
 
 from rehydrate import safejson
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
-from rehydrate.store.wal.since import host
+from rehydrate.store.wal import since as wal_since  # host() looked up at each call
 from rehydrate.text import clean, no_escapes, quoted
 
 TYPE_CHECKING = False
@@ -150,7 +150,7 @@ class _Look:
 
         q = Quoting()
         shown = self.show(q, c)
-        if c.host != host():
+        if c.host != wal_since.host():
             who = f"host {q('host', f'WAL record {c.seq}', _quote(c.host, 100))}" if c.host else "an unnamed host"
             return Finding(
                 NAME, NA, f"the transcript {shown} was recorded on {who}: not looked at here", quotes=q.quotes

@@ -80,13 +80,13 @@ def command_module(name: str) -> ModuleType:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command in COMMANDS; with `only`, just that command's (its module alone imported)."""
-    from rehydrate.cli import parser  # argparse loads re, gettext and locale: the hook path reads its lines without it
+    from rehydrate.cli.parser import build  # argparse loads re, gettext and locale: not on the hook path
 
     def arguments(name: str) -> Callable[[argparse.ArgumentParser], None]:
         found: Callable[[argparse.ArgumentParser], None] = getattr(command_module(name), f"args_{name}")
         return found
 
-    return parser.build(DESCRIPTION, {name: help_text for name, (_, help_text) in COMMANDS.items()}, arguments, only)
+    return build(DESCRIPTION, {name: help_text for name, (_, help_text) in COMMANDS.items()}, arguments, only)
 
 
 # ---------------------------------------------------------------------------------------------------- shared by the
