@@ -31,8 +31,8 @@ CITATIONS = {
 }
 
 # Allowances, each a file and a pattern whose words are that file's own vocabulary there:
-# - checks/gitnow.py runs its git calls in numbered rounds (the first at once, the second only when needed).
-ALLOWED = {("src/rehydrate/checks/gitnow.py", "round N")}
+# - checks/git/probe.py runs its git calls in numbered rounds (the first at once, the second only when needed).
+ALLOWED = {("src/rehydrate/checks/git/probe.py", "round N")}
 
 
 def python_files() -> list[Path]:

@@ -20,8 +20,13 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import subprocess
+import time
 
+from rehydrate import runner
 from rehydrate.errors import UsageError
+from rehydrate.store import actors, views
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -89,10 +94,8 @@ def active(invariants: str) -> list[Canary]:
 
 def expected(state: State) -> Expected:
     """The next action and the active canaries, read from the state as reconciliation verified it."""
-    from rehydrate.store import views
-
     with state.reading() as snap:
-        name = state._pc(snap.last)[0]
+        name = actors.pc_names(state.actor, snap.last)[0]
         raw = state.view_bytes(name, snap)
         inv = state.view_bytes(views.INVARIANTS, snap)
     fields = views.parse_next(raw.decode("utf-8", "replace")) if raw else {}
@@ -176,12 +179,6 @@ def run_agent(command: str, cwd: str, timeout: float, stdin: bool) -> Ran:
     read and dropped as it comes, so that a flood costs no memory). The run ends when the agent exits (its pipe read
     for a short grace more: a process it leaves behind may hold it for ever) or at the deadline, when its process
     group is killed; a leftover in a session of its own (setsid) survives that, so its pipe is closed, not awaited."""
-    import shlex
-    import subprocess
-    import time
-
-    from rehydrate import runner
-
     try:
         argv = shlex.split(command)
     except ValueError as e:

@@ -14,8 +14,9 @@ import pytest
 from tests.fakes import gitrepos
 from tests.fakes.gitrepos import TEAMMATE, commit, git
 
-from rehydrate.checks import Context, Finding, livestate, run_all
+from rehydrate.checks import Context, Finding, run_all
 from rehydrate.checks.direction import DirectionCheck
+from rehydrate.checks.git import probe as gitnow
 from rehydrate.checks.livestate import LiveStateCheck
 from rehydrate.store.git import info as gitinfo
 from rehydrate.store.wal.since import Since
@@ -128,7 +129,7 @@ def test_a_hanging_git_is_skipped(
     bin_dir.mkdir()
     (bin_dir / "git").write_text(f"#!{sys.executable}\nimport time\ntime.sleep(3600)\n")
     (bin_dir / "git").chmod(0o755)
-    monkeypatch.setattr(livestate, "HOOK_DEADLINE", 0.5)
+    monkeypatch.setattr(gitnow, "HOOK_DEADLINE", 0.5)
     (found,) = _run(pair[1], ckpt, PATH=str(bin_dir))
     assert (found.status, found.said()) == (
         "skipped",

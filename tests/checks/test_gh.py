@@ -1,7 +1,7 @@
 """The fake gh (tests/fakes/gh.py) that the PR/CI part of live-state is tested against: gh's exit codes (0, 1 no pull
 request, 4 not signed in), canned JSON, a hanging gh killed by proc at its deadline; then
-checks/gh.py through live-state against it, on real repositories, with a PATH of one folder (never a real gh, never a
-network)."""
+checks/git/gh.py through live-state against it, on real repositories, with a PATH of one folder (never a real gh, never
+a network)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tests.fakes.gitrepos import git
 
 from rehydrate import proc
 from rehydrate.checks import Context, Finding, confidence, run_all
-from rehydrate.checks import gh as ghcheck
+from rehydrate.checks.git import gh as ghcheck
 from rehydrate.checks.ledger import summarize
 from rehydrate.checks.livestate import LiveStateCheck
 from rehydrate.store.git import info as gitinfo
@@ -81,7 +81,7 @@ def test_a_hanging_gh_is_killed_at_the_deadline(tmp_path: Path) -> None:
     assert not alive  # killed and reaped by proc, not left behind
 
 
-# The check (checks/gh.py through live-state), on a real repository: the agent's clone on feat with an upstream.
+# The check (checks/git/gh.py through live-state), on a real repository: the agent's clone on feat with an upstream.
 
 
 def _repo(tmp_path: Path) -> Path:

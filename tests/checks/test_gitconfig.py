@@ -1,4 +1,4 @@
-"""checks.gitconfig: user.email read from git's config files says what `git config user.email` says, or UNKNOWN
+"""checks.git.config: user.email read from git's config files says what `git config user.email` says, or UNKNOWN
 (then git is asked). Each case is checked against the real git in the same environment."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rehydrate.checks import gitconfig
+from rehydrate.checks.git import config as gitconfig
 
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:

@@ -1,5 +1,6 @@
-"""checks.gitnow: the git probe live-state and direction share, against real repositories in temporary folders
-(tests/fakes/gitrepos.py); every git call bounded, the recorded HEAD never trusted as a revision expression."""
+"""checks.git.probe (and checks.git.files): the git probe live-state and direction share, against real repositories
+in temporary folders (tests/fakes/gitrepos.py); every git call bounded, the recorded HEAD never trusted as a revision
+expression."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import pytest
 from tests.fakes import gitrepos
 from tests.fakes.gitrepos import commit, git
 
-from rehydrate.checks import Context, gitnow, livestate
+from rehydrate.checks import Context, livestate
+from rehydrate.checks.git import files as gitfiles
+from rehydrate.checks.git import probe as gitnow
 from rehydrate.store.git import info as gitinfo
 from rehydrate.store.wal.since import Since
 
@@ -162,14 +165,14 @@ def test_a_hanging_git_is_unanswered_at_its_deadline(
     fake = bin_dir / "git"
     fake.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(3600)\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(livestate, "HOOK_DEADLINE", 0.5)
+    monkeypatch.setattr(gitnow, "HOOK_DEADLINE", 0.5)
     now = _probe(folder, ckpt, PATH=str(bin_dir))
     assert now.repo is None and now.unanswered == {"status": "did not answer within 0.5 s"}
 
 
 def test_recover_scope_gives_git_longer(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert gitnow.deadline("hook") == livestate.HOOK_DEADLINE == 2.0
-    assert gitnow.deadline("recover") == livestate.RECOVER_DEADLINE == 10.0
+    assert gitnow.deadline("hook") == gitnow.HOOK_DEADLINE == 2.0
+    assert gitnow.deadline("recover") == gitnow.RECOVER_DEADLINE == 10.0
 
 
 def test_parse_upstream_reads_the_headers_parse_leaves_out() -> None:
@@ -185,24 +188,24 @@ def test_the_last_fetch_is_found_without_git_in_a_worktree_and_a_submodule(
     pair: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
     _, agent, _ = pair
-    assert gitnow.fetched(str(agent / "calc")) is None  # cloned, never fetched
+    assert gitfiles.fetched(str(agent / "calc")) is None  # cloned, never fetched
     git(agent, "fetch", "-q")
     stamp = os.stat(agent / ".git" / "FETCH_HEAD").st_mtime
     os.utime(agent / ".git" / "FETCH_HEAD", (stamp, 1_000_000_000))
     at = "2001-09-09T01:46:40Z"
-    assert gitnow.fetched(str(agent / "calc")) == at
+    assert gitfiles.fetched(str(agent / "calc")) == at
     git(agent, "worktree", "add", "-q", "-b", "other", "../linked")  # .git is a file: gitdir:, then commondir
     assert (tmp_path / "linked" / ".git").is_file()
-    assert gitnow.fetched(str(tmp_path / "linked" / "calc")) == at
+    assert gitfiles.fetched(str(tmp_path / "linked" / "calc")) == at
     module = tmp_path / "super" / "sub"  # a submodule's .git file: a relative gitdir, no commondir
     module.mkdir(parents=True)
     (tmp_path / "super" / "modules").mkdir()
     (tmp_path / "super" / "modules" / "FETCH_HEAD").write_text("")
     os.utime(tmp_path / "super" / "modules" / "FETCH_HEAD", (stamp, 1_000_000_000))
     (module / ".git").write_text("gitdir: ../modules\n")
-    assert gitnow.fetched(str(module)) == at
+    assert gitfiles.fetched(str(module)) == at
     (module / ".git").write_text("not a gitdir line\n")
-    assert gitnow.fetched(str(module)) is None
+    assert gitfiles.fetched(str(module)) is None
 
 
 def _spied(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -248,23 +251,23 @@ def test_the_files_spare_processes(pair: tuple[Path, Path, Path], monkeypatch: p
 def test_files_read_packed_refs_a_detached_head_and_a_worktree(pair: tuple[Path, Path, Path], tmp_path: Path) -> None:
     agent = pair[1]
     head = git(agent, "rev-parse", "HEAD")
-    loose = gitnow.files(str(agent / "calc"))
+    loose = gitfiles.files(str(agent / "calc"))
     git(agent, "pack-refs", "--all")
-    packed = gitnow.files(str(agent / "calc"))
+    packed = gitfiles.files(str(agent / "calc"))
     assert loose is not None and packed is not None
     assert (packed.head, packed.refs) == (loose.head, loose.refs) == (head, packed.refs)
     assert packed.refs is not None and packed.refs["refs/heads/main"] == git(agent, "rev-parse", "main")
     git(agent, "switch", "-q", "--detach", "main")
-    detached = gitnow.files(str(agent))
+    detached = gitfiles.files(str(agent))
     assert detached is not None and detached.head == git(agent, "rev-parse", "main")
     git(agent, "worktree", "add", "-q", "-b", "other", "../linked", "feat")
     commit(tmp_path / "linked", "y.py", "y\n", "In the worktree")
-    linked = gitnow.files(str(tmp_path / "linked"))
+    linked = gitfiles.files(str(tmp_path / "linked"))
     assert linked is not None and linked.head == git(tmp_path / "linked", "rev-parse", "HEAD") != head
     assert linked.common == str(agent / ".git") and linked.refs == detached.refs
     (agent / ".git" / "HEAD").write_text("ref: refs/../../etc/passwd\n")  # not a plain branch: not followed
-    assert gitnow.files(str(agent)).head is None  # type: ignore[union-attr]
-    assert gitnow.files(str(tmp_path / "nowhere")) is None
+    assert gitfiles.files(str(agent)).head is None  # type: ignore[union-attr]
+    assert gitfiles.files(str(tmp_path / "nowhere")) is None
 
 
 def test_a_head_that_moved_after_the_files_were_read_is_logged_after_all(
@@ -273,7 +276,7 @@ def test_a_head_that_moved_after_the_files_were_read_is_logged_after_all(
     agent = pair[1]
     folder = _state(agent)
     ckpt = _checkpoint(folder)
-    stale = gitnow.files(str(folder))
+    stale = gitfiles.files(str(folder))
     commit(agent, "x.py", "x\n", "Between the read and git status")
     monkeypatch.setattr(gitnow, "files", lambda root: stale)
     started = _spied(monkeypatch)
@@ -296,7 +299,7 @@ def test_a_fifo_planted_in_the_git_folder_never_blocks_the_files_read(tmp_path: 
     os.mkfifo(gd / "HEAD")
     os.mkfifo(gd / "packed-refs")
     (repo / ".git").write_text(f"gitdir: {gd}\n")
-    code = f"from rehydrate.checks import gitnow; r = gitnow.files({str(repo)!r}); print(r and (r.head, r.refs))"
+    code = f"from rehydrate.checks.git import files; r = files.files({str(repo)!r}); print(r and (r.head, r.refs))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and done.stdout.strip() in ("None", "(None, None)"), done
 

@@ -2,7 +2,7 @@
 
 Only what the parts rely on is pinned here: the closed status set, Finding's ask and ledger entry, Context's old
 and new arguments, the check order with the mail slots, run_all's start-then-run, the ledger's JSON shape, and the
-signatures of the parts still to be built (store.since, transcripts.recent, harness.capture, proc, checks.gitnow)."""
+signatures of the parts still to be built (store.since, transcripts.recent, harness.capture, proc, checks.git.probe)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from rehydrate import brief, checks, proc
 from rehydrate.checks import ORDER, STATUSES, Context, Finding, HookEvent, ledger
-from rehydrate.checks.gitnow import probe
+from rehydrate.checks.git.probe import probe
 from rehydrate.harness.compaction import capture
 from rehydrate.store import records
 from rehydrate.store.state import State

@@ -16,7 +16,8 @@ from tests.fakes import gitrepos
 from tests.fakes.gitrepos import commit, git
 
 from conftest import paths_touched
-from rehydrate.checks import Context, Finding, confidence, livestate, run_all
+from rehydrate.checks import Context, Finding, confidence, run_all
+from rehydrate.checks.git import probe as gitnow
 from rehydrate.checks.livestate import LiveStateCheck
 from rehydrate.store.git import info as gitinfo
 from rehydrate.store.wal.since import Since
@@ -164,7 +165,7 @@ def test_a_hanging_git_is_skipped_not_clean(
     bin_dir.mkdir()
     (bin_dir / "git").write_text(f"#!{sys.executable}\nimport time\ntime.sleep(3600)\n")
     (bin_dir / "git").chmod(0o755)
-    monkeypatch.setattr(livestate, "HOOK_DEADLINE", 0.5)
+    monkeypatch.setattr(gitnow, "HOOK_DEADLINE", 0.5)
     found = _run(agent / "state", ckpt, PATH=str(bin_dir))
     assert _lines(found) == [
         (

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, rehydrate
-from rehydrate.cli import COMMANDS
-from rehydrate.cli.parser import build_parser
+from rehydrate.cli import COMMANDS, build_parser
 from test_text import CONTROLS
 
 ENVELOPE = {"version", "command", "ok"}

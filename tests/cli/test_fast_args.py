@@ -9,8 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import rehydrate
-from rehydrate.cli import fast_args
-from rehydrate.cli.parser import build_parser
+from rehydrate.cli import build_parser, fast_args
 from rehydrate.errors import UsageError
 
 OPTIONS = ["--done", "--next", "--goal", "--dir", "--actor", "--json", "--budget"]

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import rehydrate
-from rehydrate.cli import COMMANDS
-from rehydrate.cli.parser import build_parser
+from rehydrate.cli import COMMANDS, build_parser
 
 ROOT = Path(__file__).parent.parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -148,14 +147,15 @@ def test_the_recovery_ledger_section_names_every_check_in_order_and_every_status
 
 
 def test_the_recovery_ledger_section_states_the_real_bounds_and_switches() -> None:
-    from rehydrate.checks import livestate, recency, user
+    from rehydrate.checks import recency, user
+    from rehydrate.checks.git import probe
     from rehydrate.harness.compaction import capture
     from rehydrate.store import config
 
     text = " ".join(_ledger_section().split())
     mib = 1 << 20
     assert f"its last {recency.HOOK_BYTES // mib} MiB at most | its last {recency.RECOVER_BYTES // mib} MiB" in text
-    assert f"| each git call | {livestate.HOOK_DEADLINE:g} s | {livestate.RECOVER_DEADLINE:g} s |" in text
+    assert f"| each git call | {probe.HOOK_DEADLINE:g} s | {probe.RECOVER_DEADLINE:g} s |" in text
     gh = f'{{"gh_timeout": {config.GH_TIMEOUT:g}}}'
     assert gh in text and f"{config.GH_TIMEOUT:g} when unset" in text
     assert f"between {config.GH_TIMEOUT_MIN:g} and {config.GH_TIMEOUT_MAX:g}" in text

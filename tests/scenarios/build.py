@@ -250,7 +250,7 @@ def _quotes(brief: str) -> list[dict[str, str]]:
 
 
 def _by_gh(line: tuple[str, str, str]) -> bool:
-    """A live-state line of gh's (checks/gh.py): recover asks gh, a hook only when it is missing (the n/a line),
+    """A live-state line of gh's (checks/git/gh.py): recover asks gh, a hook only when it is missing (the n/a line),
     else it defers gh to recover (the ledger's deferred note)."""
     return line[0] == "live-state" and ("gh " in line[2] or "PR #" in line[2])
 

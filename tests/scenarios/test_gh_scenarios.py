@@ -1,6 +1,6 @@
 """The gh scenarios of the recovery corpus (plan 3.2: 7, 20, 21 and 22): a real project with its state through the
 real CLI and a fake `gh` on a PATH of one folder (tests/fakes/gh.py: canned answers, argv logged, never a network);
-`rehydrate recover --json` asks gh (checks/gh.py), then the SessionStart hook of claude, codex and gemini, which
+`rehydrate recover --json` asks gh (checks/git/gh.py), then the SessionStart hook of claude, codex and gemini, which
 never runs gh: its ledger is recover's without gh's lines, and it says that `recover` runs them (the deferred note).
 
 Each scenario also checks that nothing could reach GitHub: the fake was run with exactly the argv the check should

@@ -12,6 +12,11 @@ every field's type is checked; a forged one can only make the ledger degraded, n
 
 from __future__ import annotations
 
+from rehydrate import safejson
+from rehydrate.store.wal import since as wal_since  # host() looked up at each call
+from rehydrate.transcripts.model import inside, roots_of
+from rehydrate.transcripts.recent import read_since
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -58,10 +63,6 @@ def after(cap: dict[str, Any], path: str, size: int, since_ts: str | None, proje
     users = cap.get("user")
     seen.user = [_Said(u) for u in users if isinstance(u, dict)] if isinstance(users, list) else []
     if seen.size > read["to"]:
-        from rehydrate import safejson
-        from rehydrate.transcripts.model import inside, roots_of
-        from rehydrate.transcripts.recent import read_since
-
         new = read_since(
             path, since_ts, loads=safejson.loads, max_bytes=seen.size - read["to"] + 1, harness=harness, todos_back=0
         )
@@ -87,13 +88,12 @@ def usable(since: Since, path: str, own: bool, size: int) -> dict[str, Any] | No
     cap = since.capture
     if not own or not isinstance(cap, dict) or cap.get("v") not in (1, 2) or cap.get("error"):
         return None
-    from rehydrate.store.wal.since import host
 
     rec = next(
         (r for r in since.compactions if isinstance(r.get("data"), dict) and r["data"].get("capture") is cap), None
     )
     data = rec.get("data") if rec is not None else None
-    if not isinstance(data, dict) or data.get("transcript_path") != path or data.get("host") != host():
+    if not isinstance(data, dict) or data.get("transcript_path") != path or data.get("host") != wal_since.host():
         return None
     read, seen = cap.get("read"), cap.get("since")
     if not isinstance(read, dict) or read.get("cut") is not False or not isinstance(seen, dict):

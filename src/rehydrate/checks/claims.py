@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
+from rehydrate.store import evidence
 from rehydrate.text import named, quoted
 
 TYPE_CHECKING = False
@@ -44,7 +45,6 @@ def findings(context: Context) -> list[Finding]:
     claims = [c for c in since.claims if isinstance(c, dict)]
     if claims:
         out.extend(_claims(context, root, claims))
-    from rehydrate.store import evidence
 
     force = evidence.in_force(since.evidence)
     if force["stamps"] or force["approvals"]:
@@ -98,8 +98,6 @@ def _receipt_id(receipt: dict[str, Any]) -> str:
 
 
 def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[Finding]:
-    from rehydrate.store import evidence
-
     tree: Any = None
     out = []
     for claim in claims:
@@ -149,8 +147,6 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
 
 
 def _stamps(context: Context, root: str, force: dict[str, Any]) -> list[Finding]:
-    from rehydrate.store import evidence
-
     project = os.path.dirname(os.path.abspath(root))
     budget = HOOK_HASH_BYTES if context.scope == "hook" else RECOVER_HASH_BYTES
     spent = 0

@@ -11,6 +11,7 @@ import os
 
 from rehydrate.checks import Context, Finding
 from rehydrate.errors import RehydrateError
+from rehydrate.store.views import PIPELINES
 from rehydrate.text import named
 
 REPAIR = "run `rehydrate cursor repair OUTPUT PROGRESS` before going on with the pipeline"
@@ -21,8 +22,6 @@ class CursorsCheck:
     name = "cursors"
 
     def run(self, context: Context) -> list[Finding]:
-        from rehydrate.store.views import PIPELINES
-
         if context.state is None:
             return []  # the state did not load: identity says so, and there is no registry to look for
         if not os.path.lexists(os.path.join(context.state.root, PIPELINES)):

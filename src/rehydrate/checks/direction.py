@@ -21,16 +21,17 @@ Contract:
 from __future__ import annotations
 
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
+from rehydrate.checks.git import probe as gitnow
+from rehydrate.checks.git.files import origin_main
+from rehydrate.checks.git.probe import MAX_LISTED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rehydrate.checks import Context
-    from rehydrate.checks.gitnow import GitNow
+    from rehydrate.checks.git.probe import GitNow
 
 NAME = "direction"
-MAX_LISTED = 20  # commits asked for (one more, to know there are more)
 NAMED = 3  # others' commits named in the finding
-FORMAT = "--format=%H%x1f%an%x1f%ae%x1f%s"
 LOOKED = "looked for origin/HEAD, origin/main, origin/master, main, master"
 
 
@@ -42,8 +43,6 @@ class DirectionCheck:
             return []  # the state did not load: identity and state say so
         if context.since is None or context.since.seq is None:
             return []  # no checkpoint known to compare with: as live-state (checks/livestate.py)
-        from rehydrate.checks import gitnow
-
         probe = context.shared.get("gitnow")
         if probe is None:  # live-state was not run: start the probe here
             probe = context.shared["gitnow"] = gitnow.probe(context)
@@ -79,8 +78,6 @@ class DirectionCheck:
 def main_line(now: GitNow) -> str | None:
     """origin/HEAD's target, else origin/main or origin/master, else the local main or master when HEAD is on
     another branch: a full ref name, or None."""
-    from rehydrate.checks.gitnow import origin_main
-
     found = origin_main(now.refs)  # a dangling origin/HEAD (origin/master after a rename to main and a fetch
     if found is not None:  # --prune) falls through to the refs that exist
         return found

@@ -1,9 +1,9 @@
 """live-state: git now against the checkpoint (HEAD, commits since, branch, dirty files, upstream ahead or behind);
-PR and CI through `gh` in `rehydrate recover` only (checks/gh.py).
+PR and CI through `gh` in `rehydrate recover` only (checks/git/gh.py).
 
 Contract:
-- start(context): starts the git probe (`checks.gitnow.probe(context)`) and keeps it in `context.shared["gitnow"]`,
-  before any check reads a file; in recover scope it also starts gh (`checks.gh.start`, `context.shared["gh"]`).
+- start(context): starts the git probe (`checks.git.probe.probe(context)`) and keeps it in `context.shared["gitnow"]`,
+  before any check reads a file; in recover scope it also starts gh (`checks.git.gh.start`, `context.shared["gh"]`).
   run() collects them (`.result()`); direction reads the same probe. Inputs: `context.since.git` (the checkpoint's
   `{"head", "branch", "dirty"[, "dirty_blobs"]}`, untrusted: it came from the WAL), `context.env` (PATH),
   `context.config` (gh_timeout). No checkpoint known (no Since, or no seq): no finding, nothing started.
@@ -19,7 +19,7 @@ Contract:
   git repository then and now: n/a "not a git repository (git status in ...)". A HEAD recorded at the checkpoint but
   no answer now, or a git call past its deadline (2 s a call in hook scope, 10 s in recover): skipped, naming what
   was not looked at. Every ok and n/a names where it looked (git status, git log A..B, gh pr view).
-- gh (checks/gh.py), only when git found a work tree. Recover: n/a when gh is not installed, not signed in or the
+- gh (checks/git/gh.py), only when git found a work tree. Recover: n/a when gh is not installed, not signed in or the
   branch has no pull request; skipped past its deadline or on another error; degraded on failing CI, a pull request
   merged or closed after the checkpoint, or one the checkpoint named merged. Hook scope: gh never runs; not on PATH
   gives the same n/a, otherwise no finding and "PR and CI (gh)" in `context.shared["deferred"]` (the ledger's note).
@@ -34,7 +34,10 @@ Contract:
 
 from __future__ import annotations
 
-from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
+from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting, claims
+from rehydrate.checks.git import gh
+from rehydrate.checks.git import probe as gitnow
+from rehydrate.store.git import info as gitinfo
 from rehydrate.text import named
 
 TYPE_CHECKING = False
@@ -42,12 +45,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from rehydrate.checks import Context
-    from rehydrate.checks.gitnow import GitNow
+    from rehydrate.checks.git.probe import GitNow
 
-HOOK_DEADLINE = 2.0  # seconds for each git call in hook scope
-RECOVER_DEADLINE = 10.0  # in recover scope
-GH_TIMEOUT = 8.0  # gh's default deadline (config gh_timeout, clamped to GH_TIMEOUT_RANGE)
-GH_TIMEOUT_RANGE = (1.0, 60.0)
 NAMED_COMMITS = 5  # commits since the checkpoint named in a finding
 NAMED_FILES = 10  # dirty files named
 NAME = "live-state"
@@ -64,12 +63,8 @@ class LiveStateCheck:
             and context.since.seq is not None
             and "gitnow" not in context.shared
         ):
-            from rehydrate.checks import gitnow
-
             context.shared["gitnow"] = gitnow.probe(context)
             if context.scope == "recover" and "gh" not in context.shared:
-                from rehydrate.checks import gh
-
                 context.shared["gh"] = gh.start(context)  # in parallel with git
 
     def run(self, context: Context) -> list[Finding]:
@@ -81,15 +76,11 @@ class LiveStateCheck:
         try:
             found = self._git(context)
             if context.since.claims or context.since.evidence:  # receipts, stamps, approvals (checks/claims.py)
-                from rehydrate.checks import claims
-
                 found.extend(claims.findings(context))
             return found
         finally:
             started = context.shared.get("gh")
             if started is not None:  # what gh left running (git found no work tree, or a finding raised) is killed
-                from rehydrate.checks import gh
-
                 gh.cancel(started)
 
     def _git(self, context: Context) -> list[Finding]:
@@ -115,9 +106,8 @@ class LiveStateCheck:
 
 
 def _pr(context: Context, now: GitNow) -> list[Finding]:
-    """The pull request and CI (checks/gh.py): run in recover; in hook scope an n/a or the ledger's deferred note."""
-    from rehydrate.checks import gh
-
+    """The pull request and CI (checks/git/gh.py): run in recover; in hook scope an n/a or the ledger's deferred
+    note."""
     started = context.shared.get("gh")
     return gh.findings(started, context, now.branch) if started is not None else gh.hook(context)
 
@@ -144,10 +134,8 @@ def _head(
 ) -> list[Finding]:
     """HEAD and branch against the checkpoint's: one finding. complete: whether the WAL's back-scan reached the
     checkpoint's record (else its git fields are unknown, and HEAD was not compared: skipped)."""
-    from rehydrate.checks.gitnow import recorded_head
-
     where = f"{_short(now.head)} on {_branch(now.branch)}"
-    head = recorded_head(ckpt.get("head")) if ckpt else None
+    head = gitnow.recorded_head(ckpt.get("head")) if ckpt else None
     if head is None and not complete:  # the record was not read: what it holds is unknown, not absent
         text = f"{label}'s record was not reached ({problem}): HEAD {where} not compared with it (git status)"
         return [Finding(NAME, SKIPPED, text, f"compare HEAD with {label}'s yourself (git log) before its next step")]
@@ -243,8 +231,6 @@ def _content(root: str, ckpt: dict[str, Any] | None, label: str, step: str | Non
     that was dirty at the checkpoint leaves the dirty paths as they were, and only its bytes tell that it went on.
     One finding: degraded when one changed since (its next step not to be redone blindly), skipped for those that
     could not be compared, else ok. A record without dirty_blobs (older, or nothing dirty): no finding."""
-    from rehydrate.store.git import info as gitinfo
-
     recorded = ckpt.get("dirty_blobs") if ckpt else None
     if not isinstance(recorded, dict):
         return []
@@ -298,25 +284,25 @@ def _content(root: str, ckpt: dict[str, Any] | None, label: str, step: str | Non
 def _compare(before: object, after: object) -> tuple[str, str]:
     """A recorded entry against the same path's now (both as gitinfo.blobs gives them): ("same" | "sized" |
     "changed" | "unchecked", what changed or why it was not compared, when the content alone does not say)."""
-    from rehydrate.store.git.info import DELETED, MAX_BLOB_BYTES, MAX_BLOB_TOTAL
-
     if _size(before) is not None and _size(after) == _size(before):
         return "sized", ""
     if after == before:
         return "same", ""
-    if before == DELETED:
+    if before == gitinfo.DELETED:
         return "changed", "recreated"
-    if after == DELETED:
+    if after == gitinfo.DELETED:
         return "changed", "deleted"
     if after is None:
         return "unchecked", "not a readable file"
     if _size(before) is not None:
         return "changed", "another size"
     size = _size(after)
-    if size is not None and size <= MAX_BLOB_BYTES:  # a blob recorded, and this one past the bytes hashed in all
-        return "unchecked", f"past the {MAX_BLOB_TOTAL >> 20} MiB hashed"
+    if (
+        size is not None and size <= gitinfo.MAX_BLOB_BYTES
+    ):  # a blob recorded, and this one past the bytes hashed in all
+        return "unchecked", f"past the {gitinfo.MAX_BLOB_TOTAL >> 20} MiB hashed"
     if size is not None:  # a blob recorded, so no larger than MAX_BLOB_BYTES then
-        return "changed", f"now larger than {MAX_BLOB_BYTES >> 20} MiB"
+        return "changed", f"now larger than {gitinfo.MAX_BLOB_BYTES >> 20} MiB"
     return "changed", ""
 
 

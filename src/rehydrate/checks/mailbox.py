@@ -16,6 +16,9 @@ from __future__ import annotations
 import os
 
 from rehydrate.checks import Context, Finding
+from rehydrate.store import actors
+from rehydrate.store.state import State
+from rehydrate.store.views import MAIL_DIR
 
 NEXT = "run `rehydrate mail`: it shows them (most urgent first) and records that you read them"
 
@@ -26,17 +29,16 @@ class MailboxCheck:
     def run(self, context: Context) -> list[Finding]:
         if context.state is None:
             return []  # the state did not load: identity says so
-        from rehydrate.store.state import State
-        from rehydrate.store.views import MAIL_DIR
-
-        state = State(context.state.root, context.state.actor)
-        where = f"{state.rel(MAIL_DIR, state.actor)}/ and {state.rel(MAIL_DIR, 'all')}/"
-        if not os.path.lexists(state.path(MAIL_DIR)):  # (store/mail.py is not loaded: the hook path stays light)
-            if len(state._actors()) <= 1:
+        root, me = context.state.root, context.state.actor
+        folder = os.path.basename(root)  # paths as shown to users (State.rel)
+        where = f"{os.path.join(folder, MAIL_DIR, me)}/ and {os.path.join(folder, MAIL_DIR, 'all')}/"
+        if not os.path.lexists(os.path.join(root, MAIL_DIR)):
+            if len(actors.listed(root)) <= 1:
                 return [Finding(self.name, "n/a", "one actor, no state/mail/")]
             return [Finding(self.name, "ok", f"nothing unread (no mail yet in {where})")]
-        from rehydrate.store import mail
+        from rehydrate.store import mail  # only where there is mail: the hook path does not load it otherwise
 
+        state = State(root, me)  # store.mail's readers take the State they read through (nothing is written)
         found = mail.listing(state, mail.read_set(state))
         findings = [
             Finding(self.name, "skipped", why, "move it out of state/mail/ (it was not written by rehydrate)")

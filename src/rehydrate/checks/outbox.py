@@ -8,6 +8,8 @@ Bounded: this actor's log read past what a per-worktree cache covers (store/mail
 from __future__ import annotations
 
 from rehydrate.checks import Context, Finding
+from rehydrate.store import actors
+from rehydrate.store.state import State
 from rehydrate.text import quoted
 
 SHOWN = 3  # open promises named in the finding; the rest counted
@@ -19,13 +21,12 @@ class OutboxCheck:
     def run(self, context: Context) -> list[Finding]:
         if context.state is None:
             return []
-        from rehydrate.store.state import State
-
-        state = State(context.state.root, context.state.actor)
-        if len(state._actors()) <= 1:  # a promise is made to the other actors: with none, nothing to look at
+        # a promise is made to the other actors: with none, nothing to look at (and the log is not read)
+        if len(actors.listed(context.state.root)) <= 1:
             return [Finding(self.name, "n/a", "one actor in state/wal/")]
-        from rehydrate.store import mail
+        from rehydrate.store import mail  # only with several actors: the hook path does not load it otherwise
 
+        state = State(context.state.root, context.state.actor)  # store.mail reads through a State (never writes)
         made = mail.promises(state)
         open_ = [(i, p) for i, p in made.items() if not p["done"]]
         if not open_:

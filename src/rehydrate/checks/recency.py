@@ -21,13 +21,18 @@ Contract:
   the last user instruction and any compaction since; next: "the checkpoint's next step, "X", was worked on after the
   checkpoint (a.py, b.py edited): check them (git diff) before redoing it".
 - Everything quoted from a transcript is untrusted text: cleaned to one line here, fenced by the brief.
+The transcript readers (transcripts/, checks/aftercapture.py) are imported where a transcript is read, not at the
+top: a session start with no transcript to read (most `resume` calls) loads none of them.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
+from rehydrate import safejson
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
+from rehydrate.store.wal import since as wal_since  # host() looked up at each call
 from rehydrate.text import clean, no_escapes, quoted
 
 TYPE_CHECKING = False
@@ -142,11 +147,10 @@ class _Look:
         line, still missing): nothing to look at there."""
         if c.trusted:
             return self.read(c, "the hook event's own")
-        from rehydrate.store.wal.since import host
 
         q = Quoting()
         shown = self.show(q, c)
-        if c.host != host():
+        if c.host != wal_since.host():
             who = f"host {q('host', f'WAL record {c.seq}', _quote(c.host, 100))}" if c.host else "an unnamed host"
             return Finding(
                 NAME, NA, f"the transcript {shown} was recorded on {who}: not looked at here", quotes=q.quotes
@@ -187,9 +191,6 @@ class _Look:
 
     def read(self, c: _Candidate, how: str, path: str | None = None) -> Finding | None:
         """Read the candidate (at path, its resolved form, when given) within the scope's bound."""
-        import stat
-
-        from rehydrate import safejson
         from rehydrate.transcripts.recent import read_since
 
         q = Quoting()

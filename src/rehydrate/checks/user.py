@@ -12,6 +12,10 @@ goes to stderr (stdout holds recover's output only). Each entry becomes one chec
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import sys
+
 from rehydrate.checks import FAILED, ORDER, SKIPPED, Context, Finding
 from rehydrate.store import config as project
 
@@ -62,8 +66,6 @@ def load(config: dict[str, Any], env: Mapping[str, str]) -> list[Check]:
 
 
 def _one(entry: str) -> Check:
-    import importlib
-
     module, _, attr = entry.partition(":")
     try:
         with _to_stderr():
@@ -84,7 +86,4 @@ def _one(entry: str) -> Check:
 def _to_stderr() -> Any:
     """What a user's check prints (on import, while made or run) goes to stderr: `recover --json`'s stdout holds the
     JSON only (`this:s`, the Zen of Python printed on import, made it unparseable)."""
-    import contextlib
-    import sys
-
     return contextlib.redirect_stdout(sys.stderr)

@@ -1,6 +1,9 @@
-"""The command line, the face that prints and exits: `main(argv) -> int`, the top-level parser and the table of
-commands. Each command's arguments (`args_NAME`) and handler (`cmd_NAME`) sit together in the module the table
-names; only the invoked command's module is imported (the hook path stays light)."""
+"""The command line, the face that prints and exits: `main(argv) -> int`, the table of commands and what their
+modules share. Each command's arguments (`args_NAME`) and handler (`cmd_NAME`) sit together in the module the table
+names; only the invoked command's module is imported (the hook path stays light). For the same reason, what only
+some commands need is imported inside the function that needs it, not at the top: argparse's parser (cli/parser.py),
+the State, json, shlex, and a crash log's tempfile and traceback; every command and every hook event loads this
+module."""
 
 from __future__ import annotations
 
@@ -38,8 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("evidence", "run a command and record a receipt (exit code, output hash, the tree it ran on)"),
     "stamp": ("evidence", "record files' sha256: the checks report a stamped file that changes"),
     "accept": ("evidence", "accept a reviewer's approval file, only if its transcript shows a finished session"),
-    "canary": ("canary", "plant a canary rule, ask an agent the two questions, grade the answer: does recovery work?"),
-    "key": ("keys", "make and register the key an actor signs its records with; show keys; trust a changed one"),
+    "canary": ("audit", "plant a canary rule, ask an agent the two questions, grade the answer: does recovery work?"),
+    "key": ("actors", "make and register the key an actor signs its records with; show keys; trust a changed one"),
     "resume": ("read", "print the brief a fresh context reads first"),
     "ack": (
         "read",
@@ -54,10 +57,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("read", "one screen: goal, last checkpoint, next action, problems"),
     "log": ("read", "the history of records: every actor's log and the archives, oldest first"),
     "sync": ("sync", "commit the state folder (only it), pull the upstream's state, push; retried on a race"),
-    "team": ("team", "set up a clone for a team: union merges for the state folder's logs, and what to commit"),
-    "resolve": ("resolve", "settle git conflicts under the state folder after a merge, rebase or cherry-pick"),
-    "mail": ("mail", "read the messages other actors sent you, or send one (`mail send --to ACTOR TEXT`)"),
-    "promise": ("mail", "record a promise to other actors, or that one is done (`promise done ID`)"),
+    "team": ("sync", "set up a clone for a team: union merges for the state folder's logs, and what to commit"),
+    "resolve": ("sync", "settle git conflicts under the state folder after a merge, rebase or cherry-pick"),
+    "mail": ("actors", "read the messages other actors sent you, or send one (`mail send --to ACTOR TEXT`)"),
+    "promise": ("actors", "record a promise to other actors, or that one is done (`promise done ID`)"),
     "hook": ("hook", "answer a harness's hook call (JSON on stdin); always exits 0"),
     "install": ("install", "merge rehydrate's hooks into a harness's settings (and take them out)"),
     "mcp": ("mcp", "serve the state as an MCP server over stdio (needs the mcp extra)"),
@@ -73,6 +76,17 @@ def command_module(name: str) -> ModuleType:
     """The module of rehydrate.cli that holds the command's arguments and handler (imported now, not before)."""
     module: ModuleType = __import__(f"rehydrate.cli.{COMMANDS[name][0]}", fromlist=["_"])
     return module
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command in COMMANDS; with `only`, just that command's (its module alone imported)."""
+    from rehydrate.cli.parser import build  # argparse loads re, gettext and locale: not on the hook path
+
+    def arguments(name: str) -> Callable[[argparse.ArgumentParser], None]:
+        found: Callable[[argparse.ArgumentParser], None] = getattr(command_module(name), f"args_{name}")
+        return found
+
+    return build(DESCRIPTION, {name: help_text for name, (_, help_text) in COMMANDS.items()}, arguments, only)
 
 
 # ---------------------------------------------------------------------------------------------------- shared by the
@@ -212,8 +226,6 @@ class _Args:
     def __getattr__(self, name: str) -> Any:
         if name != "command_parser":
             raise AttributeError(name)
-        from rehydrate.cli.parser import build_parser
-
         parsed = build_parser(self.command).parse_args(self._argv)
         self.command_parser = parsed.command_parser
         return parsed.command_parser
@@ -343,8 +355,6 @@ def _main(args_list: list[str]) -> int:
         args = fast_args(args_list)  # checkpoint and resume as hooks and agents run them: no argparse either
         if args is not None:
             return int(getattr(command_module(args.command), f"cmd_{args.command}")(args))
-        from rehydrate.cli.parser import build_parser
-
         parser = build_parser(args_list[0] if args_list and args_list[0] in COMMANDS else None)
         args = parser.parse_args(args_list)
         if not args.command:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rehydrate import cursor
 from rehydrate.cli import common_options, emit_json, open_state
 from rehydrate.errors import ExitCode, UsageError
 
@@ -34,8 +35,6 @@ def args_cursor(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_cursor(args: argparse.Namespace) -> int:
-    from rehydrate import cursor
-
     if args.action == "register":
         if len(args.files) != 3:
             raise UsageError("register takes NAME OUTPUT PROGRESS")

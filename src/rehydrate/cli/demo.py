@@ -13,6 +13,7 @@ import sys
 import tempfile
 import textwrap
 
+from rehydrate.cli import main
 from rehydrate.errors import ExitCode, RehydrateError
 
 TYPE_CHECKING = False
@@ -51,8 +52,6 @@ def _step(n: int, title: str, why: str = "") -> None:
 
 def _run(*argv: str) -> int:
     """Run one rehydrate command in this process, showing it and its indented output."""
-    from rehydrate.cli import main
-
     _say("   $ rehydrate " + shlex.join(argv))
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):

@@ -3,12 +3,16 @@ the evidence a checkpoint's claims are checked against (store/evidence.py)."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
-from rehydrate.cli import common_options, emit_json, open_state, problems_json, report
+from rehydrate import runner
+from rehydrate.cli import common_options, emit_json, flagged, open_state, problems_json, report
 from rehydrate.errors import RehydrateError, UsageError
+from rehydrate.store import evidence
 from rehydrate.text import clean
+from rehydrate.transcripts.ended import ended
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -18,8 +22,6 @@ POSITIONALS = {"argv": "CMD", "files": "FILE", "file": "FILE"}
 
 
 def args_run(p: argparse.ArgumentParser) -> None:
-    import argparse
-
     p.description = (
         "Run CMD (no shell: quote a pipeline as `sh -c '...'`); its output passes through unchanged and its exit "
         "code is this command's. run returns when CMD exits: a background job it leaves is not waited for (its "
@@ -35,9 +37,6 @@ def args_run(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from rehydrate import runner
-    from rehydrate.store import evidence
-
     args.json = False  # stdout is the command's
     argv = list(args.argv)
     if argv and argv[0] == "--":
@@ -78,8 +77,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         out = state.receipt(data)
     except RehydrateError as e:  # the command's own code matters most: said, and kept when it is not 0
-        from rehydrate.cli import flagged
-
         print(f"rehydrate: run: the receipt was not recorded: {flagged(e, args)}", file=sys.stderr)
         return ran.code or e.exit_code
     report(out, args)
@@ -136,9 +133,6 @@ def args_accept(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_accept(args: argparse.Namespace) -> int:
-    from rehydrate.store import evidence
-    from rehydrate.transcripts.ended import ended
-
     state = open_state(args)
     rel = evidence.rel_path(state, args.file)
     project = evidence.project_of(state)

@@ -1,19 +1,23 @@
-"""The command line's parser (argparse): the top level and, on the hook path, only the invoked command's."""
+"""argparse for a table of commands: the top-level parser and each command's subparser (or, with `only`, just the
+invoked command's: the hook path builds one command's parser, not thirty). It knows nothing of which commands there
+are: the table and each command's arguments come from the caller (cli.build_parser)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import textwrap
 
 from rehydrate import __version__
-from rehydrate.cli import COMMANDS, DESCRIPTION, command_module
 from rehydrate.errors import UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
+
+    Arguments = Callable[[argparse.ArgumentParser], None]  # a command's args_NAME: adds its options to its parser
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -28,8 +32,6 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         """Each line wrapped on its own: explicit line breaks kept, long lines folded."""
-        import textwrap
-
         return "\n".join(
             textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent) if line else ""
             for line in text.splitlines()
@@ -46,15 +48,17 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{where}: {message}" if where else message, f"see `{self.prog} --help`")
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with `only`, just that command's (the hook path imports one command's module, not ten)."""
-    parser = _Parser(prog="rehydrate", description=DESCRIPTION)
+def build(
+    description: str, commands: Mapping[str, str], arguments: Callable[[str], Arguments], only: str | None = None
+) -> argparse.ArgumentParser:
+    """The parser of `rehydrate`: commands, name -> one-line help, in the order --help lists them; arguments(name),
+    the function that adds a command's options; with `only`, just that command's subparser."""
+    parser = _Parser(prog="rehydrate", description=description)
     parser.add_argument("--version", action="version", version=f"rehydrate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, (_module, help_text) in COMMANDS.items():
+    for name, help_text in commands.items():
         if only in (None, name):
-            arguments: Callable[[argparse.ArgumentParser], None] = getattr(command_module(name), f"args_{name}")
             command = sub.add_parser(name, help=help_text)
-            arguments(command)
+            arguments(name)(command)
             command.set_defaults(command_parser=command)  # flagged() reads which options this command has
     return parser

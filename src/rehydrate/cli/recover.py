@@ -11,10 +11,19 @@ record, no repair, no cache. `resume` stays the logged rehydration.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
+from rehydrate import checks
+from rehydrate.brief import ack, receipt, with_line
+from rehydrate.checks import ledger, user
 from rehydrate.cli import cli_hint, common_options, emit_json, flagged
 from rehydrate.errors import ExitCode, RehydrateError, StateMissing, UsageError
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, actors, config, views
+from rehydrate.store.reconcile import reconcile
+from rehydrate.store.state import State
+from rehydrate.store.wal import since
 from rehydrate.text import clean, named, quoted
 
 TYPE_CHECKING = False
@@ -64,10 +73,6 @@ class _Read:
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
-    from rehydrate import checks
-    from rehydrate.checks import ledger, user
-    from rehydrate.store import views
-
     transcript = _transcript(args.transcript)
     got = _read(args)
     context = checks.Context(
@@ -86,8 +91,6 @@ def cmd_recover(args: argparse.Namespace) -> int:
         chosen += user.load(got.config, os.environ)
     findings = checks.run_all(context, chosen)
     if got.state is not None:  # judged, not recorded: recover writes nothing
-        from rehydrate.brief import ack, receipt, with_line
-
         with_line(findings, receipt.finding(receipt.settle(got.state, record=False)))
         with_line(findings, ack.finding(ack.last(got.state, got.since.ts if got.since is not None else None)))
     if got.state is not None:
@@ -111,8 +114,6 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
 def _transcript(path: str | None) -> str | None:
     """--transcript as given, once it names a regular file (a FIFO, a device or a folder is refused)."""
-    import stat
-
     if path is None:
         return None
     try:
@@ -127,24 +128,16 @@ def _transcript(path: str | None) -> str | None:
 
 def _read(args: argparse.Namespace) -> _Read:
     """The state reconciled under a shared lock, nothing repaired or written; the lock is released on return."""
-    from rehydrate.fs import write as fsio
-    from rehydrate.store import WORDS, config, views
-    from rehydrate.store.reconcile import reconcile
-    from rehydrate.store.state import State
-    from rehydrate.store.wal import since
-
     got = _Read()
     try:
         state = State.open(args.dir, args.actor)
         if state.joining:  # an actor that has not written yet: its first write joins (store/actors.py)
-            from rehydrate.store import actors
-
             raise actors.no_history(state)
         with fsio.locked(state.root, shared=True, words=WORDS):
             snap = reconcile(state, repair=False)
             state.pending = None  # the seen-cache is not written either: recover leaves every file as it was
             for name in (views.GOAL, views.NEXT):  # 99, or an actor's own next/<actor>.md
-                raw = state.view_bytes(state._pc(snap.last)[0] if name == views.NEXT else name, snap)
+                raw = state.view_bytes(actors.pc_names(state.actor, snap.last)[0] if name == views.NEXT else name, snap)
                 got.views[name] = None if raw is None else raw.decode("utf-8", "replace")
             got.since = since.find(state, snap, since.RECOVER_BYTES)
             got.outcome = snap.outcome()

@@ -1,9 +1,18 @@
-"""`rehydrate sync`: commit the state folder (only it), integrate the upstream, push; retried on a race."""
+"""The git transport's commands: `rehydrate sync` (commit the state folder, only it, integrate the upstream, push;
+retried on a race), `rehydrate team init` (what a team's clone needs for merges with no human, and what to commit)
+and `rehydrate resolve` (settle git's conflicts under the state folder after a merge, rebase or cherry-pick that did
+not use the union attributes, and say what to run next). The work is sync/'s."""
 
 from __future__ import annotations
 
+import os
+
 from rehydrate.cli import DIR_HELP, emit_json
-from rehydrate.errors import ExitCode
+from rehydrate.errors import ExitCode, StateMissing
+from rehydrate.fs import write as fsio
+from rehydrate.store.locate import locate, resolve_actor
+from rehydrate.sync import run as gitsync
+from rehydrate.sync import team
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,11 +40,6 @@ def args_sync(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    from rehydrate.errors import StateMissing
-    from rehydrate.fs import write as fsio
-    from rehydrate.store.locate import locate, resolve_actor
-    from rehydrate.sync import run as gitsync
-
     actor = resolve_actor(args.actor)
     root = locate(args.dir)
     if not fsio.check_dir(root):
@@ -47,4 +51,67 @@ def cmd_sync(args: argparse.Namespace) -> int:
     else:
         for line in report.lines:
             print(line)
+    return 0 if ok else ExitCode.DISCREPANCY
+
+
+def args_team(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "init: write state/.gitattributes (the logs and the append-only views merge with git's union driver; your "
+        "own lines kept) and state/.gitignore's missing lines, and add the same union lines to this clone's "
+        ".git/info/attributes (every worktree, whatever the branch). No merge driver to install. Says each action."
+    )
+    p.add_argument("action", choices=["init"], help="init: set up this clone and the state folder for a team")
+    p.add_argument("--dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
+
+
+def cmd_team(args: argparse.Namespace) -> int:
+    root = locate(args.dir)
+    if not fsio.check_dir(root) or not fsio.check_dir(os.path.join(root, "wal")):
+        raise StateMissing(f"no state folder at {root}", "run `rehydrate init --goal TEXT` to create one")
+    with fsio.locked(root):
+        actions = team.init(root)
+    advice = team.ADVICE.format(name=os.path.basename(os.path.abspath(root)))
+    if args.json:
+        emit_json("team", True, action=args.action, actions=actions, advice=advice)
+    else:
+        for line in actions:
+            print(line)
+        print(f"next: {advice}")
+    return 0
+
+
+def args_resolve(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "For the unmerged paths under the state folder only: a content conflict in a log, 10_invariants.md, "
+        "20_handoff.md or 99_next.md (or an actor's next/handoff file) keeps both sides' lines (git merge-file "
+        "--union of ours, base and theirs) and is added to the index; a log that one side changed and the other "
+        "deleted keeps the changed side. Any other path, in the state folder or outside it, is named and left to "
+        "you (exit 1). Then says what finishes the operation: git commit, git cherry-pick --continue or git rebase "
+        "--continue."
+    )
+    p.add_argument("--dir", metavar="DIR", help=DIR_HELP)
+    p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    root = locate(args.dir)
+    if not fsio.check_dir(root):
+        raise StateMissing(f"no state folder at {root}", "run `rehydrate init --goal TEXT` to create one")
+    with fsio.locked(root):
+        done, left, step = team.resolve(root)
+    ok = not left
+    if args.json:
+        emit_json("resolve", ok, resolved=done, left=left, next=step if done or not left else None)
+        return 0 if ok else ExitCode.DISCREPANCY
+    if not done and not left:
+        print("nothing to resolve: no unmerged path")
+    for line in done:
+        print(f"resolved {line}")
+    for line in left:
+        print(f"left to you: {line}")
+    if left:
+        print(f"next: resolve the paths left to you, `git add` them, then `{step}`")
+    elif done:
+        print(f"next: `{step}`")
     return 0 if ok else ExitCode.DISCREPANCY

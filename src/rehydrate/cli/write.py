@@ -1,6 +1,7 @@
 """The commands that write the state: init, invariant, reject, checkpoint, handoff, rotate.
 
-`checkpoint` is on the hook path: this module imports nothing at load time but argparse's types (for the checker).
+`checkpoint` is on the hook path: this module imports at load time only what a checkpoint loads anyway; each other
+command imports what it alone needs (argparse too: a checkpoint's command line is read without it) in its handler.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import sys
 
 from rehydrate.cli import common_options, emit_json, open_state, problems_json, report
 from rehydrate.errors import UsageError
+from rehydrate.store import actors
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -180,7 +182,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
         head = str(git["head"])[:7] if git.get("head") else "(no commit yet)"
         dirty = git.get("dirty_count", len(git.get("dirty", [])))
         where = f"HEAD {head} on {git.get('branch') or 'a detached HEAD'}, {dirty} dirty file(s)"
-    print(f"checkpoint {rec['seq']} written: {where}; next: {state.rel(state._pc(rec)[0])}")
+    print(f"checkpoint {rec['seq']} written: {where}; next: {state.rel(actors.pc_names(state.actor, rec)[0])}")
     for claim in claimed:
         receipt = claim.get("receipt")
         how = f"receipt {receipt['id']}, exit {receipt.get('exit')}" if receipt else "no receipt: unverified"
@@ -216,7 +218,7 @@ def cmd_handoff(args: argparse.Namespace) -> int:
         return 0
     report(out, args)
     print(
-        f"{state.rel(state._pc(out.record)[1])} replaced "
+        f"{state.rel(actors.pc_names(state.actor, out.record)[1])} replaced "
         f"({len(out.record['data']['text']):,} characters, record {out.record['seq']})"
     )
     return 0

@@ -29,6 +29,8 @@ repair), `lock` (one process at a time), `registered` (state/pipelines.json and 
 
 from __future__ import annotations
 
+import importlib
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -53,7 +55,6 @@ def __getattr__(name: str) -> Any:
     home = _HOME.get(name)
     if home is None:
         raise AttributeError(f"module 'rehydrate.cursor' has no attribute {name!r}")
-    import importlib
 
     return getattr(importlib.import_module(f"rehydrate.cursor.{home}"), name)
 

@@ -9,6 +9,8 @@ On the hook path: standard library only.
 
 from __future__ import annotations
 
+import os
+
 from rehydrate.errors import StateMissing
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS
@@ -43,6 +45,16 @@ def record_view(actor: str, rec: Record) -> str:
     if rec["op"] == "tasks":
         return layout.tasks_view(nxt)
     return nxt if rec["op"] == "checkpoint" else handoff
+
+
+def listed(root: str) -> list[str]:
+    """The actors with a log in the state folder root's wal/, sorted ([] when it cannot be listed): one readdir,
+    read-only, for a reader that holds the folder's path and no State (a check)."""
+    try:
+        names = os.listdir(os.path.join(root, layout.WAL_DIR))
+    except OSError:
+        return []
+    return sorted(n[:-6] for n in names if n.endswith(".jsonl") and layout.is_actor(n[:-6]))
 
 
 def others(state: State) -> list[str]:

@@ -164,11 +164,7 @@ class State:
         return self.memo.load_seen(self.seen_path, self.old_seen_path)
 
     def _actors(self) -> list[str]:
-        try:
-            names = os.listdir(self.wal_dir)
-        except OSError:
-            return []
-        return sorted(n[:-6] for n in names if n.endswith(".jsonl") and layout.is_actor(n[:-6]))
+        return actors.listed(self.root)
 
     # ----------------------------------------------------------------------------------------------- redo
 

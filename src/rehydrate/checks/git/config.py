@@ -13,6 +13,7 @@ or with escapes. The caller then asks git.
 from __future__ import annotations
 
 import os
+import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,8 +53,6 @@ def _files(common: str, gitdir: str, env: Mapping[str, str]) -> list[str]:
 
 def _email(path: str) -> object:
     """The last user.email one file sets: its value, None (not set, or no such file), or UNKNOWN."""
-    import stat
-
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:

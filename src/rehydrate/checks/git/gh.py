@@ -23,8 +23,11 @@ Contract:
 
 from __future__ import annotations
 
-from rehydrate import proc
+import os
+
+from rehydrate import proc, safejson
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
+from rehydrate.store import config
 from rehydrate.text import clean, named, quoted
 
 TYPE_CHECKING = False
@@ -62,14 +65,10 @@ class Gh:
 
 
 def _env(context: Context) -> dict[str, str]:
-    import os
-
     return dict(os.environ if context.env is None else context.env)
 
 
 def installed(context: Context) -> bool:
-    import os
-
     return proc.which("gh", _env(context).get("PATH", os.defpath)) is not None
 
 
@@ -97,10 +96,6 @@ def named_prs(texts: list[tuple[str, str | None]]) -> list[tuple[str, str]]:
 
 def start(context: Context) -> Gh:
     """Starts gh (see the module's docstring); a Gh without a batch when gh is not installed."""
-    import os
-
-    from rehydrate.store import config
-
     env = _env(context)
     deadline = config.gh_timeout(context.config)
     if proc.which("gh", env.get("PATH", os.defpath)) is None or context.state is None:
@@ -175,8 +170,6 @@ def _why(gh: Gh, result: proc.Result, argv: str) -> str | None:
 
 def _parse(out: bytes) -> dict[str, Any] | None:
     """gh's JSON answer, if it is an object with a plausible number and state; else None."""
-    from rehydrate import safejson
-
     try:
         value = safejson.loads(out.decode("utf-8", "replace"))
     except (ValueError, RecursionError):

@@ -1,16 +1,16 @@
 """The git probe live-state and direction share: git now, asked once per run, with bounded calls.
 
 Contract:
-- `probe(context) -> Probe` first reads what the repository's own files say (files(): HEAD's hash, the main-line
-  refs, FETCH_HEAD's time; a few small reads, no process), then starts round 1 at once, in parallel, through
-  `rehydrate.proc.start` (never subprocess, never a shell): `git status --porcelain=v2 --branch -z` (the argv of
-  store/git/info.py; upstream and ahead/behind read by `gitinfo.parse_upstream`); `git log -z --boundary
+- `probe(context) -> Probe` first reads what the repository's own files say (checks/git/files.py: HEAD's hash, the
+  main-line refs, FETCH_HEAD's time; a few small reads, no process), then starts round 1 at once, in parallel,
+  through `rehydrate.proc.start` (never subprocess, never a shell): `git status --porcelain=v2 --branch -z` (the
+  argv of store/git/info.py; upstream and ahead/behind read by `gitinfo.parse_upstream`); `git log -z --boundary
   --format=%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s --max-count=51 <checkpoint HEAD>..HEAD` when the checkpoint
   recorded a HEAD that the files do not show as HEAD now (asked after all if git status then disagrees with the
   files); `git for-each-ref` on origin/HEAD, origin/main, origin/master, main, master when the files could not be
   read (reftable, a huge packed-refs). In the common case (nothing committed since) that is one process. It
-  returns without waiting. Each call has its deadline (2 s in hook scope, 10 s in recover: checks/livestate.py)
-  and runs with `context.env`.
+  returns without waiting. Each call has its deadline (HOOK_DEADLINE, 2 s, in hook scope; RECOVER_DEADLINE, 10 s,
+  in recover) and runs with `context.env`.
 - `Probe.result() -> GitNow` waits for round 1, then runs round 2 only when needed (`merge-base --is-ancestor`,
   `reflog -n 20 -z --format=%gs HEAD`), and returns the same GitNow on every later call. It never raises for git's
   sake: a call that failed or timed out is named in `GitNow.unanswered`.
@@ -21,9 +21,10 @@ Contract:
 from __future__ import annotations
 
 import os
-import time
 
 from rehydrate import proc
+from rehydrate.checks.git import config as gitconfig
+from rehydrate.checks.git.files import MAIN_REFS, files, is_hash, origin_main
 from rehydrate.store.git import info as gitinfo
 from rehydrate.text import quoted
 
@@ -33,16 +34,14 @@ if TYPE_CHECKING:
     from typing import Any
 
     from rehydrate.checks import Context
+    from rehydrate.checks.git.files import Files
 
+HOOK_DEADLINE = 2.0  # seconds for each git call in hook scope
+RECOVER_DEADLINE = 10.0  # in recover scope
 MAX_COMMITS = 50  # commits since the checkpoint counted (one more asked, to know there are more)
 LOG_FORMAT = "--format=%m%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s"  # %m: "-" marks a boundary commit
-MAIN_REFS = (
-    "refs/remotes/origin/HEAD",
-    "refs/remotes/origin/main",
-    "refs/remotes/origin/master",
-    "refs/heads/main",
-    "refs/heads/master",
-)
+MAX_LISTED = 20  # direction's commits on the main line asked for (one more, to know there are more)
+DIRECTION_FORMAT = "--format=%H%x1f%an%x1f%ae%x1f%s"
 
 
 class Commit:
@@ -124,8 +123,6 @@ class Probe:
             assert self._files is not None
             self._early = (main, {})
             early = direction_calls(main, self._ckpt_head)
-            from rehydrate.checks import gitconfig
-
             email = gitconfig.user_email(self._files.common, self._files.gitdir, env)
             if email is not gitconfig.UNKNOWN:  # from the config files: no process for it
                 del early["config"]
@@ -265,7 +262,7 @@ def _commits(now: GitNow, out: bytes, inside: Callable[[str], bool] | None = Non
     current: Commit | None = None
     for entry in out.decode("utf-8", "replace").split("\0"):
         fields = entry.strip("\n").split("\x1f")
-        if len(fields) != 6 or len(fields[0]) < 2 or not _is_hash(fields[0][1:]):
+        if len(fields) != 6 or len(fields[0]) < 2 or not is_hash(fields[0][1:]):
             name = entry.lstrip("\n")
             if current is not None and current.files is not None and name and inside is not None and not inside(name):
                 current.files.append(name)
@@ -297,20 +294,8 @@ def _inside(root: str, top: str) -> Callable[[str], bool]:
 def direction_calls(main: str, head: str) -> dict[str, list[str]]:
     """direction's git calls: the commits on the main line that neither HEAD nor the checkpoint's commit holds (at
     most 21, newest first) and the user's email (to tell one's own commits from others')."""
-    from rehydrate.checks.direction import FORMAT, MAX_LISTED
-
-    log = ["log", "-z", FORMAT, f"--max-count={MAX_LISTED + 1}", main, "^HEAD", f"^{head}", "--"]
+    log = ["log", "-z", DIRECTION_FORMAT, f"--max-count={MAX_LISTED + 1}", main, "^HEAD", f"^{head}", "--"]
     return {"log": log, "config": ["config", "user.email"]}
-
-
-def origin_main(refs: dict[str, str]) -> str | None:
-    """The main line as direction finds it among origin's refs (origin/HEAD's target when it exists, else
-    origin/main or origin/master), from the files: known before git status, so its calls join round 1."""
-    target = refs.get("refs/remotes/origin/HEAD", "")
-    name = target[len("ref: ") :] if target.startswith("ref: refs/") else None
-    if name is not None and (name in refs or name not in MAIN_REFS):
-        return name
-    return next((r for r in ("refs/remotes/origin/main", "refs/remotes/origin/master") if r in refs), None)
 
 
 def _refs(now: GitNow, result: proc.Result, why: str | None) -> None:
@@ -323,147 +308,6 @@ def _refs(now: GitNow, result: proc.Result, why: str | None) -> None:
             now.refs[parts[0]] = f"ref: {parts[2]}" if parts[2] else parts[1]
 
 
-class Files:
-    """What the repository's own files say, read without a git process (one spawn costs the hook path ~1.7 ms):
-    gitdir (HEAD's folder) and common (the folder shared by worktrees); head, HEAD's hash (None: unborn, or not
-    readable this way); refs, the main-line candidates present (refname -> hash, or `ref: target` for a symbolic
-    ref), or None when the refs cannot be read this way (a reftable repository, a packed-refs over MAX_PACKED, an
-    unreadable file): then `git for-each-ref` is asked. git status stays the authority on HEAD: when it disagrees,
-    the log is asked after all."""
-
-    __slots__ = ("common", "gitdir", "head", "refs", "top")
-
-    def __init__(self, gitdir: str, common: str, top: str = "") -> None:
-        self.gitdir = gitdir
-        self.common = common
-        self.top = top  # the work tree's top folder (where .git was found)
-        self.head: str | None = None
-        self.refs: dict[str, str] | None = None
-
-    def fetched(self) -> str | None:
-        """FETCH_HEAD's time as UTC ISO (None: never fetched)."""
-        try:
-            stamp = os.stat(os.path.join(self.common, "FETCH_HEAD")).st_mtime
-        except (OSError, ValueError):
-            return None
-        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
-
-
-MAX_PACKED = 4 << 20
-
-
-def files(root: str) -> Files | None:
-    """The repository holding root, found by looking for .git upwards as git does (a folder; or a file `gitdir: X`
-    whose X/commondir names the common folder: a linked worktree, a submodule), and what its files say; None when
-    no .git is found. probe() removes GIT_DIR and GIT_WORK_TREE from git's environment, so both find the same."""
-    folder = os.path.abspath(root)
-    while True:
-        dotgit = os.path.join(folder, ".git")
-        found = (dotgit, dotgit) if os.path.isdir(dotgit) else _linked(dotgit) if os.path.isfile(dotgit) else None
-        if found is not None:
-            repo = Files(*found, folder)
-            if not os.path.exists(os.path.join(repo.common, "reftable")):
-                packed = _packed(repo.common)
-                if packed is not None:
-                    repo.refs = {n: v for n in MAIN_REFS if (v := _ref(repo.common, n, packed)) is not None}
-                    repo.head = _head(repo, packed)
-            return repo
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-
-
-def fetched(root: str) -> str | None:
-    """FETCH_HEAD's time as UTC ISO in the common git folder of the repository holding root (None: never fetched,
-    or no repository)."""
-    repo = files(root)
-    return repo.fetched() if repo is not None else None
-
-
-def _file_text(path: str, most: int = 4096) -> str | None:
-    """A regular file's first `most` bytes as text, else None: never blocks (a FIFO planted as .git/HEAD would hang
-    the session start; opened non-blocking, and anything but a regular file refused)."""
-    import stat
-
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except (OSError, ValueError):
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb") as f:
-            fd = -1
-            return f.read(most).decode("utf-8", "replace")
-    except (OSError, ValueError):
-        return None
-    finally:
-        if fd >= 0:
-            os.close(fd)
-
-
-def _linked(dotgit: str) -> tuple[str, str] | None:
-    """(gitdir, common) of a `.git` file: `gitdir: X`, then X/commondir (absent: X is the common folder too)."""
-    line = (_file_text(dotgit) or "").split("\n", 1)[0].strip()
-    if not line.startswith("gitdir: "):
-        return None
-    gitdir = os.path.normpath(os.path.join(os.path.dirname(dotgit), line[len("gitdir: ") :]))
-    rel = _file_text(os.path.join(gitdir, "commondir"))
-    return gitdir, os.path.normpath(os.path.join(gitdir, rel.strip())) if rel else gitdir
-
-
-def _packed(common: str) -> dict[str, str] | None:
-    """packed-refs as refname -> hash ({} when absent); None when it is too large or unreadable."""
-    path = os.path.join(common, "packed-refs")
-    try:
-        if os.stat(path).st_size > MAX_PACKED:
-            return None
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
-        return None
-    text = _file_text(path, MAX_PACKED)
-    if text is None:
-        return None
-    found: dict[str, str] = {}
-    for line in text.split("\n"):
-        sha, _, name = line.partition(" ")
-        if name and _is_hash(sha):
-            found[name] = sha
-    return found
-
-
-def _is_hash(text: str) -> bool:
-    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
-
-
-def _ref(common: str, name: str, packed: dict[str, str]) -> str | None:
-    """A shared ref's value: its hash, or `ref: target` for a symbolic ref; None when absent or not plain."""
-    parts = name.split("/")
-    if parts[0] != "refs" or any(p in ("", ".", "..") for p in parts) or "\0" in name:
-        return None
-    loose = _file_text(os.path.join(common, *parts), 1024)
-    value = loose.strip() if loose is not None else packed.get(name)
-    if value is None or _is_hash(value):
-        return value
-    return value if value.startswith("ref: refs/") else None
-
-
-def _head(repo: Files, packed: dict[str, str]) -> str | None:
-    """HEAD's hash, following at most 5 symbolic refs among the shared ones; None when unborn or not plain."""
-    value = (_file_text(os.path.join(repo.gitdir, "HEAD"), 1024) or "").strip()
-    for _ in range(5):
-        if _is_hash(value):
-            return value
-        target = value[len("ref: ") :] if value.startswith("ref: refs/heads/") else None
-        if target is None:
-            return None
-        value = _ref(repo.common, target, packed) or ""
-    return None
-
-
 def recorded_head(value: object) -> str | None:
     """A recorded HEAD, if it is a hash (the WAL is untrusted: never an option or a revision expression)."""
     if isinstance(value, str) and 4 <= len(value) <= 64 and all(c in "0123456789abcdef" for c in value):
@@ -473,8 +317,6 @@ def recorded_head(value: object) -> str | None:
 
 def deadline(scope: str) -> float:
     """Seconds each git call may take: 2 in hook scope, 10 in recover."""
-    from rehydrate.checks.livestate import HOOK_DEADLINE, RECOVER_DEADLINE
-
     return RECOVER_DEADLINE if scope == "recover" else HOOK_DEADLINE
 
 
