@@ -89,12 +89,12 @@ def active(invariants: str) -> list[Canary]:
 
 def expected(state: State) -> Expected:
     """The next action and the active canaries, read from the state as reconciliation verified it."""
-    from rehydrate.store import views
+    from rehydrate.store import layout, views
 
     with state.reading() as snap:
         name = state._pc(snap.last)[0]
         raw = state.view_bytes(name, snap)
-        inv = state.view_bytes(views.INVARIANTS, snap)
+        inv = state.view_bytes(layout.INVARIANTS, snap)
     fields = views.parse_next(raw.decode("utf-8", "replace")) if raw else {}
     text = inv.decode("utf-8", "replace") if inv else ""
     return Expected(fields.get("next"), active(text), state.rel(name))

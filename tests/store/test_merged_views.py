@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from conftest import git, records
-from rehydrate.store import views
+from rehydrate.store import layout, views
 from rehydrate.store.reconcile import Snapshot
 from rehydrate.store.state import Outcome, State
 from rehydrate.store.wal import record as wal
 
-NEXT, HANDOFF = views.NEXT, views.HANDOFF
+NEXT, HANDOFF = layout.NEXT, layout.HANDOFF
 
 
 def _last(recs: list[dict[str, Any]], op: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import os
 from rehydrate.brief.compose import compose
 from rehydrate.brief.draft import Brief, BriefInput, Draft, Plan
 from rehydrate.brief.fence import head_bytes, quote, utf8_size, within_budget
-from rehydrate.store import views
+from rehydrate.store import layout, views
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -295,19 +295,19 @@ def _views(
     total = 0
     seen = snap.seen if snap is not None and not snap.repaired else None
     parts = parts if parts is not None else {}
-    pc = state._pc(snap.last) if snap is not None else (views.NEXT, views.HANDOFF)
+    pc = state._pc(snap.last) if snap is not None else (layout.NEXT, layout.HANDOFF)
     # an actor that joined: its own files in the slots of 99, 20 and 30
-    own = {views.NEXT: pc[0], views.HANDOFF: pc[1], views.TASKS: views.tasks_view(pc[0])}
-    if pc[0] != views.NEXT:
+    own = {layout.NEXT: pc[0], layout.HANDOFF: pc[1], layout.TASKS: layout.tasks_view(pc[0])}
+    if pc[0] != layout.NEXT:
         parts["pc"], seen = pc, None
-    for name in (views.GOAL, views.INVARIANTS, views.HANDOFF, views.TASKS, *state.extra_views(), views.NEXT):
+    for name in (layout.GOAL, layout.INVARIANTS, layout.HANDOFF, layout.TASKS, *state.extra_views(), layout.NEXT):
         try:
-            if name in (views.INVARIANTS, views.HANDOFF):
+            if name in (layout.INVARIANTS, layout.HANDOFF):
                 shown[name] = _bounded(state.path(own.get(name, name)), seen, name, budget, sizes, parts, snap)
                 continue
-            if name == views.TASKS:  # bounded like the other files: at most what a brief can show
+            if name == layout.TASKS:  # bounded like the other files: at most what a brief can show
                 data, size = fsio.read_head(state.path(own[name]), room)
-            elif name in views.VIEWS:
+            elif name in layout.VIEWS:
                 data = state.view_bytes(own.get(name, name), snap)
                 size = None if data is None else len(data)
             else:
@@ -315,7 +315,7 @@ def _views(
             shown[name] = None if data is None else data.decode("utf-8", "replace")
             if size is not None:
                 sizes[name] = size
-            if name not in views.VIEWS and shown[name]:
+            if name not in layout.VIEWS and shown[name]:
                 total += len(shown[name] or "")
         except RehydrateError:
             shown[name] = None
@@ -341,7 +341,7 @@ def _bounded(
         return None
     try:
         sizes[name] = src.size
-        if name == views.INVARIANTS:
+        if name == layout.INVARIANTS:
             keep, room = budget // 12, 4 * budget
             known = snap is not None and not snap.repaired and snap.inv_ok and snap.inv is not None
             lines = snap.inv if known and snap is not None else None
@@ -369,8 +369,8 @@ def _ledger(shown: dict[str, str | None], findings: list[Finding], deferred: lis
     """The ledger of these findings, with the checkpoint's next step as 99 shows it (one code path: checks/ledger)."""
     from rehydrate.checks import ledger
 
-    nxt = views.parse_next(shown.get(views.NEXT) or "").get("next")
-    goal = bool((shown.get(views.GOAL) or "").strip())
+    nxt = views.parse_next(shown.get(layout.NEXT) or "").get("next")
+    goal = bool((shown.get(layout.GOAL) or "").strip())
     return ledger.summarize(findings, checkpoint_next=nxt, goal_present=goal, deferred=deferred or ())
 
 
@@ -438,15 +438,15 @@ def _input(
     summed: Ledger | None = None,
 ) -> BriefInput:
     summed = summed if summed is not None else _ledger(shown, findings)
-    extras = [(n, v) for n, v in shown.items() if n not in views.VIEWS and v is not None]
+    extras = [(n, v) for n, v in shown.items() if n not in layout.VIEWS and v is not None]
     inp = BriefInput(
         folder=os.path.basename(state.root),
         actor=state.actor,
-        goal=shown.get(views.GOAL),
-        invariants=shown.get(views.INVARIANTS),
-        handoff=shown.get(views.HANDOFF),
+        goal=shown.get(layout.GOAL),
+        invariants=shown.get(layout.INVARIANTS),
+        handoff=shown.get(layout.HANDOFF),
         extras=extras,
-        next=shown.get(views.NEXT),
+        next=shown.get(layout.NEXT),
         last_record=views.summary(last) if last else None,
         findings=findings,
         confidence=conf,
@@ -461,13 +461,13 @@ def _input(
     if isinstance(pc, tuple):
         inp.pc = pc
     parts = parts or {}
-    inv = parts.get(views.INVARIANTS)
-    if inv is not None and shown.get(views.INVARIANTS) is not None:
+    inv = parts.get(layout.INVARIANTS)
+    if inv is not None and shown.get(layout.INVARIANTS) is not None:
         from rehydrate.brief.read import Invariants
 
         inp.invariants_read = inv if isinstance(inv, Invariants) else None
-    inp.tasks = shown.get(views.TASKS)
-    tail = parts.get(views.HANDOFF)
-    if isinstance(tail, str) and shown.get(views.HANDOFF) is not None:
+    inp.tasks = shown.get(layout.TASKS)
+    tail = parts.get(layout.HANDOFF)
+    if isinstance(tail, str) and shown.get(layout.HANDOFF) is not None:
         inp.handoff_tail = tail
     return inp

@@ -68,9 +68,9 @@ def words(text: str) -> set[str]:
 
 def rejected_ids(text: str) -> list[str]:
     """The ids of the rejected approaches in 10_invariants.md's text, in file order."""
-    from rehydrate.store import views
+    from rehydrate.store import layout
 
-    found = (views.entry_id(line) for line in text.split("\n"))
+    found = (layout.entry_id(line) for line in text.split("\n"))
     return [i for i in found if i is not None and i.startswith("R-")]
 
 
@@ -107,7 +107,7 @@ def _check(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     """The comparison's record. Reads the views as they are, without the state's lock: a brief calls it while it
     holds the lock (a second lock in the same process would wait for ever), and a comparison needs no repair."""
     from rehydrate.errors import RehydrateError
-    from rehydrate.store import views
+    from rehydrate.store import layout, views
     from rehydrate.store.wal import record as wal
 
     try:
@@ -119,7 +119,7 @@ def _check(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     except RehydrateError:  # unreadable: the restatement is compared with nothing, and says so by its cover
         nxt = ""
     try:  # the file as the brief bounds it (4 MiB); past that, the ids are not checked
-        rejected = rejected_ids(state.view_text(views.INVARIANTS) or "")
+        rejected = rejected_ids(state.view_text(layout.INVARIANTS) or "")
     except RehydrateError:
         rejected = []
     said = clean(said_next, one_line=True)[:MAX_SAID]
@@ -166,13 +166,13 @@ def from_reply(state: State, recent: list[Record] | None = None) -> dict[str, An
 
 def parse(line: str) -> tuple[str, list[str]]:
     """(the next action, the ids) of a marked line: `next: TEXT; rejected: IDS` after the mark, either part absent."""
-    from rehydrate.store import views
+    from rehydrate.store import layout
 
     rest = line.split(MARK, 1)[1]
     said, _, rejected = rest.partition("rejected:")
     said = said.strip().removeprefix("next:").strip().rstrip(";").strip()
     named = [w.strip(",;.`*") for w in rejected.replace(",", " ").split()]
-    return said, [w for w in named if views.entry_id(f"- {w} ") is not None]
+    return said, [w for w in named if layout.entry_id(f"- {w} ") is not None]
 
 
 def _marked(path: str, start: int) -> str | None:

@@ -48,7 +48,7 @@ def _material(d: Draft) -> Listing | None:
     try:
         import os
 
-        from rehydrate.store.views import MAIL_DIR
+        from rehydrate.store.layout import MAIL_DIR
 
         if d.path and os.path.isdir(os.path.join(d.path, MAIL_DIR)):  # (store/mail.py loaded only then)
             from rehydrate.store import mail

@@ -420,7 +420,7 @@ def entry_authors(state: State, snap: Snapshot) -> dict[str, str]:
     from rehydrate.store.latches.binding import MAX_INVARIANTS
     from rehydrate.store.latches.latch import lines, recorded_lines
     from rehydrate.store.latches.order import line_authors
-    from rehydrate.store.views import INVARIANTS, entry_id, is_actor
+    from rehydrate.store.layout import INVARIANTS, entry_id, is_actor
 
     data = fsio.read_bytes(state.path(INVARIANTS), MAX_INVARIANTS, WORDS) or b""
     file_lines = lines(data)
@@ -444,7 +444,7 @@ def entry_authors(state: State, snap: Snapshot) -> dict[str, str]:
 
 def parse_authors(field: str) -> dict[str, str]:
     """annotate's cache part back (untrusted: a malformed name or id is left out)."""
-    from rehydrate.store.views import entry_id, is_actor
+    from rehydrate.store.layout import entry_id, is_actor
 
     out: dict[str, str] = {}
     for group in field.split(";") if field != "-" else ():

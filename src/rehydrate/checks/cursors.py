@@ -21,7 +21,7 @@ class CursorsCheck:
     name = "cursors"
 
     def run(self, context: Context) -> list[Finding]:
-        from rehydrate.store.views import PIPELINES
+        from rehydrate.store.layout import PIPELINES
 
         if context.state is None:
             return []  # the state did not load: identity says so, and there is no registry to look for

@@ -26,8 +26,8 @@ class MailboxCheck:
     def run(self, context: Context) -> list[Finding]:
         if context.state is None:
             return []  # the state did not load: identity says so
+        from rehydrate.store.layout import MAIL_DIR
         from rehydrate.store.state import State
-        from rehydrate.store.views import MAIL_DIR
 
         state = State(context.state.root, context.state.actor)
         where = f"{state.rel(MAIL_DIR, state.actor)}/ and {state.rel(MAIL_DIR, 'all')}/"

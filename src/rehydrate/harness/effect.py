@@ -149,9 +149,9 @@ def watched(root: str) -> list[tuple[str | None, str | None, str]]:
 def _checked(
     root: str, what: str, rebuild: bool, report: bool, want: bool = False
 ) -> tuple[str | None, list[tuple[str | None, str | None, str]]]:
-    from rehydrate.store import views
+    from rehydrate.store import layout
 
-    view = _fingerprint(os.path.join(root, views.INVARIANTS))
+    view = _fingerprint(os.path.join(root, layout.INVARIANTS))
     folder = _folder(root)
     head, body = _read(os.path.join(folder, SNAPSHOT))
     if head == (view, 0):
@@ -546,10 +546,10 @@ def _log(folder: str, changes: list[dict[str, Any]], what: str) -> None:
 
 
 def _notice(root: str, what: str, changes: list[dict[str, Any]]) -> str:
-    from rehydrate.store import views
+    from rehydrate.store import layout
 
     project = os.path.dirname(os.path.abspath(root))
-    where = f"{os.path.basename(root)}/{views.INVARIANTS}"
+    where = f"{os.path.basename(root)}/{layout.INVARIANTS}"
     parts = []
     for c in changes[:5]:
         rel = os.path.relpath(c["path"], project)

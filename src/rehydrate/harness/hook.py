@@ -11,7 +11,7 @@ import os
 import sys
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store import views
+from rehydrate.store import layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ HANDLERS = {
     "after_tool": ("effect", "after_tool"),  # the check by effect, then the harness's AFTER_TOOL handler
     "stop_checked": ("effect", "stop"),  # the check by effect, then stop
 }
-STATE_MARKS = (views.WAL_DIR, *views.VIEWS)  # a folder holding none of these is not a rehydrate state
+STATE_MARKS = (layout.WAL_DIR, *layout.VIEWS)  # a folder holding none of these is not a rehydrate state
 NO_STATE = "rehydrate: no state folder here, nothing to inject (`rehydrate init --goal TEXT` starts one)"
 
 

@@ -60,20 +60,20 @@ class _Where:
     def __init__(self, event: dict[str, Any]) -> None:
         import os
 
-        from rehydrate.store import views
+        from rehydrate.store import layout
         from rehydrate.store.locate import locate, resolve_actor
 
         cwd = event.get("cwd")
         self.root = locate(None, cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
         self.actor = resolve_actor()
-        self.wal_path = os.path.join(self.root, views.WAL_DIR, self.actor + ".jsonl")
+        self.wal_path = os.path.join(self.root, layout.WAL_DIR, self.actor + ".jsonl")
 
 
 def _shown_already(state: _Where, data: dict[str, Any]) -> bool:
     """Whether the WAL's last record already binds the task-list view to this list's rendering: read without the
     lock (a TaskList or TaskGet changes nothing, and is most calls), so that such a call costs a tail read. A log
     that cannot be read this way says no: the write then reconciles and says what is wrong."""
-    from rehydrate.store import actors, tasks, views
+    from rehydrate.store import actors, layout, tasks
     from rehydrate.store.wal import record as wal
 
     try:
@@ -84,7 +84,7 @@ def _shown_already(state: _Where, data: dict[str, Any]) -> bool:
         return False
     last = tail[-1][1]
     bound = last.get("views")
-    name = views.tasks_view(actors.pc_names(state.actor, last)[0])
+    name = layout.tasks_view(actors.pc_names(state.actor, last)[0])
     return isinstance(bound, dict) and bound.get(name) == wal.sha256(tasks.render(data).encode())
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from rehydrate.errors import StateMissing
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS
-from rehydrate.store import views as layout
-from rehydrate.store.views import GOAL, HANDOFF, NEXT
+from rehydrate.store import WORDS, layout
+from rehydrate.store.layout import GOAL, HANDOFF, NEXT
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
@@ -23,9 +22,6 @@ if TYPE_CHECKING:
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
-NEXT_DIR = "next"
-HANDOFF_DIR = "handoff"
-
 
 def pc_names(actor: str, last: Record | None) -> tuple[str, str]:
     """(the next view, the handoff view) an actor writes, from its last record: 99_next.md and 20_handoff.md for the
@@ -34,7 +30,7 @@ def pc_names(actor: str, last: Record | None) -> tuple[str, str]:
     views = last.get("views") if last is not None else None
     if last is None or last.get("op") == "init" or not isinstance(views, dict) or NEXT in views:
         return NEXT, HANDOFF
-    return f"{NEXT_DIR}/{actor}.md", f"{HANDOFF_DIR}/{actor}.md"
+    return f"{layout.NEXT_DIR}/{actor}.md", f"{layout.HANDOFF_DIR}/{actor}.md"
 
 
 def record_view(actor: str, rec: Record) -> str:

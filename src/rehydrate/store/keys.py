@@ -38,7 +38,7 @@ import stat
 
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, views
+from rehydrate.store import WORDS, Problem, layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
-KEYS_DIR = views.KEYS_DIR
-TRUST = views.KEY_PINS  # this clone's pins, in its git folder
+KEYS_DIR = layout.KEYS_DIR
+TRUST = layout.KEY_PINS  # this clone's pins, in its git folder
 VERIFIED = "keys.verified"  # the records this clone verified or signed (a cache)
 REFUSED = "keys.refused"  # the keys this clone refused to pin, and why, while nothing they rest on changed (a cache)
 SIG_DOMAIN = b"rehydrate-record-sig-v1\n"
@@ -251,7 +251,7 @@ def committed(state: State) -> dict[str, Public | None]:
     out: dict[str, Public | None] = {}
     for name in sorted(names):
         actor = name[:-4] if name.endswith(".pub") else ""
-        if not views.is_actor(actor):
+        if not layout.is_actor(actor):
             continue
         try:
             data = fsio.read_bytes(os.path.join(folder, name), 4096, WORDS)
@@ -663,7 +663,7 @@ def starts(state: State) -> dict[str, tuple[str, str]]:
         except (RehydrateError, OSError):
             continue
         if rec is not None and rec["op"] == "init":
-            out[rec["h"]] = (str(rec["ts"]), str(rec["views"].get(views.GOAL)))
+            out[rec["h"]] = (str(rec["ts"]), str(rec["views"].get(layout.GOAL)))
     return out
 
 
@@ -691,7 +691,7 @@ def other_state(state: State, reg: Record) -> str | None:
             f"record {named[:12]}, and this one starts with {', '.join(h[:12] for h in sorted(found))}: its records "
             f"were signed for another project (a log copied from one where {actor} uses the same key)"
         )
-    goal = reg["views"].get(views.GOAL)
+    goal = reg["views"].get(layout.GOAL)
     if goal in {g for _, g in found.values()}:
         return None
     return (

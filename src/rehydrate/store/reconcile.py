@@ -13,12 +13,11 @@ import stat
 
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem
-from rehydrate.store import views as layout
+from rehydrate.store import WORDS, Problem, layout, views
 from rehydrate.store.latches import binding
 from rehydrate.store.latches.index import checked, checked_mark
+from rehydrate.store.layout import GOAL, INVARIANTS
 from rehydrate.store.local.seen import ScanInfo, Seen, fingerprint, lost_message, rolled_back
-from rehydrate.store.views import GOAL, INVARIANTS
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
@@ -535,14 +534,14 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
     if snap.last["op"] == "init" and repair:  # a crash during init: write the views that are missing
         for name in state._apply(snap.last):
             snap.repaired.append(f"redid {state.rel(name)} from the WAL (init was interrupted)")
-    changed, goal = layout.differs(state, snap, GOAL)
+    changed, goal = views.differs(state, snap, GOAL)
     if changed:
         from rehydrate.store.latches import (
             latch as latches,  # the latches' checks: loaded when one is not as the WAL binds it
         )
 
         latches.goal_differs(state, snap, goal, repair)
-    layout.reconcile_views(state, snap, repair)
+    views.reconcile_views(state, snap, repair)
     bound = snap.last["views"].get(INVARIANTS)
     lines = binding.Lines.parse(bound)
     if lines is not None and snap.trust_cache and snap.cache.fresh(INVARIANTS, state.path(INVARIANTS), bound):

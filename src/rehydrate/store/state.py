@@ -13,15 +13,15 @@ import os
 
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, actors
-from rehydrate.store import views as layout
+from rehydrate.store import WORDS, Problem, actors, layout
 from rehydrate.store.latches import binding
+from rehydrate.store.layout import GOAL, HANDOFF, INVARIANTS, NEXT
 from rehydrate.store.local import place as local
 from rehydrate.store.local.memo import Memo
 from rehydrate.store.local.seen import Seen, fingerprint
 from rehydrate.store.locate import locate, resolve_actor
 from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile
-from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
+from rehydrate.store.views import extra_views, keep_edit, render_goal, render_handoff, render_next_record
 from rehydrate.store.wal import record as wal
 from rehydrate.store.writing import (
     current_goal,
@@ -194,8 +194,8 @@ class State:
             done = []
             for name, text in (
                 (INVARIANTS, data["header"]),
-                (NEXT, layout.render_next_record(rec)),
-                (GOAL, layout.render_goal(data["goal"], data.get("done_when"))),
+                (NEXT, render_next_record(rec)),
+                (GOAL, render_goal(data["goal"], data.get("done_when"))),
                 (layout.GITIGNORE, layout.GITIGNORE_TEXT),
                 (layout.GITATTRIBUTES, layout.GITATTRIBUTES_TEXT),
             ):
@@ -417,19 +417,19 @@ class State:
             views: dict[str, str] = {}
             next_name, handoff_name = self._pc(snap.last)
             if len(snap.heads) > 1:  # the merge record this write starts with replaces the program counter
-                layout.keep_edit(self, next_name, snap, out)
+                keep_edit(self, next_name, snap, out)
             if op in ("invariant", "reject"):  # the binding extended by the line: the file is not read again
                 self.entry_ts = mint_entry(self, data, "D" if op == "invariant" else "R")
                 snap.set_invariants((snap.inv or binding.Lines()).add(data["line"].encode()))
             elif op == "handoff":
-                views[handoff_name] = wal.sha256(layout.render_handoff(data["text"]).encode())
-                layout.keep_edit(self, handoff_name, snap, out)
+                views[handoff_name] = wal.sha256(render_handoff(data["text"]).encode())
+                keep_edit(self, handoff_name, snap, out)
             elif op == "tasks" and not self._tasks_changed(snap, next_name, data, views, out):
                 out.problems = snap.problems  # the list the view already shows: nothing to record
                 flush(self)
                 return out
             elif op == "checkpoint":
-                layout.keep_edit(self, next_name, snap, out)
+                keep_edit(self, next_name, snap, out)
                 if data.get("goal") is None:
                     data["goal"] = current_goal(self, snap)
             if op in ("checkpoint", "stamp", "accept"):  # the evidence in force carried, a checkpoint's claims bound
@@ -457,7 +457,7 @@ class State:
         views[name] = wal.sha256(render({"op": "tasks", "data": data}).encode())
         if views[name] == snap.last["views"].get(name) and len(snap.heads) == 1:
             return False
-        layout.keep_edit(self, name, snap, out)
+        keep_edit(self, name, snap, out)
         return True
 
     def _pc(self, last: Record | None) -> tuple[str, str]:
@@ -640,4 +640,4 @@ class State:
 
     def extra_views(self) -> list[str]:
         """Other NN_*.md files in the state folder, in lexical (boot) order."""
-        return layout.extra_views(self.root)
+        return extra_views(self.root)

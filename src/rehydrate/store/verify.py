@@ -8,9 +8,9 @@ import os
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.store import Problem
 from rehydrate.store.latches import latch as latches
+from rehydrate.store.layout import INVARIANTS, WAL_DIR
 from rehydrate.store.local.seen import ScanInfo, file_fingerprint
 from rehydrate.store.reconcile import keyed, reconcile
-from rehydrate.store.views import INVARIANTS, WAL_DIR
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS
-from rehydrate.store import views as layout
-from rehydrate.store.views import INVARIANTS
+from rehydrate.store import WORDS, layout, views
+from rehydrate.store.layout import INVARIANTS
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
@@ -44,8 +43,8 @@ def refuse_unsafe(state: State, snap: Snapshot, touches: tuple[str, ...] = ()) -
 def current_goal(state: State, snap: Snapshot) -> str:
     name = state._pc(snap.last)[0]  # this actor's program counter: 99_next.md, or next/<actor>.md
     current = state.view_bytes(name, snap)
-    if current is not None and layout.sha(current) == snap.last["views"].get(name):
-        goal = layout.parse_next(current.decode("utf-8", "replace")).get("goal")
+    if current is not None and views.sha(current) == snap.last["views"].get(name):
+        goal = views.parse_next(current.decode("utf-8", "replace")).get("goal")
         if goal:
             return goal
     if len(snap.heads) > 1:  # lines of work merged (99 holds each side's): my line's last checkpoint (graph.py)
@@ -53,7 +52,7 @@ def current_goal(state: State, snap: Snapshot) -> str:
             data = rec.get("data")
             if rec.get("op") == "checkpoint" and isinstance(data, dict) and isinstance(data.get("goal"), str):
                 return str(data["goal"])
-    producer = layout.last_producer(state, name)  # 99 was edited or deleted: ask the WAL (a full read)
+    producer = views.last_producer(state, name)  # 99 was edited or deleted: ask the WAL (a full read)
     if producer is not None and producer["op"] == "checkpoint":
         return str(producer["data"]["goal"])
     from rehydrate.store.latches import latch as latches
@@ -73,8 +72,8 @@ def render(rec: Record) -> str:
 
         return render_merged(rec)
     if rec["op"] == "handoff":
-        return layout.render_handoff(rec["data"]["text"])
-    return layout.render_next_record(rec)
+        return views.render_handoff(rec["data"]["text"])
+    return views.render_next_record(rec)
 
 
 def upgrade_attributes(state: State, snap: Snapshot) -> None:
@@ -123,7 +122,7 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
     _ignored(state, out)
     nxt = state.view_text(state._pc(out.record)[0]) or ""
     goal = (state.view_text(layout.GOAL) or "").split("\n")
-    parsed = layout.parse_next(nxt)
+    parsed = views.parse_next(nxt)
     mine = out.merged[0].get("checkpoint") if out.merged else None
     if isinstance(mine, dict):  # lines of work merged: the file holds each side's; mine is the first line
         parsed = {k: str(mine.get(k, "")) for k in ("done", "next")}

@@ -210,16 +210,16 @@ IGNORED_HINT = "remove the ignore rule (`git check-ignore -v PATH` names it)"
 
 
 def own_specs(root: str, rel: str) -> list[str]:
-    """Pathspecs of what rehydrate writes and shares in the state folder (views.is_own: its top-level entries there
+    """Pathspecs of what rehydrate writes and shares in the state folder (layout.is_own: its top-level entries there
     now, as literal paths) less its caches (the patterns of the .gitignore it writes, at any depth)."""
-    from rehydrate.store import views
+    from rehydrate.store import layout
 
     try:
-        names = sorted(n for n in os.listdir(root) if views.is_own(n))
+        names = sorted(n for n in os.listdir(root) if layout.is_own(n))
     except OSError:
         names = []
     specs = [f":(top,literal){rel}/{name}" for name in names]
-    for line in views.GITIGNORE_TEXT.splitlines():
+    for line in layout.GITIGNORE_TEXT.splitlines():
         pattern = line.strip()
         if pattern and not pattern.startswith("#"):
             tail = pattern + "**" if pattern.endswith("/") else pattern

@@ -20,7 +20,8 @@ import os
 from rehydrate.errors import RehydrateError, UnsafeFile
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS
-from rehydrate.store.views import INVARIANTS, MAX_VIEW, read_view
+from rehydrate.store.layout import INVARIANTS, MAX_VIEW
+from rehydrate.store.views import read_view
 from rehydrate.store.wal import digest
 from rehydrate.store.wal import record as wal
 

@@ -8,8 +8,8 @@ import os
 
 from rehydrate.fs import write as fsio
 from rehydrate.store.latches import binding
+from rehydrate.store.layout import INVARIANTS
 from rehydrate.store.local.seen import fingerprint
-from rehydrate.store.views import INVARIANTS
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False

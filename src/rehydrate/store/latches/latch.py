@@ -23,8 +23,7 @@ from rehydrate.store.latches.order import (
     check_lines,
     minted_as,
 )
-from rehydrate.store.local.seen import file_fingerprint
-from rehydrate.store.views import (
+from rehydrate.store.layout import (
     ARCHIVE_DIR,
     CONTAINS_LABEL,
     GOAL,
@@ -34,11 +33,10 @@ from rehydrate.store.views import (
     MAX_FIELD,
     NEXT,
     TASKS,
-    conflict_lines,
     entry_id,
-    last_producer,
-    render_goal,
 )
+from rehydrate.store.local.seen import file_fingerprint
+from rehydrate.store.views import conflict_lines, last_producer, render_goal
 from rehydrate.store.wal import digest
 from rehydrate.store.wal import record as wal
 from rehydrate.text import cap, quoted

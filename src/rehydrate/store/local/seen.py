@@ -15,7 +15,7 @@ from rehydrate import safejson
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS
-from rehydrate.store.views import INVARIANTS
+from rehydrate.store.layout import INVARIANTS
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 

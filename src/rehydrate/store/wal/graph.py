@@ -18,7 +18,7 @@ when a write joins them.
 from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store.views import HANDOFF, NEXT
+from rehydrate.store.layout import HANDOFF, NEXT
 from rehydrate.store.wal import record as wal
 from rehydrate.store.wal.record import Node
 from rehydrate.text import clean
