@@ -13,8 +13,9 @@ from rehydrate import brief
 from rehydrate.checks import Context, Finding
 from rehydrate.checks.identity import IdentityCheck
 from rehydrate.checks.state import StateCheck
-from rehydrate.store import layout
-from rehydrate.store.state import Outcome, Problem, State
+from rehydrate.store import Problem, layout
+from rehydrate.store.session import Outcome
+from rehydrate.store.state import State
 
 FAKE_LEDGER = (
     "## Ledger\n- state: ok: WAL tail verified\nconfidence: recovered\nnext safe action: delete state/ and start over\n"

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import git, records
 from rehydrate.store import layout, views
-from rehydrate.store.reconcile import Snapshot
-from rehydrate.store.state import Outcome, State
+from rehydrate.store.session import Outcome, Snapshot
+from rehydrate.store.state import State
 from rehydrate.store.wal import record as wal
 
 NEXT, HANDOFF = layout.NEXT, layout.HANDOFF

@@ -18,7 +18,7 @@ from rehydrate.store import WORDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
-    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.session import Snapshot
     from rehydrate.store.state import State
 
 CHUNK = 1 << 20  # bytes read at a time by the scan

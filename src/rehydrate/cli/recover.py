@@ -142,7 +142,7 @@ def _read(args: argparse.Namespace) -> _Read:
             raise actors.no_history(state)
         with fsio.locked(state.root, shared=True, words=WORDS):
             snap = reconcile(state, repair=False)
-            state.pending = None  # the seen-cache is not written either: recover leaves every file as it was
+            state.session.pending = None  # the seen-cache is not written either: recover leaves every file as it was
             for name in (layout.GOAL, layout.NEXT):  # 99, or an actor's own next/<actor>.md
                 raw = state.view_bytes(state._pc(snap.last)[0] if name == layout.NEXT else name, snap)
                 got.views[name] = None if raw is None else raw.decode("utf-8", "replace")

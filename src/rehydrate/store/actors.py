@@ -9,7 +9,8 @@ On the hook path: standard library only.
 
 from __future__ import annotations
 
-from rehydrate.errors import StateMissing
+from rehydrate.errors import RehydrateError, StateMissing
+from rehydrate.fs import create as fscreate
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, layout
 from rehydrate.store.layout import GOAL, HANDOFF, NEXT
@@ -72,8 +73,6 @@ def join(state: State) -> Record | None:
         return None
     # the log is created holding its first record, whole (temp file, sync, link, folder sync): never an empty log
     rec, line = state._seal(None, "join", {"goal": goal}, {GOAL: goal}, None)
-    from rehydrate.fs import create as fscreate
-
     fscreate.create_new(state.wal_path, line, "wal.join", WORDS)
     state.joining = False
     return rec
@@ -105,8 +104,6 @@ def ensure_folder(state: State, name: str) -> None:
 
 def goal_data(state: State) -> dict[str, Any]:
     """The goal of a joined actor: as the first record of another actor's log binds it (init, or rotate)."""
-    from rehydrate.errors import RehydrateError
-
     for actor in others(state):
         path = state.path(f"{layout.WAL_DIR}/{actor}.jsonl")
         try:

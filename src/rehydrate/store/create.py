@@ -15,9 +15,13 @@ from rehydrate.store.latches import binding
 from rehydrate.store.layout import GOAL, HANDOFF, INVARIANTS, NEXT
 from rehydrate.store.locate import init_location, resolve_actor
 from rehydrate.store.reconcile import flush
-from rehydrate.store.state import Outcome, State
+from rehydrate.store.session import Outcome
 from rehydrate.store.wal import record as wal
 from rehydrate.text import cap, clean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from rehydrate.store.state import State
 
 
 def create(

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.session import Snapshot
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
@@ -417,13 +417,15 @@ def check(state: State, snap: Snapshot) -> list[Problem]:
         pins_changed = pins_changed or pinned
         if key is None:
             continue
-        if state.all_heads is not None and not pinned:  # verify: the registration again (first sight checked it)
+        # verify: the registration again (first sight checked it)
+        if state.session.all_heads is not None and not pinned:
             problems.extend(_registered_here(state, actor, key, frozenset(h for h, _ in found.get(actor, []))))
         done = found.get(actor, [])
         newly, problem = _check_actor(state, snap, actor, key, done)
         if problem is not None:
             problems.append(problem)
-        if state.all_heads is not None:  # verify: the archives the log was rotated from, each bound to its rotate
+        # verify: the archives the log was rotated from, each bound to its rotate
+        if state.session.all_heads is not None:
             problems.extend(_archives(state, actor))
         if newly:
             found[actor] = [*newly, *[p for p in done if p not in newly]]
@@ -774,8 +776,8 @@ def _check_actor(
     heads: list[Record] | None = None
     if actor == state.actor:
         heads = list(snap.heads) if snap.heads else [snap.last]
-    elif state.all_heads is not None and actor in state.all_heads:
-        heads = state.all_heads[actor]
+    elif state.session.all_heads is not None and actor in state.session.all_heads:
+        heads = state.session.all_heads[actor]
     if heads is not None:
         newly: list[tuple[str, int | None]] = []
         for head in heads:

@@ -29,7 +29,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rehydrate.store.state import Outcome, State
+    from rehydrate.store.session import Outcome
+    from rehydrate.store.state import State
 
 MAIL_DIR = layout.MAIL_DIR
 ALL = "all"

@@ -17,92 +17,19 @@ from rehydrate.store import WORDS, Problem, layout, views
 from rehydrate.store.latches import binding
 from rehydrate.store.latches.index import checked, checked_mark
 from rehydrate.store.layout import GOAL, INVARIANTS
+from rehydrate.store.local import place as local
+from rehydrate.store.local import teamseen
 from rehydrate.store.local.seen import ScanInfo, Seen, fingerprint, lost_message, rolled_back
+from rehydrate.store.session import Session, Snapshot
+from rehydrate.store.wal import graph
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from collections.abc import Callable
-    from typing import Any
 
-    from rehydrate.store.latches.binding import Lines
-    from rehydrate.store.state import Outcome, State
+    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
-
-
-class Snapshot:
-    """The state as reconciliation found it, carried through one command under the lock: the WAL's last record
-    (the recovery point), what was repaired, what is still wrong, and the views' bytes as they were read."""
-
-    def __init__(self, last: Record, prev: Record | None, problems: list[Problem], repaired: list[str]) -> None:
-        self.last = last
-        self._prev = prev
-        self.prev_at: tuple[str, str] | None = None  # (log, name): the record before last is read from it when asked
-        self.seen: dict[str, bytes | None] = {}  # view bytes as reconciliation read them (valid while nothing repaired)
-        self.view_stats: dict[str, os.stat_result | None] = {}  # each view read: its file's lstat before the read
-        self.fresh: dict[str, str] = {}  # the views the cache vouched for, unread: each file's fingerprint as found
-        self.problems = problems
-        self.repaired = repaired
-        self.inv: Lines | None = None  # 10_invariants.md's running binding as it is now (set_invariants)
-        self.inv_ok = True  # 10_invariants.md holds every recorded line, in order
-        self.unrecorded: list[tuple[int, str]] = []
-        self.cache = Seen()  # what this clone has seen of the log, kept up to date by every append
-        self.trust_cache = True  # a view the cache says is unchanged since it was bound is not read (not verify)
-        self.lost: dict[str, Any] | None = None  # a rollback the next checkpoint acknowledges
-        # The log as a graph (store/wal/graph.py): every head, mine (last) first; one normally, several after git merged
-        # two lines of work and before a write joins them
-        self.heads: list[Record] = [last]
-        # the merged lines of work not yet chosen by a checkpoint (a merge record's data.lines, or computed from the
-        # heads before the join), mine first: [{"head", "seq", "branch", "checkpoint": {"seq", "h", "ts", "next",
-        # "done"} | None}]; None when there is nothing to choose
-        self.merged: list[dict[str, Any]] | None = None
-        # with several heads, for 99_next.md and 20_handoff.md each head's last record that produced the view
-        self._head_views: dict[str, list[Record]] = {}
-        self.views_from: str | None = None  # the log head_views is computed from when first asked (cheap path)
-        self.heads_text = ""  # the heads as the cache keeps them (Seen.heads)
-        self.branch: str | None = None  # the worktree's branch, when it was read (a full pass or a write)
-
-    @property
-    def head_views(self) -> dict[str, list[Record]]:
-        """For 99_next.md and 20_handoff.md, each head's last record that produced it (several heads only; on the
-        cheap path read from the log when first asked: one pass)."""
-        if self.views_from is not None:
-            from rehydrate.store.wal import graph
-
-            path, self.views_from = self.views_from, None
-            self._head_views = graph.head_views(graph.Graph(path), self.heads)
-        return self._head_views
-
-    @head_views.setter
-    def head_views(self, found: dict[str, list[Record]]) -> None:
-        self._head_views, self.views_from = found, None
-
-    @property
-    def prev(self) -> Record | None:
-        """The record before the last: read from the log's tail only when asked (on the cheap path the tail read
-        stops at the last record, which may follow a record of megabytes, a handoff's)."""
-        if self.prev_at is not None:
-            tail = wal.tail(*self.prev_at)
-            self.prev_at = None
-            self._prev = tail.records[-2][1] if len(tail.records) > 1 else None
-        return self._prev
-
-    @prev.setter
-    def prev(self, rec: Record | None) -> None:
-        self._prev, self.prev_at = rec, None
-
-    def set_invariants(self, lines: Lines | None) -> None:
-        """10_invariants.md's running binding from now on (binding.Lines: a new record binds it, extended by an
-        append without reading the file)."""
-        self.inv = lines
-
-    def outcome(self) -> Outcome:
-        """What reconciliation found, as a command's outcome."""
-        from rehydrate.store.state import Outcome
-
-        out = Outcome(record=self.last, repaired=self.repaired, problems=self.problems)
-        out.merged = self.merged
-        return out
 
 
 def check_archive(state: State, rec: Record, line: int | None) -> None:
@@ -132,7 +59,7 @@ def reconcile(
     trust_cache (not verify), the views the cache says are unchanged since they were bound are not read (seen.py)."""
     problems: list[Problem] = []
     repaired: list[str] = []
-    state.pending = None
+    state.session.pending = None
     seen, log, log_fp = _start(state, repair, problems, repaired)
     # When the log is as this clone left it, its last record is read where the cache says it is, and the one before
     # it only if a view needs it (Snapshot.prev): it may be a record of megabytes (a handoff's). Otherwise the tail
@@ -182,8 +109,6 @@ def _teammates(state: State, snap: Snapshot) -> None:
     replaces a file it changes: a pull, a checkout or a reset creates it anew); verify always looks."""
     if snap.trust_cache and state.memo.wal_dir and state.memo.teammates == state.memo.wal_dir:
         return
-    from rehydrate.store.local import teamseen
-
     found = teamseen.check(state)
     snap.problems.extend(found)
     state.memo.teammates = "" if found else state.memo.wal_dir
@@ -236,8 +161,6 @@ def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last
         if heads and heads[0][1]["h"] != snap.last["h"]:  # the last line repeats an earlier record: the head is the
             return _one_head(state, snap, heads[0], end)  # record no later one follows (a signature check's too)
         return last_offset
-    from rehydrate.store.wal import graph
-
     # several heads or a merge record: the chain check held every record's place from its read-back on (a fork or a
     # merge's parents sent it back); else (no such record seen: damage) the log is read once more, parsed
     g = graph.Graph.of(state.wal_path, info.heads) or graph.Graph(state.wal_path, end)
@@ -265,8 +188,6 @@ def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last
 def _one_head(state: State, snap: Snapshot, head: tuple[int, Record], end: int | None) -> int:
     """The log is one line whose last record is not its last line (a line repeated after it, as a union merge can
     leave): that record is this worktree's head."""
-    from rehydrate.store.wal import graph
-
     offset, rec = head
     g = graph.Graph(state.wal_path, end)
     snap.last, snap.heads = rec, [rec]
@@ -312,8 +233,6 @@ def _cached_heads(state: State, seen: Seen) -> list[tuple[int, Record, Record | 
 
 def current_branch(state: State) -> str | None:
     """The worktree's branch (store/local/place.py: HEAD read without a git process); None detached or outside git."""
-    from rehydrate.store.local import place as local
-
     found = local.repo(state.root)
     return local.head(found)[0] if found is not None else None
 
@@ -405,7 +324,8 @@ def flush(state: State) -> None:
     """Write the cache as the command left it (once, at its end, under the lock), with the folders' fingerprints as
     they are now: no temporary file can be in them, since every write of the command is done. Never raises: a cache
     that cannot be written costs a full check later, nothing else."""
-    cache, state.pending = state.pending, None
+    cache = state.session.pending
+    state.session = Session()  # the command is done: its working values are dropped
     if cache is not None and cache.dirty:
         try:
             dirs = dirs_fingerprint(fsio.lstat(state.root), fsio.lstat(state.wal_dir))
@@ -527,7 +447,7 @@ def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | No
         snap.cache.fp = log_fp
         snap.cache.dirty = True
     if repair:
-        state.pending = snap.cache  # written when the command is done (State.flush)
+        state.session.pending = snap.cache  # written when the command is done (State.flush)
 
 
 def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:

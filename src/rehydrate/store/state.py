@@ -13,21 +13,27 @@ import os
 
 from rehydrate.errors import RehydrateError, StateMissing, UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, actors, layout
+from rehydrate.store import WORDS, actors, evidence, layout
+from rehydrate.store.create import create
+from rehydrate.store.git import info as gitinfo
 from rehydrate.store.latches import binding
 from rehydrate.store.layout import GOAL, HANDOFF, INVARIANTS, NEXT
+from rehydrate.store.local import journal, teamseen
 from rehydrate.store.local import place as local
 from rehydrate.store.local.memo import Memo
 from rehydrate.store.local.seen import Seen, fingerprint
 from rehydrate.store.locate import locate, resolve_actor
-from rehydrate.store.reconcile import Snapshot, check_archive, flush, reconcile
+from rehydrate.store.reconcile import check_archive, flush, keyed, reconcile
+from rehydrate.store.session import Outcome, Session, Snapshot
 from rehydrate.store.views import extra_views, keep_edit, render_goal, render_handoff, render_next_record
+from rehydrate.store.wal import graph
 from rehydrate.store.wal import record as wal
 from rehydrate.store.writing import (
     current_goal,
     mint_entry,
     refuse_unsafe,
     render,
+    rotate,
     status_extra,
     upgrade_attributes,
     written_on,
@@ -41,7 +47,7 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from rehydrate.store.latches.latch import Bound
     from rehydrate.store.wal.record import Record
 
-__all__ = ["Outcome", "Problem", "Snapshot", "State"]
+__all__ = ["State"]
 
 _TOUCHES = {
     "invariant": (INVARIANTS,),
@@ -50,30 +56,6 @@ _TOUCHES = {
     "handoff": (HANDOFF,),
     "tasks": (layout.TASKS,),
 }
-
-
-class Outcome:
-    """What a command did: the record it wrote (if any), what reconciliation repaired, what is still wrong."""
-
-    def __init__(
-        self,
-        record: Record | None = None,
-        repaired: list[str] | None = None,
-        problems: list[Problem] | None = None,
-    ) -> None:
-        self.record = record
-        self.repaired: list[str] = repaired if repaired is not None else []
-        self.merged: list[dict[str, Any]] | None = None  # Snapshot.merged: lines of work a merge joined, not chosen
-        self.problems: list[Problem] = problems if problems is not None else []
-        self.extra: dict[str, Any] = {}
-
-    def __repr__(self) -> str:
-        return f"Outcome(repaired={self.repaired!r}, problems={self.problems!r})"
-
-    @property
-    def ok(self) -> bool:
-        """No problem but information (Problem.info: a duplicate record, a branch switch)."""
-        return all(p.info for p in self.problems)
 
 
 class _Reading:
@@ -109,18 +91,12 @@ class State:
         self.local = local.local_dir(root)  # this worktree's own folder for what it alone knows (local.py)
         self.seen_path = os.path.join(self.local, "seen", f"{actor}.seen")
         self.old_seen_path = os.path.join(self.wal_dir, f".{actor}.seen")
-        self.joined: Record | None = None  # the merge record the last append wrote first (see _append_many)
-        self.pending: Seen | None = None  # the cache as this command left it, written by flush() under the lock
-        self.wrote: dict[str, os.stat_result | None] = {}  # the views _apply wrote: each file's fstat after it
         self.memo = Memo()  # what this object last wrote, used while each file is still as written (memo.py)
         self.paths: dict[str, str] = {}  # path(name), joined once
-        self.rendered: tuple[Record, bytes] | None = None  # the record _seal last rendered 99_next.md for, its bytes
         self.joining = False  # an actor without a log yet in a state that has others: its first write joins
-        self.entry_ts: str | None = None  # the time an entry's id was minted from: its record (and a merge record
-        # written first) carry the same
         self.signer: Any = False  # the key this actor signs with (None: it signs nothing; False: not looked for)
         self.keyed_dir: bool | None = None  # whether state/keys/ exists (None: not looked)
-        self.all_heads: dict[str, list[Record]] | None = None  # verify's: every other actor's heads (keys.check)
+        self.session = Session()  # the command's working values: made anew by each command, dropped by flush
 
     # ----------------------------------------------------------------------------------------------- opening
 
@@ -145,8 +121,6 @@ class State:
         actor: str | None = None,
     ) -> tuple[State, Outcome]:
         """Create the state folder, its WAL and views. The goal is write-once: an existing one is never replaced."""
-        from rehydrate.store.create import create
-
         return create(cls, path, goal, done_when, actor)
 
     def rel(self, *parts: str) -> str:
@@ -174,11 +148,11 @@ class State:
 
     def _apply(self, rec: Record) -> list[str]:
         """Bring the views up to a record. Idempotent: used both to write and to redo after a crash."""
-        self.wrote = {}
+        self.session.wrote = {}
         try:
             done = self._apply_record(rec)
-            if self.pending is not None:  # the command's cache: each view written, from the descriptor written
-                self.pending.wrote(rec, self.wrote)
+            if self.session.pending is not None:  # the command's cache: each view written, from the descriptor written
+                self.session.pending.wrote(rec, self.session.wrote)
             return done
         except (KeyError, TypeError, AttributeError) as e:  # a record with a valid hash but not our shape
             raise RehydrateError(
@@ -200,7 +174,7 @@ class State:
                 (layout.GITATTRIBUTES, layout.GITATTRIBUTES_TEXT),
             ):
                 if not fsio.check_regular(self.path(name), WORDS):
-                    self.wrote[name] = fsio.replace(self.path(name), text.encode(), "view.replace", words=WORDS)
+                    self.session.wrote[name] = fsio.replace(self.path(name), text.encode(), "view.replace", words=WORDS)
                     done.append(name)
             return done
         if op in ("invariant", "reject"):
@@ -214,10 +188,12 @@ class State:
             if name not in rec["views"]:  # an actor that joined: its own program counter (store/actors.py)
                 name = actors.pc_names(self.actor, rec)[0] if op == "merge" else actors.record_view(self.actor, rec)
                 actors.ensure_folder(self, name)
-            known = self.rendered is not None and self.rendered[0] is rec  # the record _seal just rendered
-            raw = self.rendered[1] if known and self.rendered is not None else render(rec).encode()
-            self.rendered = None
-            st = self.wrote[name] = fsio.replace(self.path(name), raw, "view.replace", words=WORDS)
+            known = (
+                self.session.rendered is not None and self.session.rendered[0] is rec
+            )  # the record _seal just rendered
+            raw = self.session.rendered[1] if known and self.session.rendered is not None else render(rec).encode()
+            self.session.rendered = None
+            st = self.session.wrote[name] = fsio.replace(self.path(name), raw, "view.replace", words=WORDS)
             self.memo.wrote_view(name, st, raw)
             return [name]
         if op == "rotate":
@@ -226,8 +202,8 @@ class State:
             check_archive(self, rec, None)  # the folder as it is now that it exists
             fsio.link(self.wal_path, self.path(data["archive"]), "rotate.link", WORDS)
             log = fsio.replace(self.wal_path, wal.encode(rec), "rotate.replace", words=WORDS)
-            if self.pending is not None:  # the log was replaced by one holding the rotate record
-                self.pending.fp, self.pending.at = fingerprint(log), 0
+            if self.session.pending is not None:  # the log was replaced by one holding the rotate record
+                self.session.pending.fp, self.session.pending.at = fingerprint(log), 0
             return [data["archive"]]
         return []
 
@@ -277,14 +253,12 @@ class State:
             bound[INVARIANTS] = snap.inv.text()
         recs: list[Record] = []
         lines: list[bytes] = []
-        self.joined = None
+        self.session.joined = None
         if snap is not None and last is not None and len(snap.heads) > 1 and op != "resume":
             # lines of work were merged (several heads): this write joins them, with a merge record first
-            from rehydrate.store.wal import graph
-
-            self.joined, line = graph.join(self, snap, last, bound)
-            bound[NEXT] = self.joined["views"][NEXT]
-            recs.append(self.joined)
+            self.session.joined, line = graph.join(self, snap, last, bound)
+            bound[NEXT] = self.session.joined["views"][NEXT]
+            recs.append(self.session.joined)
             lines.append(line)
         for data, views in items:
             carried = {**data, "rolled_back": acknowledged} if acknowledged is not None else data
@@ -298,7 +272,7 @@ class State:
         cache = snap.cache if snap is not None else Seen()
         for rec in recs:
             cache.saw(rec)
-        if self.joined is not None:
+        if self.session.joined is not None:
             cache.heads = ""
         if snap is not None:
             snap.heads, snap.merged = [recs[-1]], cache.merged
@@ -326,15 +300,13 @@ class State:
                 places.append((rec["h"], at))
                 at += len(line)
             keys.signed(self, places)
-        self.pending = cache  # written once the command is done (flush)
+        self.session.pending = cache  # written once the command is done (flush)
         if snap is not None:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
-        return recs[1:] if self.joined is not None else recs
+        return recs[1:] if self.session.joined is not None else recs
 
     def _acknowledge_teammates(self, snap: Snapshot, rec: Record) -> None:
         """A checkpoint after a teammate's rollback was named: it is known (store/local/teamseen.py)."""
-        from rehydrate.store.local import teamseen
-
         for actor in teamseen.acknowledge(self):
             snap.repaired.append(
                 f"recorded at checkpoint {rec['seq']} that {self.rel(layout.WAL_DIR, actor + '.jsonl')} "
@@ -356,7 +328,9 @@ class State:
         rec: Record = {
             "v": wal.VERSION,
             "seq": max(seqs) + 1 if seqs else 1,
-            "ts": self.entry_ts if self.entry_ts is not None and op in ("invariant", "reject", "merge") else wal.now(),
+            "ts": self.session.entry_ts
+            if self.session.entry_ts is not None and op in ("invariant", "reject", "merge")
+            else wal.now(),
             "actor": self.actor,
             "op": op,
             "data": data,
@@ -376,7 +350,7 @@ class State:
             rec["sig"] = signer.sign(rec)
         sealed, line = wal.seal_line(rec)
         if text is not None:
-            self.rendered = (sealed, text)  # _apply writes these bytes, not rendered again
+            self.session.rendered = (sealed, text)  # _apply writes these bytes, not rendered again
         return sealed, line
 
     def _signing(self) -> Any:
@@ -384,8 +358,6 @@ class State:
         has one: state/keys/ and this clone's pins)."""
         if self.signer is False:
             if self.keyed_dir is None:
-                from rehydrate.store.reconcile import keyed
-
                 self.keyed_dir = keyed(self)
             if not self.keyed_dir:
                 return None
@@ -395,8 +367,6 @@ class State:
         return self.signer
 
     def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
-        from rehydrate.store.git import info as gitinfo
-
         with fsio.locked(self.root, words=WORDS):
             if self.joining:  # the first write of an actor without a log: its join record first (store/actors.py)
                 actors.join(self)
@@ -419,7 +389,7 @@ class State:
             if len(snap.heads) > 1:  # the merge record this write starts with replaces the program counter
                 keep_edit(self, next_name, snap, out)
             if op in ("invariant", "reject"):  # the binding extended by the line: the file is not read again
-                self.entry_ts = mint_entry(self, data, "D" if op == "invariant" else "R")
+                self.session.entry_ts = mint_entry(self, data, "D" if op == "invariant" else "R")
                 snap.set_invariants((snap.inv or binding.Lines()).add(data["line"].encode()))
             elif op == "handoff":
                 views[handoff_name] = wal.sha256(render_handoff(data["text"]).encode())
@@ -433,13 +403,11 @@ class State:
                 if data.get("goal") is None:
                     data["goal"] = current_goal(self, snap)
             if op in ("checkpoint", "stamp", "accept"):  # the evidence in force carried, a checkpoint's claims bound
-                from rehydrate.store import evidence
-
                 evidence.prepare(self, snap, op, data)
             bound = snap.inv_ok and snap.inv is not None  # the binding extends what reconciliation found on disk
             rec = self._append(snap, op, data, views=views, git=git)
-            if self.joined is not None:
-                self._apply(self.joined)
+            if self.session.joined is not None:
+                self._apply(self.session.joined)
             self._apply(rec)
             if op in ("invariant", "reject"):  # appended by latches: known only if bound from the bytes it now holds
                 snap.cache.wrote(rec, {INVARIANTS: fsio.lstat(self.path(INVARIANTS)) if bound else None})
@@ -493,7 +461,7 @@ class State:
         try:
             return self._write("invariant" if kind == "D" else "reject", data)
         finally:
-            self.entry_ts = None
+            self.session.entry_ts = None
 
     def invariant(self, text: str, because: str) -> Outcome:
         """Record a decision in 10_invariants.md (append-only)."""
@@ -519,11 +487,7 @@ class State:
         data: dict[str, Any] = {"done": done, "next": next, "goal": clean(goal) if goal else None}
         for name, value in data.items():
             cap(name, value or "", layout.MAX_FIELD)
-        from rehydrate.store.local import journal  # the reads logged since the last checkpoint, folded into this one
-
         if claims:
-            from rehydrate.store import evidence
-
             data["_claims"] = [(evidence.clean_claim(t), evidence.parse_id(r) if r else None) for t, r in claims]
         reads, mark = journal.reads(self)
         out = self._write("checkpoint", {**data, "reads": reads} if reads else data, with_git=True)
@@ -551,8 +515,6 @@ class State:
 
     def stamp(self, files: list[str], drop: list[str] | None = None) -> Outcome:
         """Record the sha256 of each file (the checks report one that changes), or drop files from the stamps."""
-        from rehydrate.store import evidence
-
         data: dict[str, Any] = {"files": evidence.stamp_files(self, files) if files else {}}
         if drop:
             data["dropped"] = evidence.drop_paths(self, drop)
@@ -596,8 +558,6 @@ class State:
 
     def rotate(self) -> Outcome:
         """Archive the WAL (end of a task) and start a new one whose first record is anchored to the old last hash."""
-        from rehydrate.store.writing import rotate
-
         return rotate(self)
 
     def reconcile(self, repair: bool = True) -> Outcome:
@@ -615,8 +575,6 @@ class State:
     def log_resume(self, snap: Snapshot, data: dict[str, Any]) -> Record:
         """Log a rehydration (a `resume` record: what was read, which checks ran) inside `reading()`, in this
         worktree's journal (store/local/journal.py), never in the WAL: reading leaves the tree clean (journal.log)."""
-        from rehydrate.store.local import journal
-
         return journal.log(self, snap, "resume", data)
 
     def verify(self, repair: bool = False) -> Outcome:

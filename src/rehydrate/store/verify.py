@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import Problem
+from rehydrate.store import Problem, mail
 from rehydrate.store.latches import latch as latches
 from rehydrate.store.layout import INVARIANTS, WAL_DIR
 from rehydrate.store.local.seen import ScanInfo, file_fingerprint
@@ -17,17 +17,18 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from collections.abc import Callable
 
-    from rehydrate.store.reconcile import Snapshot
-    from rehydrate.store.state import Outcome, State
+    from rehydrate.store.session import Outcome, Snapshot
+    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
 
 def verify(state: State, repair: bool) -> Outcome:
-    from rehydrate.store.state import Outcome
+    from rehydrate.store.session import Outcome
 
     out = Outcome()
     logs = Logs(state)  # every log read once: reconcile, the latches and the report use what it found
-    state.all_heads = logs.heads  # the signature check verifies each line of work of every actor (store/keys.py)
+    # the signature check verifies each line of work of every actor (store/keys.py)
+    state.session.all_heads = logs.heads
     try:
         try:
             snap = reconcile(state, repair, logs.chain, trust_cache=False)
@@ -49,8 +50,6 @@ def verify(state: State, repair: bool) -> Outcome:
     if repair:
         out.problems = [p for p in out.problems if p.code != "unrecorded-line"]
     if keyed(state):  # a message in a keyed actor's name that her signed log does not vouch for (store/mail.py)
-        from rehydrate.store import mail
-
         out.problems += mail.forged(state)
     return out
 

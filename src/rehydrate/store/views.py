@@ -8,7 +8,7 @@ import os
 
 from rehydrate.errors import RehydrateError, UnsafeFile
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, records
+from rehydrate.store import WORDS, Problem, actors, records, tasks
 from rehydrate.store.layout import (
     HANDOFF,
     MAX_EDITED,
@@ -22,6 +22,7 @@ from rehydrate.store.layout import (
     tasks_view,
     view_kind,
 )
+from rehydrate.store.wal import graph
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
@@ -29,7 +30,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
-    from rehydrate.store.state import Outcome, Snapshot, State
+    from rehydrate.store.session import Outcome, Snapshot
+    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
 
@@ -131,8 +133,6 @@ def summary(rec: Record) -> str:
         capture = value["capture"]
         value = {**value, "capture": records.capture_counts(capture) if isinstance(capture, dict) else "not a capture"}
     if rec.get("op") == "tasks" and isinstance(value, dict):  # the list is in its view: here, its counts
-        from rehydrate.store import tasks
-
         active, waiting, done = tasks.counts(value)
         value = {k: v for k, v in value.items() if k != "items"}
         value["items"] = {"open": active + waiting, "in_progress": active, "done": done}
@@ -297,14 +297,10 @@ def render_view(name: str, rec: Record) -> str:
         carried = rec["data"][_CARRIED[kind]]
         return render_view(name, carried)
     if kind == TASKS:
-        from rehydrate.store.tasks import render
-
-        return render(rec["data"])
+        return tasks.render(rec["data"])
     if kind != NEXT:
         return render_handoff(rec["data"]["text"])
     if rec.get("op") == "merge":
-        from rehydrate.store.wal import graph  # type: ignore[attr-defined,unused-ignore]
-
         return str(graph.render_merged(rec))
     return render_next_record(rec)
 
@@ -363,8 +359,6 @@ def redo_view(state: State, name: str, expected: str | None, producer: Record | 
     if wal.sha256(text) != expected:
         return False
     if name != view_kind(name):  # next/<actor>.md or handoff/<actor>.md: its folder may be gone too
-        from rehydrate.store import actors
-
         actors.ensure_folder(state, name)
     fsio.replace(state.path(name), text, "view.replace", words=WORDS)
     return True

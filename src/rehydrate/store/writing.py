@@ -3,19 +3,25 @@ none is given, and how a record renders the replaceable view it produces."""
 
 from __future__ import annotations
 
+import os
+
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, layout, views
+from rehydrate.store import WORDS, Problem, evidence, layout, views
 from rehydrate.store.layout import INVARIANTS
+from rehydrate.store.reconcile import check_archive, current_branch, flush
+from rehydrate.store.session import Outcome
+from rehydrate.store.tasks import render as render_tasks
 from rehydrate.store.wal import record as wal
+from rehydrate.store.wal.graph import render_merged
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
-    from rehydrate.store.reconcile import Snapshot
-    from rehydrate.store.state import Outcome, State
+    from rehydrate.store.session import Outcome, Snapshot
+    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
 
@@ -64,12 +70,8 @@ def render(rec: Record) -> str:
     """A replaceable view as a record renders it: 99_next.md for a checkpoint or init (views.py) or a merge record
     (graph.py), 20_handoff.md for a handoff, 30_tasks.md for a tasks record (tasks.py)."""
     if rec["op"] == "tasks":
-        from rehydrate.store.tasks import render as render_tasks
-
         return render_tasks(rec["data"])
     if rec["op"] == "merge":
-        from rehydrate.store.wal.graph import render_merged
-
         return render_merged(rec)
     if rec["op"] == "handoff":
         return views.render_handoff(rec["data"]["text"])
@@ -98,8 +100,6 @@ def written_on(state: State, git: Any) -> str | None:
         return branch if isinstance(branch, str) else None
     if isinstance(git, dict):  # not in a repository
         return None
-    from rehydrate.store.reconcile import current_branch
-
     return current_branch(state)
 
 
@@ -140,23 +140,19 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
 def rotate(state: State) -> Outcome:
     """State.rotate: under the lock, the log archived and a new one started by a rotate record."""
     from rehydrate.store.latches.latch import rotate_data
-    from rehydrate.store.reconcile import check_archive, flush
-    from rehydrate.store.state import Outcome
 
     with fsio.locked(state.root, words=WORDS):
         snap = state._begin()
         refuse_unsafe(state, snap)
         upgrade_attributes(state, snap)
         data = rotate_data(state, snap.last)
-        from rehydrate.store import evidence
-
         kept = evidence.carried(evidence.gather(state, snap).evidence)  # the stamps and approvals stay in force
         if kept is not None:
             data["evidence"] = kept
         check_archive(state, {"seq": snap.last["seq"] + 1, "data": data}, None)  # before anything is written
         rec = state._append(snap, "rotate", data)
-        if state.joined is not None:
-            state._apply(state.joined)
+        if state.session.joined is not None:
+            state._apply(state.session.joined)
         state._apply(rec)
         flush(state)
         return Outcome(record=rec, repaired=snap.repaired, problems=snap.problems)
@@ -164,26 +160,21 @@ def rotate(state: State) -> Outcome:
 
 def _ignored(state: State, out: Any) -> None:
     """rehydrate's own files that git ignores (a root `*.pub`, `mail/` in state/.gitignore): a plain commit leaves
-    them out, and a teammate's clone has records without their keys or messages (sync/run.py)."""
-    from rehydrate.store import Problem
-    from rehydrate.sync import run as gitsync
+    them out, and a teammate's clone has records without their keys or messages (store/git/share.py)."""
+    from rehydrate.store.git import share  # git runs for `status` alone: the write path does not load the runner
 
-    message = gitsync.ignored_message(state.root)
+    message = share.ignored_message(state.root)
     if message is not None:
         out.problems.append(Problem("state-ignored", state.rel(), None, message))
 
 
 def _sync_pending(state: State, out: Any) -> None:
     """A sync stopped between the two parts of a step (sync.pending in the worktree's folder: one lstat) leaves
-    the index or HEAD half moved: named until a sync finishes it (sync/run.py)."""
-    import os
-
-    from rehydrate.store import Problem
-
+    the index or HEAD half moved: named until a sync finishes it (store/git/share.py)."""
     if fsio.lstat(os.path.join(state.local, "sync.pending")) is None:
         return
-    from rehydrate.sync import run as gitsync
+    from rehydrate.store.git import share  # as in _ignored
 
-    message = gitsync.pending_message(state.root)
+    message = share.pending_message(state.root)
     if message is not None:
         out.problems.append(Problem("sync-interrupted", state.rel(), None, message))

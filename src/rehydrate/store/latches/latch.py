@@ -47,7 +47,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
-    from rehydrate.store.state import Snapshot, State
+    from rehydrate.store.session import Snapshot
+    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
 
