@@ -92,7 +92,7 @@ def expected(state: State) -> Expected:
     from rehydrate.store import layout, views
 
     with state.reading() as snap:
-        name = state._pc(snap.last)[0]
+        name = state.pc(snap.last)[0]
         raw = state.view_bytes(name, snap)
         inv = state.view_bytes(layout.INVARIANTS, snap)
     fields = views.parse_next(raw.decode("utf-8", "replace")) if raw else {}

@@ -80,7 +80,7 @@ def test_an_append_reads_and_hashes_only_its_line(state: State, monkeypatch: pyt
         hashed[0] += len(data)
         return real_sha(data)
 
-    begin = State._begin
+    begin = State.begin
 
     def begun(self: State, repair: bool = True) -> object:
         snap = begin(self, repair)
@@ -89,7 +89,7 @@ def test_an_append_reads_and_hashes_only_its_line(state: State, monkeypatch: pyt
 
     monkeypatch.setattr(os, "pread", pread)
     monkeypatch.setattr(digest, "HASHER", [sha])
-    monkeypatch.setattr(State, "_begin", begun)
+    monkeypatch.setattr(State, "begin", begun)
     out = state.invariant("one more decision", because="the tail is enough")
     assert out.ok and read[0] < 4096 and hashed[0] < 4096, (read[0], hashed[0])
     assert (

@@ -295,7 +295,7 @@ def _views(
     total = 0
     seen = snap.seen if snap is not None and not snap.repaired else None
     parts = parts if parts is not None else {}
-    pc = state._pc(snap.last) if snap is not None else (layout.NEXT, layout.HANDOFF)
+    pc = state.pc(snap.last) if snap is not None else (layout.NEXT, layout.HANDOFF)
     # an actor that joined: its own files in the slots of 99, 20 and 30
     own = {layout.NEXT: pc[0], layout.HANDOFF: pc[1], layout.TASKS: layout.tasks_view(pc[0])}
     if pc[0] != layout.NEXT:

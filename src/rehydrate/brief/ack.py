@@ -115,7 +115,7 @@ def _check(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     except (wal.BadRecord, OSError, RehydrateError):
         tail = []
     try:
-        nxt = views.parse_next(state.view_text(state._pc(tail[-1][1] if tail else None)[0]) or "").get("next", "")
+        nxt = views.parse_next(state.view_text(state.pc(tail[-1][1] if tail else None)[0]) or "").get("next", "")
     except RehydrateError:  # unreadable: the restatement is compared with nothing, and says so by its cover
         nxt = ""
     try:  # the file as the brief bounds it (4 MiB); past that, the ids are not checked

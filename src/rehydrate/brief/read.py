@@ -406,7 +406,7 @@ def annotate(inp: object, state: State, snap: Snapshot) -> None:
     (snap.merged, WP1's), and, when the state has more than one actor, the author of each entry of 10 it may show."""
     merged = getattr(snap, "merged", None)
     setattr(inp, "merged", merged if isinstance(merged, list) else None)  # noqa: B010 (draft.BriefInput's)
-    if len(state._actors()) > 1:
+    if len(state.actor_names()) > 1:
         setattr(inp, "authors", entry_authors(state, snap))  # noqa: B010
 
 

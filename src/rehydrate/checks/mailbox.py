@@ -32,7 +32,7 @@ class MailboxCheck:
         state = State(context.state.root, context.state.actor)
         where = f"{state.rel(MAIL_DIR, state.actor)}/ and {state.rel(MAIL_DIR, 'all')}/"
         if not os.path.lexists(state.path(MAIL_DIR)):  # (store/mail.py is not loaded: the hook path stays light)
-            if len(state._actors()) <= 1:
+            if len(state.actor_names()) <= 1:
                 return [Finding(self.name, "n/a", "one actor, no state/mail/")]
             return [Finding(self.name, "ok", f"nothing unread (no mail yet in {where})")]
         from rehydrate.store import mail

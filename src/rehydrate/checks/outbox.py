@@ -22,7 +22,7 @@ class OutboxCheck:
         from rehydrate.store.state import State
 
         state = State(context.state.root, context.state.actor)
-        if len(state._actors()) <= 1:  # a promise is made to the other actors: with none, nothing to look at
+        if len(state.actor_names()) <= 1:  # a promise is made to the other actors: with none, nothing to look at
             return [Finding(self.name, "n/a", "one actor in state/wal/")]
         from rehydrate.store import mail
 

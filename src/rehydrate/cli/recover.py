@@ -144,7 +144,7 @@ def _read(args: argparse.Namespace) -> _Read:
             snap = reconcile(state, repair=False)
             state.session.pending = None  # the seen-cache is not written either: recover leaves every file as it was
             for name in (layout.GOAL, layout.NEXT):  # 99, or an actor's own next/<actor>.md
-                raw = state.view_bytes(state._pc(snap.last)[0] if name == layout.NEXT else name, snap)
+                raw = state.view_bytes(state.pc(snap.last)[0] if name == layout.NEXT else name, snap)
                 got.views[name] = None if raw is None else raw.decode("utf-8", "replace")
             got.since = since.find(state, snap, since.RECOVER_BYTES)
             got.outcome = snap.outcome()

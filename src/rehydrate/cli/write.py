@@ -180,7 +180,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
         head = str(git["head"])[:7] if git.get("head") else "(no commit yet)"
         dirty = git.get("dirty_count", len(git.get("dirty", [])))
         where = f"HEAD {head} on {git.get('branch') or 'a detached HEAD'}, {dirty} dirty file(s)"
-    print(f"checkpoint {rec['seq']} written: {where}; next: {state.rel(state._pc(rec)[0])}")
+    print(f"checkpoint {rec['seq']} written: {where}; next: {state.rel(state.pc(rec)[0])}")
     for claim in claimed:
         receipt = claim.get("receipt")
         how = f"receipt {receipt['id']}, exit {receipt.get('exit')}" if receipt else "no receipt: unverified"
@@ -216,7 +216,7 @@ def cmd_handoff(args: argparse.Namespace) -> int:
         return 0
     report(out, args)
     print(
-        f"{state.rel(state._pc(out.record)[1])} replaced "
+        f"{state.rel(state.pc(out.record)[1])} replaced "
         f"({len(out.record['data']['text']):,} characters, record {out.record['seq']})"
     )
     return 0

@@ -44,7 +44,7 @@ def record_view(actor: str, rec: Record) -> str:
 
 def others(state: State) -> list[str]:
     """The actors with a log in wal/, but this one."""
-    return [a for a in state._actors() if a != state.actor]
+    return [a for a in state.actor_names() if a != state.actor]
 
 
 def has_log(state: State) -> bool:
@@ -72,7 +72,7 @@ def join(state: State) -> Record | None:
     if goal is None:
         return None
     # the log is created holding its first record, whole (temp file, sync, link, folder sync): never an empty log
-    rec, line = state._seal(None, "join", {"goal": goal}, {GOAL: goal}, None)
+    rec, line = state.seal(None, "join", {"goal": goal}, {GOAL: goal}, None)
     fscreate.create_new(state.wal_path, line, "wal.join", WORDS)
     state.joining = False
     return rec

@@ -652,7 +652,7 @@ def starts(state: State) -> dict[str, tuple[str, str]]:
     from rehydrate.store.wal import record as wal
 
     out: dict[str, tuple[str, str]] = {}
-    for actor in state._actors():
+    for actor in state.actor_names():
         path, seen = state.path(f"wal/{actor}.jsonl"), 0
         try:
             rec: Record | None = wal.first_record(path, state.rel("wal", f"{actor}.jsonl"))

@@ -20,9 +20,10 @@ from rehydrate.store.layout import GOAL, INVARIANTS
 from rehydrate.store.local import place as local
 from rehydrate.store.local import teamseen
 from rehydrate.store.local.seen import ScanInfo, Seen, fingerprint, lost_message, rolled_back
-from rehydrate.store.session import Session, Snapshot
+from rehydrate.store.session import Snapshot, dirs_fingerprint
 from rehydrate.store.wal import graph
 from rehydrate.store.wal import record as wal
+from rehydrate.store.write.apply import apply, finish_rotate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -30,25 +31,6 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
-
-
-def check_archive(state: State, rec: Record, line: int | None) -> None:
-    """A rotate record's archive must be a plain file in this state folder's archive/, a real folder: the
-    record may have come with a `git pull`, and finishing it writes there. Raises, naming the record."""
-    why = wal.archive_error(rec)
-    folder = state.path(layout.ARCHIVE_DIR)
-    st = fsio.lstat(folder)
-    if why is None and st is not None:
-        inside = os.path.join(os.path.realpath(state.root), layout.ARCHIVE_DIR)
-        if not stat.S_ISDIR(st.st_mode) or os.path.realpath(folder) != inside:
-            why = f"{state.rel(layout.ARCHIVE_DIR)} is not a real folder inside the state folder"
-    if why is not None:
-        where = f"{state.wal_rel} line {line}" if line else state.wal_rel
-        raise RehydrateError(
-            f"{where}: refusing record {rec.get('seq')} (rotate): {why} [unsafe-path]; nothing was written",
-            "a rotate record names its archive as archive/<file>.jsonl; this one was not written by rehydrate "
-            "(or archive/ was replaced): restore the WAL from git or move it away, and check who committed it",
-        )
 
 
 def reconcile(
@@ -90,7 +72,7 @@ def reconcile(
         if cached:  # several heads, each read where the cache says
             snap.heads, snap.prev, snap.heads_text = [r for _, r, _ in cached], cached[0][2], seen.heads
             snap.views_from = state.wal_path
-    _finish_rotate(state, snap, last_offset, repair)
+    finish_rotate(state, snap, last_offset, repair)
     _follow(state, snap, seen, info, repair, log_fp)
     if not repaired and snap.cache.at != last_offset:  # where the next command reads the last record
         snap.cache.at, snap.cache.dirty = last_offset, True
@@ -118,7 +100,7 @@ def _signatures(state: State, snap: Snapshot) -> None:
     """Each keyed actor's log against its key (store/keys.py): two lstats when no actor has one."""
     state.keyed_dir = keyed(state)  # (the write that follows asks too)
     if state.keyed_dir:
-        from rehydrate.store import keys
+        from rehydrate.store import keys  # loaded only where an actor signs: the hook path stays light
 
         snap.problems.extend(keys.check(state, snap))
 
@@ -142,7 +124,7 @@ def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | No
     if lines.broken:  # (not collected: latches reads the log itself)
         _reconcile_views(state, snap, repair)
         return
-    from rehydrate.store.latches import latch as latches
+    from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
 
     latches.READ[state.wal_path] = (log_fp, lines)
     try:
@@ -237,20 +219,6 @@ def current_branch(state: State) -> str | None:
     return local.head(found)[0] if found is not None else None
 
 
-def _finish_rotate(state: State, snap: Snapshot, last_offset: int, repair: bool) -> None:
-    """My head a rotate record that is not the log's first line, and the only head: a rotate was interrupted
-    between its append and the log's replacement. Finished (with repair), else named."""
-    last = snap.last
-    if last["op"] == "rotate" and last_offset > 0 and len(snap.heads) == 1:
-        check_archive(state, last, wal.line_number(state.wal_path, last_offset))
-        if repair:
-            state._apply(last)
-            snap.repaired.append(f"finished an interrupted rotate ({last['data'].get('archive')})")
-            snap.prev = None
-        else:
-            snap.problems.append(Problem("interrupted-rotate", state.wal_rel, None, "a rotate was interrupted", True))
-
-
 def _whole_chain(
     state: State, seen: Seen | None, end: int | None, chain: Callable[[int | None], ScanInfo] | None
 ) -> tuple[Seen | None, ScanInfo]:
@@ -318,25 +286,6 @@ def _known_tail(state: State, seen: Seen | None, log: os.stat_result | None, log
     if (rec["seq"], str(rec["h"])[:16]) != seen.end:
         return None
     return wal.Tail([(seen.at, rec)], b"", log.st_size, "")
-
-
-def flush(state: State) -> None:
-    """Write the cache as the command left it (once, at its end, under the lock), with the folders' fingerprints as
-    they are now: no temporary file can be in them, since every write of the command is done. Never raises: a cache
-    that cannot be written costs a full check later, nothing else."""
-    cache = state.session.pending
-    state.session = Session()  # the command is done: its working values are dropped
-    if cache is not None and cache.dirty:
-        try:
-            dirs = dirs_fingerprint(fsio.lstat(state.root), fsio.lstat(state.wal_dir))
-        except OSError:
-            return
-        state.memo.saved_seen(cache.save(state.seen_path, dirs), cache)
-
-
-def dirs_fingerprint(root: os.stat_result | None, folder: os.stat_result | None) -> str:
-    """The state folder's and wal/'s fingerprints: a file created or removed in either changes them."""
-    return f"{fingerprint(root) if root else ''}|{fingerprint(folder) if folder else ''}"
 
 
 def _log_stat(state: State) -> os.stat_result | None:
@@ -452,7 +401,7 @@ def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | No
 
 def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
     if snap.last["op"] == "init" and repair:  # a crash during init: write the views that are missing
-        for name in state._apply(snap.last):
+        for name in apply(state, snap.last):
             snap.repaired.append(f"redid {state.rel(name)} from the WAL (init was interrupted)")
     changed, goal = views.differs(state, snap, GOAL)
     if changed:
@@ -475,7 +424,7 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
         snap.cache.verified(INVARIANTS, st, bound)
         return
     snap.cache.forget(INVARIANTS)
-    from rehydrate.store.latches import latch as latches
+    from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
 
     count = len(snap.problems)
     latches.check_invariants(state, snap, invariants, repair)

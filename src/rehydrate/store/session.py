@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 
+from rehydrate.fs import write as fsio
 from rehydrate.store import Problem
-from rehydrate.store.local.seen import Seen
+from rehydrate.store.local.seen import Seen, fingerprint
 from rehydrate.store.wal import graph
 from rehydrate.store.wal import record as wal
 
@@ -18,9 +19,10 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from typing import Any
 
     from rehydrate.store.latches.binding import Lines
+    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
-__all__ = ["Outcome", "Session", "Snapshot"]
+__all__ = ["Outcome", "Session", "Snapshot", "dirs_fingerprint", "flush"]
 
 
 class Outcome:
@@ -130,3 +132,22 @@ class Session:
         # the time an entry's id was minted from: its record (and a merge record written first) carry the same
         self.entry_ts: str | None = None
         self.all_heads: dict[str, list[Record]] | None = None  # verify's: every other actor's heads (keys.check)
+
+
+def flush(state: State) -> None:
+    """Write the cache as the command left it (once, at its end, under the lock), with the folders' fingerprints as
+    they are now: no temporary file can be in them, since every write of the command is done. Never raises: a cache
+    that cannot be written costs a full check later, nothing else."""
+    cache = state.session.pending
+    state.session = Session()  # the command is done: its working values are dropped
+    if cache is not None and cache.dirty:
+        try:
+            dirs = dirs_fingerprint(fsio.lstat(state.root), fsio.lstat(state.wal_dir))
+        except OSError:
+            return
+        state.memo.saved_seen(cache.save(state.seen_path, dirs), cache)
+
+
+def dirs_fingerprint(root: os.stat_result | None, folder: os.stat_result | None) -> str:
+    """The state folder's and wal/'s fingerprints: a file created or removed in either changes them."""
+    return f"{fingerprint(root) if root else ''}|{fingerprint(folder) if folder else ''}"

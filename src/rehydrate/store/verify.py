@@ -11,20 +11,19 @@ from rehydrate.store.latches import latch as latches
 from rehydrate.store.layout import INVARIANTS, WAL_DIR
 from rehydrate.store.local.seen import ScanInfo, file_fingerprint
 from rehydrate.store.reconcile import keyed, reconcile
+from rehydrate.store.session import Outcome
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from collections.abc import Callable
 
-    from rehydrate.store.session import Outcome, Snapshot
+    from rehydrate.store.session import Snapshot
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
 
 def verify(state: State, repair: bool) -> Outcome:
-    from rehydrate.store.session import Outcome
-
     out = Outcome()
     logs = Logs(state)  # every log read once: reconcile, the latches and the report use what it found
     # the signature check verifies each line of work of every actor (store/keys.py)
@@ -69,7 +68,7 @@ def _full_invariants(state: State, snap: Snapshot, repair: bool) -> None:
 def scan_logs(state: State) -> list[Problem]:
     """Every actor's log scanned whole (wal.scan_log)."""
     problems: list[Problem] = []
-    for actor in state._actors():
+    for actor in state.actor_names():
         problems += _scan(state, actor)
     return problems
 
@@ -102,7 +101,7 @@ class Logs:
         self.info = ScanInfo.of(state.load_seen())
         self.found: dict[str, tuple[str, list[Problem]]] = {}  # actor: (the log's identity before the pass, problems)
         self.heads: dict[str, list[Record]] = {}  # every other actor's heads (each line of work's last record)
-        for actor in state._actors():
+        for actor in state.actor_names():
             self._read(actor)
 
     def _read(self, actor: str) -> None:
@@ -138,7 +137,7 @@ class Logs:
     def problems(self) -> list[Problem]:
         """Every log's problems as it is now (read again if a repair changed it)."""
         out: list[Problem] = []
-        for actor in self.state._actors():
+        for actor in self.state.actor_names():
             fresh = self._fresh(actor)
             out += fresh if fresh is not None else _scan(self.state, actor)
         return out

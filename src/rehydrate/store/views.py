@@ -234,7 +234,7 @@ def reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
     """99 and 20 against the WAL's last record: a view that lags it (a crash) or is missing is redone from the WAL;
     one that differs otherwise was edited by hand and is reported, never overwritten."""
     last = snap.last
-    names = state._pc(last)  # 99 and 20, or an actor's own next/<actor>.md and handoff/<actor>.md
+    names = state.pc(last)  # 99 and 20, or an actor's own next/<actor>.md and handoff/<actor>.md
     tasks = tasks_view(names[0])
     for name in (*names, tasks) if tasks in last["views"] else names:  # and the task list, once there is one
         changed, data = differs(state, snap, name)
@@ -382,3 +382,15 @@ def keep_edit(state: State, name: str, snap: Snapshot, out: Outcome) -> None:
 def extra_views(root: str) -> list[str]:
     """Other NN_*.md files in the state folder, in lexical (boot) order."""
     return [name for name in sorted(os.listdir(root)) if is_extra_view(name) and name not in VIEWS]
+
+
+def render_record(rec: Record) -> str:
+    """A replaceable view as a record renders it: 99_next.md for a checkpoint or init (views.py) or a merge record
+    (graph.py), 20_handoff.md for a handoff, 30_tasks.md for a tasks record (tasks.py)."""
+    if rec["op"] == "tasks":
+        return tasks.render(rec["data"])
+    if rec["op"] == "merge":
+        return str(graph.render_merged(rec))
+    if rec["op"] == "handoff":
+        return render_handoff(rec["data"]["text"])
+    return render_next_record(rec)

@@ -227,7 +227,7 @@ def join(state: State, snap: Snapshot, last: Record, bound: dict[str, str]) -> t
         merged = state.view_bytes(HANDOFF, snap)  # 20_handoff.md as the union left it
         if merged is not None:
             bound[HANDOFF] = wal.sha256(merged)
-    return state._seal(last, MERGE, {"lines": snap.merged or []}, dict(bound), None, snap.heads[1:])
+    return state.seal(last, MERGE, {"lines": snap.merged or []}, dict(bound), None, snap.heads[1:])
 
 
 _VIEW_OPS = ((NEXT, ("checkpoint", "init", MERGE)), (HANDOFF, ("handoff",)))

@@ -9,11 +9,10 @@ from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, Problem, evidence, layout, views
 from rehydrate.store.layout import INVARIANTS
-from rehydrate.store.reconcile import check_archive, current_branch, flush
-from rehydrate.store.session import Outcome
-from rehydrate.store.tasks import render as render_tasks
+from rehydrate.store.reconcile import current_branch
+from rehydrate.store.session import Outcome, flush
 from rehydrate.store.wal import record as wal
-from rehydrate.store.wal.graph import render_merged
+from rehydrate.store.write.apply import apply, check_archive
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -22,7 +21,6 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 
     from rehydrate.store.session import Outcome, Snapshot
     from rehydrate.store.state import State
-    from rehydrate.store.wal.record import Record
 
 
 def refuse_unsafe(state: State, snap: Snapshot, touches: tuple[str, ...] = ()) -> None:
@@ -47,7 +45,7 @@ def refuse_unsafe(state: State, snap: Snapshot, touches: tuple[str, ...] = ()) -
 
 
 def current_goal(state: State, snap: Snapshot) -> str:
-    name = state._pc(snap.last)[0]  # this actor's program counter: 99_next.md, or next/<actor>.md
+    name = state.pc(snap.last)[0]  # this actor's program counter: 99_next.md, or next/<actor>.md
     current = state.view_bytes(name, snap)
     if current is not None and views.sha(current) == snap.last["views"].get(name):
         goal = views.parse_next(current.decode("utf-8", "replace")).get("goal")
@@ -61,21 +59,9 @@ def current_goal(state: State, snap: Snapshot) -> str:
     producer = views.last_producer(state, name)  # 99 was edited or deleted: ask the WAL (a full read)
     if producer is not None and producer["op"] == "checkpoint":
         return str(producer["data"]["goal"])
-    from rehydrate.store.latches import latch as latches
+    from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
 
     return str(latches.goal_data(state)["goal"]).split("\n")[0]
-
-
-def render(rec: Record) -> str:
-    """A replaceable view as a record renders it: 99_next.md for a checkpoint or init (views.py) or a merge record
-    (graph.py), 20_handoff.md for a handoff, 30_tasks.md for a tasks record (tasks.py)."""
-    if rec["op"] == "tasks":
-        return render_tasks(rec["data"])
-    if rec["op"] == "merge":
-        return render_merged(rec)
-    if rec["op"] == "handoff":
-        return views.render_handoff(rec["data"]["text"])
-    return views.render_next_record(rec)
 
 
 def upgrade_attributes(state: State, snap: Snapshot) -> None:
@@ -120,7 +106,7 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
     anything: escape sequences, NUL, CR, a right-to-left override)."""
     _sync_pending(state, out)
     _ignored(state, out)
-    nxt = state.view_text(state._pc(out.record)[0]) or ""
+    nxt = state.view_text(state.pc(out.record)[0]) or ""
     goal = (state.view_text(layout.GOAL) or "").split("\n")
     parsed = views.parse_next(nxt)
     mine = out.merged[0].get("checkpoint") if out.merged else None
@@ -139,10 +125,10 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
 
 def rotate(state: State) -> Outcome:
     """State.rotate: under the lock, the log archived and a new one started by a rotate record."""
-    from rehydrate.store.latches.latch import rotate_data
+    from rehydrate.store.latches.latch import rotate_data  # off the hook path (tests/cli/test_imports.py)
 
     with fsio.locked(state.root, words=WORDS):
-        snap = state._begin()
+        snap = state.begin()
         refuse_unsafe(state, snap)
         upgrade_attributes(state, snap)
         data = rotate_data(state, snap.last)
@@ -150,10 +136,10 @@ def rotate(state: State) -> Outcome:
         if kept is not None:
             data["evidence"] = kept
         check_archive(state, {"seq": snap.last["seq"] + 1, "data": data}, None)  # before anything is written
-        rec = state._append(snap, "rotate", data)
+        rec = state.append(snap, "rotate", data)
         if state.session.joined is not None:
-            state._apply(state.session.joined)
-        state._apply(rec)
+            apply(state, state.session.joined)
+        apply(state, rec)
         flush(state)
         return Outcome(record=rec, repaired=snap.repaired, problems=snap.problems)
 

@@ -14,9 +14,9 @@ from rehydrate.store.git import info as gitinfo
 from rehydrate.store.latches import binding
 from rehydrate.store.layout import GOAL, HANDOFF, INVARIANTS, NEXT
 from rehydrate.store.locate import init_location, resolve_actor
-from rehydrate.store.reconcile import flush
-from rehydrate.store.session import Outcome
+from rehydrate.store.session import Outcome, flush
 from rehydrate.store.wal import record as wal
+from rehydrate.store.write.apply import apply
 from rehydrate.text import cap, clean
 
 TYPE_CHECKING = False
@@ -51,8 +51,8 @@ def create(
             GOAL: wal.sha256(views.render_goal(goal, done_when).encode()),
             INVARIANTS: binding.lines_of(layout.INVARIANTS_HEADER.encode()).text(),
         }
-        rec = state._append(None, "init", data, views=bound, git=gitinfo.snapshot(root))
-        state._apply(rec)
+        rec = state.append(None, "init", data, views=bound, git=gitinfo.snapshot(root))
+        apply(state, rec)
         flush(state)
         out.record = rec
     return state, out
