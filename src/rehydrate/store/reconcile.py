@@ -396,7 +396,7 @@ def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | No
         snap.cache.fp = log_fp
         snap.cache.dirty = True
     if repair:
-        state.session.pending = snap.cache  # written when the command is done (State.flush)
+        state.session.pending = snap.cache  # written when the command is done (session.flush)
 
 
 def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:

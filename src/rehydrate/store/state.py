@@ -252,7 +252,7 @@ class State:
             rec["sig"] = signer.sign(rec)
         sealed, line = wal.seal_line(rec)
         if text is not None:
-            self.session.rendered = (sealed, text)  # _apply writes these bytes, not rendered again
+            self.session.rendered = (sealed, text)  # write.apply writes these bytes, not rendered again
         return sealed, line
 
     def _signing(self) -> Any:
@@ -293,7 +293,7 @@ class State:
         from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
 
         latches.check_entry("decision" if kind == "D" else "approach", text, because, guard, contains)
-        data: dict[str, Any] = {"text": text, "because": because}  # its id and line minted under the lock (_write)
+        data: dict[str, Any] = {"text": text, "because": because}  # id and line minted under the lock (write.command)
         if guard:
             data["guard"] = guard
         if contains:
@@ -383,7 +383,7 @@ class State:
         name = keys.pub_name(self.actor)
         fsio.ensure_dir(self.path(layout.KEYS_DIR), "mkdir.keys", WORDS)
         text = keys.Public.of(signer.public, name).text(self.actor).encode()
-        fsio.replace(self.path(name), text, "view.replace", words=WORDS)  # (the record pinned the key: _append_many)
+        fsio.replace(self.path(name), text, "view.replace", words=WORDS)  # (the record pinned the key: append_many)
         return out
 
     def record(self, op: str, data: dict[str, Any]) -> Outcome:

@@ -98,7 +98,7 @@ def _apply_record(state: State, rec: Record) -> list[str]:
             actors.ensure_folder(state, name)
         known = (
             state.session.rendered is not None and state.session.rendered[0] is rec
-        )  # the record _seal just rendered
+        )  # the record State.seal just rendered
         raw = state.session.rendered[1] if known and state.session.rendered is not None else render_record(rec).encode()
         state.session.rendered = None
         st = state.session.wrote[name] = fsio.replace(state.path(name), raw, "view.replace", words=WORDS)
