@@ -417,15 +417,13 @@ def check(state: State, snap: Snapshot) -> list[Problem]:
         pins_changed = pins_changed or pinned
         if key is None:
             continue
-        # verify: the registration again (first sight checked it)
-        if state.session.all_heads is not None and not pinned:
+        if state.session.all_heads is not None and not pinned:  # verify: the registration again (first sight did)
             problems.extend(_registered_here(state, actor, key, frozenset(h for h, _ in found.get(actor, []))))
         done = found.get(actor, [])
         newly, problem = _check_actor(state, snap, actor, key, done)
         if problem is not None:
             problems.append(problem)
-        # verify: the archives the log was rotated from, each bound to its rotate
-        if state.session.all_heads is not None:
+        if state.session.all_heads is not None:  # verify: the archives the log was rotated from, each bound to it
             problems.extend(_archives(state, actor))
         if newly:
             found[actor] = [*newly, *[p for p in done if p not in newly]]

@@ -56,11 +56,12 @@ def finish_rotate(state: State, snap: Snapshot, last_offset: int, repair: bool) 
 
 def apply(state: State, rec: Record) -> list[str]:
     """Bring the views up to a record. Idempotent: used both to write and to redo after a crash."""
-    state.session.wrote = {}
+    session = state.session
+    session.wrote = {}
     try:
         done = _apply_record(state, rec)
-        if state.session.pending is not None:  # the command's cache: each view written, from the descriptor written
-            state.session.pending.wrote(rec, state.session.wrote)
+        if session.pending is not None:  # the command's cache: each view written, from the descriptor written
+            session.pending.wrote(rec, session.wrote)
         return done
     except (KeyError, TypeError, AttributeError) as e:  # a record with a valid hash but not our shape
         raise RehydrateError(
@@ -70,6 +71,7 @@ def apply(state: State, rec: Record) -> list[str]:
 
 
 def _apply_record(state: State, rec: Record) -> list[str]:
+    session = state.session
     op = rec["op"]
     data = rec["data"]
     if op == "init":
@@ -82,7 +84,7 @@ def _apply_record(state: State, rec: Record) -> list[str]:
             (layout.GITATTRIBUTES, layout.GITATTRIBUTES_TEXT),
         ):
             if not fsio.check_regular(state.path(name), WORDS):
-                state.session.wrote[name] = fsio.replace(state.path(name), text.encode(), "view.replace", words=WORDS)
+                session.wrote[name] = fsio.replace(state.path(name), text.encode(), "view.replace", words=WORDS)
                 done.append(name)
         return done
     if op in ("invariant", "reject"):
@@ -96,12 +98,10 @@ def _apply_record(state: State, rec: Record) -> list[str]:
         if name not in rec["views"]:  # an actor that joined: its own program counter (store/actors.py)
             name = actors.pc_names(state.actor, rec)[0] if op == "merge" else actors.record_view(state.actor, rec)
             actors.ensure_folder(state, name)
-        known = (
-            state.session.rendered is not None and state.session.rendered[0] is rec
-        )  # the record State.seal just rendered
-        raw = state.session.rendered[1] if known and state.session.rendered is not None else render_record(rec).encode()
-        state.session.rendered = None
-        st = state.session.wrote[name] = fsio.replace(state.path(name), raw, "view.replace", words=WORDS)
+        rendered, session.rendered = session.rendered, None
+        # the bytes State.seal just rendered for this very record, else rendered here
+        raw = rendered[1] if rendered is not None and rendered[0] is rec else render_record(rec).encode()
+        st = session.wrote[name] = fsio.replace(state.path(name), raw, "view.replace", words=WORDS)
         state.memo.wrote_view(name, st, raw)
         return [name]
     if op == "rotate":
@@ -110,7 +110,7 @@ def _apply_record(state: State, rec: Record) -> list[str]:
         check_archive(state, rec, None)  # the folder as it is now that it exists
         fsio.link(state.wal_path, state.path(data["archive"]), "rotate.link", WORDS)
         log = fsio.replace(state.wal_path, wal.encode(rec), "rotate.replace", words=WORDS)
-        if state.session.pending is not None:  # the log was replaced by one holding the rotate record
-            state.session.pending.fp, state.session.pending.at = fingerprint(log), 0
+        if session.pending is not None:  # the log was replaced by one holding the rotate record
+            session.pending.fp, session.pending.at = fingerprint(log), 0
         return [data["archive"]]
     return []
