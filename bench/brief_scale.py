@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 
 import _common
 from rehydrate import __version__, brief
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.store.latches import binding
 from rehydrate.store.local import seen
 from rehydrate.store.state import State
@@ -82,7 +82,7 @@ def entries(state: State, kind: str, n: int) -> None:
     the line and its sha256 in the data, the views' bindings (10_invariants.md's running one,
     store/latches/binding.py)."""
     last = wal.read_tail(state.wal_path, 1).records[-1][1]
-    view_path = state.path(views.INVARIANTS)
+    view_path = state.path(layout.INVARIANTS)
     with open(view_path, "rb") as f:
         running = binding.lines_of(f.read())
     bound = dict(last["views"])
@@ -93,11 +93,11 @@ def entries(state: State, kind: str, n: int) -> None:
         for i in range(n):
             text = f"{word} {i:06d}: keep the cache keyed by path and mtime"
             ident = f"{kind}-" + wal.sha256(f"{state.actor}\0{ts}\0{text}".encode())[:6]
-            line = views.entry_line(kind, ident, ts[:10], text, because, None)
+            line = layout.entry_line(kind, ident, ts[:10], text, because, None)
             raw = (line + "\n").encode()
             view.write(raw)
             running = running.add(raw[:-1])
-            bound[views.INVARIANTS] = running.text()
+            bound[layout.INVARIANTS] = running.text()
             data = {"id": ident, "text": text, "because": because, "line": line, "line_sha256": wal.sha256(raw[:-1])}
             seq += 1
             rec = {"v": 1, "seq": seq, "ts": ts, "actor": state.actor, "op": op, "data": data, "views": dict(bound)}
@@ -214,7 +214,7 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
     sizes = {
         k: {
             n: os.path.getsize(os.path.join(p, n))
-            for n in (views.INVARIANTS, views.HANDOFF)
+            for n in (layout.INVARIANTS, layout.HANDOFF)
             if os.path.exists(os.path.join(p, n))
         }
         for k, p in paths.items()

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 
 import _common
 from rehydrate import __version__
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.store.latches import binding
 from rehydrate.store.state import State
 from rehydrate.store.wal import record as wal
@@ -67,23 +67,23 @@ def base(folder: str) -> State:
 def decisions(state: State, n: int) -> None:
     """n decision lines with their records, written with buffered writes (as `State.invariant` would bind them)."""
     last = wal.read_tail(state.wal_path, 1).records[-1][1]
-    bound = binding.Lines.parse(last["views"][views.INVARIANTS])
+    bound = binding.Lines.parse(last["views"][layout.INVARIANTS])
     if bound is None:
         raise _common.BenchError("the last record does not bind 10 by its running hash")
     prev, seq, ts = last["h"], int(last["seq"]), last["ts"]
-    inv = state.path(views.INVARIANTS)
+    inv = state.path(layout.INVARIANTS)
     with open(inv, "ab", buffering=1 << 20) as view, open(state.wal_path, "ab", buffering=1 << 20) as log:
         for i in range(n):
             text = f"decision {i:06d}: keep the cache keyed by path and mtime"
             ident = "D-" + wal.sha256(f"{state.actor}\0{ts}\0{text}\0{i}".encode())[:6]
-            line = views.entry_line("D", ident, ts[:10], text, "a rebuild is slow", None)
+            line = layout.entry_line("D", ident, ts[:10], text, "a rebuild is slow", None)
             view.write(line.encode() + b"\n")
             bound = bound.add(line.encode())
             data = {"id": ident, "text": text, "because": "a rebuild is slow", "line": line}
             data["line_sha256"] = wal.sha256(line.encode())
             seq += 1
             rec = {"v": 1, "seq": seq, "ts": ts, "actor": state.actor, "op": "invariant", "data": data}
-            rec = wal.seal({**rec, "views": {**last["views"], views.INVARIANTS: bound.text()}, "prev": prev})
+            rec = wal.seal({**rec, "views": {**last["views"], layout.INVARIANTS: bound.text()}, "prev": prev})
             log.write(wal.encode(rec))
             prev = rec["h"]
         for f in (view, log):
@@ -92,7 +92,7 @@ def decisions(state: State, n: int) -> None:
 
 
 def by_hand(state: State, n: int) -> None:
-    with open(state.path(views.INVARIANTS), "a", encoding="utf-8") as f:
+    with open(state.path(layout.INVARIANTS), "a", encoding="utf-8") as f:
         for i in range(n):
             f.write(f"- a note typed by hand, number {i:06d}, about the cache keyed by path and mtime\n")
 
@@ -127,7 +127,7 @@ def _once(
         adopt.append(cmd(State(os.path.join(copy, "state"), hand.actor), "verify", "--repair")())
         verify.append(cmd(big, "verify")())
         shutil.rmtree(copy)
-    with open(big.path(views.INVARIANTS), "rb") as f:
+    with open(big.path(layout.INVARIANTS), "rb") as f:
         data = f.read()
     passes = []
     for _ in range(5):
@@ -145,7 +145,7 @@ def _bench(args: argparse.Namespace, tmp: str) -> int:
     for state, name in ((empty, "empty"), (big, "big")):
         checked(state, name)
     t_build = time.perf_counter() - t0
-    size = os.path.getsize(big.path(views.INVARIANTS))
+    size = os.path.getsize(big.path(layout.INVARIANTS))
     env = _common.clean_env(PYTHONPATH=_common.SRC, PYTHONPYCACHEPREFIX=os.path.join(tmp, "pycache"))
     py = [sys.executable, "-m", "rehydrate"]
 

@@ -253,7 +253,7 @@ def record_lines(st: Any, lines: list[str]) -> None:
     """Entry lines appended to 10_invariants.md, each with the record `invariant` or `reject` writes for it, through
     the library (wal.seal, binding.Lines.add) with buffered writes: a big recorded state in seconds."""
     from rehydrate.store.latches import binding
-    from rehydrate.store.views import INVARIANTS
+    from rehydrate.store.layout import INVARIANTS
     from rehydrate.store.wal import record as wal
 
     last = wal.read_tail(st.wal_path, 1).records[-1][1]

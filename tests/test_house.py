@@ -15,17 +15,17 @@ import house
 # change, so that the house cannot slide back; raising one needs a reason in the commit message.
 CEILINGS: dict[str, int] = {
     "max_module_lines": 890,
-    "modules_over_max_lines": 16,
-    "max_modules_per_folder": 23,
-    "folders_over_max_modules": 4,
-    "cycles": 10,
-    "largest_cycle": 6,
-    "modules_in_cycles": 30,
+    "modules_over_max_lines": 5,
+    "max_modules_per_folder": 15,
+    "folders_over_max_modules": 1,
+    "cycles": 2,
+    "largest_cycle": 2,
+    "modules_in_cycles": 4,
     "private_imports": 0,
-    "upward_arrows": 4,
+    "upward_arrows": 0,
     "forbidden_arrows": 0,
-    "function_imports": 516,
-    "function_imports_internal": 424,
+    "function_imports": 232,
+    "function_imports_internal": 174,
 }
 
 

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from rehydrate.brief import ResumeResult, resume
     from rehydrate.errors import RehydrateError
     from rehydrate.store import Problem
-    from rehydrate.store.state import Outcome, State
+    from rehydrate.store.session import Outcome
+    from rehydrate.store.state import State
     from rehydrate.store.wal.history import History
     from rehydrate.store.wal.history import read as history
 
@@ -36,10 +37,14 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # Each branch imports only what its name needs: `rehydrate.State` must not load the brief.
-    if name in ("State", "Outcome"):
-        from rehydrate.store import state
+    if name == "State":
+        from rehydrate.store.state import State
 
-        return getattr(state, name)
+        return State
+    if name == "Outcome":
+        from rehydrate.store.session import Outcome
+
+        return Outcome
     if name == "Problem":
         from rehydrate.store import Problem
 

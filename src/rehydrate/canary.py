@@ -26,7 +26,7 @@ import time
 
 from rehydrate import runner
 from rehydrate.errors import UsageError
-from rehydrate.store import actors, views
+from rehydrate.store import actors, layout, views
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -97,7 +97,7 @@ def expected(state: State) -> Expected:
     with state.reading() as snap:
         name = actors.pc_names(state.actor, snap.last)[0]
         raw = state.view_bytes(name, snap)
-        inv = state.view_bytes(views.INVARIANTS, snap)
+        inv = state.view_bytes(layout.INVARIANTS, snap)
     fields = views.parse_next(raw.decode("utf-8", "replace")) if raw else {}
     text = inv.decode("utf-8", "replace") if inv else ""
     return Expected(fields.get("next"), active(text), state.rel(name))

@@ -13,7 +13,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from rehydrate import __version__, brief
 from rehydrate.errors import RehydrateError
-from rehydrate.store.state import Outcome, State
+from rehydrate.store.session import Outcome
+from rehydrate.store.state import State
 
 INSTRUCTIONS = (
     "rehydrate keeps this task's working state on disk. Call `resume` first and after any context compaction; "

@@ -16,7 +16,7 @@ What it guarantees:
 - terminal_safe() takes out what could drive a terminal or disguise what it shows (C0 and C1 controls but tab
   and newline, DEL, the bidirectional controls, the line and paragraph separators): the CLI's output passes
   through it.
-- cap() refuses a field longer than its limit (the limits themselves are store/views.py's).
+- cap() refuses a field longer than its limit (the limits themselves are store/layout.py's).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from rehydrate import brief, text
 from rehydrate.brief import MIN_BUDGET, BriefInput
 from rehydrate.checks import Finding
-from rehydrate.store import views
+from rehydrate.store import layout, views
 from rehydrate.store.state import State
 from rehydrate.text import clean
 
@@ -101,9 +101,9 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:  # noqa: PL
         return any(w in left for w in words)
 
     # the goal and the next step are there; a cut one is named
-    for name, raw, word in ((views.GOAL, inp.goal, "goal"), (views.NEXT, inp.next, views.NEXT)):
+    for name, raw, word in ((layout.GOAL, inp.goal, "goal"), (layout.NEXT, inp.next, layout.NEXT)):
         full = _text_((raw or "")[: 2 * budget])  # as far as it could be shown
-        if name == views.GOAL and full.startswith("# Goal\n"):  # the goal as rendered by init, shown compactly
+        if name == layout.GOAL and full.startswith("# Goal\n"):  # the goal as rendered by init, shown compactly
             full = full[len("# Goal\n") :].lstrip("\n").replace("\n\n## Done when\n\n", "\n\nDone when: ")
         longer = len(raw or "") > 2 * budget
         if not full and not longer:
@@ -116,37 +116,37 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:  # noqa: PL
             assert named(word), (name, left)
     # every rejected approach's id, up to the promised number; a shortened entry is named
     lines = (inp.invariants or "").split("\n")
-    rejected = [ln for ln in lines if (views.entry_id(ln) or "D")[0] == "R"]
-    header = set(views.INVARIANTS_HEADER.split("\n"))
+    rejected = [ln for ln in lines if (layout.entry_id(ln) or "D")[0] == "R"]
+    header = set(layout.INVARIANTS_HEADER.split("\n"))
     rejected_set = set(rejected)
     decisions = [ln for ln in lines if ln.strip() and ln[0] != "#" and ln not in header and ln not in rejected_set]
     if rejected:
-        got_rej = quotes.get(f"{f}/{views.INVARIANTS}, rejected", ([], ""))[0]
-        got_ids, got_set = {views.entry_id(g) for g in got_rej}, set(got_rej)
-        ids = [views.entry_id(ln) for ln in rejected]
+        got_rej = quotes.get(f"{f}/{layout.INVARIANTS}, rejected", ([], ""))[0]
+        got_ids, got_set = {layout.entry_id(g) for g in got_rej}, set(got_rej)
+        ids = [layout.entry_id(ln) for ln in rejected]
         room = brief.rejected_room(budget)
         for ident in ids[max(0, len(ids) - room) :]:
             assert ident in got_ids, ident
         if len(ids) > room and not all(ident in got_ids for ident in ids):
             assert named("older rejected"), left
-        if any(_flat(r) not in got_set for r in rejected if views.entry_id(r) in got_ids):
+        if any(_flat(r) not in got_set for r in rejected if layout.entry_id(r) in got_ids):
             assert named("rejected"), left
     assert_every_rejected_id_named_or_covered(inp.invariants or "", text)
     if decisions:
-        got_dec = quotes.get(f"{f}/{views.INVARIANTS}, decisions", ([], ""))[0]
+        got_dec = quotes.get(f"{f}/{layout.INVARIANTS}, decisions", ([], ""))[0]
         if len(got_dec) < len(decisions) or any(_flat(d) not in got_dec for d in decisions):
             assert named("decision"), left
     # the optional parts: shown in full, or named
-    if _text(inp.handoff or "") and shown(f"{f}/{views.HANDOFF}") != _text(inp.handoff or ""):
-        assert named("handoff", views.HANDOFF), left
-    if _text(inp.tasks or "") and shown(f"{f}/{views.TASKS}") != _text(inp.tasks or ""):
+    if _text(inp.handoff or "") and shown(f"{f}/{layout.HANDOFF}") != _text(inp.handoff or ""):
+        assert named("handoff", layout.HANDOFF), left
+    if _text(inp.tasks or "") and shown(f"{f}/{layout.TASKS}") != _text(inp.tasks or ""):
         assert named("task list", "tasks"), left
     for name, raw in inp.extras:
         src = f"{f}/{_flat(name)[:100]}"
         if shown(src) != (_text(raw) or ""):
             assert named(src, f"of {f}/NN_*.md", "other file"), (src, left)
     if inp.last_record and _flat(inp.last_record):
-        got = shown(f"{f}/{views.WAL_DIR}/{_flat(inp.actor)}.jsonl, last line")
+        got = shown(f"{f}/{layout.WAL_DIR}/{_flat(inp.actor)}.jsonl, last line")
         if got != _flat(inp.last_record):
             assert named("WAL record"), left
     if inp.preface and _flat(inp.preface) and not text.startswith(_flat(inp.preface) + "\n\n# rehydrate brief: "):
@@ -177,7 +177,7 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:  # noqa: PL
         from rehydrate.brief.plan import _task_pairs
 
         # a captured task list the same as the state's is said so: as render does, from the task list it shows
-        listed = shown(f"{f}/{views.TASKS}")
+        listed = shown(f"{f}/{layout.TASKS}")
         pairs = _task_pairs(listed) if listed else None
         parts = Material(inp.capture, inp.capture_meta, TOKEN, pairs).parts
         if "## Just before the compaction" not in own:
@@ -201,19 +201,19 @@ def assert_every_rejected_id_named_or_covered(invariants: str, text: str) -> Non
     first and last ids, their number and the file's line numbers (its own text, outside any quote)."""
     b = parse(text)
     quotes: dict[str, tuple[list[str], str]] = b["quotes"]  # type: ignore[assignment]
-    named = {views.entry_id(ln) for src, (lines, _) in quotes.items() if src.endswith(", rejected") for ln in lines}
+    named = {layout.entry_id(ln) for src, (lines, _) in quotes.items() if src.endswith(", rejected") for ln in lines}
     ranges = [m for m in map(RANGE.match, b["own"]) if m]  # type: ignore[call-overload]
-    at = [(i, ln) for i, ln in enumerate(invariants.split("\n"), 1) if (views.entry_id(ln) or "D")[0] == "R"]
+    at = [(i, ln) for i, ln in enumerate(invariants.split("\n"), 1) if (layout.entry_id(ln) or "D")[0] == "R"]
     for m in ranges:
         first, last = int(m.group(4).replace(",", "")), int((m.group(5) or m.group(4)).replace(",", ""))
-        inside = [views.entry_id(ln) for i, ln in at if first <= i <= last]
+        inside = [layout.entry_id(ln) for i, ln in at if first <= i <= last]
         assert inside and inside[0] == m.group(1) and inside[-1] == (m.group(2) or m.group(1)), m.group(0)
         assert len(inside) == int((m.group(3) or "1").replace(",", "")), m.group(0)
     for i, ln in at:
         covered = any(
             int(m.group(4).replace(",", "")) <= i <= int((m.group(5) or m.group(4)).replace(",", "")) for m in ranges
         )
-        assert views.entry_id(ln) in named or covered, (i, ln[:40])
+        assert layout.entry_id(ln) in named or covered, (i, ln[:40])
 
 
 # -- strategies: adversarial inputs ----------------------------------------------------------------------------------
@@ -238,15 +238,16 @@ def brief_inputs(draw: st.DrawFn) -> tuple[BriefInput, int]:
 
     n_rej = draw(st.integers(0, min(brief.rejected_room(budget), 40)))
     rejected = [
-        views.entry_line("R", f"R-{i:06x}", "2026-11-29", some(i), some(i + 1), some(i + 2)[:100]) for i in range(n_rej)
+        layout.entry_line("R", f"R-{i:06x}", "2026-11-29", some(i), some(i + 1), some(i + 2)[:100])
+        for i in range(n_rej)
     ]
     decisions = [
-        views.entry_line("D", f"D-{i:06x}", "2026-11-29", some(i + 3), some(i)[:200], None)
+        layout.entry_line("D", f"D-{i:06x}", "2026-11-29", some(i + 3), some(i)[:200], None)
         for i in range(draw(st.integers(0, 30)))
     ]
     lines = rejected + decisions
     order = draw(st.permutations(range(len(lines)))) if len(lines) < 12 else range(len(lines))
-    invariants = views.INVARIANTS_HEADER + "\n".join(clean(lines[i], one_line=True) for i in order) + "\n"
+    invariants = layout.INVARIANTS_HEADER + "\n".join(clean(lines[i], one_line=True) for i in order) + "\n"
     names = draw(st.lists(st.from_regex(r"[0-9]{2}_[a-z]{1,8}\.md", fullmatch=True), max_size=12, unique=True))
     extras = [(n, draw(texts(40000))) for n in sorted(names)]
     next_text = draw(
@@ -311,11 +312,11 @@ def many_rejected(draw: st.DrawFn) -> tuple[BriefInput, int, int | None]:
     lines = []
     for i in range(n):
         text = clean(pool[i % len(pool)], one_line=True)
-        lines.append(views.entry_line("R", f"R-{i:06x}", "2026-11-30", text, "b", None))
+        lines.append(layout.entry_line("R", f"R-{i:06x}", "2026-11-30", text, "b", None))
         if every and i % every == 0:
-            lines.append(views.entry_line("D", f"D-{i:06x}", "2026-11-30", text, "b", None))
+            lines.append(layout.entry_line("D", f"D-{i:06x}", "2026-11-30", text, "b", None))
     inp = BriefInput(
-        folder="state", actor="agent", goal=draw(texts(3000)), invariants=views.INVARIANTS_HEADER + "\n".join(lines),
+        folder="state", actor="agent", goal=draw(texts(3000)), invariants=layout.INVARIANTS_HEADER + "\n".join(lines),
         handoff=draw(st.one_of(st.none(), texts(100000))), extras=[], next=draw(texts(3000)), last_record=None,
         findings=[], confidence="recovered", next_action=draw(texts(300)),
     )  # fmt: skip
@@ -358,14 +359,14 @@ def test_a_confidence_read_only_in_part_is_named_as_cut(budget: int) -> None:
 def worst_case(n_rejected: int) -> BriefInput:
     """The longest shortest forms: every part at its limit, every optional part too large to show."""
     long = "t" * (20000 if n_rejected < 1000 else 2000)  # as long as any shortest form needs, within the memory
-    lines = [views.entry_line("R", f"R-{i:06x}", "2026-11-29", long, "b", None) for i in range(n_rejected)]
-    lines += [views.entry_line("D", f"D-{i:06x}", "2026-11-29", "d" * 600, "b", None) for i in range(50)]
+    lines = [layout.entry_line("R", f"R-{i:06x}", "2026-11-29", long, "b", None) for i in range(n_rejected)]
+    lines += [layout.entry_line("D", f"D-{i:06x}", "2026-11-29", "d" * 600, "b", None) for i in range(50)]
     checks = [f"c{i:02d}" + "x" * 61 for i in range(31)]
     inp = BriefInput(
         folder="F" * 40,
         actor="a" * 64,
         goal="g" * 70000,
-        invariants=views.INVARIANTS_HEADER + "\n".join(lines) + "\n",
+        invariants=layout.INVARIANTS_HEADER + "\n".join(lines) + "\n",
         handoff="h" * (1 << 20),
         extras=[(f"{i:02d}_x.md", "e" * 100) for i in range(10, 99)],
         next="# Next (" + "T" * 500 + ")\n" + "n" * 50000,
@@ -375,7 +376,7 @@ def worst_case(n_rejected: int) -> BriefInput:
         next_action="A" * 50000,
         preface="P" * 50000,
         path="/p" * 3000,
-        sizes={views.INVARIANTS: 10**9},
+        sizes={layout.INVARIANTS: 10**9},
         capture={  # the capture before the compaction at its bounds: given up whole, and named
             "v": 1, "harness": "claude", "since": {"seq": 10**9}, "tool_calls": 10**9, "user_turns": 10**9,
             "todos": {"tool": "T" * 40, "line": 10**9, "items": [["t" * 200, "in_progress"]] * 30, "more": 10**9},
@@ -423,25 +424,25 @@ def _input(state: State, budget: int, monkeypatch: pytest.MonkeyPatch) -> tuple[
 def test_one_huge_rejected_approach_is_shortened_and_nothing_else_is_lost(
     state: State, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    big = "x" * (views.MAX_FIELD - 1)
+    big = "x" * (layout.MAX_FIELD - 1)
     state.reject("Rewrite the lexer by hand", because="the generator is faster", guard="src/lex*")
     state.reject(big, because=big, guard=big)
     state.reject("Vendor the parser library", because="upstream fixes land weekly")
     state.checkpoint(done="the lexer", next="THE NEXT ACTION")
     inp, text = _input(state, brief.DEFAULT_BUDGET, monkeypatch)
-    ids = re.findall(r"^- (R-[0-9a-f]{6}) ", Path(state.path(views.INVARIANTS)).read_text(), re.MULTILINE)
+    ids = re.findall(r"^- (R-[0-9a-f]{6}) ", Path(state.path(layout.INVARIANTS)).read_text(), re.MULTILINE)
     assert len(ids) == 4 and all(i in text for i in ids) and len(text) <= brief.DEFAULT_BUDGET
     assert "\n## Next" in text and re.search(r"^confidence: recovered\nnext safe action: THE NEXT ACTION$", text, re.M)
     check_promises(inp, text, brief.DEFAULT_BUDGET)
     b = parse(text)
-    rej = b["quotes"][f"state/{views.INVARIANTS}, rejected"][0]  # type: ignore[index]
+    rej = b["quotes"][f"state/{layout.INVARIANTS}, rejected"][0]  # type: ignore[index]
     assert len(rej) == 4 and rej[0].startswith("- R-") and "Edit db/schema.sql directly" in rej[0]
     assert "Rewrite the lexer by hand" in rej[1] and "Vendor the parser library" in rej[3]
     assert rej[2].endswith("…") and len(rej[2]) < 2000
     assert "## Next" in b["own"] and "next safe action: THE NEXT ACTION" in b["ledger"]  # type: ignore[operator]
     assert "confidence: recovered" in b["ledger"]  # type: ignore[operator]
     # where the rest is: the file and the line
-    lines = Path(state.path(views.INVARIANTS)).read_text().split("\n")
+    lines = Path(state.path(layout.INVARIANTS)).read_text().split("\n")
     at = next(i for i, ln in enumerate(lines, 1) if ln.startswith("- R-") and big in ln)
     assert f"the end of 1 long rejected approach (state/10_invariants.md line {at})" in b["left"]  # type: ignore[operator]
 
@@ -451,7 +452,7 @@ def test_eighty_latch_problems_fold_into_counts_and_keep_the_confidence_line(
 ) -> None:
     for i in range(80):
         state.invariant(f"decision {i} " + "d" * 100, because="reasons " + "r" * 60)
-    inv = Path(state.path(views.INVARIANTS))
+    inv = Path(state.path(layout.INVARIANTS))
     inv.write_text(inv.read_text().replace("decision: decision", "decision: changed"))
     inp, text = _input(state, brief.DEFAULT_BUDGET, monkeypatch)
     assert sum(1 for x in inp.findings if x.status == "degraded") >= 80
@@ -491,7 +492,9 @@ def test_more_rejected_approaches_than_the_budget_can_name_one_by_one_are_named_
 ) -> None:
     inp, _ = _input(state, MIN_BUDGET, monkeypatch)
     n = 200
-    inp.invariants = "\n".join(views.entry_line("R", f"R-{i:06x}", "2026-11-29", "t" * 50, "b", None) for i in range(n))
+    inp.invariants = "\n".join(
+        layout.entry_line("R", f"R-{i:06x}", "2026-11-29", "t" * 50, "b", None) for i in range(n)
+    )
     inp.invariants_read = None  # the text above, not the state's file
     text = brief.render(inp, MIN_BUDGET).text
     assert len(text) <= MIN_BUDGET and f"R-{n - 1:06x}" in text

@@ -23,7 +23,7 @@ from rehydrate.brief.compose import compose
 from rehydrate.brief.plan import Draft, Plan
 from rehydrate.checks import ledger
 from rehydrate.harness import hook
-from rehydrate.store import views
+from rehydrate.store import layout, views
 from rehydrate.store.local import journal
 from rehydrate.store.state import State
 from rehydrate.store.wal import record as wal
@@ -237,8 +237,8 @@ def test_a_capture_of_the_wrong_shape_never_raises(project: Path, value: object)
 def big_input(n_decisions: int) -> BriefInput:
     long_user = [{"line": i, "text": f"message {i} " + "u" * 990} for i in (10, 20, 30)]
     cap = capture(user=long_user, assistant={"line": 40, "text": "a" * 1500})
-    decisions = [views.entry_line("D", f"D-{i:06x}", "2026-11-29", "d" * 380, "b", None) for i in range(n_decisions)]
-    inv = views.INVARIANTS_HEADER + "\n".join(decisions)
+    decisions = [layout.entry_line("D", f"D-{i:06x}", "2026-11-29", "d" * 380, "b", None) for i in range(n_decisions)]
+    inv = layout.INVARIANTS_HEADER + "\n".join(decisions)
     return BriefInput(
         folder="state", actor="agent", goal="Ship the parser", invariants=inv,
         handoff=None, extras=[], next="# Next (checkpoint 2, 2026-11-29T22:04Z, no git HEAD)\nnext allowed action: x",

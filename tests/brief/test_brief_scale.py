@@ -12,7 +12,7 @@ import pytest
 from brief.test_brief_budget import TOKEN, check_promises, parse, patch_clean
 from rehydrate import brief
 from rehydrate.brief import plan
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.text import clean
 
 
@@ -23,7 +23,7 @@ def _pinned_token(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _input(lines: list[str]) -> brief.BriefInput:
     return brief.BriefInput(
-        folder="state", actor="agent", goal="g", invariants=views.INVARIANTS_HEADER + "\n".join(lines) + "\n",
+        folder="state", actor="agent", goal="g", invariants=layout.INVARIANTS_HEADER + "\n".join(lines) + "\n",
         handoff=None, extras=[], next="n", last_record=None, findings=[], confidence="recovered",
         next_action="x",
     )  # fmt: skip
@@ -31,7 +31,7 @@ def _input(lines: list[str]) -> brief.BriefInput:
 
 def _entries(kind: str, n: int) -> list[str]:
     word = "keep the cache keyed by path and mtime"
-    return [views.entry_line(kind, f"{kind}-{i:06x}", "2026-11-30", f"{word} {i}", "slow", None) for i in range(n)]
+    return [layout.entry_line(kind, f"{kind}-{i:06x}", "2026-11-30", f"{word} {i}", "slow", None) for i in range(n)]
 
 
 class _Count:
@@ -47,9 +47,9 @@ def test_25000_decisions_are_read_from_the_end_and_counted_whole(monkeypatch: py
     n = 25_000
     inp = _input([*_entries("D", n)[:-1], "", "# a heading", "- R-abcdef rejected: retry it because: no"])
     inp.invariants = (inp.invariants or "") + "\n".join(_entries("D", 3)) + "\r\n\n"
-    ids = _Count(views.entry_id)
+    ids = _Count(layout.entry_id)
     with monkeypatch.context() as m:
-        m.setattr(views, "entry_id", ids)
+        m.setattr(layout, "entry_id", ids)
         text = brief.render(inp, brief.DEFAULT_BUDGET).text
     shown = parse(text)["quotes"]["state/10_invariants.md, decisions"][0]  # type: ignore[index]
     # each decision shown is looked at once, and a few more lines: not the 25,000 (the old code matched each)
@@ -68,10 +68,10 @@ def test_fitting_3000_rejected_approaches_composes_them_a_bounded_number_of_time
     def show(self: plan._Entry, cap: int | None) -> tuple[str, bool]:
         return shows(self, cap)  # type: ignore[no-any-return]
 
-    ids = _Count(views.entry_id)
+    ids = _Count(layout.entry_id)
     with monkeypatch.context() as m:
         m.setattr(plan._Entry, "show", show)
-        m.setattr(views, "entry_id", ids)
+        m.setattr(layout, "entry_id", ids)
         text = brief.render(inp, brief.DEFAULT_BUDGET).text
     kept = brief.DEFAULT_BUDGET // 12  # the newest rejected approaches whose ids could fit (plan._invariants)
     assert ids.calls <= kept, ids.calls  # the others are found by one scan, never matched one by one
@@ -87,7 +87,7 @@ def test_50000_rejected_approaches_are_each_named_and_only_the_newest_cleaned(mo
     are named by an id range with the file's line numbers: never dropped, never matched one by one."""
     inp = _input(_entries("R", 50_000))
     chars = _Count(clean)
-    ids = _Count(views.entry_id)
+    ids = _Count(layout.entry_id)
     shows = _Count(plan._Entry.show)
 
     def show(self: plan._Entry, cap: int | None) -> tuple[str, bool]:
@@ -95,7 +95,7 @@ def test_50000_rejected_approaches_are_each_named_and_only_the_newest_cleaned(mo
 
     with monkeypatch.context() as m:
         patch_clean(m, chars)
-        m.setattr(views, "entry_id", ids)
+        m.setattr(layout, "entry_id", ids)
         m.setattr(plan._Entry, "show", show)
         text = brief.render(inp, brief.DEFAULT_BUDGET).text
     kept = brief.DEFAULT_BUDGET // 12

@@ -18,7 +18,7 @@ from brief.test_brief_size import ReadsByFile
 from conftest import record_lines
 from rehydrate import brief
 from rehydrate.brief import read
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.store.latches import binding, index
 from rehydrate.store.local import seen
 from rehydrate.store.state import State
@@ -33,7 +33,7 @@ def _pinned_token(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _line(kind: str, i: int, long: int = 0) -> str:
     text = f"retry {i} the old way" + " and more" * long
-    return views.entry_line(kind, f"{kind}-{i:06x}", "2026-11-30", text, "slow", None)
+    return layout.entry_line(kind, f"{kind}-{i:06x}", "2026-11-30", text, "slow", None)
 
 
 def _shown(inv: index.Invariants, keep: int) -> tuple[object, ...]:
@@ -51,7 +51,7 @@ PIECES = [
 
 
 def _file(pieces: list[str], end: bool) -> bytes:
-    out = [views.INVARIANTS_HEADER.rstrip("\n")]
+    out = [layout.INVARIANTS_HEADER.rstrip("\n")]
     for i, p in enumerate(pieces):
         if p in ("- D", "- R"):
             out.append(_line(p[2], i))
@@ -128,7 +128,7 @@ def test_a_resume_on_an_unchanged_10_reads_only_what_it_shows(
     """The first resume scans 10 whole and keeps its summary; the next reads the rejected approaches a brief could
     name and the end of the file (not its 1.4 MB), and briefs the same."""
     _big(state, 20_000, every)
-    size = os.path.getsize(state.path(views.INVARIANTS))
+    size = os.path.getsize(state.path(layout.INVARIANTS))
     assert size > 1_000_000
     brief.resume(State.open(state.root))  # scans, keeps the summary
     assert _summary(state).startswith("lines-sha256:")
@@ -137,12 +137,12 @@ def test_a_resume_on_an_unchanged_10_reads_only_what_it_shows(
         reads = ReadsByFile(m)
         cached = _brief(state)
     assert scans.calls == 0
-    read_bytes = reads.by_name.get(views.INVARIANTS, 0)
+    read_bytes = reads.by_name.get(layout.INVARIANTS, 0)
     assert read_bytes <= 16 * ROOM + (KEEP + 2) * index._PEEK * 2, (read_bytes, size)
     monkeypatch.setattr(index, "from_summary", lambda *a: None)  # the whole scan, for comparison
     assert _brief(state) == cached
     assert scans.calls == 1
-    assert_every_rejected_id_named_or_covered(Path(state.path(views.INVARIANTS)).read_text(), cached)
+    assert_every_rejected_id_named_or_covered(Path(state.path(layout.INVARIANTS)).read_text(), cached)
 
 
 def test_an_append_extends_the_summary_and_a_change_by_hand_is_scanned(
@@ -156,24 +156,24 @@ def test_an_append_extends_the_summary_and_a_change_by_hand_is_scanned(
     after = _summary(state)
     assert (
         after != before
-        and after.split(" ")[0] == binding.lines_of(Path(state.path(views.INVARIANTS)).read_bytes()).text()
+        and after.split(" ")[0] == binding.lines_of(Path(state.path(layout.INVARIANTS)).read_bytes()).text()
     )
     State.open(state.root).checkpoint("rejected one more", "brief again")  # 10 not written: the summary kept
     assert _summary(state) == after
     scans = _Scans(monkeypatch)
     text = _brief(state)
-    newest = [ln for ln in Path(state.path(views.INVARIANTS)).read_text().split("\n") if ln.startswith("- R-")][-1]
+    newest = [ln for ln in Path(state.path(layout.INVARIANTS)).read_text().split("\n") if ln.startswith("- R-")][-1]
     assert scans.calls == 0 and "the newest way" in newest and newest[2:10] in text
     with monkeypatch.context() as m:
         m.setattr(index, "from_summary", lambda *a: None)
         assert _brief(state) == text
     scans.calls = 0
     # a change by hand: the binding no longer matches, the file is scanned whole and the brief shows the change
-    with open(state.path(views.INVARIANTS), "a") as f:
+    with open(state.path(layout.INVARIANTS), "a") as f:
         f.write(_line("R", 999_999) + "\n")
     text = _brief(state)
     assert scans.calls == 1 and "R-0f423f" in text
-    assert_every_rejected_id_named_or_covered(Path(state.path(views.INVARIANTS)).read_text(), text)
+    assert_every_rejected_id_named_or_covered(Path(state.path(layout.INVARIANTS)).read_text(), text)
 
 
 def _forgeries(real: str, data: bytes) -> dict[str, str]:
@@ -227,7 +227,7 @@ def test_a_forged_or_stale_summary_shows_nothing_wrong(
     _big(state, 3_000, every)
     brief.resume(State.open(state.root))
     honest = _brief(state)
-    data = Path(state.path(views.INVARIANTS)).read_bytes()
+    data = Path(state.path(layout.INVARIANTS)).read_bytes()
     forged = _forgeries(_summary(state), data)[kind]
     real_load = seen.Seen.load
 

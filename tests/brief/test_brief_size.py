@@ -16,7 +16,7 @@ import pytest
 from brief.test_brief_budget import TOKEN, assert_every_rejected_id_named_or_covered, parse
 from conftest import git_repo, record_lines
 from rehydrate import brief
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.store.state import State
 
 MIB = 1 << 20
@@ -34,18 +34,18 @@ def grow(state: State, decisions: int, rejected_every: int, handoff: int, record
     lines = []
     for i in range(decisions):
         if i % rejected_every == rejected_every - 1:
-            lines.append(views.entry_line("R", f"R-{i:06x}", "2026-11-30", f"retry {i} the old way", "slow", None))
+            lines.append(layout.entry_line("R", f"R-{i:06x}", "2026-11-30", f"retry {i} the old way", "slow", None))
         else:
             text = f"decision {i}: keep the cache keyed by path and mtime"
-            lines.append(views.entry_line("D", f"D-{i:06x}", "2026-11-30", text, "a rebuild is slow", None))
+            lines.append(layout.entry_line("D", f"D-{i:06x}", "2026-11-30", text, "a rebuild is slow", None))
     if recorded:
         record_lines(state, lines)
     else:
-        with open(state.path(views.INVARIANTS), "a") as f:
+        with open(state.path(layout.INVARIANTS), "a") as f:
             f.write("\n".join(lines) + "\n")
     step = "- step {:07d}: measured the cache, kept the keys by path, wrote down what to check next\n"
     body = "".join(step.format(i) for i in range(handoff // len(step.format(0))))
-    Path(state.path(views.HANDOFF)).write_text("HANDOFF START\n" + body + "HANDOFF END\n")
+    Path(state.path(layout.HANDOFF)).write_text("HANDOFF START\n" + body + "HANDOFF END\n")
     newest_d = next(ln for ln in reversed(lines) if ln.startswith("- D-"))
     newest_r = next(ln for ln in reversed(lines) if ln.startswith("- R-"))
     return newest_d[2:10], newest_r[2:10]
@@ -70,8 +70,8 @@ def short_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[State]:
 def test_views_past_4_mib_are_briefed(short_state: State) -> None:
     state = short_state
     newest_d, newest_r = grow(state, 200_000, 5_000, 5_000_000, recorded=True)
-    inv, ho = Path(state.path(views.INVARIANTS)), Path(state.path(views.HANDOFF))
-    assert inv.stat().st_size > 4 * views.MAX_VIEW and ho.stat().st_size > views.MAX_VIEW
+    inv, ho = Path(state.path(layout.INVARIANTS)), Path(state.path(layout.HANDOFF))
+    assert inv.stat().st_size > 4 * layout.MAX_VIEW and ho.stat().st_size > layout.MAX_VIEW
     for max_bytes in (None, 6000):
         r = brief.resume(State.open(state.root), max_bytes=max_bytes)
         assert len(r.text) <= brief.DEFAULT_BUDGET and (max_bytes is None or len(r.text.encode()) <= max_bytes)
@@ -122,7 +122,7 @@ def test_the_brief_reads_what_it_can_show_and_the_scan_for_rejected_approaches(
     not keep): of a 20 MB 10, one scan and its end; of the handoff, its start and end. The old code read views of
     up to 4 MiB whole (3 MiB of handoff here) and showed nothing of larger ones."""
     grow(state, 200_000, 5_000, handoff)
-    inv_size = os.path.getsize(state.path(views.INVARIANTS))
+    inv_size = os.path.getsize(state.path(layout.INVARIANTS))
     assert inv_size > 19_000_000
     budget = brief.DEFAULT_BUDGET
     st = State.open(state.root)
@@ -131,6 +131,6 @@ def test_the_brief_reads_what_it_can_show_and_the_scan_for_rejected_approaches(
         text = brief.reduced(st.root, st.actor, "the state could not be opened", budget)
     assert "HANDOFF START" in text and "HANDOFF END" in text and "decision 199998" in text
     room = 4 * budget  # a character is at most 4 bytes: what a brief of this budget could show of one text
-    assert reads.by_name.get(views.HANDOFF, 0) <= 2 * room, reads.by_name  # its start and its end
+    assert reads.by_name.get(layout.HANDOFF, 0) <= 2 * room, reads.by_name  # its start and its end
     # the scan of 10 (every byte once) and its end (at most 16 times the room, when rejected approaches fill it)
-    assert inv_size <= reads.by_name.get(views.INVARIANTS, 0) <= inv_size + 16 * room, reads.by_name
+    assert inv_size <= reads.by_name.get(layout.INVARIANTS, 0) <= inv_size + 16 * room, reads.by_name

@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rehydrate.brief import fence, plan
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.store.latches import index
 
 HEADER = sorted(plan._HEADER_LINES)
@@ -61,7 +61,7 @@ def test_date_word_is_the_regex_s(rest: str) -> None:
 @example("- D-0a1b2")
 def test_entry_id_is_the_regex_s(line: str) -> None:
     m = re.match(ID, line)
-    assert views.entry_id(line) == (m.group(1) if m else None)
+    assert layout.entry_id(line) == (m.group(1) if m else None)
 
 
 @settings(max_examples=2000, deadline=None)

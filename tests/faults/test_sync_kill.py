@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "git"))
 
 from gitutil import Team, append_lines
 
-from rehydrate.sync import run as gitsync
+from rehydrate.store.git import share
 
 STEPS = ["fetched", "committed", "integrated", "pushed"]
 
@@ -42,7 +42,7 @@ def test_a_sync_stopped_at_each_step_converges_on_the_next(tmp_path: Path, step:
     assert stopped.code == 75, stopped
     pending = a / ".git" / "rehydrate" / "state" / "sync.pending"
     assert pending.exists() == (step in ("committed", "integrated")), step
-    said = gitsync.pending_message(str(a / "state"))  # what `status` can show with one lstat
+    said = share.pending_message(str(a / "state"))  # what `status` can show with one lstat
     assert (said is not None and "run `rehydrate sync` to finish it" in said) == pending.exists(), said
     r = team.sync(a)
     assert r.code == 0, r

@@ -18,7 +18,8 @@ import pytest
 
 from conftest import rehydrate
 from rehydrate import brief
-from rehydrate.store.state import Problem, State
+from rehydrate.store import Problem
+from rehydrate.store.state import State
 from rehydrate.store.wal import record as wal
 
 GOAL_REL = "state/00_goal.md"

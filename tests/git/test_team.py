@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rehydrate.store import views
+from rehydrate.store import layout
 
 from .gitutil import Team
 
@@ -15,16 +15,16 @@ def test_team_init_writes_both_attribute_files_and_says_so(tmp_path: Path) -> No
     team = Team(tmp_path)
     a = team.clone("a")
     attrs = a / "state" / ".gitattributes"
-    attrs.write_text(views.GITATTRIBUTES_V1 + "*.png binary\n")
+    attrs.write_text(layout.GITATTRIBUTES_V1 + "*.png binary\n")
     ignore = a / "state" / ".gitignore"
-    ignore.write_text(views.GITIGNORE_TEXT.replace(".local/\n", "") + "mine.txt\n")
+    ignore.write_text(layout.GITIGNORE_TEXT.replace(".local/\n", "") + "mine.txt\n")
     r = team.rh(a, "team", "init")
     assert r.code == 0, r
     assert "added .local/ to state/.gitignore" in r.out, r
-    assert ignore.read_text() == views.GITIGNORE_TEXT.replace(".local/\n", "") + "mine.txt\n.local/\n"
+    assert ignore.read_text() == layout.GITIGNORE_TEXT.replace(".local/\n", "") + "mine.txt\n.local/\n"
     assert "updated state/.gitattributes" in r.out and "added union merges for state/ to .git/info/attributes" in r.out
     assert "commit state/.gitattributes on your main line before branching" in r.out
-    assert attrs.read_text() == views.GITATTRIBUTES_TEXT + "*.png binary\n"
+    assert attrs.read_text() == layout.GITATTRIBUTES_TEXT + "*.png binary\n"
     info = (a / ".git" / "info" / "attributes").read_text()
     assert "state/wal/*.jsonl merge=union" in info and "state/10_invariants.md merge=union" in info
     again = team.rh(a, "team", "init", "--json")
@@ -38,15 +38,15 @@ def test_a_branch_made_before_the_upgrade_merges_cleanly_after_team_init(tmp_pat
     clone's info/attributes makes the two logs merge line by line."""
     team = Team(tmp_path)
     a = team.clone("a")
-    (a / "state" / ".gitattributes").write_text(views.GITATTRIBUTES_V1)
+    (a / "state" / ".gitattributes").write_text(layout.GITATTRIBUTES_V1)
     team.git(a, "commit", "-qam", "old attributes")
     team.git(a, "checkout", "-qb", "feat")
     assert team.rh(a, "checkpoint", "--done", "feat work", "--next", "feat next").code == 0
-    (a / "state" / ".gitattributes").write_text(views.GITATTRIBUTES_V1)  # as the old version left it
+    (a / "state" / ".gitattributes").write_text(layout.GITATTRIBUTES_V1)  # as the old version left it
     team.git(a, "commit", "-qam", "feat")
     team.git(a, "checkout", "-q", "main")
     assert team.rh(a, "checkpoint", "--done", "main work", "--next", "main next").code == 0
-    (a / "state" / ".gitattributes").write_text(views.GITATTRIBUTES_V1)
+    (a / "state" / ".gitattributes").write_text(layout.GITATTRIBUTES_V1)
     team.git(a, "commit", "-qam", "main")
     assert team.rh(a, "team", "init").code == 0
     team.git(a, "checkout", "-q", "--", "state/.gitattributes")  # the committed (old) file stays in place

@@ -19,7 +19,7 @@ import pytest
 from conftest import hook_answer, hook_event, records, run_hook, says_nothing
 from rehydrate import brief
 from rehydrate.checks import Finding
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.store.state import State
 
 RUSSIAN = "Переписать разбор выражений вручную, без таблицы приоритетов, вариант {i}"
@@ -58,7 +58,7 @@ def forty(request: pytest.FixtureRequest, state: State) -> list[str]:
     text, why = (RUSSIAN, RUSSIAN_WHY) if request.param == "russian" else (JAPANESE, JAPANESE_WHY)
     for i in range(40):
         state.reject(text.format(i=i), because=why, guard=f"src/parser_{i}/*")
-    invariants = Path(state.path(views.INVARIANTS)).read_text(encoding="utf-8")
+    invariants = Path(state.path(layout.INVARIANTS)).read_text(encoding="utf-8")
     ids = re.findall(r"^- (R-[0-9a-f]{6}) ", invariants, flags=re.MULTILINE)
     assert len(ids) == 41 and len(invariants.encode()) > 12_000  # far past Codex's cap, whole
     return ids

@@ -13,7 +13,7 @@ import pytest
 from conftest import claude_event, hook_answer, rehydrate, run_hook
 from rehydrate.harness import hook
 from rehydrate.harness.guard import watches
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.store.state import State
 from rehydrate.store.wal import record as wal
 
@@ -95,10 +95,10 @@ def eval_state(repo: Path) -> State:
 
 
 def test_the_guard_and_contains_are_on_the_line_and_in_the_record(eval_state: State) -> None:
-    text = (Path(eval_state.root) / views.INVARIANTS).read_text()
+    text = (Path(eval_state.root) / layout.INVARIANTS).read_text()
     line = next(ln for ln in text.splitlines() if "eval()" in ln)
     assert line.endswith(" guard: calc/*.py contains: eval(")
-    assert views.entry_guard(line) == ("calc/*.py", "eval(")
+    assert layout.entry_guard(line) == ("calc/*.py", "eval(")
     assert watches.rejected(eval_state.root) == [
         ("calc/*.py", "eval(", line),
         (None, "rm -rf build", next(ln for ln in text.splitlines() if "build cache" in ln)),
@@ -181,7 +181,7 @@ def _watches(state: State) -> list[tuple[str | None, str | None]]:
 def test_a_recorded_watch_edited_by_hand_keeps_its_recorded_value(repo: Path, state: State) -> None:
     """10_invariants.md arrives by git pull: a watch widened or narrowed there by hand does not change what the
     record says; the recorded watch is the one the guard applies."""
-    path = Path(state.path(views.INVARIANTS))  # the fixture's rejected approach guards db/schema.sql
+    path = Path(state.path(layout.INVARIANTS))  # the fixture's rejected approach guards db/schema.sql
     path.write_text(path.read_text().replace("guard: db/schema.sql", "guard: nothing/ever"))
     assert _watches(state) == [("db/schema.sql", None)]
     edit = tool(repo, "Edit", file_path="db/schema.sql", old_string="a", new_string="b")
@@ -192,7 +192,7 @@ def test_a_recorded_watch_edited_by_hand_keeps_its_recorded_value(repo: Path, st
 
 def test_a_rejected_line_added_by_hand_watches_what_it_shows(repo: Path, state: State) -> None:
     """No record carries it yet (the next write adopts it): the guard fails closed, the line's watch counts."""
-    with open(state.path(views.INVARIANTS), "a") as f:
+    with open(state.path(layout.INVARIANTS), "a") as f:
         f.write("- R-abcdef 2026-11-30 rejected: Touch a.txt because: planted guard: a.txt\n")
     assert _watches(state) == [("db/schema.sql", None), ("a.txt", None)]
     assert asked(answered("claude", tool(repo, "Write", file_path="a.txt", content="x"), repo)) == "ask"
@@ -203,7 +203,7 @@ def test_the_records_are_looked_for_only_as_far_as_the_lookback(
 ) -> None:
     """The cost follows what is shown: on every tool call the guard reads at most LOOKBACK bytes of the logs. A
     record further back is not looked for, and the line's own watch counts (fail closed)."""
-    path = Path(state.path(views.INVARIANTS))  # the fixture's rejected approach guards db/schema.sql
+    path = Path(state.path(layout.INVARIANTS))  # the fixture's rejected approach guards db/schema.sql
     path.write_text(path.read_text().replace("guard: db/schema.sql", "guard: db/*"))
     for i in range(200):
         state.checkpoint(done=f"step {i}", next=f"step {i + 1}")

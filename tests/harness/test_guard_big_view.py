@@ -11,7 +11,7 @@ import pytest
 
 from conftest import claude_event, record_lines, run_hook
 from rehydrate.harness.guard import watches
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.store.state import State
 
 
@@ -32,7 +32,7 @@ def test_a_view_past_4_mib_still_guards(repo: Path, state: State) -> None:
     """300 long recorded decisions take 10_invariants.md past 4 MiB: the rejected approach recorded before them
     still guards db/schema.sql (its record now beyond the lookback: the line's watch counts)."""
     record_lines(state, [_decision(i) for i in range(300)])
-    assert os.path.getsize(state.path(views.INVARIANTS)) > 4 << 20
+    assert os.path.getsize(state.path(layout.INVARIANTS)) > 4 << 20
     assert [(g, c) for g, c, _ in watches.rejected(state.root)] == [("db/schema.sql", None)]
     code, out, err = run_hook("claude", _edit(repo), repo)
     assert code == 0 and _decision_of(out) == "ask", (out, err)
@@ -51,12 +51,12 @@ def test_a_guarded_line_after_the_big_decisions_is_found(repo: Path, state: Stat
 def test_a_view_that_cannot_be_read_fails_closed(repo: Path, state: State) -> None:
     """10_invariants.md replaced by a folder (or a FIFO, or unreadable): the guard cannot know what is rejected, so
     a write gets the configured decision, and the reason says why."""
-    path = Path(state.path(views.INVARIANTS))
+    path = Path(state.path(layout.INVARIANTS))
     path.unlink()
     path.mkdir()
     code, out, err = run_hook("claude", _edit(repo), repo)
     assert code == 0 and _decision_of(out) == "ask", (out, err)
-    assert "cannot read" in out and views.INVARIANTS in out
+    assert "cannot read" in out and layout.INVARIANTS in out
     event = claude_event(repo, "PreToolUse", tool_name="Read", tool_input={"file_path": "db/schema.sql"})
     assert run_hook("claude", event, repo)[1] == ""  # a tool that writes nothing is not asked about
 

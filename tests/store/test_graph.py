@@ -207,18 +207,18 @@ def test_a_rotate_that_is_my_head_among_others_is_not_finished_as_interrupted(tm
 
 
 def test_a_write_upgrades_the_old_gitattributes_and_leaves_an_edited_one_alone(tmp_path: Path) -> None:
-    from rehydrate.store import views
+    from rehydrate.store import layout
 
     a, b, _ = _fork(tmp_path)
-    for state, text in ((a, views.GITATTRIBUTES_V1), (b, views.GITATTRIBUTES_V1 + "*.bin binary\n")):
+    for state, text in ((a, layout.GITATTRIBUTES_V1), (b, layout.GITATTRIBUTES_V1 + "*.bin binary\n")):
         Path(state.root, ".gitattributes").write_text(text)
     assert not any("gitattributes" in r for r in a.status().repaired)  # a read leaves it
-    assert Path(a.root, ".gitattributes").read_text() == views.GITATTRIBUTES_V1
+    assert Path(a.root, ".gitattributes").read_text() == layout.GITATTRIBUTES_V1
     out = a.invariant("one", "x")
-    assert Path(a.root, ".gitattributes").read_text() == views.GITATTRIBUTES_TEXT
+    assert Path(a.root, ".gitattributes").read_text() == layout.GITATTRIBUTES_TEXT
     assert any("upgraded state/.gitattributes" in r and "union" in r for r in out.repaired), out.repaired
     out = b.invariant("one", "x")
-    assert Path(b.root, ".gitattributes").read_text() == views.GITATTRIBUTES_V1 + "*.bin binary\n"
+    assert Path(b.root, ".gitattributes").read_text() == layout.GITATTRIBUTES_V1 + "*.bin binary\n"
     assert not any("gitattributes" in r for r in out.repaired)
 
 

@@ -12,11 +12,11 @@ import pytest
 
 from conftest import records
 from rehydrate.fs import write as fsio
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.store.latches import binding
 from rehydrate.store.latches import latch as latches
+from rehydrate.store.layout import INVARIANTS
 from rehydrate.store.state import State
-from rehydrate.store.views import INVARIANTS
 from rehydrate.store.wal import digest
 from rehydrate.store.wal import record as wal
 
@@ -32,7 +32,7 @@ def grow(state: State, n: int, width: int = 60) -> list[str]:
         for i in range(n):
             text = f"decision {i:07d} " + "x" * width
             ident = "D-" + wal.sha256(f"{state.actor}\0{ts}\0{text}".encode())[:6]
-            line = views.entry_line("D", ident, ts[:10], text, "it scales", None)
+            line = layout.entry_line("D", ident, ts[:10], text, "it scales", None)
             view.write(line.encode() + b"\n")
             bound = bound.add(line.encode())
             data = {"id": ident, "text": text, "because": "it scales", "line": line}
@@ -80,7 +80,7 @@ def test_an_append_reads_and_hashes_only_its_line(state: State, monkeypatch: pyt
         hashed[0] += len(data)
         return real_sha(data)
 
-    begin = State._begin
+    begin = State.begin
 
     def begun(self: State, repair: bool = True) -> object:
         snap = begin(self, repair)
@@ -89,7 +89,7 @@ def test_an_append_reads_and_hashes_only_its_line(state: State, monkeypatch: pyt
 
     monkeypatch.setattr(os, "pread", pread)
     monkeypatch.setattr(digest, "HASHER", [sha])
-    monkeypatch.setattr(State, "_begin", begun)
+    monkeypatch.setattr(State, "begin", begun)
     out = state.invariant("one more decision", because="the tail is enough")
     assert out.ok and read[0] < 4096 and hashed[0] < 4096, (read[0], hashed[0])
     assert (
@@ -107,7 +107,7 @@ def _codes(state: State) -> list[tuple[str, int | None]]:
 def test_10_past_4_mib_is_writable_verifiable_and_its_tampering_named(state: State) -> None:
     lines = grow(state, 1100, width=3900)
     path = Path(state.path(INVARIANTS))
-    assert path.stat().st_size > views.MAX_VIEW
+    assert path.stat().st_size > layout.MAX_VIEW
     assert state.checkpoint(done="grew past 4 MiB", next="write more").ok
     assert state.invariant("still writable", because="no size cliff").ok
     assert state.reject("refuse big views", because="no size cliff", guard="big/*").ok

@@ -17,9 +17,9 @@ from conftest import records
 from rehydrate.fs import write as fsio
 from rehydrate.store import reconcile
 from rehydrate.store.git import info as gitinfo
+from rehydrate.store.layout import NEXT
 from rehydrate.store.local import seen
 from rehydrate.store.state import State
-from rehydrate.store.views import NEXT
 from rehydrate.store.wal import record as wal
 
 

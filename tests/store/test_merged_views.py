@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from conftest import git, records
-from rehydrate.store import views
-from rehydrate.store.reconcile import Snapshot
-from rehydrate.store.state import Outcome, State
+from rehydrate.store import layout, views
+from rehydrate.store.session import Outcome, Snapshot
+from rehydrate.store.state import State
 from rehydrate.store.wal import record as wal
 
-NEXT, HANDOFF = views.NEXT, views.HANDOFF
+NEXT, HANDOFF = layout.NEXT, layout.HANDOFF
 
 
 def _last(recs: list[dict[str, Any]], op: str) -> dict[str, Any]:
@@ -162,14 +162,14 @@ def test_the_state_check_names_the_lines_of_work_merged(state: State) -> None:
 def test_the_brief_shows_each_line_of_work_under_the_next_step(state: State, monkeypatch: Any) -> None:
     from rehydrate import brief
 
-    real = State._begin
+    real = State.begin
 
     def begin(self: State, repair: bool = True) -> Snapshot:  # WP1 sets it on the snapshot of a merged log
         snap = real(self, repair)
         snap.merged = LINES
         return snap
 
-    monkeypatch.setattr(State, "_begin", begin)
+    monkeypatch.setattr(State, "begin", begin)
     text = brief.resume(state).text
     nxt = text[text.index("## Next") :]
     assert "2 lines of work merged (a checkpoint chooses):" in nxt

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import HOSTILE, no_crash, rehydrate, shown_clean, verify_codes
-from rehydrate.store import views
+from rehydrate.store import layout, views
 from rehydrate.store.state import State
 from rehydrate.text import clean
 
@@ -123,9 +123,9 @@ def test_names_are_told_apart_as_the_patterns_said_without_compiling_them(middle
     import re
 
     name = head + middle + tail
-    assert views.is_extra_view(name) == bool(re.fullmatch(r"[0-9]{2}_[A-Za-z0-9._-]+\.md", name)), name
-    assert views.is_actor(name) == bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name)), name
-    assert views.is_actor(middle) == bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", middle)), middle
+    assert layout.is_extra_view(name) == bool(re.fullmatch(r"[0-9]{2}_[A-Za-z0-9._-]+\.md", name)), name
+    assert layout.is_actor(name) == bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name)), name
+    assert layout.is_actor(middle) == bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", middle)), middle
 
 
 @pytest.mark.parametrize("dirty", [None, 3, "a.py", {"a": 1}])

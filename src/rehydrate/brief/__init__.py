@@ -31,7 +31,7 @@ from rehydrate.brief.plan import Brief, BriefInput, Draft, Plan
 from rehydrate.brief.read import annotate, read_views
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import config, views
+from rehydrate.store import config, layout, views
 from rehydrate.store.latches.index import Invariants
 from rehydrate.store.local import journal
 from rehydrate.store.locate import foreign
@@ -266,8 +266,8 @@ def _ledger(shown: dict[str, str | None], findings: list[Finding], deferred: lis
     """The ledger of these findings, with the checkpoint's next step as 99 shows it (one code path: checks/ledger)."""
     from rehydrate.checks import ledger  # a brief's, not the Stop hook's (see resume)
 
-    nxt = views.parse_next(shown.get(views.NEXT) or "").get("next")
-    goal = bool((shown.get(views.GOAL) or "").strip())
+    nxt = views.parse_next(shown.get(layout.NEXT) or "").get("next")
+    goal = bool((shown.get(layout.GOAL) or "").strip())
     return ledger.summarize(findings, checkpoint_next=nxt, goal_present=goal, deferred=deferred or ())
 
 
@@ -333,15 +333,15 @@ def _input(
     summed: Ledger | None = None,
 ) -> BriefInput:
     summed = summed if summed is not None else _ledger(shown, findings)
-    extras = [(n, v) for n, v in shown.items() if n not in views.VIEWS and v is not None]
+    extras = [(n, v) for n, v in shown.items() if n not in layout.VIEWS and v is not None]
     inp = BriefInput(
         folder=os.path.basename(state.root),
         actor=state.actor,
-        goal=shown.get(views.GOAL),
-        invariants=shown.get(views.INVARIANTS),
-        handoff=shown.get(views.HANDOFF),
+        goal=shown.get(layout.GOAL),
+        invariants=shown.get(layout.INVARIANTS),
+        handoff=shown.get(layout.HANDOFF),
         extras=extras,
-        next=shown.get(views.NEXT),
+        next=shown.get(layout.NEXT),
         last_record=views.summary(last) if last else None,
         findings=findings,
         confidence=conf,
@@ -356,11 +356,11 @@ def _input(
     if isinstance(pc, tuple):
         inp.pc = pc
     parts = parts or {}
-    inv = parts.get(views.INVARIANTS)
-    if inv is not None and shown.get(views.INVARIANTS) is not None:
+    inv = parts.get(layout.INVARIANTS)
+    if inv is not None and shown.get(layout.INVARIANTS) is not None:
         inp.invariants_read = inv if isinstance(inv, Invariants) else None
-    inp.tasks = shown.get(views.TASKS)
-    tail = parts.get(views.HANDOFF)
-    if isinstance(tail, str) and shown.get(views.HANDOFF) is not None:
+    inp.tasks = shown.get(layout.TASKS)
+    tail = parts.get(layout.HANDOFF)
+    if isinstance(tail, str) and shown.get(layout.HANDOFF) is not None:
         inp.handoff_tail = tail
     return inp

@@ -15,7 +15,7 @@ from rehydrate.brief.receipt import LOOK_BACK, last_given
 from rehydrate.checks import DEGRADED, OK, Finding
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, views
+from rehydrate.store import WORDS, layout, views
 from rehydrate.store.local import journal
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
@@ -76,7 +76,7 @@ def words(text: str) -> set[str]:
 
 def rejected_ids(text: str) -> list[str]:
     """The ids of the rejected approaches in 10_invariants.md's text, in file order."""
-    found = (views.entry_id(line) for line in text.split("\n"))
+    found = (layout.entry_id(line) for line in text.split("\n"))
     return [i for i in found if i is not None and i.startswith("R-")]
 
 
@@ -113,11 +113,11 @@ def _check(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     except (wal.BadRecord, OSError, RehydrateError):
         tail = []
     try:
-        nxt = views.parse_next(state.view_text(state._pc(tail[-1][1] if tail else None)[0]) or "").get("next", "")
+        nxt = views.parse_next(state.view_text(state.pc(tail[-1][1] if tail else None)[0]) or "").get("next", "")
     except RehydrateError:  # unreadable: the restatement is compared with nothing, and says so by its cover
         nxt = ""
     try:  # the file as the brief bounds it (4 MiB); past that, the ids are not checked
-        rejected = rejected_ids(state.view_text(views.INVARIANTS) or "")
+        rejected = rejected_ids(state.view_text(layout.INVARIANTS) or "")
     except RehydrateError:
         rejected = []
     said = clean(said_next, one_line=True)[:MAX_SAID]
@@ -163,7 +163,7 @@ def parse(line: str) -> tuple[str, list[str]]:
     said, _, rejected = rest.partition("rejected:")
     said = said.strip().removeprefix("next:").strip().rstrip(";").strip()
     named = [w.strip(",;.`*") for w in rejected.replace(",", " ").split()]
-    return said, [w for w in named if views.entry_id(f"- {w} ") is not None]
+    return said, [w for w in named if layout.entry_id(f"- {w} ") is not None]
 
 
 def _marked(path: str, start: int) -> str | None:

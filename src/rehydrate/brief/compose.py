@@ -20,7 +20,7 @@ from rehydrate.brief.fence import (
 from rehydrate.brief.mail import section as mail_section
 from rehydrate.brief.plan import FINDING_CAP
 from rehydrate.checks.state import MERGED_MOST, line_fields
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.text import cut_line, named, quoted, shorten
 
 TYPE_CHECKING = False
@@ -109,7 +109,7 @@ def _header(o: Sections) -> None:
 
 def _goal(o: Sections) -> None:
     d = o.d
-    src = f"{d.f}/{views.GOAL}"
+    src = f"{d.f}/{layout.GOAL}"
     _never_dropped(
         o, "Goal", src, d.goal_body, d.goal, o.p.goal, (6, f"the end of the goal ({src})", "end of the goal")
     )
@@ -160,7 +160,7 @@ def _rejected_part(o: Sections, inv_src: str) -> str | None:
     if folded:
         ids, at = d.rejected_ids, d.rejected_at
         older = plural(folded, "older rejected approach", "older rejected approaches")
-        where = _lines_at(views.INVARIANTS if p.terse else inv_src, at[0], at[folded - 1])
+        where = _lines_at(layout.INVARIANTS if p.terse else inv_src, at[0], at[folded - 1])
         first, last = ids[0].decode(), ids[folded - 1].decode()
         span = first if folded == 1 else f"{first} to {last} ({folded:,})"
         out += f"\n{span}: {where}" + ("" if p.terse else "; read them before trying a new approach")
@@ -181,7 +181,7 @@ def _mark(d: Draft, shown: str) -> str:
     """An entry as shown (`> - D-… …`), marked with its author when the state has several actors (`> [bob] - …`)."""
     if not d.authors:
         return shown
-    author = d.authors.get(views.entry_id(shown[2:]) or "")
+    author = d.authors.get(layout.entry_id(shown[2:]) or "")
     return f"> [{author}] {shown[2:]}" if author else shown
 
 
@@ -191,7 +191,7 @@ def _lines_at(src: str, first: int, last: int) -> str:
 
 def _invariants(o: Sections) -> None:
     d, p = o.d, o.p
-    inv_src = f"{d.f}/{views.INVARIANTS}"
+    inv_src = f"{d.f}/{layout.INVARIANTS}"
     inv: list[str] = []
     rejected = _rejected(o, inv_src)
     if rejected is not None:
@@ -210,7 +210,7 @@ def _invariants(o: Sections) -> None:
         size = f" ({d.invariants_size:,} bytes in all)" if d.invariants_size is not None else ""
         o.cut(2, f"{dropped} older decision(s) in {inv_src}{size}", f"{dropped} older decisions")
     if d.invariants_partial:
-        o.cut(2, f"the part of {inv_src} past what was read", f"end of {views.INVARIANTS}")
+        o.cut(2, f"the part of {inv_src} past what was read", f"end of {layout.INVARIANTS}")
     o.sections.append("## Decisions and rejected approaches\n" + ("\n".join(inv) or "(none yet)"))
 
 
@@ -308,12 +308,12 @@ def _merged(d: Draft, terse: bool) -> str:
         shown.append(f"and {len(lines) - MERGED_MOST} more")
     body = untoken("\n".join("- " + x for x in shown), d.token)
     head = f"{plural(len(lines), 'line')} of work merged (a checkpoint chooses):"
-    return head + "\n" + fence_body(quoted_lines(body), f"{d.f}/{views.WAL_DIR}, lines of work merged", d.token)
+    return head + "\n" + fence_body(quoted_lines(body), f"{d.f}/{layout.WAL_DIR}, lines of work merged", d.token)
 
 
 def _record(o: Sections) -> None:
     d = o.d
-    wal_src = f"{d.f}/{views.WAL_DIR}/{d.actor}.jsonl"
+    wal_src = f"{d.f}/{layout.WAL_DIR}/{d.actor}.jsonl"
     if d.record_body and o.p.record:
         note = ""
         if d.record.partial:

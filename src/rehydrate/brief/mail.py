@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 
 from rehydrate.brief.fence import plural, quote
+from rehydrate.store.layout import MAIL_DIR
 from rehydrate.store.state import State
-from rehydrate.store.views import MAIL_DIR
 from rehydrate.text import shorten
 
 TYPE_CHECKING = False

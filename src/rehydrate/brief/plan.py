@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rehydrate.brief.capture import Material
 from rehydrate.brief.fence import flat, n_chars, quoted_lines, shorten_quoted, text_lines, untoken
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.store.latches import index
 from rehydrate.text import quoted, shorten
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from rehydrate.store.latches.index import Invariants
 
 _HEX = frozenset("0123456789abcdef")
-_HEADER_LINES = {ln for ln in views.INVARIANTS_HEADER.split("\n") if ln.strip()}
+_HEADER_LINES = {ln for ln in layout.INVARIANTS_HEADER.split("\n") if ln.strip()}
 ENTRY_MIN = 40  # the shortest a rejected approach gets: its id and the start of its text
 REJECTED_CAP = 1200  # the longest a rejected approach is shown
 _DECISION_CAP = 500  # the longest a decision is shown
@@ -78,7 +78,7 @@ class BriefInput:
         self.sizes = sizes  # bytes on disk of each view file by name; a text may be only a prefix of its file
         self.invariants_read = invariants_read  # 10_invariants.md as read by index.scan_invariants (else: invariants)
         self.handoff_tail = handoff_tail  # the handoff's end, when `handoff` is only its start (index.head_tail)
-        self.pc = (views.NEXT, views.HANDOFF)  # the actor's own next and handoff files (store/actors.py)
+        self.pc = (layout.NEXT, layout.HANDOFF)  # the actor's own next and handoff files (store/actors.py)
         # the capture of the compaction after the last checkpoint (schema v1, untrusted: brief/capture.py), and what
         # the header says of its record: {"seq", "ts", "phase", "checkpoint"}
         self.capture = capture
@@ -118,7 +118,7 @@ class _Entry:
     def __init__(self, raw: str, room: int, token: str, longer: bool = False) -> None:
         self.partial = longer or len(raw) > room
         self.line = untoken(flat(raw[:room]), token)
-        self.id = views.entry_id(self.line) or ""
+        self.id = layout.entry_id(self.line) or ""
 
         self._short: str | None = None
 
@@ -179,12 +179,12 @@ class Draft:
         self.actor = untoken(flat(inp.actor[:200]), tk)[:64]
         self.path = untoken(flat(inp.path[:8192]), tk)
         self.preface = piece(inp.preface, "", one_line=True)  # the caller's notice: one line, never a heading
-        goal = piece(inp.goal, views.GOAL)
+        goal = piece(inp.goal, layout.GOAL)
         if goal.text.startswith("# Goal\n"):
             goal.text = goal.text[len("# Goal\n") :].lstrip("\n").replace("\n\n## Done when\n\n", "\n\nDone when: ")
         self.goal = goal
         self.goal_body = quoted_lines(goal.text) if goal.text else ""
-        nxt = piece(inp.next, views.NEXT)
+        nxt = piece(inp.next, layout.NEXT)
         self.next = nxt
         self.next_body = quoted_lines(nxt.text) if nxt.text else ""
         first = (inp.next or "")[:2000].split("\n", 1)[0].rstrip()
@@ -194,15 +194,15 @@ class Draft:
             else "no checkpoint readable"
         )
         self._handoff(inp, room, piece)
-        self.tasks_src = f"{self.f}/{views.tasks_view(inp.pc[0])}"
-        self.tasks = piece(inp.tasks, views.TASKS)
+        self.tasks_src = f"{self.f}/{layout.tasks_view(inp.pc[0])}"
+        self.tasks = piece(inp.tasks, layout.TASKS)
         self.tasks_body = quoted_lines(self.tasks.text) if self.tasks.text else ""
         self.record = piece(inp.last_record, "", one_line=True, limit=2 * _RECORD_CAP)
         self.record_body, cut = (
             shorten_quoted(quoted_lines(self.record.text), _RECORD_CAP) if self.record.text else ("", False)
         )
         self.record.partial = self.record.partial or cut
-        self._invariants(inp, budget, sizes.get(views.INVARIANTS))
+        self._invariants(inp, budget, sizes.get(layout.INVARIANTS))
         self._extras(inp.extras, budget, sizes)
         self._ledger(inp, budget)
         self.capture: Material | None = None
@@ -257,7 +257,7 @@ class Draft:
         raw, tail = inp.handoff or "", inp.handoff_tail
         if tail is None and len(raw) > 2 * room:
             raw, tail = raw[:room], raw[-room:]
-        self.handoff = piece(raw, views.HANDOFF)
+        self.handoff = piece(raw, layout.HANDOFF)
         self.handoff_body = quoted_lines(self.handoff.text) if self.handoff.text else ""
         self.handoff_tail = ""
         if tail:

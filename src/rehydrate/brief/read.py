@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, views
+from rehydrate.store import WORDS, layout
 from rehydrate.store.latches import index
 from rehydrate.store.latches.binding import MAX_INVARIANTS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
-    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.session import Snapshot
     from rehydrate.store.state import State
 
 
@@ -41,19 +41,19 @@ def read_views(
     total = 0
     seen = snap.seen if snap is not None and not snap.repaired else None
     parts = parts if parts is not None else {}
-    pc = state._pc(snap.last) if snap is not None else (views.NEXT, views.HANDOFF)
+    pc = state.pc(snap.last) if snap is not None else (layout.NEXT, layout.HANDOFF)
     # an actor that joined: its own files in the slots of 99, 20 and 30
-    own = {views.NEXT: pc[0], views.HANDOFF: pc[1], views.TASKS: views.tasks_view(pc[0])}
-    if pc[0] != views.NEXT:
+    own = {layout.NEXT: pc[0], layout.HANDOFF: pc[1], layout.TASKS: layout.tasks_view(pc[0])}
+    if pc[0] != layout.NEXT:
         parts["pc"], seen = pc, None
-    for name in (views.GOAL, views.INVARIANTS, views.HANDOFF, views.TASKS, *state.extra_views(), views.NEXT):
+    for name in (layout.GOAL, layout.INVARIANTS, layout.HANDOFF, layout.TASKS, *state.extra_views(), layout.NEXT):
         try:
-            if name in (views.INVARIANTS, views.HANDOFF):
+            if name in (layout.INVARIANTS, layout.HANDOFF):
                 shown[name] = _bounded(state.path(own.get(name, name)), seen, name, budget, sizes, parts, snap)
                 continue
-            if name == views.TASKS:  # bounded like the other files: at most what a brief can show
+            if name == layout.TASKS:  # bounded like the other files: at most what a brief can show
                 data, size = fsio.read_head(state.path(own[name]), room)
-            elif name in views.VIEWS:
+            elif name in layout.VIEWS:
                 data = state.view_bytes(own.get(name, name), snap)
                 size = None if data is None else len(data)
             else:
@@ -61,7 +61,7 @@ def read_views(
             shown[name] = None if data is None else data.decode("utf-8", "replace")
             if size is not None:
                 sizes[name] = size
-            if name not in views.VIEWS and shown[name]:
+            if name not in layout.VIEWS and shown[name]:
                 total += len(shown[name] or "")
         except RehydrateError:
             shown[name] = None
@@ -85,7 +85,7 @@ def _bounded(
         return None
     try:
         sizes[name] = src.size
-        if name == views.INVARIANTS:
+        if name == layout.INVARIANTS:
             keep, room = budget // 12, 4 * budget
             known = snap is not None and not snap.repaired and snap.inv_ok and snap.inv is not None
             lines = snap.inv if known and snap is not None else None
@@ -124,7 +124,7 @@ def annotate(inp: object, state: State, snap: Snapshot) -> None:
     (snap.merged, WP1's), and, when the state has more than one actor, the author of each entry of 10 it may show."""
     merged = getattr(snap, "merged", None)
     setattr(inp, "merged", merged if isinstance(merged, list) else None)  # noqa: B010 (plan.BriefInput's)
-    if len(state._actors()) > 1:
+    if len(state.actor_names()) > 1:
         setattr(inp, "authors", entry_authors(state, snap))  # noqa: B010
 
 
@@ -138,19 +138,19 @@ def entry_authors(state: State, snap: Snapshot) -> dict[str, str]:
     from rehydrate.store.latches.latch import lines, recorded_lines
     from rehydrate.store.latches.order import line_authors
 
-    data = fsio.read_bytes(state.path(views.INVARIANTS), MAX_INVARIANTS, WORDS) or b""
+    data = fsio.read_bytes(state.path(layout.INVARIANTS), MAX_INVARIANTS, WORDS) or b""
     file_lines = lines(data)
     who = line_authors(file_lines, recorded_lines(state))
     by: dict[str, list[str]] = {}
     n = 0
     for text, actor in zip(reversed(file_lines), reversed(who), strict=True):
-        ident = views.entry_id(text) if text.startswith("- ") else None
+        ident = layout.entry_id(text) if text.startswith("- ") else None
         if ident is None:
             continue
         n += 1
         if n > AUTHORS_MOST:
             break
-        if actor is not None and views.is_actor(actor):
+        if actor is not None and layout.is_actor(actor):
             by.setdefault(actor, []).append(ident)
     field = ";".join(f"{a}={','.join(ids)}" for a, ids in sorted(by.items())) or "-"
     if len(parts) >= 5 and parts[0] == bound:
@@ -163,9 +163,9 @@ def parse_authors(field: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for group in field.split(";") if field != "-" else ():
         actor, _, ids = group.partition("=")
-        if not views.is_actor(actor):
+        if not layout.is_actor(actor):
             continue
         for ident in ids.split(","):
-            if views.entry_id(f"- {ident} ") == ident:
+            if layout.entry_id(f"- {ident} ") == ident:
                 out[ident] = actor
     return out

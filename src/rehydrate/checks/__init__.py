@@ -16,7 +16,8 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from collections.abc import Mapping
     from typing import Any, Protocol
 
-    from rehydrate.store.state import Outcome, State
+    from rehydrate.store.session import Outcome
+    from rehydrate.store.state import State
     from rehydrate.store.wal.since import Since
 
     class Check(Protocol):

@@ -11,7 +11,7 @@ import os
 
 from rehydrate.checks import Context, Finding
 from rehydrate.errors import RehydrateError
-from rehydrate.store.views import PIPELINES
+from rehydrate.store.layout import PIPELINES
 from rehydrate.text import named
 
 REPAIR = "run `rehydrate cursor repair OUTPUT PROGRESS` before going on with the pipeline"

@@ -24,7 +24,7 @@ import os
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, views
+from rehydrate.store import WORDS, layout
 from rehydrate.text import named, quoted
 
 TYPE_CHECKING = False
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from rehydrate.checks import Context
     from rehydrate.store.wal.since import Since
 
-REL = f"state/{views.HANDOFF}"
-MAX_BYTES = 4 * views.MAX_HANDOFF  # the handoff's cap is in characters: up to 4 bytes each in UTF-8
+REL = f"state/{layout.HANDOFF}"
+MAX_BYTES = 4 * layout.MAX_HANDOFF  # the handoff's cap is in characters: up to 4 bytes each in UTF-8
 NEXT = "read it as background; where it and {cp} disagree, the checkpoint wins; write a new handoff when you stop"
 THEN = "; then go on with {cp}'s next step: {step}"  # the checkpoint's step stays in the ledger's next safe action
 
@@ -44,7 +44,7 @@ class HandoffCheck:
     def run(self, context: Context) -> list[Finding]:
         if context.state is None:
             return []  # the state did not load: identity says so
-        path = os.path.join(context.state.root, views.HANDOFF)
+        path = os.path.join(context.state.root, layout.HANDOFF)
         try:
             data = fsio.read_bytes(path, MAX_BYTES, WORDS)
         except RehydrateError as e:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rehydrate.checks import Context, Finding
 from rehydrate.checks.ledger import ASK_TASK
-from rehydrate.store import views
+from rehydrate.store import layout, views
 from rehydrate.text import clean, quoted
 
 
@@ -31,4 +31,4 @@ def _checkpoint_next(context: Context) -> str | None:
     """The last checkpoint's next step: from the WAL's back-scan when the caller built one, else as 99 shows it."""
     if context.since is not None and context.since.next:
         return context.since.next
-    return views.parse_next(context.views.get(views.NEXT) or "").get("next") or None
+    return views.parse_next(context.views.get(layout.NEXT) or "").get("next") or None

@@ -17,8 +17,8 @@ import os
 
 from rehydrate.checks import Context, Finding
 from rehydrate.store import actors
+from rehydrate.store.layout import MAIL_DIR
 from rehydrate.store.state import State
-from rehydrate.store.views import MAIL_DIR
 
 NEXT = "run `rehydrate mail`: it shows them (most urgent first) and records that you read them"
 

@@ -133,10 +133,10 @@ def args_ack(p: argparse.ArgumentParser) -> None:
 
 def cmd_ack(args: argparse.Namespace) -> int:
     from rehydrate.brief import ack
-    from rehydrate.store import views
+    from rehydrate.store import layout
 
     named = [i for i in args.rejected.replace(",", " ").split() if i]
-    bad = [i for i in named if views.entry_id(f"- {i} ") is None]
+    bad = [i for i in named if layout.entry_id(f"- {i} ") is None]
     if bad:
         raise UsageError(f"not an entry id: {bad[0][:40]!r}", "name rejected approaches by their ids, e.g. R-91be04")
     if not args.next.strip():

@@ -20,7 +20,7 @@ from rehydrate.checks import ledger, user
 from rehydrate.cli import cli_hint, common_options, emit_json, flagged
 from rehydrate.errors import ExitCode, RehydrateError, StateMissing, UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, actors, config, views
+from rehydrate.store import WORDS, actors, config, layout, views
 from rehydrate.store.reconcile import reconcile
 from rehydrate.store.state import State
 from rehydrate.store.wal import since
@@ -94,13 +94,13 @@ def cmd_recover(args: argparse.Namespace) -> int:
         with_line(findings, receipt.finding(receipt.settle(got.state, record=False)))
         with_line(findings, ack.finding(ack.last(got.state, got.since.ts if got.since is not None else None)))
     if got.state is not None:
-        step = views.parse_next(got.views.get(views.NEXT) or "").get("next") or None
+        step = views.parse_next(got.views.get(layout.NEXT) or "").get("next") or None
     else:  # nothing to act on: an empty folder asks for the task, a broken one says to fix it first
         step = (
             None if got.empty else "fix the state first: " + (got.error or "") + (f" ({got.hint})" if got.hint else "")
         )
     summed = ledger.summarize(
-        findings, checkpoint_next=step, goal_present=bool((got.views.get(views.GOAL) or "").strip())
+        findings, checkpoint_next=step, goal_present=bool((got.views.get(layout.GOAL) or "").strip())
     )
     code = ExitCode.STATE if got.state is None else (0 if summed.recovered else ExitCode.DISCREPANCY)
     if args.json:
@@ -135,9 +135,11 @@ def _read(args: argparse.Namespace) -> _Read:
             raise actors.no_history(state)
         with fsio.locked(state.root, shared=True, words=WORDS):
             snap = reconcile(state, repair=False)
-            state.pending = None  # the seen-cache is not written either: recover leaves every file as it was
-            for name in (views.GOAL, views.NEXT):  # 99, or an actor's own next/<actor>.md
-                raw = state.view_bytes(actors.pc_names(state.actor, snap.last)[0] if name == views.NEXT else name, snap)
+            state.session.pending = None  # the seen-cache is not written either: recover leaves every file as it was
+            for name in (layout.GOAL, layout.NEXT):  # 99, or an actor's own next/<actor>.md
+                raw = state.view_bytes(
+                    actors.pc_names(state.actor, snap.last)[0] if name == layout.NEXT else name, snap
+                )
                 got.views[name] = None if raw is None else raw.decode("utf-8", "replace")
             got.since = since.find(state, snap, since.RECOVER_BYTES)
             got.outcome = snap.outcome()

@@ -10,7 +10,7 @@ from rehydrate import safejson
 from rehydrate.cursor.verify import quick_check
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.text import named
 
 TYPE_CHECKING = False
@@ -23,7 +23,7 @@ MAX_NAME = 80
 
 def registry(state_root: str) -> dict[str, Any]:
     """pipelines.json as a dict ({} if absent); RehydrateError if it cannot be read or is not a JSON object."""
-    path = os.path.join(state_root, views.PIPELINES)
+    path = os.path.join(state_root, layout.PIPELINES)
     data = fsio.read_bytes(path, 1 << 20)
     if not data:
         return {}
@@ -89,7 +89,7 @@ def register(
         entries = registry(state_root)
         entries[name] = {**paths, "key": key, "total": total}
         fsio.replace(
-            os.path.join(state_root, views.PIPELINES),
+            os.path.join(state_root, layout.PIPELINES),
             (json.dumps(entries, indent=2, sort_keys=True) + "\n").encode(),
             "cursor.register",
         )

@@ -15,7 +15,7 @@ from rehydrate import harness as registry
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
 from rehydrate.harness.base import Answer, Located
-from rehydrate.store import views
+from rehydrate.store import layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ MAX_STDIN = 64 << 20  # the hook's input kept whole; beyond it, stdin is read to
 STDIN_TAIL = 1 << 20  # what is kept of the end of an input larger than MAX_STDIN
 STDIN_SECONDS = 2.0  # stdin that never closes: answer with what came by then (the shortest harness timeout is 10 s)
 STDIN_PAUSE = 0.05  # a pause this long after a whole JSON object ends the read, even if stdin stays open
-STATE_MARKS = (views.WAL_DIR, *views.VIEWS)  # a folder holding none of these is not a rehydrate state
+STATE_MARKS = (layout.WAL_DIR, *layout.VIEWS)  # a folder holding none of these is not a rehydrate state
 NO_STATE = "rehydrate: no state folder here, nothing to inject (`rehydrate init --goal TEXT` starts one)"
 
 

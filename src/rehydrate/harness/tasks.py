@@ -13,7 +13,7 @@ import os
 
 from rehydrate.harness.base import Answer
 from rehydrate.harness.events import recent_records, session_of
-from rehydrate.store import actors, views
+from rehydrate.store import actors, layout
 from rehydrate.store import tasks as store
 from rehydrate.store.locate import resolve_actor
 from rehydrate.store.wal import record as wal
@@ -63,7 +63,7 @@ class _Where:
     def __init__(self, here: Located) -> None:
         self.root = here.root
         self.actor = resolve_actor()
-        self.wal_path = os.path.join(self.root, views.WAL_DIR, self.actor + ".jsonl")
+        self.wal_path = os.path.join(self.root, layout.WAL_DIR, self.actor + ".jsonl")
 
 
 def _shown_already(state: _Where, data: dict[str, Any]) -> bool:
@@ -78,7 +78,7 @@ def _shown_already(state: _Where, data: dict[str, Any]) -> bool:
         return False
     last = tail[-1][1]
     bound = last.get("views")
-    name = views.tasks_view(actors.pc_names(state.actor, last)[0])
+    name = layout.tasks_view(actors.pc_names(state.actor, last)[0])
     return isinstance(bound, dict) and bound.get(name) == wal.sha256(store.render(data).encode())
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.errors import StateMissing
+from rehydrate.errors import RehydrateError, StateMissing
+from rehydrate.fs import create as fscreate
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS
-from rehydrate.store import views as layout
-from rehydrate.store.views import GOAL, HANDOFF, NEXT
+from rehydrate.store import WORDS, layout
+from rehydrate.store.layout import GOAL, HANDOFF, NEXT
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
-NEXT_DIR = "next"
-HANDOFF_DIR = "handoff"
-
 
 def pc_names(actor: str, last: Record | None) -> tuple[str, str]:
     """(the next view, the handoff view) an actor writes, from its last record: 99_next.md and 20_handoff.md for the
@@ -36,7 +33,7 @@ def pc_names(actor: str, last: Record | None) -> tuple[str, str]:
     views = last.get("views") if last is not None else None
     if last is None or last.get("op") == "init" or not isinstance(views, dict) or NEXT in views:
         return NEXT, HANDOFF
-    return f"{NEXT_DIR}/{actor}.md", f"{HANDOFF_DIR}/{actor}.md"
+    return f"{layout.NEXT_DIR}/{actor}.md", f"{layout.HANDOFF_DIR}/{actor}.md"
 
 
 def record_view(actor: str, rec: Record) -> str:
@@ -59,7 +56,7 @@ def listed(root: str) -> list[str]:
 
 def others(state: State) -> list[str]:
     """The actors with a log in wal/, but this one."""
-    return [a for a in state._actors() if a != state.actor]
+    return [a for a in state.actor_names() if a != state.actor]
 
 
 def has_log(state: State) -> bool:
@@ -87,9 +84,7 @@ def join(state: State) -> Record | None:
     if goal is None:
         return None
     # the log is created holding its first record, whole (temp file, sync, link, folder sync): never an empty log
-    rec, line = state._seal(None, "join", {"goal": goal}, {GOAL: goal}, None)
-    from rehydrate.fs import create as fscreate
-
+    rec, line = state.seal(None, "join", {"goal": goal}, {GOAL: goal}, None)
     fscreate.create_new(state.wal_path, line, "wal.join", WORDS)
     state.joining = False
     return rec
@@ -121,8 +116,6 @@ def ensure_folder(state: State, name: str) -> None:
 
 def goal_data(state: State) -> dict[str, Any]:
     """The goal of a joined actor: as the first record of another actor's log binds it (init, or rotate)."""
-    from rehydrate.errors import RehydrateError
-
     for actor in others(state):
         path = state.path(f"{layout.WAL_DIR}/{actor}.jsonl")
         try:

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 
+from rehydrate import safejson
 from rehydrate.errors import RehydrateError
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,10 +29,6 @@ MAX_USER_CHECKS = 8
 
 def read(root: str) -> dict[str, Any]:
     """state/config.json as an object, or {} (see the module's docstring). root: the state folder."""
-    from rehydrate import safejson
-    from rehydrate.fs import write as fsio
-    from rehydrate.store import WORDS
-
     try:
         data = fsio.read_bytes(os.path.join(root, CONFIG), MAX_CONFIG, WORDS)
         value = safejson.loads(data) if data else {}

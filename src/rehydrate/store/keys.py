@@ -38,19 +38,19 @@ import stat
 
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, views
+from rehydrate.store import WORDS, Problem, layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.session import Snapshot
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
-KEYS_DIR = views.KEYS_DIR
-TRUST = views.KEY_PINS  # this clone's pins, in its git folder
+KEYS_DIR = layout.KEYS_DIR
+TRUST = layout.KEY_PINS  # this clone's pins, in its git folder
 VERIFIED = "keys.verified"  # the records this clone verified or signed (a cache)
 REFUSED = "keys.refused"  # the keys this clone refused to pin, and why, while nothing they rest on changed (a cache)
 SIG_DOMAIN = b"rehydrate-record-sig-v1\n"
@@ -251,7 +251,7 @@ def committed(state: State) -> dict[str, Public | None]:
     out: dict[str, Public | None] = {}
     for name in sorted(names):
         actor = name[:-4] if name.endswith(".pub") else ""
-        if not views.is_actor(actor):
+        if not layout.is_actor(actor):
             continue
         try:
             data = fsio.read_bytes(os.path.join(folder, name), 4096, WORDS)
@@ -417,13 +417,13 @@ def check(state: State, snap: Snapshot) -> list[Problem]:
         pins_changed = pins_changed or pinned
         if key is None:
             continue
-        if state.all_heads is not None and not pinned:  # verify: the registration again (first sight checked it)
+        if state.session.all_heads is not None and not pinned:  # verify: the registration again (first sight did)
             problems.extend(_registered_here(state, actor, key, frozenset(h for h, _ in found.get(actor, []))))
         done = found.get(actor, [])
         newly, problem = _check_actor(state, snap, actor, key, done)
         if problem is not None:
             problems.append(problem)
-        if state.all_heads is not None:  # verify: the archives the log was rotated from, each bound to its rotate
+        if state.session.all_heads is not None:  # verify: the archives the log was rotated from, each bound to it
             problems.extend(_archives(state, actor))
         if newly:
             found[actor] = [*newly, *[p for p in done if p not in newly]]
@@ -650,7 +650,7 @@ def starts(state: State) -> dict[str, tuple[str, str]]:
     from rehydrate.store.wal import record as wal
 
     out: dict[str, tuple[str, str]] = {}
-    for actor in state._actors():
+    for actor in state.actor_names():
         path, seen = state.path(f"wal/{actor}.jsonl"), 0
         try:
             rec: Record | None = wal.first_record(path, state.rel("wal", f"{actor}.jsonl"))
@@ -663,7 +663,7 @@ def starts(state: State) -> dict[str, tuple[str, str]]:
         except (RehydrateError, OSError):
             continue
         if rec is not None and rec["op"] == "init":
-            out[rec["h"]] = (str(rec["ts"]), str(rec["views"].get(views.GOAL)))
+            out[rec["h"]] = (str(rec["ts"]), str(rec["views"].get(layout.GOAL)))
     return out
 
 
@@ -691,7 +691,7 @@ def other_state(state: State, reg: Record) -> str | None:
             f"record {named[:12]}, and this one starts with {', '.join(h[:12] for h in sorted(found))}: its records "
             f"were signed for another project (a log copied from one where {actor} uses the same key)"
         )
-    goal = reg["views"].get(views.GOAL)
+    goal = reg["views"].get(layout.GOAL)
     if goal in {g for _, g in found.values()}:
         return None
     return (
@@ -774,8 +774,8 @@ def _check_actor(
     heads: list[Record] | None = None
     if actor == state.actor:
         heads = list(snap.heads) if snap.heads else [snap.last]
-    elif state.all_heads is not None and actor in state.all_heads:
-        heads = state.all_heads[actor]
+    elif state.session.all_heads is not None and actor in state.session.all_heads:
+        heads = state.session.all_heads[actor]
     if heads is not None:
         newly: list[tuple[str, int | None]] = []
         for head in heads:

@@ -11,7 +11,7 @@ import os
 
 from rehydrate.errors import StateMissing, UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import views
+from rehydrate.store import layout
 
 DEFAULT_DIR = "state"
 DEFAULT_ACTOR = "agent"
@@ -78,7 +78,7 @@ def _search(origin: str) -> str | None:
     here = origin
     while True:
         candidate = os.path.join(here, DEFAULT_DIR)
-        if os.path.isdir(os.path.join(candidate, views.WAL_DIR)):
+        if os.path.isdir(os.path.join(candidate, layout.WAL_DIR)):
             return None if foreign(candidate) else candidate
         if os.path.lexists(os.path.join(here, ".git")):
             return None  # the repository's root
@@ -110,7 +110,7 @@ def foreign(path: str, st: os.stat_result | None = None) -> bool:
 
 def resolve_actor(actor: str | None = None) -> str:
     actor = actor or os.environ.get("REHYDRATE_ACTOR") or DEFAULT_ACTOR
-    if not views.is_actor(actor):
+    if not layout.is_actor(actor):
         raise UsageError(
             f"invalid actor name {actor!r}",
             "use letters, digits, '.', '_' or '-' (at most 64, not starting with '.' or '-')",

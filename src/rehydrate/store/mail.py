@@ -21,8 +21,7 @@ import stat
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.fs import create as fscreate
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem
-from rehydrate.store import views as layout
+from rehydrate.store import WORDS, Problem, layout
 from rehydrate.store.wal import record as wal
 from rehydrate.text import cap, clean, named
 
@@ -30,7 +29,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rehydrate.store.state import Outcome, State
+    from rehydrate.store.session import Outcome
+    from rehydrate.store.state import State
 
 MAIL_DIR = layout.MAIL_DIR
 ALL = "all"

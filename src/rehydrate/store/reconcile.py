@@ -13,116 +13,24 @@ import stat
 
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem
-from rehydrate.store import views as layout
+from rehydrate.store import WORDS, Problem, layout, views
 from rehydrate.store.latches import binding
+from rehydrate.store.layout import GOAL, INVARIANTS
+from rehydrate.store.local import place as local
+from rehydrate.store.local import teamseen
 from rehydrate.store.local.rollback import ScanInfo, lost_message, rolled_back
 from rehydrate.store.local.seen import Seen, checked, checked_mark, fingerprint
-from rehydrate.store.views import GOAL, INVARIANTS
+from rehydrate.store.session import Snapshot, dirs_fingerprint
+from rehydrate.store.wal import graph
 from rehydrate.store.wal import record as wal
+from rehydrate.store.write.apply import apply, finish_rotate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from collections.abc import Callable
-    from typing import Any
 
-    from rehydrate.store.latches.binding import Lines
-    from rehydrate.store.state import Outcome, State
+    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
-
-
-class Snapshot:
-    """The state as reconciliation found it, carried through one command under the lock: the WAL's last record
-    (the recovery point), what was repaired, what is still wrong, and the views' bytes as they were read."""
-
-    def __init__(self, last: Record, prev: Record | None, problems: list[Problem], repaired: list[str]) -> None:
-        self.last = last
-        self._prev = prev
-        self.prev_at: tuple[str, str] | None = None  # (log, name): the record before last is read from it when asked
-        self.seen: dict[str, bytes | None] = {}  # view bytes as reconciliation read them (valid while nothing repaired)
-        self.view_stats: dict[str, os.stat_result | None] = {}  # each view read: its file's lstat before the read
-        self.fresh: dict[str, str] = {}  # the views the cache vouched for, unread: each file's fingerprint as found
-        self.problems = problems
-        self.repaired = repaired
-        self.inv: Lines | None = None  # 10_invariants.md's running binding as it is now (set_invariants)
-        self.inv_ok = True  # 10_invariants.md holds every recorded line, in order
-        self.unrecorded: list[tuple[int, str]] = []
-        self.cache = Seen()  # what this clone has seen of the log, kept up to date by every append
-        self.trust_cache = True  # a view the cache says is unchanged since it was bound is not read (not verify)
-        self.lost: dict[str, Any] | None = None  # a rollback the next checkpoint acknowledges
-        # The log as a graph (store/wal/graph.py): every head, mine (last) first; one normally, several after git merged
-        # two lines of work and before a write joins them
-        self.heads: list[Record] = [last]
-        # the merged lines of work not yet chosen by a checkpoint (a merge record's data.lines, or computed from the
-        # heads before the join), mine first: [{"head", "seq", "branch", "checkpoint": {"seq", "h", "ts", "next",
-        # "done"} | None}]; None when there is nothing to choose
-        self.merged: list[dict[str, Any]] | None = None
-        # with several heads, for 99_next.md and 20_handoff.md each head's last record that produced the view
-        self._head_views: dict[str, list[Record]] = {}
-        self.views_from: str | None = None  # the log head_views is computed from when first asked (cheap path)
-        self.heads_text = ""  # the heads as the cache keeps them (Seen.heads)
-        self.branch: str | None = None  # the worktree's branch, when it was read (a full pass or a write)
-
-    @property
-    def head_views(self) -> dict[str, list[Record]]:
-        """For 99_next.md and 20_handoff.md, each head's last record that produced it (several heads only; on the
-        cheap path read from the log when first asked: one pass)."""
-        if self.views_from is not None:
-            from rehydrate.store.wal import graph
-
-            path, self.views_from = self.views_from, None
-            self._head_views = graph.head_views(graph.Graph(path), self.heads)
-        return self._head_views
-
-    @head_views.setter
-    def head_views(self, found: dict[str, list[Record]]) -> None:
-        self._head_views, self.views_from = found, None
-
-    @property
-    def prev(self) -> Record | None:
-        """The record before the last: read from the log's tail only when asked (on the cheap path the tail read
-        stops at the last record, which may follow a record of megabytes, a handoff's)."""
-        if self.prev_at is not None:
-            tail = wal.tail(*self.prev_at)
-            self.prev_at = None
-            self._prev = tail.records[-2][1] if len(tail.records) > 1 else None
-        return self._prev
-
-    @prev.setter
-    def prev(self, rec: Record | None) -> None:
-        self._prev, self.prev_at = rec, None
-
-    def set_invariants(self, lines: Lines | None) -> None:
-        """10_invariants.md's running binding from now on (binding.Lines: a new record binds it, extended by an
-        append without reading the file)."""
-        self.inv = lines
-
-    def outcome(self) -> Outcome:
-        """What reconciliation found, as a command's outcome."""
-        from rehydrate.store.state import Outcome
-
-        out = Outcome(record=self.last, repaired=self.repaired, problems=self.problems)
-        out.merged = self.merged
-        return out
-
-
-def check_archive(state: State, rec: Record, line: int | None) -> None:
-    """A rotate record's archive must be a plain file in this state folder's archive/, a real folder: the
-    record may have come with a `git pull`, and finishing it writes there. Raises, naming the record."""
-    why = wal.archive_error(rec)
-    folder = state.path(layout.ARCHIVE_DIR)
-    st = fsio.lstat(folder)
-    if why is None and st is not None:
-        inside = os.path.join(os.path.realpath(state.root), layout.ARCHIVE_DIR)
-        if not stat.S_ISDIR(st.st_mode) or os.path.realpath(folder) != inside:
-            why = f"{state.rel(layout.ARCHIVE_DIR)} is not a real folder inside the state folder"
-    if why is not None:
-        where = f"{state.wal_rel} line {line}" if line else state.wal_rel
-        raise RehydrateError(
-            f"{where}: refusing record {rec.get('seq')} (rotate): {why} [unsafe-path]; nothing was written",
-            "a rotate record names its archive as archive/<file>.jsonl; this one was not written by rehydrate "
-            "(or archive/ was replaced): restore the WAL from git or move it away, and check who committed it",
-        )
 
 
 def reconcile(
@@ -133,7 +41,7 @@ def reconcile(
     trust_cache (not verify), the views the cache says are unchanged since they were bound are not read (seen.py)."""
     problems: list[Problem] = []
     repaired: list[str] = []
-    state.pending = None
+    state.session.pending = None
     seen, log, log_fp = _start(state, repair, problems, repaired)
     # When the log is as this clone left it, its last record is read where the cache says it is, and the one before
     # it only if a view needs it (Snapshot.prev): it may be a record of megabytes (a handoff's). Otherwise the tail
@@ -164,7 +72,7 @@ def reconcile(
         if cached:  # several heads, each read where the cache says
             snap.heads, snap.prev, snap.heads_text = [r for _, r, _ in cached], cached[0][2], seen.heads
             snap.views_from = state.wal_path
-    _finish_rotate(state, snap, last_offset, repair)
+    finish_rotate(state, snap, last_offset, repair)
     _follow(state, snap, seen, info, repair, log_fp)
     if not repaired and snap.cache.at != last_offset:  # where the next command reads the last record
         snap.cache.at, snap.cache.dirty = last_offset, True
@@ -183,8 +91,6 @@ def _teammates(state: State, snap: Snapshot) -> None:
     replaces a file it changes: a pull, a checkout or a reset creates it anew); verify always looks."""
     if snap.trust_cache and state.memo.wal_dir and state.memo.teammates == state.memo.wal_dir:
         return
-    from rehydrate.store.local import teamseen
-
     found = teamseen.check(state)
     snap.problems.extend(found)
     state.memo.teammates = "" if found else state.memo.wal_dir
@@ -194,7 +100,7 @@ def _signatures(state: State, snap: Snapshot) -> None:
     """Each keyed actor's log against its key (store/keys.py): two lstats when no actor has one."""
     state.keyed_dir = keyed(state)  # (the write that follows asks too)
     if state.keyed_dir:
-        from rehydrate.store import keys
+        from rehydrate.store import keys  # loaded only where an actor signs: the hook path stays light
 
         snap.problems.extend(keys.check(state, snap))
 
@@ -218,7 +124,7 @@ def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | No
     if lines.broken:  # (not collected: latches reads the log itself)
         _reconcile_views(state, snap, repair)
         return
-    from rehydrate.store.latches import latch as latches
+    from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
 
     latches.READ[state.wal_path] = (log_fp, lines)
     try:
@@ -237,8 +143,6 @@ def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last
         if heads and heads[0][1]["h"] != snap.last["h"]:  # the last line repeats an earlier record: the head is the
             return _one_head(state, snap, heads[0], end)  # record no later one follows (a signature check's too)
         return last_offset
-    from rehydrate.store.wal import graph
-
     # several heads or a merge record: the chain check held every record's place from its read-back on (a fork or a
     # merge's parents sent it back); else (no such record seen: damage) the log is read once more, parsed
     g = graph.Graph.of(state.wal_path, info.heads) or graph.Graph(state.wal_path, end)
@@ -266,8 +170,6 @@ def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last
 def _one_head(state: State, snap: Snapshot, head: tuple[int, Record], end: int | None) -> int:
     """The log is one line whose last record is not its last line (a line repeated after it, as a union merge can
     leave): that record is this worktree's head."""
-    from rehydrate.store.wal import graph
-
     offset, rec = head
     g = graph.Graph(state.wal_path, end)
     snap.last, snap.heads = rec, [rec]
@@ -313,24 +215,8 @@ def _cached_heads(state: State, seen: Seen) -> list[tuple[int, Record, Record | 
 
 def current_branch(state: State) -> str | None:
     """The worktree's branch (store/local/place.py: HEAD read without a git process); None detached or outside git."""
-    from rehydrate.store.local import place as local
-
     found = local.repo(state.root)
     return local.head(found)[0] if found is not None else None
-
-
-def _finish_rotate(state: State, snap: Snapshot, last_offset: int, repair: bool) -> None:
-    """My head a rotate record that is not the log's first line, and the only head: a rotate was interrupted
-    between its append and the log's replacement. Finished (with repair), else named."""
-    last = snap.last
-    if last["op"] == "rotate" and last_offset > 0 and len(snap.heads) == 1:
-        check_archive(state, last, wal.line_number(state.wal_path, last_offset))
-        if repair:
-            state._apply(last)
-            snap.repaired.append(f"finished an interrupted rotate ({last['data'].get('archive')})")
-            snap.prev = None
-        else:
-            snap.problems.append(Problem("interrupted-rotate", state.wal_rel, None, "a rotate was interrupted", True))
 
 
 def _whole_chain(
@@ -400,24 +286,6 @@ def _known_tail(state: State, seen: Seen | None, log: os.stat_result | None, log
     if (rec["seq"], str(rec["h"])[:16]) != seen.end:
         return None
     return wal.Tail([(seen.at, rec)], b"", log.st_size, "")
-
-
-def flush(state: State) -> None:
-    """Write the cache as the command left it (once, at its end, under the lock), with the folders' fingerprints as
-    they are now: no temporary file can be in them, since every write of the command is done. Never raises: a cache
-    that cannot be written costs a full check later, nothing else."""
-    cache, state.pending = state.pending, None
-    if cache is not None and cache.dirty:
-        try:
-            dirs = dirs_fingerprint(fsio.lstat(state.root), fsio.lstat(state.wal_dir))
-        except OSError:
-            return
-        state.memo.saved_seen(cache.save(state.seen_path, dirs), cache)
-
-
-def dirs_fingerprint(root: os.stat_result | None, folder: os.stat_result | None) -> str:
-    """The state folder's and wal/'s fingerprints: a file created or removed in either changes them."""
-    return f"{fingerprint(root) if root else ''}|{fingerprint(folder) if folder else ''}"
 
 
 def _log_stat(state: State) -> os.stat_result | None:
@@ -528,21 +396,21 @@ def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | No
         snap.cache.fp = log_fp
         snap.cache.dirty = True
     if repair:
-        state.pending = snap.cache  # written when the command is done (State.flush)
+        state.session.pending = snap.cache  # written when the command is done (session.flush)
 
 
 def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
     if snap.last["op"] == "init" and repair:  # a crash during init: write the views that are missing
-        for name in state._apply(snap.last):
+        for name in apply(state, snap.last):
             snap.repaired.append(f"redid {state.rel(name)} from the WAL (init was interrupted)")
-    changed, goal = layout.differs(state, snap, GOAL)
+    changed, goal = views.differs(state, snap, GOAL)
     if changed:
         from rehydrate.store.latches import (
             latch as latches,  # the latches' checks: loaded when one is not as the WAL binds it
         )
 
         latches.goal_differs(state, snap, goal, repair)
-    layout.reconcile_views(state, snap, repair)
+    views.reconcile_views(state, snap, repair)
     bound = snap.last["views"].get(INVARIANTS)
     lines = binding.Lines.parse(bound)
     if lines is not None and snap.trust_cache and snap.cache.fresh(INVARIANTS, state.path(INVARIANTS), bound):
@@ -556,7 +424,7 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
         snap.cache.verified(INVARIANTS, st, bound)
         return
     snap.cache.forget(INVARIANTS)
-    from rehydrate.store.latches import latch as latches
+    from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
 
     count = len(snap.problems)
     latches.check_invariants(state, snap, invariants, repair)

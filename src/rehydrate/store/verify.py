@@ -6,29 +6,29 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import Problem
+from rehydrate.store import Problem, mail
 from rehydrate.store.latches import latch as latches
+from rehydrate.store.layout import INVARIANTS, WAL_DIR
 from rehydrate.store.local.rollback import ScanInfo
 from rehydrate.store.local.seen import file_fingerprint
 from rehydrate.store.reconcile import keyed, reconcile
-from rehydrate.store.views import INVARIANTS, WAL_DIR
+from rehydrate.store.session import Outcome
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from collections.abc import Callable
 
-    from rehydrate.store.reconcile import Snapshot
-    from rehydrate.store.state import Outcome, State
+    from rehydrate.store.session import Snapshot
+    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
 
 def verify(state: State, repair: bool) -> Outcome:
-    from rehydrate.store.state import Outcome
-
     out = Outcome()
     logs = Logs(state)  # every log read once: reconcile, the latches and the report use what it found
-    state.all_heads = logs.heads  # the signature check verifies each line of work of every actor (store/keys.py)
+    # the signature check verifies each line of work of every actor (store/keys.py)
+    state.session.all_heads = logs.heads
     try:
         try:
             snap = reconcile(state, repair, logs.chain, trust_cache=False)
@@ -50,8 +50,6 @@ def verify(state: State, repair: bool) -> Outcome:
     if repair:
         out.problems = [p for p in out.problems if p.code != "unrecorded-line"]
     if keyed(state):  # a message in a keyed actor's name that her signed log does not vouch for (store/mail.py)
-        from rehydrate.store import mail
-
         out.problems += mail.forged(state)
     return out
 
@@ -71,7 +69,7 @@ def _full_invariants(state: State, snap: Snapshot, repair: bool) -> None:
 def scan_logs(state: State) -> list[Problem]:
     """Every actor's log scanned whole (wal.scan_log)."""
     problems: list[Problem] = []
-    for actor in state._actors():
+    for actor in state.actor_names():
         problems += _scan(state, actor)
     return problems
 
@@ -104,7 +102,7 @@ class Logs:
         self.info = ScanInfo.of(state.load_seen())
         self.found: dict[str, tuple[str, list[Problem]]] = {}  # actor: (the log's identity before the pass, problems)
         self.heads: dict[str, list[Record]] = {}  # every other actor's heads (each line of work's last record)
-        for actor in state._actors():
+        for actor in state.actor_names():
             self._read(actor)
 
     def _read(self, actor: str) -> None:
@@ -140,7 +138,7 @@ class Logs:
     def problems(self) -> list[Problem]:
         """Every log's problems as it is now (read again if a repair changed it)."""
         out: list[Problem] = []
-        for actor in self.state._actors():
+        for actor in self.state.actor_names():
             fresh = self._fresh(actor)
             out += fresh if fresh is not None else _scan(self.state, actor)
         return out

@@ -1,5 +1,5 @@
-"""The files on disk, how each view is rendered from WAL records, and how the replaceable views (99, 20) are checked
-against the WAL and redone from it: one place for each of these facts. (The latches, 00 and 10, are latches.py's.)
+"""How each view is rendered from WAL records, and how the replaceable views (99, 20, 30) are checked against the
+WAL and redone from it. (The files' names and limits are layout.py's; the latches, 00 and 10, are latches/'s.)
 """
 
 from __future__ import annotations
@@ -8,7 +8,21 @@ import os
 
 from rehydrate.errors import RehydrateError, UnsafeFile
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, records
+from rehydrate.store import WORDS, Problem, actors, records, tasks
+from rehydrate.store.layout import (
+    HANDOFF,
+    MAX_EDITED,
+    MAX_VIEW,
+    NEXT,
+    PRODUCERS,
+    TASKS,
+    VIEWS,
+    WRITERS,
+    is_extra_view,
+    tasks_view,
+    view_kind,
+)
+from rehydrate.store.wal import graph
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
@@ -16,101 +30,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
-    from rehydrate.store.state import Outcome, Snapshot, State
+    from rehydrate.store.session import Outcome, Snapshot
+    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
-
-GOAL = "00_goal.md"
-KEYS_DIR = "keys"  # committed public keys, one per actor (store/keys.py)
-KEY_PINS = "keys.json"  # this clone's pins of them, in its own git folder (State.local), never committed
-INVARIANTS = "10_invariants.md"
-HANDOFF = "20_handoff.md"
-TASKS = "30_tasks.md"  # the harness's task list as its hooks last saw it (store/tasks.py)
-TASKS_DIR = "tasks"  # an actor that joined: tasks/<actor>.md
-NEXT = "99_next.md"
-WAL_DIR = "wal"
-ARCHIVE_DIR = "archive"
-MAIL_DIR = "mail"  # the actors' messages (store/mail.py), a folder per recipient
-PIPELINES = "pipelines.json"  # the registered pipelines: {name: {"output", "progress", "key", "total"}}
-GITIGNORE = ".gitignore"
-VIEWS = (GOAL, INVARIANTS, HANDOFF, TASKS, NEXT)
-# Patterns are compiled on first use (re caches them): each compile costs the hook path ~70 us.
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-
-
-def is_extra_view(name: str) -> bool:
-    """Another view of the state folder: `NN_name.md` (two digits, `_`, then letters, digits, `.`, `_` or `-`).
-    (Plain string tests, not a regular expression: compiling one costs the hook path's start-up.)"""
-    return (
-        len(name) > 6
-        and name[:2].isascii()
-        and name[:2].isdigit()
-        and name[2] == "_"
-        and name.endswith(".md")
-        and set(name[3:-3]) <= _NAME_CHARS
-    )
-
-
-def is_actor(name: str) -> bool:
-    """An actor's name, the name of its log in wal/: 1 to 64 letters, digits, `.`, `_` or `-`, the first a letter or
-    a digit."""
-    return 0 < len(name) <= 64 and name[0].isascii() and name[0].isalnum() and set(name) <= _NAME_CHARS
-
-
-OP = r"^[a-z][a-z0-9_-]{0,31}$"
-GITATTRIBUTES = ".gitattributes"
-GITATTRIBUTES_TEXT = (
-    "# written by rehydrate: logs and the append-only views merge line by line, keeping both sides' lines (the\n"
-    "# next command reconciles them), so that branches merge with no conflict in state/; and every state file is\n"
-    "# hash-bound byte for byte, so git must not convert line endings\n"
-    "wal/*.jsonl merge=union\n"
-    "10_invariants.md merge=union\n"
-    "20_handoff.md merge=union\n"
-    "99_next.md merge=union\n"
-    "next/*.md merge=union\n"
-    "handoff/*.md merge=union\n"
-    "* -text\n"
-)
-# the text of states made before union merges: upgraded by the next write
-GITATTRIBUTES_V1 = (
-    "# written by rehydrate: state files are hash-bound byte for byte; git must not convert them\n* -text\n"
-)
-
-INVARIANTS_HEADER = (
-    "# Decisions and rejected approaches\n"
-    "\n"
-    "Append-only, one line per entry, written by `rehydrate invariant` and `rehydrate reject`.\n"
-    "A rejected approach stays rejected. Edit nothing above the last line: each line is bound by state/wal/.\n"
-    "\n"
-)
-GITIGNORE_TEXT = (
-    "# written by rehydrate: the lock, temporary files, cut torn lines, kept hand edits and caches are not state\n"
-    ".lock\n*.tmp\n*.broken\n*.broken.*\n*.edited\n*.edited.*\n*.seen\n.local/\n"
-)
-# What rehydrate writes in the state folder and shares through git: these top-level files, the extra views
-# (is_extra_view) and everything under these folders, less what GITIGNORE_TEXT keeps out (sync/run.py commits
-# them whatever other ignore rules say). "next" and "handoff" are store/actors.py's, per actor.
-OWN_FILES = frozenset((*VIEWS, GITIGNORE, GITATTRIBUTES, PIPELINES))
-OWN_DIRS = frozenset((WAL_DIR, ARCHIVE_DIR, KEYS_DIR, MAIL_DIR, TASKS_DIR, "next", "handoff"))
-
-
-def is_own(name: str) -> bool:
-    """A top-level entry of the state folder that rehydrate writes and shares (OWN_FILES, OWN_DIRS, extra views)."""
-    return name in OWN_FILES or name in OWN_DIRS or is_extra_view(name)
-
-
-# Limits on what a user can put in one record, so that every record stays far below wal.MAX_LINE.
-MAX_FIELD = 16 * 1024
-MAX_GOAL = 64 * 1024
-MAX_HANDOFF = 1024 * 1024
-
-# the ops that write each replaceable view, and the word for the command that writes it next
-PRODUCERS = {NEXT: ("checkpoint", "init"), HANDOFF: ("handoff",), TASKS: ("tasks",)}
-WRITERS = {NEXT: "checkpoint", HANDOFF: "handoff", TASKS: "change of the harness's task list"}
-MAX_VIEW = 4 << 20  # a view file larger than this is not read into a brief
-MAX_EDITED = 64 << 20  # a replaceable view (a hand edit: the WAL writes far less) is compared and kept up to this
-
-
-_ID = r"^- ([DR]-[0-9a-f]{6}) "
 
 
 def render_goal(goal: str, done_when: str | None) -> str:
@@ -118,46 +40,6 @@ def render_goal(goal: str, done_when: str | None) -> str:
     if done_when:
         text += f"\n## Done when\n\n{done_when}\n"
     return text
-
-
-# The labels that end a rejected approach's line: the hooks read its guard back from the line, so no field before
-# them may hold one (State refuses such text rather than make the line ambiguous).
-GUARD_LABEL = " guard: "
-CONTAINS_LABEL = " contains: "
-
-
-def entry_line(
-    kind: str, ident: str, day: str, text: str, because: str, guard: str | None, contains: str | None = None
-) -> str:
-    word = "decision" if kind == "D" else "rejected"
-    line = f"- {ident} {day} {word}: {text} because: {because}"
-    if guard:
-        line += f"{GUARD_LABEL}{guard}"
-    if contains:
-        line += f"{CONTAINS_LABEL}{contains}"
-    return line
-
-
-def entry_guard(line: str) -> tuple[str | None, str | None]:
-    """(path or command pattern, text the written content must contain) of a rejected approach's line."""
-    contains = guard = None
-    if CONTAINS_LABEL in line:
-        line, contains = line.rsplit(CONTAINS_LABEL, 1)
-    if GUARD_LABEL in line:
-        guard = line.rsplit(GUARD_LABEL, 1)[1]
-    return (guard.strip() or None) if guard else None, (contains.strip() or None) if contains else None
-
-
-def entry_id(line: str) -> str | None:
-    ident = line[2:10]  # _ID with str methods: no re on the hook path
-    if (
-        line[:2] == "- "
-        and line[10:11] == " "
-        and ident[:2] in ("D-", "R-")
-        and not ident[2:].strip("0123456789abcdef")
-    ):
-        return ident
-    return None
 
 
 def _field(label: str, value: str) -> str:
@@ -251,8 +133,6 @@ def summary(rec: Record) -> str:
         capture = value["capture"]
         value = {**value, "capture": records.capture_counts(capture) if isinstance(capture, dict) else "not a capture"}
     if rec.get("op") == "tasks" and isinstance(value, dict):  # the list is in its view: here, its counts
-        from rehydrate.store import tasks
-
         active, waiting, done = tasks.counts(value)
         value = {k: v for k, v in value.items() if k != "items"}
         value["items"] = {"open": active + waiting, "in_progress": active, "done": done}
@@ -354,14 +234,14 @@ def reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
     """99 and 20 against the WAL's last record: a view that lags it (a crash) or is missing is redone from the WAL;
     one that differs otherwise was edited by hand and is reported, never overwritten."""
     last = snap.last
-    names = state._pc(last)  # 99 and 20, or an actor's own next/<actor>.md and handoff/<actor>.md
+    names = state.pc(last)  # 99 and 20, or an actor's own next/<actor>.md and handoff/<actor>.md
     tasks = tasks_view(names[0])
     for name in (*names, tasks) if tasks in last["views"] else names:  # and the task list, once there is one
         changed, data = differs(state, snap, name)
         if not changed:
             continue
         expected = last["views"].get(name)
-        producers = PRODUCERS[_kind(name)]
+        producers = PRODUCERS[view_kind(name)]
         prev = snap.prev if last["op"] in producers else None  # read only when needed (a tail read)
         lags = last["op"] in producers and (data is None or (prev is not None and sha(data) == prev["views"].get(name)))
         if lags or (data is None and expected is not None):
@@ -412,26 +292,22 @@ def render_view(name: str, rec: Record) -> str:
     """A replaceable view as a record renders it: 99_next.md by a checkpoint, an init or a merge record (its lines of
     work: store/wal/graph.py), 20_handoff.md by a handoff, 30_tasks.md by a tasks record (store/tasks.py). A rotate's
     carried record stands for the archived one."""
-    kind = _kind(name)
+    kind = view_kind(name)
     if rec.get("op") == "rotate":
         carried = rec["data"][_CARRIED[kind]]
         return render_view(name, carried)
     if kind == TASKS:
-        from rehydrate.store.tasks import render
-
-        return render(rec["data"])
+        return tasks.render(rec["data"])
     if kind != NEXT:
         return render_handoff(rec["data"]["text"])
     if rec.get("op") == "merge":
-        from rehydrate.store.wal import graph  # type: ignore[attr-defined,unused-ignore]
-
         return str(graph.render_merged(rec))
     return render_next_record(rec)
 
 
 def _merged(state: State, name: str) -> Problem:
     rel = state.rel(name)
-    writer = WRITERS[_kind(name)]
+    writer = WRITERS[view_kind(name)]
     why = (
         "holds the lines of work that a git merge joined (each side's version, merged line by line); the next "
         f"{writer} writes it whole (nothing is lost: the records hold every side's)"
@@ -444,28 +320,12 @@ def _hand_edit(state: State, name: str, expected: str | None) -> Problem:
     if expected is None:
         why = f"was not written through rehydrate; record it with `rehydrate handoff --file {rel}`"
         return Problem("view-unrecorded", rel, None, why)
-    writer = WRITERS[_kind(name)]
+    writer = WRITERS[view_kind(name)]
     why = (
         "differs from what the WAL says was written (edited by hand?); "
         f"the next {writer} keeps your version beside it as {rel}.edited"
     )
     return Problem("view-edited", rel, None, why)
-
-
-def _kind(name: str) -> str:
-    """99_next.md for next/<actor>.md, 20_handoff.md for handoff/<actor>.md, 30_tasks.md for tasks/<actor>.md (an
-    actor's own views)."""
-    if name.startswith("next/"):
-        return NEXT
-    if name.startswith("handoff/"):
-        return HANDOFF
-    return TASKS if name.startswith(TASKS_DIR + "/") else name
-
-
-def tasks_view(next_name: str) -> str:
-    """The task-list view of the actor whose program counter is next_name: 30_tasks.md beside 99_next.md,
-    tasks/<actor>.md beside next/<actor>.md."""
-    return TASKS if next_name == NEXT else f"{TASKS_DIR}/{next_name.split('/', 1)[1]}"
 
 
 _CARRIED = {NEXT: "checkpoint", HANDOFF: "handoff", TASKS: "tasks"}  # what a rotate record carries of each
@@ -477,7 +337,7 @@ def last_producer(state: State, name: str) -> Record | None:
     A rotate record carries the last checkpoint and handoff of the archived log, so it stands in for them.
     """
     found: Record | None = None
-    name = _kind(name)
+    name = view_kind(name)
     for rec in wal.records(state.wal_path):
         if rec["op"] in PRODUCERS[name]:
             found = rec
@@ -498,9 +358,7 @@ def redo_view(state: State, name: str, expected: str | None, producer: Record | 
     text = render_view(name, found).encode()
     if wal.sha256(text) != expected:
         return False
-    if name != _kind(name):  # next/<actor>.md or handoff/<actor>.md: its folder may be gone too
-        from rehydrate.store import actors
-
+    if name != view_kind(name):  # next/<actor>.md or handoff/<actor>.md: its folder may be gone too
         actors.ensure_folder(state, name)
     fsio.replace(state.path(name), text, "view.replace", words=WORDS)
     return True
@@ -524,3 +382,15 @@ def keep_edit(state: State, name: str, snap: Snapshot, out: Outcome) -> None:
 def extra_views(root: str) -> list[str]:
     """Other NN_*.md files in the state folder, in lexical (boot) order."""
     return [name for name in sorted(os.listdir(root)) if is_extra_view(name) and name not in VIEWS]
+
+
+def render_record(rec: Record) -> str:
+    """A replaceable view as a record renders it: 99_next.md for a checkpoint or init (views.py) or a merge record
+    (graph.py), 20_handoff.md for a handoff, 30_tasks.md for a tasks record (tasks.py)."""
+    if rec["op"] == "tasks":
+        return tasks.render(rec["data"])
+    if rec["op"] == "merge":
+        return str(graph.render_merged(rec))
+    if rec["op"] == "handoff":
+        return render_handoff(rec["data"]["text"])
+    return render_next_record(rec)

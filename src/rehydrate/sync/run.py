@@ -35,6 +35,7 @@ from rehydrate.store.git.plumb import (
     union_blob,
     write_pending,
 )
+from rehydrate.store.git.share import IGNORED_HINT, ignored_own, own_specs, some_paths
 from rehydrate.store.local import place as local
 from rehydrate.sync.remote import Ctx, Report, Upstream, fetch, forced_push, push, save_tip, stop_here
 
@@ -186,7 +187,7 @@ def commit(ctx: Ctx, report: Report) -> str:
     hidden = ignored_own(git, ctx.root, ctx.rel, index)
     if hidden:  # rehydrate's own files, hidden by a rule: a remote without them holds records it cannot check
         git.out("add", "-A", "-f", "--", *own_specs(ctx.root, ctx.rel), index=index)
-        report.say(f"git ignores {_some(hidden)}: committed all the same (rehydrate's own files); {IGNORED_HINT}")
+        report.say(f"git ignores {some_paths(hidden)}: committed all the same (rehydrate's own files); {IGNORED_HINT}")
     tree = git.out("write-tree", index=index)
     if tree == git.out("rev-parse", "HEAD^{tree}"):
         return head
@@ -204,62 +205,6 @@ def commit(ctx: Ctx, report: Report) -> str:
     report.committed, report.paths = new, sorted(set(report.paths) | set(paths))
     report.say(f"committed {len(paths)} path(s) under {ctx.rel}/: {new[:7]}")
     return new
-
-
-IGNORED_HINT = "remove the ignore rule (`git check-ignore -v PATH` names it)"
-
-
-def own_specs(root: str, rel: str) -> list[str]:
-    """Pathspecs of what rehydrate writes and shares in the state folder (views.is_own: its top-level entries there
-    now, as literal paths) less its caches (the patterns of the .gitignore it writes, at any depth)."""
-    from rehydrate.store import views
-
-    try:
-        names = sorted(n for n in os.listdir(root) if views.is_own(n))
-    except OSError:
-        names = []
-    specs = [f":(top,literal){rel}/{name}" for name in names]
-    for line in views.GITIGNORE_TEXT.splitlines():
-        pattern = line.strip()
-        if pattern and not pattern.startswith("#"):
-            tail = pattern + "**" if pattern.endswith("/") else pattern
-            specs.append(f":(top,exclude,glob){rel}/**/{tail}")
-    return specs
-
-
-def ignored_own(git: Git, root: str, rel: str, index: str | None = None) -> list[str]:
-    """rehydrate's own files in the state folder (own_specs) that no index entry holds and an ignore rule hides:
-    `git add` leaves them out. Paths from the worktree's top, cut at the runner's cap on output."""
-    specs = own_specs(root, rel)
-    if not any(s.startswith(":(top,literal)") for s in specs):
-        return []
-    out = git.out("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", *specs, index=index)
-    return sorted(p for p in out.split("\0") if p)
-
-
-def _some(paths: list[str]) -> str:
-    return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
-
-
-def ignored_message(root: str) -> str | None:
-    """For `status`: rehydrate's files that git ignores (a plain `git add` or `git commit -a` leaves them out; sync
-    commits them regardless). One `git ls-files`; None outside a repository or when git cannot say."""
-    found = local.repo(root)
-    if found is None:
-        return None
-    rel = os.path.relpath(os.path.realpath(root), os.path.realpath(found.top)).replace(os.sep, "/")
-    if rel == "." or rel.startswith("../"):
-        return None
-    try:
-        hidden = ignored_own(Git(found), root, rel)
-    except RehydrateError:  # git missing or failing: status says what it can without it
-        return None
-    if not hidden:
-        return None
-    return (
-        f"git ignores {_some(hidden)}, which rehydrate wrote: `git add` leaves them out and a teammate's clone "
-        f"lacks them; `rehydrate sync` commits them all the same; {IGNORED_HINT}"
-    )
 
 
 def finish_pending(ctx: Ctx, report: Report) -> None:
@@ -281,15 +226,6 @@ def finish_pending(ctx: Ctx, report: Report) -> None:
     else:
         report.say(f"an interrupted sync ({step}) left nothing to finish (HEAD is {head[:7]})")
     clear_pending(ctx.local)
-
-
-def pending_message(root: str) -> str | None:
-    """For `status` (one lstat when there is none): an interrupted sync whose second part is not done yet."""
-    folder = local.local_dir(root)
-    if fsio.lstat(os.path.join(folder, "sync.pending")) is None:
-        return None
-    pending = read_pending(folder) or {"step": "unknown"}
-    return f"a sync was interrupted ({pending['step']} half done): run `rehydrate sync` to finish it"
 
 
 # ---------------------------------------------------------------------------------------------------- integrate
@@ -417,7 +353,7 @@ def dry_run(root: str, actor: str) -> Report:
     hidden = ignored_own(git, ctx.root, ctx.rel)
     report.paths = sorted(set(gitinfo.parse(status.encode())["dirty"]) | set(hidden))
     if hidden:
-        report.say(f"git ignores {_some(hidden)}: sync would commit them all the same (rehydrate's own files)")
+        report.say(f"git ignores {some_paths(hidden)}: sync would commit them all the same (rehydrate's own files)")
     shown = ", ".join(report.paths[:5]) + (", ..." if len(report.paths) > 5 else "")
     report.say(f"would commit {len(report.paths)} path(s): {shown}" if report.paths else "nothing to commit")
     up = ctx.upstream

@@ -19,20 +19,20 @@ import os
 
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.store.git.plumb import Git, parse_stages, read_blob_to, union_able, union_blob
 from rehydrate.store.local import place as local
 
 _INFO_HEADER = "# rehydrate team init: the state folder's logs and append-only views merge line by line (union)"
-_UNION = [line.split(" ", 1)[0] for line in views.GITATTRIBUTES_TEXT.splitlines() if line.endswith(" merge=union")]
+_UNION = [line.split(" ", 1)[0] for line in layout.GITATTRIBUTES_TEXT.splitlines() if line.endswith(" merge=union")]
 
 
 def attributes_text(existing: bytes | None) -> bytes:
     """state/.gitattributes as rehydrate writes it, followed by the user's own lines of the existing file."""
-    ours = set(views.GITATTRIBUTES_TEXT.splitlines()) | set(views.GITATTRIBUTES_V1.splitlines())
+    ours = set(layout.GITATTRIBUTES_TEXT.splitlines()) | set(layout.GITATTRIBUTES_V1.splitlines())
     text = (existing or b"").decode("utf-8", "replace")
     extra = [line for line in text.splitlines() if line.strip() and line not in ours]
-    return (views.GITATTRIBUTES_TEXT + "".join(line + "\n" for line in extra)).encode()
+    return (layout.GITATTRIBUTES_TEXT + "".join(line + "\n" for line in extra)).encode()
 
 
 def _quoted(pattern: str) -> str:
@@ -45,7 +45,7 @@ def init(root: str) -> list[str]:
     """Set up the clone; returns one line per action (or per thing already in place)."""
     name = os.path.basename(os.path.abspath(root))
     actions: list[str] = []
-    path = os.path.join(root, views.GITATTRIBUTES)
+    path = os.path.join(root, layout.GITATTRIBUTES)
     existing = fsio.read_bytes(path, 1 << 20)
     wanted = attributes_text(existing)
     if existing != wanted:
@@ -56,7 +56,7 @@ def init(root: str) -> list[str]:
         actions.append(f"{name}/.gitattributes already merges logs and append-only views line by line")
     ignore = os.path.join(root, ".gitignore")
     had = (fsio.read_bytes(ignore, 1 << 20) or b"").decode("utf-8", "replace")
-    ours = views.GITIGNORE_TEXT.splitlines()
+    ours = layout.GITIGNORE_TEXT.splitlines()
     missing = [line for line in ours if line and not line.startswith("#") and line not in had.splitlines()]
     if missing:
         lines = ours if not had else missing  # a new file gets rehydrate's own, comment included

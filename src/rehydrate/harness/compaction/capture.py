@@ -38,7 +38,7 @@ when it was not 0, is still read):
      "error": str|null}
 Bounds: todos MAX_TODOS items x MAX_TODO chars; user the last MAX_USER x MAX_USER_TEXT; edited MAX_EDITED paths x
 MAX_PATH; failed the last MAX_FAILED (command MAX_COMMAND, error MAX_ERROR); assistant MAX_ASSISTANT; and the whole
-at most MAX_TOTAL (14 KiB) of JSON, under views.MAX_FIELD and wal.MAX_LINE: past it the oldest edited paths go first
+at most MAX_TOTAL (14 KiB) of JSON, under layout.MAX_FIELD and wal.MAX_LINE: past it the oldest edited paths go first
 (into "more"), then the last todo items, then the oldest user messages.
 """
 
@@ -70,7 +70,7 @@ MAX_EDITED, MAX_PATH = 50, 300
 MAX_FAILED, MAX_COMMAND, MAX_ERROR = 3, 300, 310
 MAX_UNKNOWN = 20  # names of what the reader did not know, the most frequent first
 MAX_ASSISTANT = 1500
-MAX_TOTAL = 14 << 10  # the whole capture as JSON: under views.MAX_FIELD and wal.MAX_LINE
+MAX_TOTAL = 14 << 10  # the whole capture as JSON: under layout.MAX_FIELD and wal.MAX_LINE
 REDACTED = "[redacted]"  # as harness/compaction/redaction.py writes it
 
 

@@ -12,7 +12,7 @@ import stat
 from rehydrate.harness.base import Answer
 from rehydrate.harness.guard import effect
 from rehydrate.harness.guard.watches import Blind, Watch, hit
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -116,7 +116,7 @@ def _answer(harness: Harness, event: dict[str, Any], here: Located, reason: str)
 
 
 def _where(root: str) -> str:
-    return f"{os.path.basename(root)}/{views.INVARIANTS}"
+    return f"{os.path.basename(root)}/{layout.INVARIANTS}"
 
 
 def _blind(root: str, tool: object, why: str) -> str:

@@ -17,7 +17,7 @@ import os
 from rehydrate import safejson
 from rehydrate.harness.base import Answer, said
 from rehydrate.harness.guard import snapshot
-from rehydrate.store import views
+from rehydrate.store import layout
 from rehydrate.store.local import place as local
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
@@ -118,7 +118,7 @@ def _checked(
     here: Located, what: str, rebuild: bool, report: bool, want: bool = False
 ) -> tuple[str | None, list[tuple[str | None, str | None, str]]]:
     root = here.root
-    view = snapshot.fingerprint(os.path.join(root, views.INVARIANTS))
+    view = snapshot.fingerprint(os.path.join(root, layout.INVARIANTS))
     folder = _folder(root)
     head, body = snapshot.read(os.path.join(folder, snapshot.SNAPSHOT))
     if head == (view, 0):
@@ -196,7 +196,7 @@ def _log(folder: str, changes: list[dict[str, Any]], what: str) -> None:
 
 def _notice(root: str, what: str, changes: list[dict[str, Any]]) -> str:
     project = os.path.dirname(os.path.abspath(root))
-    where = f"{os.path.basename(root)}/{views.INVARIANTS}"
+    where = f"{os.path.basename(root)}/{layout.INVARIANTS}"
     parts = []
     for c in changes[:5]:
         rel = os.path.relpath(c["path"], project)

@@ -18,7 +18,7 @@ import os
 
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, views
+from rehydrate.store import WORDS, layout
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
@@ -44,14 +44,14 @@ def rejected(root: str) -> list[Watch]:
     """(path or command pattern, text to look for in what is written, the line) for each rejected approach that
     10_invariants.md shows with a watch, read from its record; in the order the file shows them. Blind when the
     file cannot be read."""
-    shown = _shown(os.path.join(root, views.INVARIANTS))
+    shown = _shown(os.path.join(root, layout.INVARIANTS))
     if not shown:
         return []
-    found = _recorded(os.path.join(root, views.WAL_DIR), set(shown))
+    found = _recorded(os.path.join(root, layout.WAL_DIR), set(shown))
     out = []
     for ident, line in shown.items():
         # no record within reach: what the line shows still watches (fail closed)
-        guard, contains, recorded = found.get(ident) or (*views.entry_guard(line), line)
+        guard, contains, recorded = found.get(ident) or (*layout.entry_guard(line), line)
         if guard or contains:
             out.append((guard, contains, recorded))
     return out
@@ -66,7 +66,7 @@ def _shown(path: str) -> dict[str, str]:
     except RehydrateError as e:
         raise Blind(e.message) from None
     if fd is None:
-        raise Blind(f"{views.INVARIANTS} is missing")
+        raise Blind(f"{layout.INVARIANTS} is missing")
     shown: dict[str, str] = {}
     try:
         carry = b""
@@ -78,7 +78,7 @@ def _shown(path: str) -> dict[str, str]:
                 break
             offset += len(chunk)
             if offset > MAX_INVARIANTS:
-                raise Blind(f"{views.INVARIANTS} is more than {MAX_INVARIANTS:,} bytes")
+                raise Blind(f"{layout.INVARIANTS} is more than {MAX_INVARIANTS:,} bytes")
             if skipping:
                 cut = chunk.find(b"\n")
                 if cut < 0:
@@ -90,10 +90,10 @@ def _shown(path: str) -> dict[str, str]:
             carry = buf[end:]
             if len(carry) > MAX_LINE:
                 if carry.startswith(b"- R-"):
-                    raise Blind(f"{views.INVARIANTS} holds a rejected line longer than {MAX_LINE:,} bytes")
+                    raise Blind(f"{layout.INVARIANTS} holds a rejected line longer than {MAX_LINE:,} bytes")
                 carry, skipping = b"", True
     except OSError as e:
-        raise Blind(f"{views.INVARIANTS} cannot be read ({e.strerror or e})") from None
+        raise Blind(f"{layout.INVARIANTS} cannot be read ({e.strerror or e})") from None
     finally:
         os.close(fd)
     if carry and not skipping:
@@ -105,7 +105,7 @@ def _labelled(buf: bytes, end: int, shown: dict[str, str]) -> None:
     """The rejected approaches' lines in buf[:end] (buf starts a line, end a line's end or the end of the file) that
     hold a watch's label, by id: bytes.find for the labels, so that a view of decisions is never decoded."""
     lines: dict[int, bytes] = {}  # by the line's offset: the file's order, whichever label was found first
-    for label in (views.GUARD_LABEL.encode(), views.CONTAINS_LABEL.encode()):
+    for label in (layout.GUARD_LABEL.encode(), layout.CONTAINS_LABEL.encode()):
         at = buf.find(label, 0, end)
         while at >= 0:
             start = buf.rfind(b"\n", 0, at) + 1
@@ -116,7 +116,7 @@ def _labelled(buf: bytes, end: int, shown: dict[str, str]) -> None:
             at = buf.find(label, stop, end)
     for start in sorted(lines):
         line = lines[start].decode("utf-8", "replace")
-        ident = views.entry_id(line)
+        ident = layout.entry_id(line)
         if ident is not None:
             shown.setdefault(ident, line)
 
@@ -188,10 +188,10 @@ def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch]) -> Non
     elif op == "invariant" and data.get("adopted") and isinstance(data.get("line"), str):
         lines = [data["line"]]
     for line in lines:
-        ident = views.entry_id(line) if isinstance(line, str) else None
+        ident = layout.entry_id(line) if isinstance(line, str) else None
         if ident in wanted and ident not in found:
             assert isinstance(line, str) and ident is not None
-            found[ident] = (*views.entry_guard(line), line)  # a line as it was recorded, with its watch on it
+            found[ident] = (*layout.entry_guard(line), line)  # a line as it was recorded, with its watch on it
 
 
 # ------------------------------------------------------------------------------------------------ matching

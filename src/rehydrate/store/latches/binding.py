@@ -20,13 +20,14 @@ import os
 from rehydrate.errors import RehydrateError, UnsafeFile
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS
-from rehydrate.store.views import INVARIANTS, MAX_VIEW, read_view
+from rehydrate.store.layout import INVARIANTS, MAX_VIEW
+from rehydrate.store.views import read_view
 from rehydrate.store.wal import digest
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
-    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.session import Snapshot
     from rehydrate.store.state import State
 
 LINES = "lines-sha256"

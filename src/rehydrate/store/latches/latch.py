@@ -23,8 +23,7 @@ from rehydrate.store.latches.order import (
     check_lines,
     minted_as,
 )
-from rehydrate.store.local.seen import file_fingerprint
-from rehydrate.store.views import (
+from rehydrate.store.layout import (
     ARCHIVE_DIR,
     CONTAINS_LABEL,
     GOAL,
@@ -34,12 +33,10 @@ from rehydrate.store.views import (
     MAX_FIELD,
     NEXT,
     TASKS,
-    conflict_lines,
     entry_id,
-    last_producer,
-    read_view,
-    render_goal,
 )
+from rehydrate.store.local.seen import file_fingerprint
+from rehydrate.store.views import conflict_lines, last_producer, read_view, render_goal
 from rehydrate.store.wal import digest
 from rehydrate.store.wal import record as wal
 from rehydrate.text import cap, quoted
@@ -50,7 +47,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
-    from rehydrate.store.state import Snapshot, State
+    from rehydrate.store.session import Snapshot
+    from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
 
@@ -82,7 +80,7 @@ READ: dict[str, tuple[str, Collector]] = {}
 def recorded_lines(state: State) -> dict[str, list[Bound]]:
     """Every actor's recorded lines of 10_invariants.md, each in its actor's order (reads every log)."""
     out: dict[str, list[Bound]] = {}
-    for a in state._actors():
+    for a in state.actor_names():
         path = os.path.join(state.wal_dir, a + ".jsonl")
         known = READ.get(path)
         if known is not None and known[0] == file_fingerprint(path):
@@ -319,7 +317,7 @@ def _minted(state: State, ident: str, line: str) -> bool:
     entry, written by the recorded one's actor at its very time), rather than an edit of it. The recorded entry's
     record is looked for in every log (this is asked only for such a line: rare); an entry whose time cannot be
     confirmed (its own text does not give its id with its record's time) counts as edited."""
-    for a in state._actors():
+    for a in state.actor_names():
         for rec in wal.records(os.path.join(state.wal_dir, a + ".jsonl")):
             data = rec.get("data")
             if rec.get("op") not in ("invariant", "reject") or not isinstance(data, dict) or data.get("id") != ident:
@@ -380,7 +378,7 @@ def adopt(state: State, snap: Snapshot) -> None:
         data = {"line": text, "line_sha256": wal.sha256(text.encode()), "adopted": True}
         items.append((data, {INVARIANTS: upto[n]} if i < len(hand) - 1 and n in upto else {}))
     if items:
-        state._append_many(snap, "invariant", items)
+        state.append_many(snap, "invariant", items)
     for n, text in hand:
         snap.repaired.append(f"recorded line {n} of {state.rel(INVARIANTS)}, added by hand: {text[:80]}")
     snap.unrecorded = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 
-from rehydrate.store.views import entry_id
+from rehydrate.store.layout import entry_id
 from rehydrate.store.wal import record as wal
 from rehydrate.text import quoted
 

@@ -16,7 +16,7 @@ from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS
 from rehydrate.store.latches import binding
-from rehydrate.store.views import INVARIANTS
+from rehydrate.store.layout import INVARIANTS
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
@@ -24,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
-    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.session import Snapshot
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 

@@ -66,7 +66,7 @@ def _save(state: State, known: dict[str, dict[str, Any]]) -> None:
 def check(state: State) -> list[Problem]:
     """Each other actor's log against the record this worktree last saw in it; the logs as they are now remembered
     (but a rollback's, kept until acknowledged)."""
-    others = [a for a in state._actors() if a != state.actor]
+    others = [a for a in state.actor_names() if a != state.actor]
     known = load(state)
     if not others and not known:
         return []

@@ -18,7 +18,7 @@ when a write joins them.
 from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store.views import HANDOFF, NEXT
+from rehydrate.store.layout import HANDOFF, NEXT
 from rehydrate.store.wal import record as wal
 from rehydrate.store.wal.record import Node
 from rehydrate.text import clean
@@ -27,7 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.session import Snapshot
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
@@ -227,7 +227,7 @@ def join(state: State, snap: Snapshot, last: Record, bound: dict[str, str]) -> t
         merged = state.view_bytes(HANDOFF, snap)  # 20_handoff.md as the union left it
         if merged is not None:
             bound[HANDOFF] = wal.sha256(merged)
-    return state._seal(last, MERGE, {"lines": snap.merged or []}, dict(bound), None, snap.heads[1:])
+    return state.seal(last, MERGE, {"lines": snap.merged or []}, dict(bound), None, snap.heads[1:])
 
 
 _VIEW_OPS = ((NEXT, ("checkpoint", "init", MERGE)), (HANDOFF, ("handoff",)))

@@ -14,7 +14,7 @@ import re
 
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import records, views
+from rehydrate.store import layout, records
 from rehydrate.store.wal import digest
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
@@ -99,7 +99,7 @@ def read(
     entries: dict[tuple[str, int, str], Entry] = {}
     damaged: list[Damaged] = []
     files: list[str] = []
-    for folder in (views.ARCHIVE_DIR, views.WAL_DIR):
+    for folder in (layout.ARCHIVE_DIR, layout.WAL_DIR):
         path = os.path.join(root, folder)
         try:
             if not fsio.check_dir(path):

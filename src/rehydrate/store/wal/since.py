@@ -22,7 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rehydrate.store.reconcile import Snapshot
+    from rehydrate.store.session import Snapshot
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
@@ -225,10 +225,10 @@ def _text(value: object) -> str | None:
 def _from_next(since: Since, state: State) -> None:
     """The checkpoint as state/99_next.md's header and fields show it (reconciliation verified the file)."""
     from rehydrate.fs import write as fsio
-    from rehydrate.store import views
+    from rehydrate.store import layout, views
 
     try:
-        raw = fsio.read_bytes(state.path(views.NEXT), 1 << 20)
+        raw = fsio.read_bytes(state.path(layout.NEXT), 1 << 20)
     except RehydrateError:
         return
     text = (raw or b"").decode("utf-8", "replace")

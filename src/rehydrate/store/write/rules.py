@@ -3,21 +3,24 @@ none is given, and how a record renders the replaceable view it produces."""
 
 from __future__ import annotations
 
+import os
+
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS
-from rehydrate.store import views as layout
-from rehydrate.store.views import INVARIANTS
+from rehydrate.store import WORDS, Problem, evidence, layout, views
+from rehydrate.store.layout import INVARIANTS
+from rehydrate.store.reconcile import current_branch
+from rehydrate.store.session import Outcome, flush
 from rehydrate.store.wal import record as wal
+from rehydrate.store.write.apply import apply, check_archive
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
-    from rehydrate.store.reconcile import Snapshot
-    from rehydrate.store.state import Outcome, State
-    from rehydrate.store.wal.record import Record
+    from rehydrate.store.session import Outcome, Snapshot
+    from rehydrate.store.state import State
 
 
 def refuse_unsafe(state: State, snap: Snapshot, touches: tuple[str, ...] = ()) -> None:
@@ -42,10 +45,10 @@ def refuse_unsafe(state: State, snap: Snapshot, touches: tuple[str, ...] = ()) -
 
 
 def current_goal(state: State, snap: Snapshot) -> str:
-    name = state._pc(snap.last)[0]  # this actor's program counter: 99_next.md, or next/<actor>.md
+    name = state.pc(snap.last)[0]  # this actor's program counter: 99_next.md, or next/<actor>.md
     current = state.view_bytes(name, snap)
-    if current is not None and layout.sha(current) == snap.last["views"].get(name):
-        goal = layout.parse_next(current.decode("utf-8", "replace")).get("goal")
+    if current is not None and views.sha(current) == snap.last["views"].get(name):
+        goal = views.parse_next(current.decode("utf-8", "replace")).get("goal")
         if goal:
             return goal
     if len(snap.heads) > 1:  # lines of work merged (99 holds each side's): my line's last checkpoint (graph.py)
@@ -53,28 +56,12 @@ def current_goal(state: State, snap: Snapshot) -> str:
             data = rec.get("data")
             if rec.get("op") == "checkpoint" and isinstance(data, dict) and isinstance(data.get("goal"), str):
                 return str(data["goal"])
-    producer = layout.last_producer(state, name)  # 99 was edited or deleted: ask the WAL (a full read)
+    producer = views.last_producer(state, name)  # 99 was edited or deleted: ask the WAL (a full read)
     if producer is not None and producer["op"] == "checkpoint":
         return str(producer["data"]["goal"])
-    from rehydrate.store.latches import latch as latches
+    from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
 
     return str(latches.goal_data(state)["goal"]).split("\n")[0]
-
-
-def render(rec: Record) -> str:
-    """A replaceable view as a record renders it: 99_next.md for a checkpoint or init (views.py) or a merge record
-    (graph.py), 20_handoff.md for a handoff, 30_tasks.md for a tasks record (tasks.py)."""
-    if rec["op"] == "tasks":
-        from rehydrate.store.tasks import render as render_tasks
-
-        return render_tasks(rec["data"])
-    if rec["op"] == "merge":
-        from rehydrate.store.wal.graph import render_merged
-
-        return render_merged(rec)
-    if rec["op"] == "handoff":
-        return layout.render_handoff(rec["data"]["text"])
-    return layout.render_next_record(rec)
 
 
 def upgrade_attributes(state: State, snap: Snapshot) -> None:
@@ -99,8 +86,6 @@ def written_on(state: State, git: Any) -> str | None:
         return branch if isinstance(branch, str) else None
     if isinstance(git, dict):  # not in a repository
         return None
-    from rehydrate.store.reconcile import current_branch
-
     return current_branch(state)
 
 
@@ -121,9 +106,9 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
     anything: escape sequences, NUL, CR, a right-to-left override)."""
     _sync_pending(state, out)
     _ignored(state, out)
-    nxt = state.view_text(state._pc(out.record)[0]) or ""
+    nxt = state.view_text(state.pc(out.record)[0]) or ""
     goal = (state.view_text(layout.GOAL) or "").split("\n")
-    parsed = layout.parse_next(nxt)
+    parsed = views.parse_next(nxt)
     mine = out.merged[0].get("checkpoint") if out.merged else None
     if isinstance(mine, dict):  # lines of work merged: the file holds each side's; mine is the first line
         parsed = {k: str(mine.get(k, "")) for k in ("done", "next")}
@@ -140,51 +125,42 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
 
 def rotate(state: State) -> Outcome:
     """State.rotate: under the lock, the log archived and a new one started by a rotate record."""
-    from rehydrate.store.latches.latch import rotate_data
-    from rehydrate.store.reconcile import check_archive, flush
-    from rehydrate.store.state import Outcome
+    from rehydrate.store.latches.latch import rotate_data  # off the hook path (tests/cli/test_imports.py)
 
     with fsio.locked(state.root, words=WORDS):
-        snap = state._begin()
+        snap = state.begin()
         refuse_unsafe(state, snap)
         upgrade_attributes(state, snap)
         data = rotate_data(state, snap.last)
-        from rehydrate.store import evidence
-
         kept = evidence.carried(evidence.gather(state, snap).evidence)  # the stamps and approvals stay in force
         if kept is not None:
             data["evidence"] = kept
         check_archive(state, {"seq": snap.last["seq"] + 1, "data": data}, None)  # before anything is written
-        rec = state._append(snap, "rotate", data)
-        if state.joined is not None:
-            state._apply(state.joined)
-        state._apply(rec)
+        rec = state.append(snap, "rotate", data)
+        if state.session.joined is not None:
+            apply(state, state.session.joined)
+        apply(state, rec)
         flush(state)
         return Outcome(record=rec, repaired=snap.repaired, problems=snap.problems)
 
 
 def _ignored(state: State, out: Any) -> None:
     """rehydrate's own files that git ignores (a root `*.pub`, `mail/` in state/.gitignore): a plain commit leaves
-    them out, and a teammate's clone has records without their keys or messages (sync/run.py)."""
-    from rehydrate.store import Problem
-    from rehydrate.sync import run as gitsync
+    them out, and a teammate's clone has records without their keys or messages (store/git/share.py)."""
+    from rehydrate.store.git import share  # git runs for `status` alone: the write path does not load the runner
 
-    message = gitsync.ignored_message(state.root)
+    message = share.ignored_message(state.root)
     if message is not None:
         out.problems.append(Problem("state-ignored", state.rel(), None, message))
 
 
 def _sync_pending(state: State, out: Any) -> None:
     """A sync stopped between the two parts of a step (sync.pending in the worktree's folder: one lstat) leaves
-    the index or HEAD half moved: named until a sync finishes it (sync/run.py)."""
-    import os
-
-    from rehydrate.store import Problem
-
+    the index or HEAD half moved: named until a sync finishes it (store/git/share.py)."""
     if fsio.lstat(os.path.join(state.local, "sync.pending")) is None:
         return
-    from rehydrate.sync import run as gitsync
+    from rehydrate.store.git import share  # as in _ignored
 
-    message = gitsync.pending_message(state.root)
+    message = share.pending_message(state.root)
     if message is not None:
         out.problems.append(Problem("sync-interrupted", state.rel(), None, message))

@@ -9,16 +9,19 @@ import os
 
 from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS
-from rehydrate.store import views as layout
+from rehydrate.store import WORDS, layout, views
 from rehydrate.store.git import info as gitinfo
 from rehydrate.store.latches import binding
+from rehydrate.store.layout import GOAL, HANDOFF, INVARIANTS, NEXT
 from rehydrate.store.locate import init_location, resolve_actor
-from rehydrate.store.reconcile import flush
-from rehydrate.store.state import Outcome, State
-from rehydrate.store.views import GOAL, HANDOFF, INVARIANTS, NEXT
+from rehydrate.store.session import Outcome, flush
 from rehydrate.store.wal import record as wal
+from rehydrate.store.write.apply import apply
 from rehydrate.text import cap, clean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from rehydrate.store.state import State
 
 
 def create(
@@ -45,11 +48,11 @@ def create(
         _refuse(state, out)
         data = {"goal": goal, "done_when": done_when, "header": layout.INVARIANTS_HEADER}
         bound = {
-            GOAL: wal.sha256(layout.render_goal(goal, done_when).encode()),
+            GOAL: wal.sha256(views.render_goal(goal, done_when).encode()),
             INVARIANTS: binding.lines_of(layout.INVARIANTS_HEADER.encode()).text(),
         }
-        rec = state._append(None, "init", data, views=bound, git=gitinfo.snapshot(root))
-        state._apply(rec)
+        rec = state.append(None, "init", data, views=bound, git=gitinfo.snapshot(root))
+        apply(state, rec)
         flush(state)
         out.record = rec
     return state, out

@@ -1,0 +1,114 @@
+"""One command under the state's lock: a write (reconcile, append the record, redo the views from it, write the
+cache) and a read (`with state.reading() as snapshot:`)."""
+
+from __future__ import annotations
+
+from rehydrate.fs import write as fsio
+from rehydrate.store import WORDS, actors, evidence, layout
+from rehydrate.store.git import info as gitinfo
+from rehydrate.store.latches import binding
+from rehydrate.store.layout import HANDOFF, INVARIANTS, NEXT
+from rehydrate.store.session import Outcome, Snapshot, flush
+from rehydrate.store.views import keep_edit, render_handoff, render_record
+from rehydrate.store.wal import record as wal
+from rehydrate.store.write.apply import apply
+from rehydrate.store.write.rules import current_goal, mint_entry, refuse_unsafe, upgrade_attributes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
+    from typing import Any
+
+    from rehydrate.store.state import State
+
+
+_TOUCHES = {
+    "invariant": (INVARIANTS,),
+    "reject": (INVARIANTS,),
+    "checkpoint": (NEXT,),
+    "handoff": (HANDOFF,),
+    "tasks": (layout.TASKS,),
+}
+
+
+class Reading:
+    """`with state.reading() as snapshot:` the state locked and reconciled (safe repairs applied)."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.lock = fsio.locked(state.root, words=WORDS)
+
+    def __enter__(self) -> Snapshot:
+        self.lock.__enter__()
+        try:
+            return self.state.begin()
+        except BaseException:
+            self.lock.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: object) -> None:
+        flush(self.state)  # never raises
+        self.lock.__exit__(kind, e, tb)
+
+
+def write(state: State, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
+    with fsio.locked(state.root, words=WORDS):
+        if state.joining:  # the first write of an actor without a log: its join record first (store/actors.py)
+            actors.join(state)
+        # git runs while the state is reconciled; started inside the lock, so that a lock that cannot be taken
+        # leaves no git child behind
+        pending = gitinfo.start(state.root) if with_git else None
+        try:
+            snap = state.begin()
+            refuse_unsafe(state, snap, _TOUCHES.get(op, ()))
+        finally:
+            git = gitinfo.finish(pending) if pending is not None else None
+        if any(p.code == "duplicate-line" for p in snap.problems):  # a merge kept two copies: a write removes one
+            from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
+
+            latches.dedupe(state, snap)
+        out = Outcome(repaired=snap.repaired)
+        upgrade_attributes(state, snap)
+        views: dict[str, str] = {}
+        next_name, handoff_name = state.pc(snap.last)
+        if len(snap.heads) > 1:  # the merge record this write starts with replaces the program counter
+            keep_edit(state, next_name, snap, out)
+        if op in ("invariant", "reject"):  # the binding extended by the line: the file is not read again
+            state.session.entry_ts = mint_entry(state, data, "D" if op == "invariant" else "R")
+            snap.set_invariants((snap.inv or binding.Lines()).add(data["line"].encode()))
+        elif op == "handoff":
+            views[handoff_name] = wal.sha256(render_handoff(data["text"]).encode())
+            keep_edit(state, handoff_name, snap, out)
+        elif op == "tasks" and not _tasks_changed(state, snap, next_name, data, views, out):
+            out.problems = snap.problems  # the list the view already shows: nothing to record
+            flush(state)
+            return out
+        elif op == "checkpoint":
+            keep_edit(state, next_name, snap, out)
+            if data.get("goal") is None:
+                data["goal"] = current_goal(state, snap)
+        if op in ("checkpoint", "stamp", "accept"):  # the evidence in force carried, a checkpoint's claims bound
+            evidence.prepare(state, snap, op, data)
+        bound = snap.inv_ok and snap.inv is not None  # the binding extends what reconciliation found on disk
+        rec = state.append(snap, op, data, views=views, git=git)
+        if state.session.joined is not None:
+            apply(state, state.session.joined)
+        apply(state, rec)
+        if op in ("invariant", "reject"):  # appended by latches: known only if bound from the bytes it now holds
+            snap.cache.wrote(rec, {INVARIANTS: fsio.lstat(state.path(INVARIANTS)) if bound else None})
+        out.record = rec
+        out.problems = snap.problems
+        flush(state)
+        return out
+
+
+def _tasks_changed(
+    state: State, snap: Snapshot, next_name: str, data: dict[str, Any], views: dict[str, str], out: Outcome
+) -> bool:
+    """Whether a task list differs from the one the view is bound to; if so, views binds the new rendering
+    and a hand edit of the view is kept beside it."""
+    name = layout.tasks_view(next_name)
+    views[name] = wal.sha256(render_record({"op": "tasks", "data": data}).encode())
+    if views[name] == snap.last["views"].get(name) and len(snap.heads) == 1:
+        return False
+    keep_edit(state, name, snap, out)
+    return True
