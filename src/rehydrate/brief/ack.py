@@ -108,10 +108,11 @@ def _check(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     holds the lock (a second lock in the same process would wait for ever), and a comparison needs no repair."""
     from rehydrate.errors import RehydrateError
     from rehydrate.store import views
+    from rehydrate.store.wal import back as walback
     from rehydrate.store.wal import record as wal
 
     try:
-        tail = wal.read_tail(state.wal_path, 1).records
+        tail = walback.read_tail(state.wal_path, 1).records
     except (wal.BadRecord, OSError, RehydrateError):
         tail = []
     try:

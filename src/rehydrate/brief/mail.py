@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rehydrate.brief.compose import _Out
     from rehydrate.brief.draft import Draft
-    from rehydrate.store.mail import Listing
+    from rehydrate.store.mail.inbox import Listing
 
 SHOWN = 3
 CAP = 1200
@@ -50,12 +50,12 @@ def _material(d: Draft) -> Listing | None:
 
         from rehydrate.store.views import MAIL_DIR
 
-        if d.path and os.path.isdir(os.path.join(d.path, MAIL_DIR)):  # (store/mail.py loaded only then)
-            from rehydrate.store import mail
+        if d.path and os.path.isdir(os.path.join(d.path, MAIL_DIR)):  # (store/mail/ loaded only then)
+            from rehydrate.store.mail import inbox, known
             from rehydrate.store.state import State
 
             state = State(d.path, d.actor)
-            found = mail.listing(state, mail.read_set(state))
+            found = inbox.listing(state, known.read_set(state))
     except Exception:  # the mailbox check names what could not be read; the brief goes on without the section
         found = None
     d.__dict__["_mail"] = found

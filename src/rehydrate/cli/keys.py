@@ -1,5 +1,5 @@
 """`rehydrate key`: make and register the key an actor signs its records with, show the keys, trust a changed one
-(store/keys.py)."""
+(store/keys/)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def args_key(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_key(args: argparse.Namespace) -> int:
-    from rehydrate.store import keys
+    from rehydrate.store.keys import register, sign
     from rehydrate.store.local import place as local
 
     state = open_state(args)
@@ -39,7 +39,7 @@ def cmd_key(args: argparse.Namespace) -> int:
         return _trust(state, args)
     if args.action == "show":
         return _show(state, args)
-    path = keys.key_file()
+    path = sign.key_file()
     found = local.repo(state.root)
     top = found.top if found is not None else os.path.dirname(state.root)
     if not os.path.relpath(path, top).startswith(".."):
@@ -47,21 +47,21 @@ def cmd_key(args: argparse.Namespace) -> int:
             f"the key file {path} is inside the repository ({top})",
             "keep it outside every repository: set REHYDRATE_KEY_FILE to a path outside it",
         )
-    signer = keys.load_private(path)
+    signer = sign.load_private(path)
     made = signer is None
     old = None  # the key being replaced, when it is at hand: it endorses its successor
     if args.new and signer is not None:
         os.replace(path, f"{path}.old-{signer.id}")
         made, old = True, signer
     if made:
-        signer = keys.create_private(path)
+        signer = sign.create_private(path)
     assert signer is not None
-    current = keys.committed(state).get(state.actor)
-    if current is not None and current.id == signer.id and not made and keys.binds_state(state, current):
+    current = sign.committed(state).get(state.actor)
+    if current is not None and current.id == signer.id and not made and register.binds_state(state, current):
         if args.json:
             emit_json("key", True, action="init", actor=state.actor, key=signer.id, file=path, registered=False)
         else:
-            print(f"{state.actor}'s key {signer.id} is registered already ({state.rel(keys.pub_name(state.actor))})")
+            print(f"{state.actor}'s key {signer.id} is registered already ({state.rel(sign.pub_name(state.actor))})")
         return 0
     out = state.register_key(signer, old)
     rec = out.record
@@ -85,32 +85,32 @@ def cmd_key(args: argparse.Namespace) -> int:
         print(f"made a signing key at {path} (keep it out of every repository; back it up)")
     replaced = f", replacing {rec['data']['replaces']}" if rec["data"]["replaces"] else ""
     print(
-        f"registered key {signer.id} for {state.actor}{replaced}: {state.rel(keys.pub_name(state.actor))} "
+        f"registered key {signer.id} for {state.actor}{replaced}: {state.rel(sign.pub_name(state.actor))} "
         f"(commit it); record {rec['seq']}; {state.actor}'s records are signed from now on"
     )
     return 0
 
 
 def _trust(state: Any, args: argparse.Namespace) -> int:
-    from rehydrate.store import keys
+    from rehydrate.store.keys import pins, sign
 
     if not args.who:
         raise UsageError("name the actor whose key to trust", "rehydrate key trust ACTOR", field="who")
-    pub = keys.trust_actor(state, args.who)
+    pub = pins.trust_actor(state, args.who)
     if args.json:
         emit_json("key", True, action="trust", actor=args.who, key=pub.id if pub else None)
     elif pub is None:
         print(f"forgot {args.who}'s key in this clone: {args.who}'s records are no longer expected to be signed")
     else:
-        print(f"trusted {args.who}'s key {pub.id} ({state.rel(keys.pub_name(args.who))}) in this clone")
+        print(f"trusted {args.who}'s key {pub.id} ({state.rel(sign.pub_name(args.who))}) in this clone")
     return 0
 
 
 def _show(state: object, args: argparse.Namespace) -> int:
-    from rehydrate.store import keys
+    from rehydrate.store.keys import pins, sign
 
-    files = keys.committed(state)  # type: ignore[arg-type]
-    trust = keys.load_trust(state)  # type: ignore[arg-type]
+    files = sign.committed(state)  # type: ignore[arg-type]
+    trust = pins.load_trust(state)  # type: ignore[arg-type]
     rows = []
     for actor in sorted(set(files) | set(trust)):
         pub = files.get(actor)
@@ -118,14 +118,14 @@ def _show(state: object, args: argparse.Namespace) -> int:
         rows.append({"actor": actor, "committed": pub.id if pub else None, "trusted": known})
     mine = None
     try:
-        signer = keys.load_private()
+        signer = sign.load_private()
         mine = signer.id if signer is not None else None
     except Exception:  # an unreadable key file is shown as absent here; `key init` names it
         mine = None
     if args.json:
-        emit_json("key", True, action="show", key_file=keys.key_file(), key=mine, actors=rows)
+        emit_json("key", True, action="show", key_file=sign.key_file(), key=mine, actors=rows)
         return 0
-    print(f"key file: {keys.key_file()} ({'key ' + mine if mine else 'none'})")
+    print(f"key file: {sign.key_file()} ({'key ' + mine if mine else 'none'})")
     for row in rows:
         note = "" if row["committed"] == row["trusted"] else " (differs: see `rehydrate key trust`)"
         print(f"{row['actor']}: committed {row['committed'] or 'none'}, trusted here {row['trusted'] or 'none'}{note}")

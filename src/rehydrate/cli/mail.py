@@ -39,11 +39,11 @@ def args_mail(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_mail(args: argparse.Namespace) -> int:
-    from rehydrate.store import mail
+    from rehydrate.store.mail import inbox, known, messages
 
     state = open_state(args)
     if args.action == "send":
-        out = mail.send(state, args.to, args.kind, args.text)
+        out = messages.send(state, args.to, args.kind, args.text)
         rec = out.record
         assert rec is not None
         data = rec["data"]
@@ -53,10 +53,10 @@ def cmd_mail(args: argparse.Namespace) -> int:
         report(out, args)
         print(f"sent {data['id']} ({data['kind']}) to {data['to']}: {state.rel(data['path'])}")
         return 0
-    read = mail.read_set(state)
-    found = mail.listing(state, read, everything=args.all)
+    read = known.read_set(state)
+    found = inbox.listing(state, read, everything=args.all)
     unread = [m.id for m in found.messages if m.id not in read]
-    receipt = mail.mark_read(state, unread) if unread else None
+    receipt = messages.mark_read(state, unread) if unread else None
     seq = receipt.record["seq"] if receipt is not None and receipt.record is not None else None
     if args.json:
         emit_json(
@@ -78,14 +78,14 @@ def cmd_mail(args: argparse.Namespace) -> int:
 
 
 def _print(found: object, read: set[str], everything: bool) -> None:
-    from rehydrate.store.mail import Listing
+    from rehydrate.store.mail.inbox import Listing
     from rehydrate.text import terminal_safe
 
     assert isinstance(found, Listing)
     for why in found.skipped:
         print(f"rehydrate: warning: {terminal_safe(why)}", file=sys.stderr)
     for m, why in found.forged:
-        from rehydrate.store.mail import forged_text
+        from rehydrate.store.mail.senders import forged_text
 
         print(f"rehydrate: warning: forged: {terminal_safe(m.rel + ': ' + forged_text(m, why))}", file=sys.stderr)
     if not found.messages:
@@ -110,17 +110,17 @@ def args_promise(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_promise(args: argparse.Namespace) -> int:
-    from rehydrate.store import mail
+    from rehydrate.store.mail import promises
 
     words: list[str] = args.words
     state = open_state(args)
     if words[0] == "done" and len(words) == 2 and words[1].startswith("P-"):
-        out = mail.promise_done(state, words[1])
+        out = promises.promise_done(state, words[1])
         verb = "done"
     else:
         if words[0] == "done" and len(words) == 2:
             raise UsageError(f"{words[1]!r} is not a promise's id (P- and 6 hex)", field="id")
-        out = mail.promise(state, " ".join(words))
+        out = promises.promise(state, " ".join(words))
         verb = "open"
     rec = out.record
     assert rec is not None

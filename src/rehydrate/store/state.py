@@ -317,15 +317,15 @@ class State:
             )
         cache.fp, cache.at = fingerprint(log), log.st_size - len(lines[-1])
         self.memo.appended(cache.fp, cache.at, recs[-1])
-        if self.signer:  # what this actor signed needs no verifying when it is read back here (store/keys.py)
-            from rehydrate.store import keys
+        if self.signer:  # what this actor signed needs no verifying when it is read back here (store/keys/)
+            from rehydrate.store.keys import pins
 
             at = log.st_size - sum(map(len, lines))
             places: list[tuple[str, int | None]] = []
             for rec, line in zip(recs, lines, strict=True):
                 places.append((rec["h"], at))
                 at += len(line)
-            keys.signed(self, places)
+            pins.signed(self, places)
         self.pending = cache  # written once the command is done (flush)
         if snap is not None:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
@@ -372,7 +372,7 @@ class State:
             text = render(rec).encode()
             rec["views"][self._pc(last)[0] if op != "init" else NEXT] = wal.sha256(text)
         signer = self._signing()
-        if signer is not None:  # a keyed actor: the signature covers the record (store/keys.py); `h` covers both
+        if signer is not None:  # a keyed actor: the signature covers the record (store/keys/); `h` covers both
             rec["sig"] = signer.sign(rec)
         sealed, line = wal.seal_line(rec)
         if text is not None:
@@ -380,7 +380,7 @@ class State:
         return sealed, line
 
     def _signing(self) -> Any:
-        """The key this actor signs with (store/keys.py): looked for once per State (an lstat or two when no actor
+        """The key this actor signs with (store/keys/): looked for once per State (an lstat or two when no actor
         has one: state/keys/ and this clone's pins)."""
         if self.signer is False:
             if self.keyed_dir is None:
@@ -389,9 +389,9 @@ class State:
                 self.keyed_dir = keyed(self)
             if not self.keyed_dir:
                 return None
-            from rehydrate.store import keys
+            from rehydrate.store.keys import register
 
-            self.signer = keys.signer_for(self)
+            self.signer = register.signer_for(self)
         return self.signer
 
     def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
@@ -433,9 +433,9 @@ class State:
                 if data.get("goal") is None:
                     data["goal"] = current_goal(self, snap)
             if op in ("checkpoint", "stamp", "accept"):  # the evidence in force carried, a checkpoint's claims bound
-                from rehydrate.store import evidence
+                from rehydrate.store.evidence import prepare
 
-                evidence.prepare(self, snap, op, data)
+                prepare.prepare(self, snap, op, data)
             bound = snap.inv_ok and snap.inv is not None  # the binding extends what reconciliation found on disk
             rec = self._append(snap, op, data, views=views, git=git)
             if self.joined is not None:
@@ -509,7 +509,7 @@ class State:
     ) -> Outcome:
         """Write a checkpoint: WAL record first (binding git HEAD, branch, dirty files), then 99_next.md. claims:
         (text, receipt id or None) each; the receipts with a claim written since the last checkpoint join them
-        (store/evidence.py)."""
+        (store/evidence/prepare.py)."""
         done, next = clean(done), clean(next)
         for field, what, value in (("done", "what was finished", done), ("next", "the next allowed action", next)):
             if not value:
@@ -522,9 +522,9 @@ class State:
         from rehydrate.store.local import journal  # the reads logged since the last checkpoint, folded into this one
 
         if claims:
-            from rehydrate.store import evidence
+            from rehydrate.store.evidence import inforce
 
-            data["_claims"] = [(evidence.clean_claim(t), evidence.parse_id(r) if r else None) for t, r in claims]
+            data["_claims"] = [(inforce.clean_claim(t), inforce.parse_id(r) if r else None) for t, r in claims]
         reads, mark = journal.reads(self)
         out = self._write("checkpoint", {**data, "reads": reads} if reads else data, with_git=True)
         journal.folded(self, mark)
@@ -546,41 +546,41 @@ class State:
         return self._write("tasks", data)
 
     def receipt(self, data: dict[str, Any]) -> Outcome:
-        """Append a `receipt` record (store/evidence.py): a command's run, with git's HEAD, branch and dirty files."""
+        """Append a `receipt` record (store/evidence/): a command's run, with git's HEAD, branch and dirty files."""
         return self._write("receipt", data, with_git=True)
 
     def stamp(self, files: list[str], drop: list[str] | None = None) -> Outcome:
         """Record the sha256 of each file (the checks report one that changes), or drop files from the stamps."""
-        from rehydrate.store import evidence
+        from rehydrate.store.evidence import paths
 
-        data: dict[str, Any] = {"files": evidence.stamp_files(self, files) if files else {}}
+        data: dict[str, Any] = {"files": paths.stamp_files(self, files) if files else {}}
         if drop:
-            data["dropped"] = evidence.drop_paths(self, drop)
+            data["dropped"] = paths.drop_paths(self, drop)
         if not files and not drop:
             raise UsageError("no file named", "name the files to stamp")
         return self._write("stamp", data)
 
     def accept(self, data: dict[str, Any]) -> Outcome:
-        """Record an approval file accepted against its reviewer's transcript (store/evidence.py, brief/accept.py)."""
+        """Record an approval file accepted against its reviewer's transcript (store/evidence/, brief/accept.py)."""
         return self._write("accept", data)
 
     def register_key(self, signer: Any, previous: Any = None) -> Outcome:
         """Register signer's public key for this actor: a `key` record signed by it (naming the key it replaces, and
         endorsed by that key when `previous` holds it), then state/keys/<actor>.pub; from then on every record this
-        actor writes is signed (store/keys.py)."""
-        from rehydrate.store import keys
+        actor writes is signed (store/keys/)."""
+        from rehydrate.store.keys import register, sign
 
-        old = keys.committed(self).get(self.actor)
-        data: dict[str, Any] = {"alg": "ed25519", "public": keys.public_text(signer), "id": signer.id}
+        old = sign.committed(self).get(self.actor)
+        data: dict[str, Any] = {"alg": "ed25519", "public": sign.public_text(signer), "id": signer.id}
         data["replaces"] = old.id if old is not None and old.id != signer.id else None
-        data["state"] = keys.start_of(self)  # the state it signs for: a log copied to another project is told apart
+        data["state"] = register.start_of(self)  # the state it signs for: a log copied to another project is told apart
         if previous is not None and old is not None and previous.id == old.id:
             data["endorsed"] = previous.endorse(self.actor, signer)
         self.signer, self.keyed_dir = signer, True
         out = self._write("key", data)
-        name = keys.pub_name(self.actor)
+        name = sign.pub_name(self.actor)
         fsio.ensure_dir(self.path(layout.KEYS_DIR), "mkdir.keys", WORDS)
-        text = keys.Public.of(signer.public, name).text(self.actor).encode()
+        text = sign.Public.of(signer.public, name).text(self.actor).encode()
         fsio.replace(self.path(name), text, "view.replace", words=WORDS)  # (the record pinned the key: _append_many)
         return out
 

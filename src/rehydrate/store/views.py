@@ -9,6 +9,7 @@ import os
 from rehydrate.errors import RehydrateError, UnsafeFile
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, Problem, records
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from rehydrate.store.wal.record import Record
 
 GOAL = "00_goal.md"
-KEYS_DIR = "keys"  # committed public keys, one per actor (store/keys.py)
+KEYS_DIR = "keys"  # committed public keys, one per actor (store/keys/)
 KEY_PINS = "keys.json"  # this clone's pins of them, in its own git folder (State.local), never committed
 INVARIANTS = "10_invariants.md"
 HANDOFF = "20_handoff.md"
@@ -29,7 +30,7 @@ TASKS_DIR = "tasks"  # an actor that joined: tasks/<actor>.md
 NEXT = "99_next.md"
 WAL_DIR = "wal"
 ARCHIVE_DIR = "archive"
-MAIL_DIR = "mail"  # the actors' messages (store/mail.py), a folder per recipient
+MAIL_DIR = "mail"  # the actors' messages (store/mail/), a folder per recipient
 PIPELINES = "pipelines.json"  # the registered pipelines: {name: {"output", "progress", "key", "total"}}
 GITIGNORE = ".gitignore"
 VIEWS = (GOAL, INVARIANTS, HANDOFF, TASKS, NEXT)
@@ -478,7 +479,7 @@ def last_producer(state: State, name: str) -> Record | None:
     """
     found: Record | None = None
     name = _kind(name)
-    for rec in wal.records(state.wal_path):
+    for rec in wallines.records(state.wal_path):
         if rec["op"] in PRODUCERS[name]:
             found = rec
         elif rec["op"] == "rotate":

@@ -149,9 +149,9 @@ def rotate(state: State) -> Outcome:
         refuse_unsafe(state, snap)
         upgrade_attributes(state, snap)
         data = rotate_data(state, snap.last)
-        from rehydrate.store import evidence
+        from rehydrate.store.evidence import inforce, prepare
 
-        kept = evidence.carried(evidence.gather(state, snap).evidence)  # the stamps and approvals stay in force
+        kept = inforce.carried(prepare.gather(state, snap).evidence)  # the stamps and approvals stay in force
         if kept is not None:
             data["evidence"] = kept
         check_archive(state, {"seq": snap.last["seq"] + 1, "data": data}, None)  # before anything is written

@@ -17,6 +17,7 @@ from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS
 from rehydrate.store.views import INVARIANTS
 from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import scan as walscan
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -409,7 +410,7 @@ class ScanInfo:
         self.first: int | None = None
         self.merges = 0  # merge records seen
         self.archived: set[str] = set()  # the h16 of each rotate's prev: the last record it archived
-        self.heads = wal.Heads()
+        self.heads = walscan.Heads()
         self._seen = Seen()  # the log as it is now, in the cache's terms (its ring filled from recent when read)
         self.recent: list[tuple[int, str]] = []  # the last records' (seq, h16), at least _RING of them
 

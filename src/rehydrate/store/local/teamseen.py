@@ -17,6 +17,7 @@ import os
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, Problem
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
@@ -133,7 +134,7 @@ def _message(actor: str, rel: str, entry: dict[str, Any], missing: bool) -> str:
 
 def _last(log: str) -> tuple[int, Any] | None:
     try:
-        tail = wal.read_tail(log, 1)
+        tail = walback.read_tail(log, 1)
     except (RehydrateError, OSError):
         return None
     return tail.records[-1] if tail.records else None
