@@ -74,7 +74,7 @@ def parsed(path: str, end: int | None = None, skip: Container[int] = ()) -> Iter
     """(offset, record) of each whole line of a log (before byte `end`, the offsets in skip left out) that parses to
     a record's shape (h, seq, op, data, prev), parsed and not hashed: for a second read of bytes a pass under the
     same lock has just checked (walscan._Known, graph.Graph)."""
-    try:
+    try:  # here: only a second read after a pass loads orjson (the hook path does not)
         from orjson import loads
     except ImportError:  # pragma: no cover - a platform without orjson's wheels
         from json import loads  # type: ignore[assignment]
