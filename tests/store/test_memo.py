@@ -75,7 +75,7 @@ def test_a_changed_cache_file_is_read_not_remembered(state: State, monkeypatch: 
         checks.append(args)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(wal, "check_chain", counting)
+    monkeypatch.setattr(walscan, "check_chain", counting)
     state.checkpoint(done="a", next="b")
     state.checkpoint(done="b", next="c")
     assert checks == []  # the cache as this object left it: the tail only
