@@ -198,9 +198,10 @@ def reproduce(script: str, options: Sequence[str]) -> str:
 def pad_wal(wal_path: str, records: int) -> None:
     """Append sealed, chained copies of the WAL's last record (a `resume`, say) until it holds `records`: the views
     stay exactly what is on disk, so the state reconciles as it did. Much faster than writing each through State."""
+    from rehydrate.store.wal import back as walback
     from rehydrate.store.wal import record as wal
 
-    last = wal.read_tail(wal_path, 1).records[-1][1]
+    last = walback.read_tail(wal_path, 1).records[-1][1]
     fixed = {k: last[k] for k in ("v", "ts", "actor", "op", "data", "views")}
     prev = last["h"]
     with open(wal_path, "ab", buffering=1 << 20) as f:

@@ -40,6 +40,7 @@ from rehydrate.store import layout
 from rehydrate.store.latches import binding
 from rehydrate.store.local import seen
 from rehydrate.store.state import State
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
 
 TARGET = 1.3
@@ -81,7 +82,7 @@ def entries(state: State, kind: str, n: int) -> None:
     """n decision ("D") or rejected ("R") lines, each with the record `State.invariant`/`reject` writes for it:
     the line and its sha256 in the data, the views' bindings (10_invariants.md's running one,
     store/latches/binding.py)."""
-    last = wal.read_tail(state.wal_path, 1).records[-1][1]
+    last = walback.read_tail(state.wal_path, 1).records[-1][1]
     view_path = state.path(layout.INVARIANTS)
     with open(view_path, "rb") as f:
         running = binding.lines_of(f.read())

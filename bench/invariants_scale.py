@@ -33,6 +33,7 @@ from rehydrate import __version__
 from rehydrate.store import layout
 from rehydrate.store.latches import binding
 from rehydrate.store.state import State
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
 
 TARGET = 1.5
@@ -66,7 +67,7 @@ def base(folder: str) -> State:
 
 def decisions(state: State, n: int) -> None:
     """n decision lines with their records, written with buffered writes (as `State.invariant` would bind them)."""
-    last = wal.read_tail(state.wal_path, 1).records[-1][1]
+    last = walback.read_tail(state.wal_path, 1).records[-1][1]
     bound = binding.Lines.parse(last["views"][layout.INVARIANTS])
     if bound is None:
         raise _common.BenchError("the last record does not bind 10 by its running hash")

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 import _common
 from rehydrate import __version__, brief
 from rehydrate.store.state import State
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
 
 TARGET = 1.2
@@ -88,7 +89,8 @@ def check(path: str, records: int) -> str | None:
     if out.record is None or out.record["seq"] < records:
         return f"the WAL holds {out.record['seq'] if out.record else 0} records, fewer than {records}"
     prev: wal.Record | None = None
-    for line in wal.iter_lines(os.path.join(path, "wal", "agent.jsonl")):  # the real records and the first synthetic
+    # the real records and the first synthetic
+    for line in wallines.iter_lines(os.path.join(path, "wal", "agent.jsonl")):
         if line.raw is None or line.number > 6:
             break
         rec = wal.decode(line.raw)

@@ -59,7 +59,7 @@ def actor(i: int) -> str:
 
 
 def fill(state_dir: str, name: str, records: int, to: str) -> None:
-    from rehydrate.store import mail
+    from rehydrate.store.mail import messages
 
     state = State.open(state_dir, actor=name)
     for i in range(records - 1):
@@ -70,7 +70,7 @@ def fill(state_dir: str, name: str, records: int, to: str) -> None:
             state.reject(f"{name} approach {i}", "team bench")
         else:
             state.checkpoint(f"{name} step {i}", f"{name} step {i + 1}")
-    mail.send(state, to, "fyi", f"{name} is done with {records} records")
+    messages.send(state, to, "fyi", f"{name} is done with {records} records")
 
 
 def build(tmp: str, n: int, records: int) -> str:

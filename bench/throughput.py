@@ -35,6 +35,7 @@ from rehydrate import __version__, brief
 from rehydrate.fs import write as fsio
 from rehydrate.store.git import info as gitinfo
 from rehydrate.store.state import State
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
 
 
@@ -260,7 +261,7 @@ def _bench(args: argparse.Namespace, root: str) -> int:
     out = states["repo"].checkpoint("first", "second")
     if not out.ok or out.record is None:
         raise _common.BenchError(f"checkpoint failed: {out.problems}")
-    nogit_git = wal.read_tail(states["nogit"].wal_path, 1).records[-1][1].get("git")
+    nogit_git = walback.read_tail(states["nogit"].wal_path, 1).records[-1][1].get("git")
     record_size = len(wal.encode(out.record))
     view_size = os.path.getsize(os.path.join(repo, "state", "99_next.md"))
     floor = os.path.join(root, "floor")

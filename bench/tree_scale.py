@@ -1,12 +1,13 @@
-"""What the work tree's hash (store/evidence.tree_of, behind `rehydrate run` and every check of a claim) costs in
-this checkout against another commit's (--against, main by default), and with files behind index marks.
+"""What the work tree's hash (store/evidence/worktree.tree_of, behind `rehydrate run` and every check of a claim)
+costs in this checkout against another commit's (--against, main by default), and with files behind index marks.
 
 Builds a real git repository of --files files (in --dirs folders, committed, a state folder beside them), then times
 in this process, interleaved round by round (order rotating, --warmup rounds thrown away):
 
 - tree: this checkout's tree_of (it reads the index for entries marked assume-unchanged or skip-worktree while
   `git add -A` runs);
-- tree[REV]: the tree_of of store/evidence.py at commit REV (`git show`), loaded beside this checkout's modules;
+- tree[REV]: the tree_of of store/evidence/worktree.py (store/evidence.py before it was a package) at commit REV (`git
+  show`), loaded beside this checkout's modules;
 - tree[marked]: this checkout's tree_of with --marked files marked assume-unchanged in the real index (its slow
   path: unmark them in the scratch index, `git add -A` again).
 
@@ -27,7 +28,7 @@ import time
 from typing import Any
 
 import _common
-from rehydrate.store import evidence
+from rehydrate.store.evidence import worktree as evidence
 
 
 def build(root: str, files: int, dirs: int) -> None:
@@ -43,14 +44,21 @@ def build(root: str, files: int, dirs: int) -> None:
 
 
 def _old_evidence(rev: str) -> Any:
-    """store/evidence.py as it is at commit rev, loaded as a module of its own beside this checkout's."""
+    """The module of tree_of as it is at commit rev (store/evidence/worktree.py, or store/evidence.py before the
+    package), loaded as a module of its own beside this checkout's."""
     import importlib.util
 
-    source = _common.run(["git", "show", f"{rev}:src/rehydrate/store/evidence.py"], cwd=_common.REPO).stdout
+    for path in ("src/rehydrate/store/evidence/worktree.py", "src/rehydrate/store/evidence.py"):
+        try:
+            _common.run(["git", "cat-file", "-e", f"{rev}:{path}"], cwd=_common.REPO)
+            break
+        except _common.BenchError:  # not at that commit: the older path
+            continue
+    source = _common.run(["git", "show", f"{rev}:{path}"], cwd=_common.REPO).stdout
     spec = importlib.util.spec_from_loader(f"evidence_at_{rev}", loader=None)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
-    exec(compile(source, f"{rev}:src/rehydrate/store/evidence.py", "exec"), module.__dict__)
+    exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)
     return module
 
 
@@ -59,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", type=int, default=10000)
     ap.add_argument("--dirs", type=int, default=200)
     ap.add_argument("--marked", type=int, default=1000)
-    ap.add_argument("--against", default="main", help="the commit whose store/evidence.py is compared")
+    ap.add_argument("--against", default="main", help="the commit whose tree_of is compared")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=3)
     args = ap.parse_args(argv)

@@ -34,6 +34,7 @@ import _common
 from rehydrate import __version__, brief
 from rehydrate.store.local import place as local
 from rehydrate.store.state import State
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
 
 TARGETS = {"verify": 3.0, "re-check": 2.5}
@@ -76,7 +77,7 @@ def build(folder: str, records: int) -> str:
 def check(path: str, records: int) -> str | None:
     """Why the state at path is not a valid one of `records` records (cheap: its tail and views), or None."""
     try:
-        last = wal.read_tail(os.path.join(path, "wal", "agent.jsonl"), 1).records[-1][1]
+        last = walback.read_tail(os.path.join(path, "wal", "agent.jsonl"), 1).records[-1][1]
         out = State.open(path).reconcile(repair=False)
     except (OSError, IndexError, wal.BadRecord, _common.BenchError) as e:
         return str(e)

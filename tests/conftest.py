@@ -254,9 +254,10 @@ def record_lines(st: Any, lines: list[str]) -> None:
     the library (wal.seal, binding.Lines.add) with buffered writes: a big recorded state in seconds."""
     from rehydrate.store.latches import binding
     from rehydrate.store.layout import INVARIANTS
+    from rehydrate.store.wal import back as walback
     from rehydrate.store.wal import record as wal
 
-    last = wal.read_tail(st.wal_path, 1).records[-1][1]
+    last = walback.read_tail(st.wal_path, 1).records[-1][1]
     bound = binding.Lines.parse(last["views"][INVARIANTS])
     assert bound is not None, "the last record does not bind 10 by its running hash"
     prev, seq, ts = last["h"], last["seq"], last["ts"]

@@ -14,7 +14,7 @@ import pytest
 import rehydrate  # noqa: F401 - imported before bench/_common puts the checkout's src/ on sys.path
 from conftest import REAL_TRANSCRIPTS, bench_module, needs_real_transcripts
 from rehydrate.store.state import State
-from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import back as walback
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def test_git_stubbed_starts_no_git_in_a_repository(
         out = state.checkpoint("stubbed", "no git")
     assert out.ok and out.record is not None
     assert started == []
-    assert wal.read_tail(state.wal_path, 1).records[-1][1]["git"] == throughput.STUB_GIT
+    assert walback.read_tail(state.wal_path, 1).records[-1][1]["git"] == throughput.STUB_GIT
 
     out = state.checkpoint("after", "git again")  # the stub is undone on the way out
     assert out.ok

@@ -14,18 +14,18 @@ import house
 # Measured by `python tests/house.py`; each is a ceiling. When a number goes down, lower its ceiling here in the same
 # change, so that the house cannot slide back; raising one needs a reason in the commit message.
 CEILINGS: dict[str, int] = {
-    "max_module_lines": 890,
-    "modules_over_max_lines": 5,
-    "max_modules_per_folder": 15,
-    "folders_over_max_modules": 1,
-    "cycles": 2,
-    "largest_cycle": 2,
-    "modules_in_cycles": 4,
+    "max_module_lines": 498,
+    "modules_over_max_lines": 1,
+    "max_modules_per_folder": 14,
+    "folders_over_max_modules": 0,
+    "cycles": 0,
+    "largest_cycle": 0,
+    "modules_in_cycles": 0,
     "private_imports": 0,
     "upward_arrows": 0,
     "forbidden_arrows": 0,
-    "function_imports": 232,
-    "function_imports_internal": 174,
+    "function_imports": 186,
+    "function_imports_internal": 134,
 }
 
 

@@ -80,14 +80,14 @@ def test_untrusted_control_characters_are_stripped(state: State) -> None:
 
 
 def test_resume_cost_does_not_read_the_whole_log(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rehydrate.store.wal import record as wal
+    from rehydrate.store.wal import lines as wallines
 
     def no_full_scan(path: str):  # type: ignore[no-untyped-def]
         raise AssertionError("resume read the whole WAL")
 
     for _ in range(30):
         state.checkpoint(done="x", next="y")
-    monkeypatch.setattr(wal, "iter_lines", no_full_scan)
+    monkeypatch.setattr(wallines, "iter_lines", no_full_scan)
     assert brief.resume(state).confidence == "recovered"
 
 

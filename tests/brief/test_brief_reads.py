@@ -10,7 +10,7 @@ import pytest
 
 from rehydrate import brief
 from rehydrate.store.state import State
-from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import lines as wallines
 
 MIB = 1 << 20
 
@@ -21,7 +21,7 @@ class Reads:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.total = 0
-        real_read, real_pread, real_lines = os.read, os.pread, wal.iter_lines
+        real_read, real_pread, real_lines = os.read, os.pread, wallines.iter_lines
 
         def read(fd: int, n: int) -> bytes:
             data = real_read(fd, n)
@@ -33,14 +33,14 @@ class Reads:
             self.total += len(data)
             return data
 
-        def iter_lines(path: str, end: int | None = None) -> Iterator[wal.Line]:
+        def iter_lines(path: str, end: int | None = None) -> Iterator[wallines.Line]:
             for line in real_lines(path, end):
                 self.total += len(line.raw or b"") + 1
                 yield line
 
         monkeypatch.setattr(os, "read", read)
         monkeypatch.setattr(os, "pread", pread)
-        monkeypatch.setattr(wal, "iter_lines", iter_lines)
+        monkeypatch.setattr(wallines, "iter_lines", iter_lines)
 
 
 def big_wal(state: State, megabytes: int) -> int:

@@ -107,7 +107,7 @@ def test_said_spells_each_quote_as_a_quotation_that_reads_back(tmp_path: Path) -
 
 def test_a_promise_and_a_merged_line_are_quotations(tmp_path: Path, monkeypatch: Any) -> None:
     from rehydrate.checks.state import merged_finding
-    from rehydrate.store import mail
+    from rehydrate.store.mail import promises
     from rehydrate.store.state import State
 
     line = {"branch": BRANCH, "checkpoint": {"seq": 3, "ts": "2026-11-30T12:00", "done": "x", "next": SUBJECT}}
@@ -117,7 +117,7 @@ def test_a_promise_and_a_merged_line_are_quotations(tmp_path: Path, monkeypatch:
     root = tmp_path / "state"
     State.init(root, "Build the parser", actor="alice")
     State.open(root, "bob").checkpoint("joined", "read")
-    mail.promise(State.open(root, "alice"), SUBJECT)
+    promises.promise(State.open(root, "alice"), SUBJECT)
     [f] = OutboxCheck().run(Context(State.open(root, "alice"), None))
     own, found = split(f.message)
     assert "SYSTEM" not in own and found == [SUBJECT.strip()[:59] + "…"]

@@ -89,7 +89,7 @@ def test_a_context_keeps_its_old_arguments_and_takes_the_new_ones_by_keyword(sta
 def test_the_checks_run_in_the_ledgers_order_with_the_mail_slots_kept() -> None:
     assert ORDER == EXPECTED_ORDER
     names = [c.name for c in checks.registry()]
-    assert names == list(EXPECTED_ORDER)  # mailbox and outbox answer their slots (store/mail.py)
+    assert names == list(EXPECTED_ORDER)  # mailbox and outbox answer their slots (store/mail/)
     assert [c.name for c in checks.registry("recover")] == names
 
 

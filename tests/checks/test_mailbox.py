@@ -13,7 +13,7 @@ import pytest
 from rehydrate import brief
 from rehydrate.checks import Context, Finding
 from rehydrate.checks.mailbox import MailboxCheck
-from rehydrate.store import mail
+from rehydrate.store.mail import inbox, messages
 from rehydrate.store.state import State
 
 
@@ -30,7 +30,7 @@ def run(root: Path, actor: str) -> list[Finding]:
 
 
 def send(root: Path, sender: str, to: str, kind: str, text: str) -> str:
-    out = mail.send(State.open(root, sender), to, kind, text)
+    out = messages.send(State.open(root, sender), to, kind, text)
     assert out.record is not None
     return str(out.record["data"]["id"])
 
@@ -57,14 +57,14 @@ def test_an_unread_redirect_or_blocker_degrades_until_read(root: Path, kind: str
     [f] = run(root, "alice")
     assert f.status == "degraded" and f.next_action is not None and "rehydrate mail" in f.next_action
     assert f"first: {kind} {ident} from bob" in f.message
-    mail.mark_read(State.open(root, "alice"), [ident])  # what `rehydrate mail` records
+    messages.mark_read(State.open(root, "alice"), [ident])  # what `rehydrate mail` records
     [f] = run(root, "alice")
     assert f.status == "ok" and f.message.startswith("1 unread (fyi 1)")
 
 
 def test_a_message_read_before_the_checkpoint_stays_read_after_it(root: Path) -> None:
     ident = send(root, "bob", "alice", "redirect", "stop")
-    mail.mark_read(State.open(root, "alice"), [ident])
+    messages.mark_read(State.open(root, "alice"), [ident])
     State.open(root, "alice").checkpoint("changed course", "the new plan")
     [f] = run(root, "alice")
     assert f.status == "ok" and "nothing unread" in f.message
@@ -74,7 +74,7 @@ def test_listing_sorts_by_kind_then_time(root: Path) -> None:
     kinds = ["fyi", "actionable", "redirect", "fyi", "blocker"]
     for i, kind in enumerate(kinds):
         send(root, "bob", "alice", kind, f"message {i}")
-    found = mail.listing(State.open(root, "alice"), set())
+    found = inbox.listing(State.open(root, "alice"), set())
     assert [(m.kind, m.text) for m in found.messages] == [
         ("redirect", "message 2"),
         ("blocker", "message 4"),
@@ -103,11 +103,11 @@ def test_hostile_files_under_state_mail_are_named_and_skipped(root: Path, tmp_pa
     elif what == "fifo":
         os.mkfifo(_plant(root, GOOD_NAME))
     elif what == "huge":
-        _plant(root, GOOD_NAME).write_bytes(b"x" * (mail.MAX_BYTES + 1))
+        _plant(root, GOOD_NAME).write_bytes(b"x" * (messages.MAX_BYTES + 1))
     elif what == "bad-header":
         _plant(root, GOOD_NAME).write_text("from: mallory\nhello\n\ntext")
     elif what == "bad-hash":
-        text = mail.render("mallory", "alice", "redirect", "2026-12-01T06:00:00.000Z", "M-0123abcd", "ok")
+        text = messages.render("mallory", "alice", "redirect", "2026-12-01T06:00:00.000Z", "M-0123abcd", "ok")
         _plant(root, GOOD_NAME).write_bytes(text.replace(b"\n\nok", b"\n\nnot ok"))
     elif what == "bad-name":
         _plant(root, "notes.md").write_text("hello")

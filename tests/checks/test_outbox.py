@@ -8,7 +8,7 @@ import pytest
 
 from rehydrate.checks import Context, Finding
 from rehydrate.checks.outbox import OutboxCheck
-from rehydrate.store import mail
+from rehydrate.store.mail import promises
 from rehydrate.store.state import State
 
 
@@ -24,7 +24,7 @@ def run(root: Path, actor: str) -> list[Finding]:
 
 
 def promise(root: Path, actor: str, text: str) -> str:
-    out = mail.promise(State.open(root, actor), text)
+    out = promises.promise(State.open(root, actor), text)
     assert out.record is not None
     return str(out.record["data"]["id"])
 
@@ -44,7 +44,7 @@ def test_open_promises_are_named_in_order_and_never_degrade(root: Path) -> None:
     assert f.status == "ok"
     assert f.message == f'2 open: {first} "review bob\'s parser"; {second} "write the docs"'
     assert f.next_action is not None and "promise done" in f.next_action
-    mail.promise_done(State.open(root, "alice"), first)
+    promises.promise_done(State.open(root, "alice"), first)
     [f] = run(root, "alice")
     assert f.message == f'1 open: {second} "write the docs"'
     [f] = run(root, "bob")  # bob's outbox is bob's own
@@ -64,9 +64,9 @@ def test_the_cache_follows_appends_and_a_replaced_log(root: Path) -> None:
     rotate, a checkout) is read whole again."""
     State.open(root, "bob").checkpoint("joined", "read")
     first = promise(root, "alice", "one")
-    assert [*mail.promises(State.open(root, "alice"))] == [first]  # cache written
+    assert [*promises.promises(State.open(root, "alice"))] == [first]  # cache written
     second = promise(root, "alice", "two")
-    assert [*mail.promises(State.open(root, "alice"))] == [first, second]  # the new line read
+    assert [*promises.promises(State.open(root, "alice"))] == [first, second]  # the new line read
     log = root / "wal" / "alice.jsonl"
     kept = log.read_bytes()
     prefix = b"\n".join(kept.split(b"\n")[:-2]) + b"\n"  # the log without the last promise
@@ -76,7 +76,7 @@ def test_the_cache_follows_appends_and_a_replaced_log(root: Path) -> None:
     log.write_bytes(prefix)
     third = promise(root, "alice", "three, a longer promise than the one it replaces")
     assert log.stat().st_size >= len(kept)
-    assert [*mail.promises(State.open(root, "alice"))] == [first, third]
+    assert [*promises.promises(State.open(root, "alice"))] == [first, third]
     log.unlink()
     log.write_bytes(prefix)  # rolled back again: shorter than what the cache covered
-    assert [*mail.promises(State.open(root, "alice"))] == [first]
+    assert [*promises.promises(State.open(root, "alice"))] == [first]

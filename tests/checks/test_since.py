@@ -9,6 +9,7 @@ import pytest
 
 from rehydrate.store.state import State
 from rehydrate.store.wal import back as walback
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
 from rehydrate.store.wal import since
 
@@ -33,7 +34,7 @@ def test_read_back_gives_every_record_newest_first_with_its_offset(
     monkeypatch.setattr(walback, "FIRST_CHUNK", 100)  # many chunks, lines split across them
     monkeypatch.setattr(walback, "MAX_CHUNK", 700)
     back = list(walback.Back(state.wal_path, 1 << 30))
-    forward = list(wal.records(state.wal_path))
+    forward = list(wallines.records(state.wal_path))
     assert [rec for _, rec in back] == forward[::-1]
     raw = Path(state.wal_path).read_bytes()
     for off, rec in back:
@@ -41,7 +42,7 @@ def test_read_back_gives_every_record_newest_first_with_its_offset(
 
 
 def test_read_back_leaves_out_a_torn_last_line_and_stops_at_a_damaged_one(state: State) -> None:
-    count = len(list(wal.records(state.wal_path)))
+    count = len(list(wallines.records(state.wal_path)))
     with open(state.wal_path, "ab") as f:
         f.write(b'{"actor":"agent","da')  # a write in progress
     assert len(list(walback.Back(state.wal_path, 1 << 20))) == count
@@ -149,7 +150,7 @@ def test_ref_fields_give_what_a_recovery_needs_to_find_the_transcript_again(tmp_
 def _forge(state: State, op: str, data: object, **fields: object) -> None:
     """Append a record written by hand and sealed (its own hash and shape right, its chain not checked by the
     back-scan): what a git pull can bring. Fields the shape leaves open may have any type."""
-    last = list(wal.records(state.wal_path))[-1]
+    last = list(wallines.records(state.wal_path))[-1]
     rec: dict[str, Any] = {"actor": last["actor"], "data": data, "op": op, "prev": last["h"], "seq": last["seq"] + 1}
     rec.update(ts=last["ts"], v=1, views={})
     rec.update(fields)

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from conftest import Result, rehydrate
-from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import lines as wallines
 
 
 def as_(actor: str, *args: str) -> Result:
@@ -15,7 +15,7 @@ def as_(actor: str, *args: str) -> Result:
 
 
 def _log(repo: Path, actor: str) -> list[dict[str, object]]:
-    return list(wal.records(str(repo / "state" / "wal" / f"{actor}.jsonl")))
+    return list(wallines.records(str(repo / "state" / "wal" / f"{actor}.jsonl")))
 
 
 def test_send_then_read_sorted_by_kind_with_one_read_record(repo: Path) -> None:

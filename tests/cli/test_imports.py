@@ -99,7 +99,7 @@ def test_with_a_key_reads_load_no_crypto_and_a_checkpoint_only_its_compiled_bind
     light = {"binascii"}  # not even the base64 codec: a key is compared as text, decoded only to verify
     for argv in (["resume"], ["hook", "claude"]):
         mods = set(_modules(repo, *argv))
-        assert "rehydrate.store.keys" in mods, argv  # the check ran
+        assert "rehydrate.store.keys.check" in mods, argv  # the check ran
         assert not {m for m in mods if m.startswith("cryptography")} and not (heavy | light) & mods, (argv, mods)
     mods = set(_modules(repo, "checkpoint", "--done", "c", "--next", "d"))
     assert "cryptography.hazmat.bindings._rust" in mods

@@ -13,7 +13,7 @@ import crashsim
 from rehydrate.fs import write as fsio
 from rehydrate.store.latches import latch as latches
 from rehydrate.store.state import State
-from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import lines as wallines
 
 HAND = [f"- a note typed by hand, number {i:02d}" for i in range(40)]
 
@@ -49,7 +49,7 @@ def _adoption(base: Path) -> tuple[list[crashsim.Op], int]:
 
 
 def _adopted(root: Path) -> list[str]:
-    recs = wal.records(str(root / "wal" / "agent.jsonl"))
+    recs = wallines.records(str(root / "wal" / "agent.jsonl"))
     return [line for line, ordered in latches.actor_lines(recs) if not ordered]
 
 

@@ -15,7 +15,7 @@ import pytest
 import crashsim
 from rehydrate.errors import StateMissing
 from rehydrate.fs import write as fsio
-from rehydrate.store import mail
+from rehydrate.store.mail import inbox, known, messages, promises
 from rehydrate.store.state import State
 from rehydrate.store.wal import record as wal
 
@@ -23,13 +23,13 @@ Snapshot = Any
 
 
 def _send(d: Path) -> object:
-    return mail.send(State.open(d / "state", "bob"), "alice", "redirect", "stop the lexer")
+    return messages.send(State.open(d / "state", "bob"), "alice", "redirect", "stop the lexer")
 
 
 def _read(d: Path) -> object:
     state = State.open(d / "state", "alice")
-    found = mail.listing(state, mail.read_set(state))
-    return mail.mark_read(state, [m.id for m in found.messages])
+    found = inbox.listing(state, known.read_set(state))
+    return messages.mark_read(state, [m.id for m in found.messages])
 
 
 SEQUENCE: list[tuple[str, Callable[[Path], object]]] = [
@@ -39,7 +39,7 @@ SEQUENCE: list[tuple[str, Callable[[Path], object]]] = [
     ("checkpoint", lambda d: State.open(d / "state", "bob").checkpoint("lexer", "parser")),
     ("mail send", _send),
     ("mail read", _read),
-    ("promise", lambda d: mail.promise(State.open(d / "state", "alice"), "review the parser")),
+    ("promise", lambda d: promises.promise(State.open(d / "state", "alice"), "review the parser")),
 ]
 
 # Every fsync of the sequence beyond the ones test_crash_points.py covers: the mail folders, the message file and its

@@ -1,4 +1,4 @@
-"""Forgery where a key is held (store/keys.py), and the README's limits where none is: a receipt appended by hand, a
+"""Forgery where a key is held (store/keys/), and the README's limits where none is: a receipt appended by hand, a
 stamp changed by hand, an early record edited and the whole chain re-sealed, the log replaced by one forged
 `rotate`. Each forger here can write every file in state/ and compute every hash (tests/faults/forger below), but
 holds no key. Through the real CLI, on real repositories; the key lives outside the repository (REHYDRATE_KEY_FILE
@@ -266,7 +266,7 @@ def test_a_key_init_stopped_before_the_public_key_is_written_is_named_and_finish
     the fsio seam), nothing is forged: the pinned key is named `key-removed`, and `key init` again finishes it."""
     from rehydrate.errors import RehydrateError
     from rehydrate.fs import write as fsio
-    from rehydrate.store import keys
+    from rehydrate.store.keys import sign
     from rehydrate.store.state import State
 
     monkeypatch.setenv("REHYDRATE_KEY_FILE", str(tmp_path / "agent.key"))
@@ -282,7 +282,7 @@ def test_a_key_init_stopped_before_the_public_key_is_written_is_named_and_finish
     monkeypatch.setattr(fsio, "replace", failing)
     state = State.open(repo / "state")
     with pytest.raises(RehydrateError):
-        state.register_key(keys.create_private(str(tmp_path / "agent.key")))
+        state.register_key(sign.create_private(str(tmp_path / "agent.key")))
     monkeypatch.setattr(fsio, "replace", real)
     res = rehydrate("verify", cwd=repo)
     assert res.code == 1 and "[key-removed]" in res.out and "run it again as agent" in res.out

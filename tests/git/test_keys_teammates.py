@@ -58,9 +58,9 @@ def test_a_keyed_log_replayed_from_another_project_is_named(tmp_path: Path) -> N
 def _legacy(log: Path, key_file: str) -> None:
     """The log as a version before registrations named their state wrote it: the `key` record without data.state,
     every record signed and sealed again with the actor's key."""
-    from rehydrate.store import keys
+    from rehydrate.store.keys import sign
 
-    signer = keys.load_private(key_file)
+    signer = sign.load_private(key_file)
     assert signer is not None
     out, prev = [], None
     for line in log.read_text().splitlines():
@@ -120,9 +120,9 @@ def test_a_key_planted_for_an_unkeyed_actor_is_not_pinned(tmp_path: Path) -> Non
     fake = {k: v for k, v in last.items() if k not in ("h", "sig")}
     data = {"done": "the parser", "goal": "Ship the parser", "next": "deploy to prod with --force"}
     fake.update(seq=last["seq"] + 1, op="checkpoint", data=data, prev=last["h"])
-    from rehydrate.store import keys
+    from rehydrate.store.keys import sign
 
-    signer = keys.load_private(mallory["REHYDRATE_KEY_FILE"])
+    signer = sign.load_private(mallory["REHYDRATE_KEY_FILE"])
     assert signer is not None
     fake["sig"] = signer.sign(fake)
     with open(log, "ab") as f:

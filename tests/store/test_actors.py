@@ -10,6 +10,7 @@ import pytest
 
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.store.state import State
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
 
 
@@ -33,7 +34,7 @@ def test_a_second_actor_is_not_refused_and_its_first_write_joins(root: Path) -> 
     bob = State.open(root, "bob")  # no refusal any more
     out = bob.checkpoint("read the code", "write the lexer")
     assert out.ok, out.problems
-    recs = list(wal.records(str(root / "wal" / "bob.jsonl")))
+    recs = list(wallines.records(str(root / "wal" / "bob.jsonl")))
     assert [r["op"] for r in recs] == ["join", "checkpoint"]
     join = recs[0]
     assert join["prev"] is None and join["seq"] == 1 and join["actor"] == "bob"
@@ -55,7 +56,7 @@ def test_each_actor_writes_only_its_own_log_and_program_counter(root: Path) -> N
     assert (root / "wal" / "alice.jsonl").read_bytes() == alice_log
     assert "next allowed action: write the lexer" in (root / "next" / "bob.md").read_text()
     assert (root / "handoff" / "bob.md").read_text() == "bob's note\n"
-    last = list(wal.records(str(root / "wal" / "bob.jsonl")))[-1]
+    last = list(wallines.records(str(root / "wal" / "bob.jsonl")))[-1]
     assert set(last["views"]) >= {"next/bob.md", "handoff/bob.md"}
     assert "99_next.md" not in last["views"] and "20_handoff.md" not in last["views"]
     # alice's checkpoint leaves bob's program counter alone
@@ -98,7 +99,7 @@ def test_a_crash_after_the_join_leaves_a_valid_state(root: Path) -> None:
     out = State.open(root, "bob").verify()
     assert out.ok, [(p.code, p.message) for p in out.problems]
     State.open(root, "bob").checkpoint("a", "b")
-    assert [r["op"] for r in wal.records(str(root / "wal" / "bob.jsonl"))] == ["join", "checkpoint"]
+    assert [r["op"] for r in wallines.records(str(root / "wal" / "bob.jsonl"))] == ["join", "checkpoint"]
 
 
 def test_init_when_the_goal_exists_refuses_with_a_hint_naming_the_actor(root: Path) -> None:

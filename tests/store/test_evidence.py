@@ -1,4 +1,4 @@
-"""store/evidence.py on what a planted record can hold: the set in force is capped as a write caps it, and a recorded
+"""store/evidence/ on what a planted record can hold: the set in force is capped as a write caps it, and a recorded
 path is hashed only when it is a plain path inside the project that no symlink bends."""
 
 from __future__ import annotations
@@ -6,18 +6,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rehydrate.store import evidence
+from rehydrate.store.evidence import inforce, paths, worktree
 
 SHA = "a" * 64
 
 
 def test_the_set_in_force_is_capped_and_filtered() -> None:
-    planted = {f"f{n}.txt": SHA for n in range(evidence.MAX_STAMPS + 500)}
+    planted = {f"f{n}.txt": SHA for n in range(inforce.MAX_STAMPS + 500)}
     planted.update({"../secret": SHA, "/etc/passwd": SHA, "a/./b": SHA, "ok.txt": "not a hash"})
-    force = evidence.in_force({"stamps": planted, "approvals": {"x": {"sha256": SHA}}})
-    assert len(force["stamps"]) == evidence.MAX_STAMPS and force["approvals"] == {}
+    force = inforce.in_force({"stamps": planted, "approvals": {"x": {"sha256": SHA}}})
+    assert len(force["stamps"]) == inforce.MAX_STAMPS and force["approvals"] == {}
     assert not {"../secret", "/etc/passwd", "a/./b", "ok.txt"} & set(force["stamps"])
-    assert evidence.in_force("not a dict") == evidence.empty()
+    assert inforce.in_force("not a dict") == inforce.empty()
 
 
 def test_a_recorded_path_through_a_symlink_is_not_hashed(tmp_path: Path) -> None:
@@ -27,10 +27,10 @@ def test_a_recorded_path_through_a_symlink_is_not_hashed(tmp_path: Path) -> None
     os.symlink(".", project / "loop")
     os.symlink(tmp_path, project / "out")
     (tmp_path / "secret.txt").write_text("secret\n")
-    assert evidence.check_file(str(project), "src/app.py") is not None
-    assert evidence.check_file(str(project), "loop/loop/src/app.py") is None
-    assert evidence.check_file(str(project), "out/secret.txt") is None
-    assert evidence.check_file(str(project), "../secret.txt") is None
+    assert paths.check_file(str(project), "src/app.py") is not None
+    assert paths.check_file(str(project), "loop/loop/src/app.py") is None
+    assert paths.check_file(str(project), "out/secret.txt") is None
+    assert paths.check_file(str(project), "../secret.txt") is None
 
 
 def test_the_tree_reads_files_behind_index_marks_of_any_name_and_in_any_number(tmp_path: Path) -> None:
@@ -58,7 +58,7 @@ def test_the_tree_reads_files_behind_index_marks_of_any_name_and_in_any_number(t
 
     subprocess.run(["git", "add", "-A"], cwd=repo, env=env, check=True)
     want = subprocess.run(["git", "write-tree"], cwd=repo, env=env, check=True, capture_output=True, text=True)
-    assert evidence.tree_of(str(repo / "state")).sha == want.stdout.strip()
+    assert worktree.tree_of(str(repo / "state")).sha == want.stdout.strip()
     tags = {line[0] for line in git(repo, "ls-files", "-v").splitlines()}
     assert tags == {"h", "S", "s", "H"}  # app.py plain, é.py marked both ways, the others one way
 
@@ -69,8 +69,8 @@ def test_the_tree_reads_a_file_behind_a_mark_in_a_split_index(tmp_path: Path) ->
     repo = git_repo(tmp_path / "repo")
     (repo / "state").mkdir()
     git(repo, "update-index", "--split-index")
-    before = evidence.tree_of(str(repo / "state")).sha
+    before = worktree.tree_of(str(repo / "state")).sha
     git(repo, "update-index", "--assume-unchanged", "app.py")
     (repo / "app.py").write_text("changed behind the mark\n")
-    after = evidence.tree_of(str(repo / "state")).sha
+    after = worktree.tree_of(str(repo / "state")).sha
     assert before is not None and after is not None and after != before

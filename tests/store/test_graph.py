@@ -19,7 +19,9 @@ import pytest
 
 from rehydrate.store.state import State
 from rehydrate.store.wal import graph
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import scan as walscan
 
 
 def _log(root: Path) -> Path:
@@ -77,8 +79,8 @@ def _not_views(problems: list[Any]) -> list[str]:
 
 
 def _heads(root: Path) -> list[dict[str, Any]]:
-    heads = wal.Heads()
-    problems = wal.scan_log(str(_log(root)), "log", heads=heads)
+    heads = walscan.Heads()
+    problems = walscan.scan_log(str(_log(root)), "log", heads=heads)
     assert problems == [], problems
     return [rec for _, rec in heads.records()]
 
@@ -89,7 +91,7 @@ def test_a_union_of_two_sides_scans_clean_with_two_heads_and_seq_as_generation(t
     assert [x["seq"] for x in lines] == [1, 2, 3, 4, 5, 4, 5]  # each side's records from the fork's generation
     heads = _heads(Path(a.root))
     assert [h["data"]["next"] for h in heads] == ["our next", "their next"]
-    assert len(list(wal.records(str(_log(Path(a.root)))))) == 7
+    assert len(list(wallines.records(str(_log(Path(a.root)))))) == 7
     snap_out = a.status()
     assert _not_views(snap_out.problems) == [], snap_out.problems
     assert [line["checkpoint"]["next"] for line in snap_out.merged or []] == ["our next", "their next"]
@@ -103,11 +105,11 @@ def test_a_record_whose_parent_is_not_earlier_is_chain_broken_and_a_wrong_genera
     lines = log.read_bytes().splitlines()
     moved = [*lines[:3], lines[4], lines[3], *lines[5:]]  # a child before its parent
     log.write_bytes(b"\n".join(moved) + b"\n")
-    assert [p.code for p in wal.scan_log(str(log), "log")] == ["chain-broken"]
+    assert [p.code for p in walscan.scan_log(str(log), "log")] == ["chain-broken"]
     rec = json.loads(lines[-1])
     forged = wal.seal({**rec, "seq": 7})  # its parent is seq 4: it must be 5
     log.write_bytes(b"\n".join([*lines[:-1], wal.encode(forged)[:-1]]) + b"\n")
-    assert [p.code for p in wal.scan_log(str(log), "log")] == ["seq-gap"]
+    assert [p.code for p in walscan.scan_log(str(log), "log")] == ["seq-gap"]
 
 
 def test_a_repeated_record_is_information_and_read_once(tmp_path: Path) -> None:
@@ -116,9 +118,9 @@ def test_a_repeated_record_is_information_and_read_once(tmp_path: Path) -> None:
     log = _log(Path(a.root))
     lines = log.read_bytes().splitlines()
     log.write_bytes(b"\n".join([*lines, lines[-2]]) + b"\n")
-    problems = wal.scan_log(str(log), "log")
+    problems = walscan.scan_log(str(log), "log")
     assert [(p.code, p.line, p.info) for p in problems] == [("duplicate-record", 8, True)]
-    assert len(list(wal.records(str(log)))) == 7
+    assert len(list(wallines.records(str(log)))) == 7
     out = a.verify()
     assert _not_views(out.problems) == ["duplicate-record"], out
     a.invariant("after the merge", "joined")  # the repeat is not a head of its own: one merge joins two heads
@@ -135,13 +137,13 @@ def test_a_foreign_last_record_that_lost_its_newline_is_kept_not_cut(tmp_path: P
     b.checkpoint(done="theirs", next="their next")  # one record: its prev is the base's last, not a's
     log = _log(Path(a.root))
     log.write_bytes(_union(log, base, _log(Path(b.root)))[:-1])
-    assert [p.code for p in wal.scan_log(str(log), "log")] == ["missing-newline"]
+    assert [p.code for p in walscan.scan_log(str(log), "log")] == ["missing-newline"]
     out = a.reconcile(repair=True)
     assert any("put back the final newline" in r for r in out.repaired), out
     assert not any("cut" in r for r in out.repaired), out
     assert not list(Path(a.root, "wal").glob("*.broken*"))
     assert len(_lines(Path(a.root))) == 6
-    assert [p.code for p in wal.scan_log(str(log), "log")] == []
+    assert [p.code for p in walscan.scan_log(str(log), "log")] == []
 
 
 def test_the_next_write_joins_the_heads_with_a_merge_record_until_a_checkpoint_chooses(tmp_path: Path) -> None:
@@ -273,4 +275,4 @@ def test_an_unchanged_merged_log_is_not_read_whole_again(tmp_path: Path, monkeyp
     monkeypatch.undo()
     merge = _lines(Path(a.root))[-2]
     assert merge["op"] == "merge" and merge["prev"] == heads[0]["h"] and merge["parents"] == [heads[1]["h"]]
-    assert [p.code for p in wal.scan_log(str(_log(Path(a.root))), "log")] == []
+    assert [p.code for p in walscan.scan_log(str(_log(Path(a.root))), "log")] == []

@@ -17,6 +17,7 @@ from rehydrate.store.latches import binding
 from rehydrate.store.latches import latch as latches
 from rehydrate.store.layout import INVARIANTS
 from rehydrate.store.state import State
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import digest
 from rehydrate.store.wal import record as wal
 
@@ -24,7 +25,7 @@ from rehydrate.store.wal import record as wal
 def grow(state: State, n: int, width: int = 60) -> list[str]:
     """n decisions, each with the record `State.invariant` writes for it, written directly through the library
     (wal.seal, binding.Lines.add): a big state in a fraction of a second. Returns the lines."""
-    last = wal.read_tail(state.wal_path, 1).records[-1][1]
+    last = walback.read_tail(state.wal_path, 1).records[-1][1]
     bound = binding.Lines.parse(last["views"][INVARIANTS])
     assert bound is not None
     prev, seq, ts, out = last["h"], last["seq"], last["ts"], []

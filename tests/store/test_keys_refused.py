@@ -1,4 +1,4 @@
-"""A key this clone refuses to pin (store/keys.py: first sight) is not walked again by every command: the refusal is
+"""A key this clone refuses to pin (store/keys/refused.py) is not walked again by every command: the refusal is
 remembered while the key, the actor's log, wal/ and this user's key file are as they were; a change to any of them
 and the log is read again."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rehydrate.store import keys
+from rehydrate.store.keys import pins, sign
 from rehydrate.store.state import State
 
 
@@ -20,7 +20,7 @@ def _project(root: Path, key_file: Path) -> State:
     State.init(str(root / "state"), "Ship the parser", None)
     State.open(str(root / "state"), "bob").checkpoint(done="a", next="b")
     bob = State.open(str(root / "state"), "bob")
-    signer = keys.load_private(str(key_file)) or keys.create_private(str(key_file))
+    signer = sign.load_private(str(key_file)) or sign.create_private(str(key_file))
     bob.register_key(signer)
     State.open(str(root / "state"), "bob").checkpoint(done="b", next="c")
     return State.open(str(root / "state"), "agent")
@@ -40,15 +40,15 @@ def test_a_refused_key_is_not_walked_again_until_the_log_changes(
     me = _project(tmp_path / "y", key_file)
     x_log, y_log = tmp_path / "x/state/wal/bob.jsonl", tmp_path / "y/state/wal/bob.jsonl"
     shutil.copyfile(x_log, y_log)  # bob's log from project X over his log in Y
-    Path(keys.trust_path(me)).unlink()  # as a fresh clone of Y finds it: no key pinned yet
+    Path(pins.trust_path(me)).unlink()  # as a fresh clone of Y finds it: no key pinned yet
     calls: list[str] = []
-    real = keys.verify
+    real = sign.verify
 
-    def counting(rec: dict, pub: keys.Public) -> str | None:
+    def counting(rec: dict, pub: sign.Public) -> str | None:
         calls.append(rec["h"])
         return real(rec, pub)
 
-    monkeypatch.setattr(keys, "verify", counting)
+    monkeypatch.setattr(sign, "verify", counting)
     assert "other-state" in _codes(me)
     walked = len(calls)
     assert walked > 0

@@ -11,6 +11,7 @@ import pytest
 from conftest import git, records
 from rehydrate.store.latches.latch import actor_lines, bound_lines, check_lines, lines, minted_as
 from rehydrate.store.state import State
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
 
 INV = "10_invariants.md"
@@ -32,7 +33,7 @@ def _base(repo: Path) -> State:
 def _check(repo: Path) -> tuple[list[tuple[str, int]], list[int]]:
     """The line check of the merged 10 against the merged log's records (read as they are in the file)."""
     log = repo / "state" / "wal" / "agent.jsonl"
-    recorded = {"agent": actor_lines(wal.records(str(log)))}
+    recorded = {"agent": actor_lines(wallines.records(str(log)))}
     found, unrecorded = check_lines(lines((repo / "state" / INV).read_bytes()), recorded)
     return [(code, n) for code, n, _ in found], unrecorded
 
@@ -272,7 +273,7 @@ def test_a_join_record_binds_nothing(state: State) -> None:
     )
     (Path(state.root) / "wal" / "bob.jsonl").write_bytes(wal.encode(join))
     assert bound_lines(join) == []
-    recorded = state.recorded_lines()  # (the log's scan of a join is the graph's: store/wal/record.py)
+    recorded = state.recorded_lines()  # (the log's scan of a join is the graph's: store/wal/scan.py)
     assert recorded["bob"] == []
     assert check_lines(lines(Path(state.path(INV)).read_bytes()), recorded) == ([], [])
 

@@ -21,6 +21,7 @@ from rehydrate.store.layout import NEXT
 from rehydrate.store.local import seen
 from rehydrate.store.state import State
 from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import scan as walscan
 
 
 def _changed(path: str, offset: int, byte: bytes) -> None:
@@ -68,13 +69,13 @@ def test_a_changed_cache_file_is_read_not_remembered(state: State, monkeypatch: 
     """The rollback cache this object saved is reused while the file is the one it wrote; garbage written over it
     (another clone's cache, damage) makes the next command find no cache, and check the whole chain once."""
     checks: list[object] = []
-    real = wal.check_chain
+    real = walscan.check_chain
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         checks.append(args)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(wal, "check_chain", counting)
+    monkeypatch.setattr(walscan, "check_chain", counting)
     state.checkpoint(done="a", next="b")
     state.checkpoint(done="b", next="c")
     assert checks == []  # the cache as this object left it: the tail only

@@ -13,7 +13,9 @@ import pytest
 from conftest import git
 from rehydrate.store.local.rollback import ScanInfo
 from rehydrate.store.state import State
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import scan as walscan
 
 
 def _merged(repo: Path) -> State:
@@ -40,7 +42,7 @@ def test_the_first_command_after_a_rebase_reads_the_log_once_and_its_start_again
     git(repo, "checkout", "-q", "-B", "main")
     st = _merged(repo)
     reads: list[int | None] = []  # each read of the log: where it stopped (None: its end)
-    real = wal.iter_lines
+    real = wallines.iter_lines
 
     def counted(path: str, end: int | None = None):  # type: ignore[no-untyped-def]
         if path == st.wal_path:
@@ -49,7 +51,7 @@ def test_the_first_command_after_a_rebase_reads_the_log_once_and_its_start_again
 
     inv = repo / "state" / "10_invariants.md"  # an entry of the other line of work edited: named from its record
     inv.write_text(inv.read_text().replace("feat decision 1 because", "feat decision one because"))
-    monkeypatch.setattr(wal, "iter_lines", counted)
+    monkeypatch.setattr(wallines, "iter_lines", counted)
     out = st.status()
     assert out.merged is not None and len(out.merged) == 2, out.merged  # the two lines of work, found
     assert [(p.code, p.line) for p in out.problems if p.code.startswith("latch")] == [("latch-changed", 7)]
@@ -100,7 +102,7 @@ def _peak(path: Path) -> int:
     info = ScanInfo.of(None)
     tracemalloc.start()
     try:
-        wal.check_chain(str(path), "wal/agent.jsonl", None, info.add, info.heads)
+        walscan.check_chain(str(path), "wal/agent.jsonl", None, info.add, info.heads)
         _ = info.seen
         return tracemalloc.get_traced_memory()[1]
     finally:

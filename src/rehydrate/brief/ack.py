@@ -17,6 +17,7 @@ from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, layout, views
 from rehydrate.store.local import journal
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
@@ -109,7 +110,7 @@ def _check(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     """The comparison's record. Reads the views as they are, without the state's lock: a brief calls it while it
     holds the lock (a second lock in the same process would wait for ever), and a comparison needs no repair."""
     try:
-        tail = wal.read_tail(state.wal_path, 1).records
+        tail = walback.read_tail(state.wal_path, 1).records
     except (wal.BadRecord, OSError, RehydrateError):
         tail = []
     try:

@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rehydrate.brief.compose import Sections
     from rehydrate.brief.plan import Draft
-    from rehydrate.store.mail import Listing
+    from rehydrate.store.mail.inbox import Listing
 
 SHOWN = 3
 CAP = 1200
@@ -51,11 +51,11 @@ def _material(d: Draft) -> Listing | None:
         return cached  # type: ignore[no-any-return]
     found = None
     try:
-        if d.path and os.path.isdir(os.path.join(d.path, MAIL_DIR)):  # (store/mail.py loaded only then)
-            from rehydrate.store import mail  # off the hook path while there is no mailbox
+        if d.path and os.path.isdir(os.path.join(d.path, MAIL_DIR)):
+            from rehydrate.store.mail import inbox, known  # off the hook path while there is no mailbox
 
             state = State(d.path, d.actor)
-            found = mail.listing(state, mail.read_set(state))
+            found = inbox.listing(state, known.read_set(state))
     except Exception:  # the mailbox check names what could not be read; the brief goes on without the section
         found = None
     d.__dict__["_mail"] = found

@@ -1,4 +1,4 @@
-"""live-state's claims, stamps and approvals, re-checked against the work tree now (store/evidence.py).
+"""live-state's claims, stamps and approvals, re-checked against the work tree now (store/evidence/).
 
 Contract of `findings(context) -> list[Finding]` (called by checks/livestate.py):
 - Claims: the last checkpoint's and those of `receipt` records since (`context.since.claims`). Each one finding:
@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
-from rehydrate.store import evidence
+from rehydrate.store.evidence import inforce, paths
 from rehydrate.text import named, quoted
 
 TYPE_CHECKING = False
@@ -46,7 +46,7 @@ def findings(context: Context) -> list[Finding]:
     if claims:
         out.extend(_claims(context, root, claims))
 
-    force = evidence.in_force(since.evidence)
+    force = inforce.in_force(since.evidence)
     if force["stamps"] or force["approvals"]:
         out.extend(_stamps(context, root, force))
     return out
@@ -114,12 +114,14 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
             nxt = "fix what failed and run it again through `rehydrate run --claim`, or checkpoint without the claim"
             out.append(Finding(NAME, DEGRADED, text, nxt))
             continue
-        ran_on = [t for t in (receipt.get("tree"),) if evidence.is_hex(t)]
+        ran_on = [t for t in (receipt.get("tree"),) if paths.is_hex(t)]
         if not ran_on:
             out.append(Finding(NAME, NA, f"{said} is unverified: receipt {rid} recorded no work tree to compare"))
             continue
         if tree is None:
-            tree = evidence.tree_of(root, TREE_DEADLINE.get(context.scope, 4.0))
+            from rehydrate.store.evidence import worktree  # git's plumbing: only where a claim is there to re-check
+
+            tree = worktree.tree_of(root, TREE_DEADLINE.get(context.scope, 4.0))
         if tree.sha is None:
             text = f"{said} not re-checked: the work tree now could not be hashed ({_quote(tree.why)})"
             nxt = f"run the command of receipt {rid} again through `rehydrate run` before relying on the claim"
@@ -132,7 +134,9 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
             )
             out.append(Finding(NAME, OK, text))
             continue
-        changed = evidence.changed_between(root, str(ran_on[-1]), tree.sha, NAMED)
+        from rehydrate.store.evidence import worktree
+
+        changed = worktree.changed_between(root, str(ran_on[-1]), tree.sha, NAMED)
         what = (
             f": {', '.join(_name(p) for p in changed)} changed"
             if changed
@@ -166,7 +170,7 @@ def _stamps(context: Context, root: str, force: dict[str, Any]) -> list[Finding]
             if spent + size > budget:
                 return False
             spent += size
-        return evidence.check_file(project, path)
+        return paths.check_file(project, path)
 
     stamps: dict[str, str] = force["stamps"]
     for path, sha in sorted(stamps.items()):

@@ -8,7 +8,7 @@
   `mail` record of hers, signed, names it): forged, named, neither shown nor counted as hers;
 - n/a: the state has one actor and no mail.
 Bounded: one readdir of state/mail/<me>/ and state/mail/all/, the header read only for unread messages (at most
-store.mail.MAX_READ), and this actor's log read for its `read` records past what a per-worktree cache covers.
+store.mail.inbox.MAX_READ), and this actor's log read for its `read` records past what a per-worktree cache covers.
 """
 
 from __future__ import annotations
@@ -36,25 +36,25 @@ class MailboxCheck:
             if len(actors.listed(root)) <= 1:
                 return [Finding(self.name, "n/a", "one actor, no state/mail/")]
             return [Finding(self.name, "ok", f"nothing unread (no mail yet in {where})")]
-        from rehydrate.store import mail  # only where there is mail: the hook path does not load it otherwise
+        from rehydrate.store.mail import inbox, known, messages, senders  # only where there is mail: off the hook path
 
         state = State(root, me)  # store.mail's readers take the State they read through (nothing is written)
-        found = mail.listing(state, mail.read_set(state))
+        found = inbox.listing(state, known.read_set(state))
         findings = [
             Finding(self.name, "skipped", why, "move it out of state/mail/ (it was not written by rehydrate)")
             for why in found.skipped
         ]
         findings += [  # in a keyed actor's name, not vouched for by her signed log: named, never shown as hers
-            Finding(self.name, "degraded", f"forged: {m.rel}: {mail.forged_text(m, why)}", f"git rm {m.rel}")
+            Finding(self.name, "degraded", f"forged: {m.rel}: {senders.forged_text(m, why)}", f"git rm {m.rel}")
             for m, why in found.forged
         ]
         if not found.messages and not found.not_read:
             return [Finding(self.name, "ok", f"nothing unread in {where}"), *findings]
-        counts = {k: sum(1 for m in found.messages if m.kind == k) for k in mail.KINDS}
+        counts = {k: sum(1 for m in found.messages if m.kind == k) for k in messages.KINDS}
         summary = ", ".join(f"{k} {n}" for k, n in counts.items() if n)
         if found.not_read:
-            summary += f", {found.not_read} more not read (at most {mail.MAX_READ} at a time)"
-        urgent = [m for m in found.messages if m.kind in mail.URGENT]
+            summary += f", {found.not_read} more not read (at most {inbox.MAX_READ} at a time)"
+        urgent = [m for m in found.messages if m.kind in messages.URGENT]
         total = len(found.messages) + found.not_read
         if urgent:
             first = urgent[0]

@@ -2,7 +2,7 @@
 
 - ok: none open, or the open ones named (a promise is named, never degraded: it is a reminder, not a fault);
 - n/a: the state has one actor (no one to promise to; its log is not read).
-Bounded: this actor's log read past what a per-worktree cache covers (store/mail.py `known`).
+Bounded: this actor's log read past what a per-worktree cache covers (store/mail/known.py).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ class OutboxCheck:
         # a promise is made to the other actors: with none, nothing to look at (and the log is not read)
         if len(actors.listed(context.state.root)) <= 1:
             return [Finding(self.name, "n/a", "one actor in state/wal/")]
-        from rehydrate.store import mail  # only with several actors: the hook path does not load it otherwise
+        from rehydrate.store.mail import promises  # only with several actors: the hook path does not load it otherwise
 
         state = State(context.state.root, context.state.actor)  # store.mail reads through a State (never writes)
-        made = mail.promises(state)
+        made = promises.promises(state)
         open_ = [(i, p) for i, p in made.items() if not p["done"]]
         if not open_:
             done = f"{len(made)} made, all done" if made else "none made"

@@ -10,9 +10,11 @@ from argparse import SUPPRESS
 
 from rehydrate.cli import ACTOR_HELP, DIR_HELP, common_options, emit_json, open_state, problems_json, report
 from rehydrate.errors import UsageError
-from rehydrate.store import keys, mail
+from rehydrate.store.keys import pins, register, sign
 from rehydrate.store.local import place as local
-from rehydrate.store.mail import Listing, forged_text
+from rehydrate.store.mail import inbox, known, messages, promises
+from rehydrate.store.mail.inbox import Listing
+from rehydrate.store.mail.senders import forged_text
 from rehydrate.text import terminal_safe
 
 TYPE_CHECKING = False
@@ -44,7 +46,7 @@ def cmd_key(args: argparse.Namespace) -> int:
         return _trust(state, args)
     if args.action == "show":
         return _show(state, args)
-    path = keys.key_file()
+    path = sign.key_file()
     found = local.repo(state.root)
     top = found.top if found is not None else os.path.dirname(state.root)
     if not os.path.relpath(path, top).startswith(".."):
@@ -52,21 +54,21 @@ def cmd_key(args: argparse.Namespace) -> int:
             f"the key file {path} is inside the repository ({top})",
             "keep it outside every repository: set REHYDRATE_KEY_FILE to a path outside it",
         )
-    signer = keys.load_private(path)
+    signer = sign.load_private(path)
     made = signer is None
     old = None  # the key being replaced, when it is at hand: it endorses its successor
     if args.new and signer is not None:
         os.replace(path, f"{path}.old-{signer.id}")
         made, old = True, signer
     if made:
-        signer = keys.create_private(path)
+        signer = sign.create_private(path)
     assert signer is not None
-    current = keys.committed(state).get(state.actor)
-    if current is not None and current.id == signer.id and not made and keys.binds_state(state, current):
+    current = sign.committed(state).get(state.actor)
+    if current is not None and current.id == signer.id and not made and register.binds_state(state, current):
         if args.json:
             emit_json("key", True, action="init", actor=state.actor, key=signer.id, file=path, registered=False)
         else:
-            print(f"{state.actor}'s key {signer.id} is registered already ({state.rel(keys.pub_name(state.actor))})")
+            print(f"{state.actor}'s key {signer.id} is registered already ({state.rel(sign.pub_name(state.actor))})")
         return 0
     out = state.register_key(signer, old)
     rec = out.record
@@ -90,7 +92,7 @@ def cmd_key(args: argparse.Namespace) -> int:
         print(f"made a signing key at {path} (keep it out of every repository; back it up)")
     replaced = f", replacing {rec['data']['replaces']}" if rec["data"]["replaces"] else ""
     print(
-        f"registered key {signer.id} for {state.actor}{replaced}: {state.rel(keys.pub_name(state.actor))} "
+        f"registered key {signer.id} for {state.actor}{replaced}: {state.rel(sign.pub_name(state.actor))} "
         f"(commit it); record {rec['seq']}; {state.actor}'s records are signed from now on"
     )
     return 0
@@ -99,19 +101,19 @@ def cmd_key(args: argparse.Namespace) -> int:
 def _trust(state: Any, args: argparse.Namespace) -> int:
     if not args.who:
         raise UsageError("name the actor whose key to trust", "rehydrate key trust ACTOR", field="who")
-    pub = keys.trust_actor(state, args.who)
+    pub = pins.trust_actor(state, args.who)
     if args.json:
         emit_json("key", True, action="trust", actor=args.who, key=pub.id if pub else None)
     elif pub is None:
         print(f"forgot {args.who}'s key in this clone: {args.who}'s records are no longer expected to be signed")
     else:
-        print(f"trusted {args.who}'s key {pub.id} ({state.rel(keys.pub_name(args.who))}) in this clone")
+        print(f"trusted {args.who}'s key {pub.id} ({state.rel(sign.pub_name(args.who))}) in this clone")
     return 0
 
 
 def _show(state: object, args: argparse.Namespace) -> int:
-    files = keys.committed(state)  # type: ignore[arg-type]
-    trust = keys.load_trust(state)  # type: ignore[arg-type]
+    files = sign.committed(state)  # type: ignore[arg-type]
+    trust = pins.load_trust(state)  # type: ignore[arg-type]
     rows = []
     for actor in sorted(set(files) | set(trust)):
         pub = files.get(actor)
@@ -119,14 +121,14 @@ def _show(state: object, args: argparse.Namespace) -> int:
         rows.append({"actor": actor, "committed": pub.id if pub else None, "trusted": known})
     mine = None
     try:
-        signer = keys.load_private()
+        signer = sign.load_private()
         mine = signer.id if signer is not None else None
     except Exception:  # an unreadable key file is shown as absent here; `key init` names it
         mine = None
     if args.json:
-        emit_json("key", True, action="show", key_file=keys.key_file(), key=mine, actors=rows)
+        emit_json("key", True, action="show", key_file=sign.key_file(), key=mine, actors=rows)
         return 0
-    print(f"key file: {keys.key_file()} ({'key ' + mine if mine else 'none'})")
+    print(f"key file: {sign.key_file()} ({'key ' + mine if mine else 'none'})")
     for row in rows:
         note = "" if row["committed"] == row["trusted"] else " (differs: see `rehydrate key trust`)"
         print(f"{row['actor']}: committed {row['committed'] or 'none'}, trusted here {row['trusted'] or 'none'}{note}")
@@ -157,7 +159,7 @@ def args_mail(p: argparse.ArgumentParser) -> None:
 def cmd_mail(args: argparse.Namespace) -> int:
     state = open_state(args)
     if args.action == "send":
-        out = mail.send(state, args.to, args.kind, args.text)
+        out = messages.send(state, args.to, args.kind, args.text)
         rec = out.record
         assert rec is not None
         data = rec["data"]
@@ -167,10 +169,10 @@ def cmd_mail(args: argparse.Namespace) -> int:
         report(out, args)
         print(f"sent {data['id']} ({data['kind']}) to {data['to']}: {state.rel(data['path'])}")
         return 0
-    read = mail.read_set(state)
-    found = mail.listing(state, read, everything=args.all)
+    read = known.read_set(state)
+    found = inbox.listing(state, read, everything=args.all)
     unread = [m.id for m in found.messages if m.id not in read]
-    receipt = mail.mark_read(state, unread) if unread else None
+    receipt = messages.mark_read(state, unread) if unread else None
     seq = receipt.record["seq"] if receipt is not None and receipt.record is not None else None
     if args.json:
         emit_json(
@@ -222,12 +224,12 @@ def cmd_promise(args: argparse.Namespace) -> int:
     words: list[str] = args.words
     state = open_state(args)
     if words[0] == "done" and len(words) == 2 and words[1].startswith("P-"):
-        out = mail.promise_done(state, words[1])
+        out = promises.promise_done(state, words[1])
         verb = "done"
     else:
         if words[0] == "done" and len(words) == 2:
             raise UsageError(f"{words[1]!r} is not a promise's id (P- and 6 hex)", field="id")
-        out = mail.promise(state, " ".join(words))
+        out = promises.promise(state, " ".join(words))
         verb = "open"
     rec = out.record
     assert rec is not None

@@ -1,5 +1,5 @@
 """`rehydrate run` (a receipt), `rehydrate stamp` (files' hashes) and `rehydrate accept` (a reviewer's approval):
-the evidence a checkpoint's claims are checked against (store/evidence.py)."""
+the evidence a checkpoint's claims are checked against (store/evidence/)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from rehydrate import runner
 from rehydrate.cli import common_options, emit_json, flagged, open_state, problems_json, report
 from rehydrate.errors import RehydrateError, UsageError
-from rehydrate.store import evidence
+from rehydrate.store.evidence import inforce, paths, prepare, worktree
 from rehydrate.text import clean
 from rehydrate.transcripts.ended import ended
 
@@ -43,20 +43,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         argv = argv[1:]
     if not argv:
         raise UsageError("no command to run", "put it after `--`: rehydrate run -- pytest -q", field="argv")
-    claim = evidence.clean_claim(args.claim) if args.claim is not None else None
+    claim = inforce.clean_claim(args.claim) if args.claim is not None else None
     state = open_state(args)  # the state must open before the command runs: a receipt nobody can record is none
     state.reconcile(repair=False)
-    tree = evidence.tree_of(state.root)
+    tree = worktree.tree_of(state.root)
     try:
         ran = runner.run(argv)
     except runner.NotRun as e:
         print(f"rehydrate: run: {argv[0]}: {e.strerror} (no receipt recorded)", file=sys.stderr)
         return 127 if e.errno == 2 else 126
-    after = evidence.tree_of(state.root) if tree.sha is not None else tree
+    after = worktree.tree_of(state.root) if tree.sha is not None else tree
     line = " ".join(clean(a, one_line=True) for a in argv)
     data: dict[str, object] = {
-        "argv": [clean(a, one_line=True) for a in argv] if len(line) <= evidence.MAX_ARGV else [],
-        "cwd": os.path.relpath(os.getcwd(), evidence.project_of(state)).replace(os.sep, "/"),
+        "argv": [clean(a, one_line=True) for a in argv] if len(line) <= prepare.MAX_ARGV else [],
+        "cwd": os.path.relpath(os.getcwd(), paths.project_of(state)).replace(os.sep, "/"),
         "exit": ran.code,
         "duration": round(ran.duration, 3),
         "stdout": ran.stdout,
@@ -65,7 +65,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "tree": tree.sha,
     }
     if not data["argv"]:
-        data["command"] = line[: evidence.MAX_ARGV] + " ..."
+        data["command"] = line[: prepare.MAX_ARGV] + " ..."
     if tree.sha is None:
         data["tree_why"] = tree.why
     if after.sha is not None and after.sha != tree.sha:
@@ -84,7 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     assert rec is not None
     if tree.sha is None:
         print(f"rehydrate: run: no tree recorded ({tree.why}): a claim on it stays unverified", file=sys.stderr)
-    print(f"receipt: {evidence.receipt_id(rec)}", file=sys.stderr)
+    print(f"receipt: {inforce.receipt_id(rec)}", file=sys.stderr)
     return ran.code
 
 
@@ -134,8 +134,8 @@ def args_accept(p: argparse.ArgumentParser) -> None:
 
 def cmd_accept(args: argparse.Namespace) -> int:
     state = open_state(args)
-    rel = evidence.rel_path(state, args.file)
-    project = evidence.project_of(state)
+    rel = paths.rel_path(state, args.file)
+    project = paths.project_of(state)
     try:
         found = ended(args.transcript, os.path.join(project, rel), project)
     except OSError as e:
@@ -153,10 +153,10 @@ def cmd_accept(args: argparse.Namespace) -> int:
         else:
             print(f"rehydrate: accept: refused: {refusal} ({args.transcript})", file=sys.stderr)
         return 1
-    transcript_sha = evidence.file_sha(args.transcript, 1 << 40)
+    transcript_sha = paths.file_sha(args.transcript, 1 << 40)
     data = {
         "file": rel,
-        "sha256": evidence.file_sha(os.path.join(project, rel)),
+        "sha256": paths.file_sha(os.path.join(project, rel)),
         "transcript": clean(os.path.abspath(args.transcript), one_line=True),
         "transcript_sha256": transcript_sha,
         "harness": found.harness,

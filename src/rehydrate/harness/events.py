@@ -17,6 +17,7 @@ from rehydrate.harness.base import Answer, Located, said
 from rehydrate.store import WORDS
 from rehydrate.store.local import journal
 from rehydrate.store.locate import resolve_actor
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
@@ -100,7 +101,7 @@ def recent_records(wal_path: str, count: int) -> list[dict[str, Any]]:
     """The WAL's last records, newest first; none when its tail cannot be read (a conflicted or damaged log): the
     caller then does what it does without them, and `State` names the problem where a brief is given."""
     try:
-        return [rec for _, rec in reversed(wal.read_tail(wal_path, count).records)]
+        return [rec for _, rec in reversed(walback.read_tail(wal_path, count).records)]
     except wal.BadRecord:
         return []
 

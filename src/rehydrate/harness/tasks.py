@@ -16,6 +16,7 @@ from rehydrate.harness.events import recent_records, session_of
 from rehydrate.store import actors, layout
 from rehydrate.store import tasks as store
 from rehydrate.store.locate import resolve_actor
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
@@ -71,7 +72,7 @@ def _shown_already(state: _Where, data: dict[str, Any]) -> bool:
     lock (a TaskList or TaskGet changes nothing, and is most calls), so that such a call costs a tail read. A log
     that cannot be read this way says no: the write then reconciles and says what is wrong."""
     try:
-        tail = wal.read_tail(state.wal_path, 1).records
+        tail = walback.read_tail(state.wal_path, 1).records
     except Exception:  # a conflicted, damaged or missing log: the locked write path decides
         return False
     if not tail:

@@ -16,6 +16,8 @@ from rehydrate.fs import create as fscreate
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, layout
 from rehydrate.store.layout import GOAL, HANDOFF, NEXT
+from rehydrate.store.wal import back as walback
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
@@ -94,7 +96,7 @@ def _bound_goal(state: State) -> str | None:
     """The goal's sha256 as another actor's last record binds it; else the file's (None if there is none)."""
     for actor in others(state):
         try:
-            tail = wal.read_tail(state.path(f"{layout.WAL_DIR}/{actor}.jsonl"), 1)
+            tail = walback.read_tail(state.path(f"{layout.WAL_DIR}/{actor}.jsonl"), 1)
         except (OSError, wal.BadRecord, wal.Conflicted):
             continue
         if tail.records:
@@ -119,7 +121,7 @@ def goal_data(state: State) -> dict[str, Any]:
     for actor in others(state):
         path = state.path(f"{layout.WAL_DIR}/{actor}.jsonl")
         try:
-            first = wal.first_record(path, state.rel(layout.WAL_DIR, actor + ".jsonl"))
+            first = wallines.first_record(path, state.rel(layout.WAL_DIR, actor + ".jsonl"))
         except (OSError, RehydrateError):
             continue
         data = first.get("data")

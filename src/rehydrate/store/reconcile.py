@@ -21,8 +21,11 @@ from rehydrate.store.local import teamseen
 from rehydrate.store.local.rollback import ScanInfo, lost_message, rolled_back
 from rehydrate.store.local.seen import Seen, checked, checked_mark, fingerprint
 from rehydrate.store.session import Snapshot, dirs_fingerprint
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import graph
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import scan as walscan
 from rehydrate.store.write.apply import apply, finish_rotate
 
 TYPE_CHECKING = False
@@ -97,17 +100,17 @@ def _teammates(state: State, snap: Snapshot) -> None:
 
 
 def _signatures(state: State, snap: Snapshot) -> None:
-    """Each keyed actor's log against its key (store/keys.py): two lstats when no actor has one."""
+    """Each keyed actor's log against its key (store/keys/check.py): two lstats when no actor has one."""
     state.keyed_dir = keyed(state)  # (the write that follows asks too)
     if state.keyed_dir:
-        from rehydrate.store import keys  # loaded only where an actor signs: the hook path stays light
+        from rehydrate.store.keys import check  # loaded only where an actor signs: the hook path stays light
 
-        snap.problems.extend(keys.check(state, snap))
+        snap.problems.extend(check.check(state, snap))
 
 
 def keyed(state: State) -> bool:
-    """Whether any actor may sign here: state/keys/ exists, or this clone pinned a key (store/keys.py), without
-    loading keys.py: two lstats at most."""
+    """Whether any actor may sign here: state/keys/ exists, or this clone pinned a key (store/keys/), without
+    loading store/keys/: two lstats at most."""
     return (
         fsio.lstat(state.path(layout.KEYS_DIR)) is not None
         or fsio.lstat(os.path.join(state.local, layout.KEY_PINS)) is not None
@@ -179,19 +182,19 @@ def _one_head(state: State, snap: Snapshot, head: tuple[int, Record], end: int |
 
 def _tail(
     state: State, seen: Seen | None, log: os.stat_result | None, log_fp: str
-) -> tuple[wal.Tail, list[tuple[int, Record, Record | None]] | None]:
+) -> tuple[walback.Tail, list[tuple[int, Record, Record | None]] | None]:
     """The log's last record (my head), read where the cache says while the log is as this worktree left it (with
     several heads, each head: the cached heads), else the tail read."""
     cheap = seen is not None and log is not None and seen.fp == log_fp
     if cheap and seen is not None and log is not None and seen.multi:
         cached = _cached_heads(state, seen)
         if cached:
-            return wal.Tail([cached[0][:2]], b"", log.st_size, ""), cached
+            return walback.Tail([cached[0][:2]], b"", log.st_size, ""), cached
     elif cheap:
         known = _known_tail(state, seen, log, log_fp)
         if known is not None:
             return known, None
-    return wal.tail(state.wal_path, state.wal_rel), None
+    return walback.tail(state.wal_path, state.wal_rel), None
 
 
 def _cached_heads(state: State, seen: Seen) -> list[tuple[int, Record, Record | None]] | None:
@@ -203,10 +206,10 @@ def _cached_heads(state: State, seen: Seen) -> list[tuple[int, Record, Record | 
     except ValueError:
         return None
     for seq, h16, at, before in tokens:
-        rec = wal.read_at(state.wal_path, at)
+        rec = walback.read_at(state.wal_path, at)
         if rec is None or rec["seq"] != seq or not str(rec["h"]).startswith(h16):
             return None
-        prev = wal.read_at(state.wal_path, before) if before >= 0 and not found else None
+        prev = walback.read_at(state.wal_path, before) if before >= 0 and not found else None
         if (not found and (prev is None) != (before < 0)) or (prev is not None and prev["h"] != rec["prev"]):
             return None
         found.append((at, rec, prev))
@@ -229,7 +232,7 @@ def _whole_chain(
     if chain is not None:
         return seen, chain(end)
     info = ScanInfo.of(seen)
-    wal.check_chain(state.wal_path, state.wal_rel, end, info.add, info.heads, info.load)
+    walscan.check_chain(state.wal_path, state.wal_rel, end, info.add, info.heads, info.load)
     return seen, info
 
 
@@ -255,7 +258,7 @@ def _start(
     return seen, log, log_fp
 
 
-def _known_tail(state: State, seen: Seen | None, log: os.stat_result | None, log_fp: str) -> wal.Tail | None:
+def _known_tail(state: State, seen: Seen | None, log: os.stat_result | None, log_fp: str) -> walback.Tail | None:
     """The log's last record, read at the offset the cache gives, if it is there: a whole valid line, after a
     newline, that is the cache's end. None (the tail is read as usual) for anything else."""
     if seen is None or log is None or seen.end is None or not 0 <= seen.at < log.st_size:
@@ -285,7 +288,7 @@ def _known_tail(state: State, seen: Seen | None, log: os.stat_result | None, log
         return None
     if (rec["seq"], str(rec["h"])[:16]) != seen.end:
         return None
-    return wal.Tail([(seen.at, rec)], b"", log.st_size, "")
+    return walback.Tail([(seen.at, rec)], b"", log.st_size, "")
 
 
 def _log_stat(state: State) -> os.stat_result | None:
@@ -315,31 +318,33 @@ def _clear_temps(state: State, repair: bool, problems: list[Problem], repaired: 
                     problems.append(Problem("stale-temp", where, None, "temporary file left by a crash", True))
 
 
-def _repair_tail(state: State, tail: wal.Tail, repair: bool, problems: list[Problem], repaired: list[str]) -> wal.Tail:
+def _repair_tail(
+    state: State, tail: walback.Tail, repair: bool, problems: list[Problem], repaired: list[str]
+) -> walback.Tail:
     """A last line that lost only its newline gets it back; a torn one is cut (or, without repair, named)."""
     rel = state.wal_rel
-    if tail.torn and wal.only_newline_lost(tail, state.wal_path):
-        n = wal.line_number(state.wal_path, tail.torn_offset)
+    if tail.torn and walback.only_newline_lost(tail, state.wal_path):
+        n = wallines.line_number(state.wal_path, tail.torn_offset)
         if repair:
             fsio.append(state.wal_path, b"\n", "repair.newline", words=WORDS)
             repaired.append(f"put back the final newline of {rel} (line {n} is a whole, valid record)")
-            tail = wal.tail(state.wal_path, rel)
+            tail = walback.tail(state.wal_path, rel)
         else:
             problems.append(Problem("missing-newline", rel, n, "the last record lost its final newline", True))
             tail.records.append((tail.torn_offset, wal.decode(tail.torn)))
             tail.torn = b""
     if tail.torn:
         if repair:
-            repaired.append(wal.cut_torn(state.wal_path, rel, tail))
-            tail = wal.tail(state.wal_path, rel)
+            repaired.append(walback.cut_torn(state.wal_path, rel, tail))
+            tail = walback.tail(state.wal_path, rel)
         else:
-            n = wal.line_number(state.wal_path, tail.torn_offset)
+            n = wallines.line_number(state.wal_path, tail.torn_offset)
             problems.append(Problem("torn-tail", rel, n, tail.torn_reason, True))
     return tail
 
 
 def _recovery_point(
-    state: State, tail: wal.Tail, problems: list[Problem], repaired: list[str], checked: bool = False
+    state: State, tail: walback.Tail, problems: list[Problem], repaired: list[str], checked: bool = False
 ) -> Snapshot:
     """The WAL's last record and the one before it; an empty log raises. checked: the whole log was just checked as
     a graph (after a merge the last line need not follow the one before it), else the two are checked here."""
@@ -355,7 +360,7 @@ def _recovery_point(
     last_offset, last = tail.records[-1]
     prev = tail.records[-2][1] if len(tail.records) > 1 else None
     if prev is not None and last["prev"] != prev["h"] and not checked:
-        n = wal.line_number(state.wal_path, last_offset)
+        n = wallines.line_number(state.wal_path, last_offset)
         problems.append(Problem("chain-broken", rel, n, "the last record does not follow the one before it"))
     return Snapshot(last, prev, problems, repaired)
 
@@ -433,6 +438,6 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
         snap.cache.verified(INVARIANTS, st, checked_mark(state, bound, snap.inv.text()))
 
 
-def _ends_as_seen(seen: Seen, tail: wal.Tail) -> bool:
+def _ends_as_seen(seen: Seen, tail: walback.Tail) -> bool:
     last = tail.records[-1][1] if tail.records else None
     return last is not None and seen.end == (last["seq"], str(last["h"])[:16])

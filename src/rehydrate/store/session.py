@@ -11,8 +11,8 @@ import os
 from rehydrate.fs import write as fsio
 from rehydrate.store import Problem
 from rehydrate.store.local.seen import Seen, fingerprint
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import graph
-from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -99,7 +99,7 @@ class Snapshot:
         """The record before the last: read from the log's tail only when asked (on the cheap path the tail read
         stops at the last record, which may follow a record of megabytes, a handoff's)."""
         if self.prev_at is not None:
-            tail = wal.tail(*self.prev_at)
+            tail = walback.tail(*self.prev_at)
             self.prev_at = None
             self._prev = tail.records[-2][1] if len(tail.records) > 1 else None
         return self._prev

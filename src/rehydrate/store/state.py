@@ -14,7 +14,8 @@ import os
 
 from rehydrate.errors import StateMissing, UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, actors, evidence, layout
+from rehydrate.store import WORDS, actors, layout
+from rehydrate.store.evidence import inforce, paths
 from rehydrate.store.layout import INVARIANTS, NEXT
 from rehydrate.store.local import journal, teamseen
 from rehydrate.store.local import place as local
@@ -190,14 +191,14 @@ class State:
         cache.fp, cache.at = fingerprint(log), log.st_size - len(lines[-1])
         self.memo.appended(cache.fp, cache.at, recs[-1])
         if self.signer:  # what this actor signed needs no verifying when it is read back here (store/keys.py)
-            from rehydrate.store import keys  # loaded only where an actor signs: the hook path stays light
-
             at = log.st_size - sum(map(len, lines))
             places: list[tuple[str, int | None]] = []
             for rec, line in zip(recs, lines, strict=True):
                 places.append((rec["h"], at))
                 at += len(line)
-            keys.signed(self, places)
+            from rehydrate.store.keys import pins  # loaded only where an actor signs: the hook path stays light
+
+            pins.signed(self, places)
         self.session.pending = cache  # written once the command is done (flush)
         if snap is not None:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
@@ -244,7 +245,7 @@ class State:
             text = render_record(rec).encode()
             rec["views"][self.pc(last)[0] if op != "init" else NEXT] = wal.sha256(text)
         signer = self._signing()
-        if signer is not None:  # a keyed actor: the signature covers the record (store/keys.py); `h` covers both
+        if signer is not None:  # a keyed actor: the signature covers the record (store/keys/); `h` covers both
             rec["sig"] = signer.sign(rec)
         sealed, line = wal.seal_line(rec)
         if text is not None:
@@ -252,16 +253,17 @@ class State:
         return sealed, line
 
     def _signing(self) -> Any:
-        """The key this actor signs with (store/keys.py): looked for once per State (an lstat or two when no actor
+        """The key this actor signs with (store/keys/): looked for once per State (an lstat or two when no actor
         has one: state/keys/ and this clone's pins)."""
         if self.signer is False:
             if self.keyed_dir is None:
                 self.keyed_dir = keyed(self)
             if not self.keyed_dir:
                 return None
-            from rehydrate.store import keys  # loaded only where an actor signs: the hook path stays light
 
-            self.signer = keys.signer_for(self)
+            from rehydrate.store.keys import register  # loaded only where an actor signs: the hook path stays light
+
+            self.signer = register.signer_for(self)
         return self.signer
 
     def pc(self, last: Record | None) -> tuple[str, str]:
@@ -313,7 +315,7 @@ class State:
     ) -> Outcome:
         """Write a checkpoint: WAL record first (binding git HEAD, branch, dirty files), then 99_next.md. claims:
         (text, receipt id or None) each; the receipts with a claim written since the last checkpoint join them
-        (store/evidence.py)."""
+        (store/evidence/prepare.py)."""
         done, next = clean(done), clean(next)
         for field, what, value in (("done", "what was finished", done), ("next", "the next allowed action", next)):
             if not value:
@@ -324,7 +326,7 @@ class State:
         for name, value in data.items():
             cap(name, value or "", layout.MAX_FIELD)
         if claims:
-            data["_claims"] = [(evidence.clean_claim(t), evidence.parse_id(r) if r else None) for t, r in claims]
+            data["_claims"] = [(inforce.clean_claim(t), inforce.parse_id(r) if r else None) for t, r in claims]
         reads, mark = journal.reads(self)
         out = write(self, "checkpoint", {**data, "reads": reads} if reads else data, with_git=True)
         journal.folded(self, mark)
@@ -351,9 +353,9 @@ class State:
 
     def stamp(self, files: list[str], drop: list[str] | None = None) -> Outcome:
         """Record the sha256 of each file (the checks report one that changes), or drop files from the stamps."""
-        data: dict[str, Any] = {"files": evidence.stamp_files(self, files) if files else {}}
+        data: dict[str, Any] = {"files": paths.stamp_files(self, files) if files else {}}
         if drop:
-            data["dropped"] = evidence.drop_paths(self, drop)
+            data["dropped"] = paths.drop_paths(self, drop)
         if not files and not drop:
             raise UsageError("no file named", "name the files to stamp")
         return write(self, "stamp", data)
@@ -366,19 +368,19 @@ class State:
         """Register signer's public key for this actor: a `key` record signed by it (naming the key it replaces, and
         endorsed by that key when `previous` holds it), then state/keys/<actor>.pub; from then on every record this
         actor writes is signed (store/keys.py)."""
-        from rehydrate.store import keys  # loaded only where an actor signs: the hook path stays light
+        from rehydrate.store.keys import register, sign  # loaded only where an actor signs: the hook path stays light
 
-        old = keys.committed(self).get(self.actor)
-        data: dict[str, Any] = {"alg": "ed25519", "public": keys.public_text(signer), "id": signer.id}
+        old = sign.committed(self).get(self.actor)
+        data: dict[str, Any] = {"alg": "ed25519", "public": sign.public_text(signer), "id": signer.id}
         data["replaces"] = old.id if old is not None and old.id != signer.id else None
-        data["state"] = keys.start_of(self)  # the state it signs for: a log copied to another project is told apart
+        data["state"] = register.start_of(self)  # the state it signs for: a log copied to another project is told apart
         if previous is not None and old is not None and previous.id == old.id:
             data["endorsed"] = previous.endorse(self.actor, signer)
         self.signer, self.keyed_dir = signer, True
         out = write(self, "key", data)
-        name = keys.pub_name(self.actor)
+        name = sign.pub_name(self.actor)
         fsio.ensure_dir(self.path(layout.KEYS_DIR), "mkdir.keys", WORDS)
-        text = keys.Public.of(signer.public, name).text(self.actor).encode()
+        text = sign.Public.of(signer.public, name).text(self.actor).encode()
         fsio.replace(self.path(name), text, "view.replace", words=WORDS)  # (the record pinned the key: append_many)
         return out
 

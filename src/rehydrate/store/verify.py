@@ -6,14 +6,16 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.store import Problem, mail
+from rehydrate.store import Problem
 from rehydrate.store.latches import latch as latches
 from rehydrate.store.layout import INVARIANTS, WAL_DIR
 from rehydrate.store.local.rollback import ScanInfo
 from rehydrate.store.local.seen import file_fingerprint
+from rehydrate.store.mail import senders
 from rehydrate.store.reconcile import keyed, reconcile
 from rehydrate.store.session import Outcome
-from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import lines as wallines
+from rehydrate.store.wal import scan as walscan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -50,7 +52,7 @@ def verify(state: State, repair: bool) -> Outcome:
     if repair:
         out.problems = [p for p in out.problems if p.code != "unrecorded-line"]
     if keyed(state):  # a message in a keyed actor's name that her signed log does not vouch for (store/mail.py)
-        out.problems += mail.forged(state)
+        out.problems += senders.forged(state)
     return out
 
 
@@ -67,7 +69,7 @@ def _full_invariants(state: State, snap: Snapshot, repair: bool) -> None:
 
 
 def scan_logs(state: State) -> list[Problem]:
-    """Every actor's log scanned whole (wal.scan_log)."""
+    """Every actor's log scanned whole (walscan.scan_log)."""
     problems: list[Problem] = []
     for actor in state.actor_names():
         problems += _scan(state, actor)
@@ -82,18 +84,18 @@ def _scan(
     state: State,
     actor: str,
     visit: Callable[[Record], None] | None = None,
-    heads: wal.Heads | None = None,
+    heads: walscan.Heads | None = None,
     on_load: Callable[[Record], None] | None = None,
 ) -> list[Problem]:
     path, rel = _path(state, actor), state.rel(WAL_DIR, actor + ".jsonl")
     try:
-        return wal.scan_log(path, rel, visit=visit, heads=heads, on_load=on_load)
+        return walscan.scan_log(path, rel, visit=visit, heads=heads, on_load=on_load)
     except RehydrateError as e:
         return [Problem("unreadable", rel, None, e.message)]
 
 
 class Logs:
-    """One pass over every actor's log (wal.scan_log), feeding every consumer: the problems it reports, each
+    """One pass over every actor's log (walscan.scan_log), feeding every consumer: the problems it reports, each
     actor's recorded lines of 10_invariants.md (latches.READ), and for this actor's log the rollback check's
     ScanInfo (reconcile's chain). A log that changed since (a repair) is read again by whoever needs it."""
 
@@ -111,7 +113,7 @@ class Logs:
         # each actor's recorded lines as a graph of records (lineorder.Collector), as latches.recorded_lines reads them
         # (in memory that does not grow with a log that is one line: ScanInfo)
         info = self.info if own else ScanInfo(set())
-        heads = info.heads if own else wal.Heads()  # another's: for the signature check (store/keys.py)
+        heads = info.heads if own else walscan.Heads()  # another's: for the signature check (store/keys/)
         try:
             fp = file_fingerprint(path)
         except OSError:
@@ -149,16 +151,16 @@ class Logs:
         state = self.state
         problems = self._fresh(state.actor)
         if problems is not None and end is not None:  # the pass read the torn last line too: not the chain's
-            n = wal.line_number(state.wal_path, end)
+            n = wallines.line_number(state.wal_path, end)
             if any(p.code == "merge-conflict" and p.line == n for p in problems):
                 problems = None  # the pass named the conflict alone: read the chain again
             else:
                 problems = [p for p in problems if p.line is None or p.line < n]
         if problems is None:  # not as the pass read it: the whole chain, once more
             info = ScanInfo.of(state.load_seen())
-            wal.check_chain(state.wal_path, state.wal_rel, end, info.add, info.heads)
+            walscan.check_chain(state.wal_path, state.wal_rel, end, info.add, info.heads)
             return info
-        error = wal.chain_error(state.wal_path, state.wal_rel, problems)
+        error = walscan.chain_error(state.wal_path, state.wal_rel, problems)
         if error is not None:
             raise error
         return self.info

@@ -23,6 +23,7 @@ from rehydrate.store.layout import (
     view_kind,
 )
 from rehydrate.store.wal import graph
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
@@ -338,7 +339,7 @@ def last_producer(state: State, name: str) -> Record | None:
     """
     found: Record | None = None
     name = view_kind(name)
-    for rec in wal.records(state.wal_path):
+    for rec in wallines.records(state.wal_path):
         if rec["op"] in PRODUCERS[name]:
             found = rec
         elif rec["op"] == "rotate":

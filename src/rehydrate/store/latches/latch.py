@@ -12,7 +12,7 @@ import os
 
 from rehydrate.errors import UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, actors, mail
+from rehydrate.store import WORDS, Problem, actors
 from rehydrate.store.latches.binding import MAX_INVARIANTS, Lines, is_bound, lines_of
 from rehydrate.store.latches.order import (
     DUPLICATE,
@@ -38,6 +38,7 @@ from rehydrate.store.layout import (
 from rehydrate.store.local.seen import file_fingerprint
 from rehydrate.store.views import conflict_lines, last_producer, read_view, render_goal
 from rehydrate.store.wal import digest
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
 from rehydrate.text import cap, quoted
 
@@ -86,7 +87,7 @@ def recorded_lines(state: State) -> dict[str, list[Bound]]:
         if known is not None and known[0] == file_fingerprint(path):
             out[a] = list(known[1].lines())
         else:
-            out[a] = actor_lines(wal.records(path))
+            out[a] = actor_lines(wallines.records(path))
     return out
 
 
@@ -114,7 +115,7 @@ def check_entry(word: str, text: str, because: str, guard: str | None, contains:
 
 def goal_data(state: State) -> dict[str, Any]:
     """The goal as bound by the first record of this actor's log (init, or rotate after an archive)."""
-    first = wal.first_record(state.wal_path, state.wal_rel)
+    first = wallines.first_record(state.wal_path, state.wal_rel)
     if first["op"] == "join":  # an actor that joined: the goal as the actor that wrote init bound it
         return actors.goal_data(state)
     data = first["data"]
@@ -194,7 +195,7 @@ def _rebuild(state: State, snap: Snapshot, recorded: dict[str, list[Bound]], rep
         snap.problems.append(Problem("view-lags", rel, None, "missing; rebuild it from the WAL", True))
         snap.inv_ok = False
         return None
-    first = wal.first_record(state.wal_path, state.wal_rel)
+    first = wallines.first_record(state.wal_path, state.wal_rel)
     header = first["data"]["header"] if first["op"] == "init" else ""
     skip = len(bound_lines(first)) if header else 0
     text = header + "".join(
@@ -318,7 +319,7 @@ def _minted(state: State, ident: str, line: str) -> bool:
     record is looked for in every log (this is asked only for such a line: rare); an entry whose time cannot be
     confirmed (its own text does not give its id with its record's time) counts as edited."""
     for a in state.actor_names():
-        for rec in wal.records(os.path.join(state.wal_dir, a + ".jsonl")):
+        for rec in wallines.records(os.path.join(state.wal_dir, a + ".jsonl")):
             data = rec.get("data")
             if rec.get("op") not in ("invariant", "reject") or not isinstance(data, dict) or data.get("id") != ident:
                 continue
@@ -400,8 +401,8 @@ def _prefixes(data: bytes, wanted: set[int]) -> dict[int, str]:
 def rotate_data(state: State, last: Record) -> dict[str, Any]:
     """What a rotate record carries: the archive's name, the goal, the recorded lines of 10, and what the views
     were last written from, so that they can still be redone after the archive."""
-    first = wal.first_record(state.wal_path, state.wal_rel)
-    bound = actor_lines(wal.records(state.wal_path))
+    first = wallines.first_record(state.wal_path, state.wal_rel)
+    bound = actor_lines(wallines.records(state.wal_path))
     checkpoint = last_producer(state, NEXT)
     handoff = last_producer(state, HANDOFF)
     tasks = last_producer(state, TASKS)
@@ -423,5 +424,8 @@ def rotate_data(state: State, last: Record) -> dict[str, Any]:
 
 
 def _mail_carried(state: State) -> dict[str, Any]:
-    """The read messages and open promises the archived log knew (store/mail.py reads them back from the rotate)."""
-    return mail.carried(state)
+    """The read messages and open promises the archived log knew (store/mail/known.py reads them back from the
+    rotate)."""
+    from rehydrate.store.mail import known  # only for a rotate: store/mail/ stays off the hook path
+
+    return known.carried(state)

@@ -124,7 +124,7 @@ def _prepare(current: str) -> tuple[Record | None, bytes, str | None]:
     """(the record the next one follows, bytes to write before it, what was repaired): a torn last line cut, a
     damaged journal moved aside (a new chain starts), a full one made the previous generation (the chain goes on)."""
     try:
-        t = wal.read_tail(current, 1)
+        t = walback.read_tail(current, 1)
     except FileNotFoundError:
         return None, b"", None
     except wal.BadRecord as e:  # damage before the last line: nothing in it is worth keeping in the chain
@@ -134,7 +134,7 @@ def _prepare(current: str) -> tuple[Record | None, bytes, str | None]:
     last = t.records[-1][1] if t.records else None
     prefix, repaired = b"", None
     if t.torn:
-        if wal.only_newline_lost(t):
+        if walback.only_newline_lost(t):
             last, prefix = wal.decode(t.torn), b"\n"
         else:
             fsio.truncate(current, t.torn_offset, "journal.cut", WORDS)

@@ -17,7 +17,7 @@ import stat
 
 from rehydrate.fs import write as fsio
 from rehydrate.store.local.seen import Seen, fingerprint
-from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import back as walback
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -61,7 +61,7 @@ class Memo:
         """rec was appended to the log as its last line, at offset; log_fp: the log's fingerprint after the write."""
         self.last = (log_fp, offset, rec)
 
-    def tail(self, log_fp: str, size: int, seen: Seen) -> wal.Tail | None:
+    def tail(self, log_fp: str, size: int, seen: Seen) -> walback.Tail | None:
         """The log's last record without reading it: the log is as this process left it after an append (its
         fingerprint log_fp, from the stat reconciliation makes), and the cache ends with that same record."""
         known = self.last
@@ -70,7 +70,7 @@ class Memo:
         rec = known[2]
         if (rec["seq"], str(rec["h"])[:16]) != seen.end:
             return None
-        return wal.Tail([(known[1], rec)], b"", size, "")
+        return walback.Tail([(known[1], rec)], b"", size, "")
 
     def wrote_view(self, name: str, st: os.stat_result, data: bytes) -> None:
         """A view was replaced by data (st: the new file's fstat after the rename)."""

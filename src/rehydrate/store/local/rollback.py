@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from rehydrate.store.local.seen import RING, Seen
-from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import scan as walscan
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -56,7 +56,7 @@ class ScanInfo:
         self.first: int | None = None
         self.merges = 0  # merge records seen
         self.archived: set[str] = set()  # the h16 of each rotate's prev: the last record it archived
-        self.heads = wal.Heads()
+        self.heads = walscan.Heads()
         self._seen = Seen()  # the log as it is now, in the cache's terms (its ring filled from recent when read)
         self.recent: list[tuple[int, str]] = []  # the last records' (seq, h16), at least RING of them
 

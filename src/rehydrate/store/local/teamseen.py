@@ -129,7 +129,7 @@ def _message(actor: str, rel: str, entry: dict[str, Any], missing: bool) -> str:
 
 def _last(log: str) -> tuple[int, Any] | None:
     try:
-        tail = wal.read_tail(log, 1)
+        tail = walback.read_tail(log, 1)
     except (RehydrateError, OSError):
         return None
     return tail.records[-1] if tail.records else None

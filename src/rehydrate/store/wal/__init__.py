@@ -7,7 +7,10 @@ record's `h`) and `h`, the sha256 of the record without `h`; a signed record add
 line is byte for byte the canonical encoding of what it parses to: an edit, a bit flip or a torn write shows. The last
 valid line is the recovery point; what follows it is a torn tail, cut by the next write.
 
-record: encoding, sealing and the chain; digest: the hashes at a scan's pace; scan: the whole log checked in one pass,
-as a graph; back: the tail read backwards; graph: heads and merges; history: every record of every actor, oldest
-first; since: what the log holds since the last checkpoint. None of them knows who uses it.
+digest: the hashes at a scan's pace; record: one record's encoding, hash, seal and strict decode, and its parents;
+lines: a log read forwards, line by line; back: the tail (read backwards from the end, the recovery point, a torn tail
+cut) and the checkpoint a read back stops at; scan: the whole log checked in one pass, as a graph; graph: heads and
+merges; history: every record of every actor, oldest first; since: what the log holds since the last checkpoint.
+Each imports only those named before it, and none of them knows who uses it but since, which gathers the evidence in
+force (store/evidence/inforce.py) for the checks.
 """

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 
+from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
@@ -109,3 +111,156 @@ def decode(raw: bytes, offset: int) -> Record:
         return wal.decode(raw)
     except wal.BadRecord as e:
         raise wal.BadRecord(f"damaged record at byte {offset}: {e}") from None
+
+
+def anchor_of(rec: Record) -> Record | None:
+    """The checkpoint a record is or carries: a checkpoint, the init (the first next step) or a join (an actor's
+    first record), or a rotate record's data.checkpoint (the archived log's last checkpoint); else None."""
+    if rec["op"] in ("checkpoint", "init", "join"):
+        return rec
+    carried = rec["data"].get("checkpoint") if rec["op"] == "rotate" else None
+    return carried if isinstance(carried, dict) else None
+
+
+class Tail:
+    """The end of a log, as read without reading the rest."""
+
+    def __init__(
+        self,
+        records: list[tuple[int, Record]],
+        torn: bytes,
+        torn_offset: int,
+        torn_reason: str,
+    ) -> None:
+        self.records = records  # (byte offset, record), oldest first; the last is the recovery point
+        self.torn = torn  # bytes after the last valid record (a torn or damaged last line); empty if none
+        self.torn_offset = torn_offset
+        self.torn_reason = torn_reason
+
+
+def read_tail(path: str, want: int = 2, end: int | None = None) -> Tail:
+    """The last `want` valid records; a bad last line is returned as `torn`.
+
+    A bad line before the last one is damage, not a torn write: BadRecord is raised with its byte offset.
+    A git conflict marker among the lines read raises Conflicted: a conflicted log is neither torn nor damaged.
+    """
+    start, buf, at_start = fsio.read_tail(path, want + 1, wal.MAX_LINE + 65536, end, WORDS)
+    size = start + len(buf)
+    lines = buf.split(b"\n")
+    # lines[-1] is what follows the last newline: empty, or a torn line
+    tail_parts: list[tuple[int, bytes]] = []
+    pos = start
+    for i, raw in enumerate(lines):
+        tail_parts.append((pos, raw))
+        pos += len(raw) + (1 if i < len(lines) - 1 else 0)
+    if not at_start and tail_parts:
+        tail_parts = tail_parts[1:]  # the first piece may be the end of a longer line
+    for off, raw in tail_parts:  # an unfinished merge: nothing may be cut or appended until a person finishes it
+        if wal.is_conflict_marker(raw):
+            raise wal.Conflicted(off)
+    last_raw_off, last_raw = tail_parts[-1] if tail_parts else (size, b"")
+    complete = tail_parts[:-1]
+    torn = b""
+    torn_off = size
+    reason = ""
+    if last_raw:  # no newline at the end: a torn write
+        torn, torn_off, reason = last_raw, last_raw_off, "the last line has no newline (a torn write)"
+    if torn.strip(b"\0") == b"" and torn:
+        reason = "the file ends in zero bytes (a torn write)"
+    if not at_start and not complete:
+        raise wal.BadRecord(f"the last line is longer than {wal.MAX_LINE:,} bytes")
+    records: list[tuple[int, Record]] = []
+    for idx in range(len(complete) - 1, -1, -1):
+        off, raw = complete[idx]
+        try:
+            rec = wal.decode(raw)
+        except wal.BadRecord as e:
+            if not records and not torn:  # the last complete line: damage at the tail, cut like a torn write
+                torn, torn_off, reason = raw + b"\n", off, f"the last line is damaged: {e}"
+                continue
+            raise wal.BadRecord(f"damaged record at byte {off}: {e}") from None
+        records.append((off, rec))
+        if len(records) >= want:
+            break
+    records.reverse()
+    return Tail(records, torn, torn_off, reason)
+
+
+def tail(path: str, wal_rel: str) -> Tail:
+    """The log's last two records. An oversized bad last line is returned as torn; damage before it, or a
+    conflicted log, raises RehydrateError (StateMissing for no log)."""
+    try:
+        return read_tail(path, 2)
+    except FileNotFoundError:
+        raise StateMissing(f"no WAL at {wal_rel}", "run `rehydrate init --goal TEXT`") from None
+    except wal.Conflicted:
+        raise wallines.conflicted(path, wal_rel) from None
+    except wal.BadRecord as e:
+        bad = wallines.first_bad_line(path)
+        if bad is None or not bad[3]:
+            where = f"line {bad[0]}: {bad[2]}" if bad else str(e)
+            raise RehydrateError(
+                f"{wal_rel} is damaged before its last line ({where})", wallines.unrepairable(wal_rel)
+            ) from None
+        _, offset, reason, _ = bad  # the bad line is the last one (an oversized torn write): a torn tail
+        fd = fsio.open_read(path, WORDS)
+        assert fd is not None
+        try:
+            torn = os.pread(fd, os.fstat(fd).st_size - offset, offset)
+        finally:
+            os.close(fd)
+        return Tail(read_tail(path, 2, end=offset).records, torn, offset, reason)
+
+
+def read_at(path: str, offset: int) -> Record | None:
+    """The record whose line starts at byte offset (one bounded read), or None if there is none there."""
+    fd = fsio.open_read(path, WORDS)
+    if fd is None:
+        return None
+    try:
+        data = b""
+        while b"\n" not in data and len(data) <= wal.MAX_LINE:
+            chunk = os.pread(fd, 1 << 16, offset + len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    if b"\n" not in data:
+        return None
+    try:
+        return wal.decode(data.split(b"\n", 1)[0])
+    except wal.BadRecord:
+        return None
+
+
+def only_newline_lost(t: Tail, path: str | None = None) -> bool:
+    """The torn piece is a whole, valid record that follows the one before it, or (given the log's path) any
+    earlier record of the log (a union merge puts the other side's records last): only its newline is missing
+    (an editor or a merge tool stripped it). It is kept, not cut."""
+    if t.torn.endswith(b"\n"):
+        return False
+    try:
+        rec = wal.decode(t.torn)
+    except wal.BadRecord:
+        return False
+    before = t.records[-1][1] if t.records else None
+    if rec["prev"] == (before["h"] if before else None):
+        return True
+    wanted = set(wal.parents_of(rec))
+    if path is None or not wanted:
+        return False
+    for _, earlier, _ in wallines.scan(path, t.torn_offset):  # the graph rule: every parent is an earlier record
+        if earlier is not None:
+            wanted.discard(earlier["h"])
+            if not wanted:
+                return True
+    return False
+
+
+def cut_torn(path: str, wal_rel: str, t: Tail) -> str:
+    """Cut a torn last line off the log, keeping the cut bytes in a .broken file beside it; says what it did."""
+    n = wallines.line_number(path, t.torn_offset)
+    broken = fsio.cut_tail(path, t.torn_offset, t.torn, "repair", WORDS)
+    kept = os.path.join(os.path.dirname(wal_rel), os.path.basename(broken))
+    return f"cut a torn last line off {wal_rel} (line {n}, {len(t.torn)} bytes: {t.torn_reason}); kept in {kept}"

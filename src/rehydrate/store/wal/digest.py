@@ -37,7 +37,7 @@ HASHED = [0]  # the bytes sha256() has hashed in this process, in all: past BIG,
 
 def fast_hashing() -> None:
     """Hash with OpenSSL from now on (imports hashlib): before a long pass, or once an input is large."""
-    from hashlib import sha256 as openssl
+    from hashlib import sha256 as openssl  # here: only a long pass or a large input pays for loading OpenSSL
 
     HASHER[0] = openssl
 
@@ -64,7 +64,7 @@ def _orjson_canonical() -> Callable[[bytes], Any] | None:
     The two write every string, key order (code points: UTF-8's order), integer and container alike; only a float
     below 1e-4 differs (0.000015 and 1e-7 for json's 1.5e-05 and 1e-07): such lines are left to json. An integer
     beyond 64 bits orjson parses as a float, which it writes otherwise: json's path again."""
-    try:
+    try:  # here: only a long pass loads re and orjson (the hook path loads neither)
         import re
 
         from orjson import OPT_SORT_KEYS, dumps, loads

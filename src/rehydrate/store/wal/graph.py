@@ -17,10 +17,15 @@ when a write joins them.
 
 from __future__ import annotations
 
+import os
+
 from rehydrate.errors import RehydrateError
 from rehydrate.store.layout import HANDOFF, NEXT
+from rehydrate.store.wal import back as walback
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
-from rehydrate.store.wal.record import Node
+from rehydrate.store.wal import scan as walscan
+from rehydrate.store.wal.scan import Node
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -40,14 +45,14 @@ _MAX_RENDERS = 64  # the most renderings of a view per line of work that a union
 class Graph:
     """Every record's place in a log (offset, seq, op, parents), by h, and the heads in file order: as the chain
     check held them (`of`), else from one read of the log that trusts what a pass under the same lock verified
-    (wal.parsed: each line parsed, not hashed again); a line that is not a whole record, or repeats one, is left
+    (wallines.parsed: each line parsed, not hashed again); a line that is not a whole record, or repeats one, is left
     out."""
 
     def __init__(self, path: str, end: int | None = None) -> None:
         self.path = path
         self.index: dict[str, Node] = {}
-        heads = wal.Heads()
-        for offset, rec in wal.parsed(path, end):
+        heads = walscan.Heads()
+        for offset, rec in wallines.parsed(path, end):
             h = rec["h"]
             if h in self.index:
                 continue
@@ -57,7 +62,7 @@ class Graph:
         self.heads: list[tuple[int, Record]] = heads.records()
 
     @classmethod
-    def of(cls, path: str, heads: wal.Heads) -> Graph | None:
+    def of(cls, path: str, heads: walscan.Heads) -> Graph | None:
         """The graph the chain check already indexed (its Heads hold every record's place once the log was not one
         line: walscan._Known), nothing read; None if it did not."""
         if heads.index is None:
@@ -69,7 +74,7 @@ class Graph:
     def read(self, h: str) -> Record | None:
         """The record h, read again at its offset (one line)."""
         node = self.index.get(h)
-        return wal.read_at(self.path, node.offset) if node is not None else None
+        return walback.read_at(self.path, node.offset) if node is not None else None
 
     def last_of(self, h: str, ops: tuple[str, ...]) -> Record | None:
         """The newest record of one of ops on h's line: h itself or the first found walking back along prev (the
@@ -89,7 +94,7 @@ class Graph:
             if node is None:
                 break
             if node.op in ops or node.op == "rotate":
-                rec = wal.read_at(self.path, node.offset)
+                rec = walback.read_at(self.path, node.offset)
                 if rec is None:
                     break
                 if rec["op"] != "rotate":
@@ -110,7 +115,7 @@ class Graph:
                 break
             if node.op not in ops and node.op != "rotate":
                 continue
-            rec = wal.read_at(self.path, node.offset)
+            rec = walback.read_at(self.path, node.offset)
             if rec is not None and rec["op"] == "rotate":
                 rec = rec["data"].get("checkpoint" if "checkpoint" in ops else "handoff")
             if isinstance(rec, dict) and rec.get("op") in ops:
@@ -127,7 +132,7 @@ class Graph:
             if node is None or node.op in ("checkpoint", "init", "rotate", "join"):
                 return None
             if node.op == MERGE:
-                return wal.read_at(self.path, node.offset)
+                return walback.read_at(self.path, node.offset)
             at = node.parents[0] if node.parents else None
         return None
 
@@ -257,16 +262,12 @@ def _archived_producers(graph: Graph) -> list[Record]:
     """The last records that produced 99 or 20 in the archives the log's newest rotates name, newest first, at most
     _MAX_RENDERS of each view an archive. Read back from each archive's end, bounded; an archive name that is not
     a plain file of archive/ is skipped (the scan names it), as is any damage."""
-    import os
-
-    from rehydrate.store.wal import back as walback
-
     root = os.path.dirname(os.path.dirname(graph.path))
     rotates = [node for node in graph.index.values() if node.op == "rotate"][-_MAX_ARCHIVES:]
     out: list[Record] = []
     for node in rotates:
-        rec = wal.read_at(graph.path, node.offset)
-        if rec is None or wal.archive_error(rec) is not None:
+        rec = walback.read_at(graph.path, node.offset)
+        if rec is None or walscan.archive_error(rec) is not None:
             continue
         counts = dict.fromkeys((name for name, _ in _VIEW_OPS), 0)
         try:

@@ -1,7 +1,7 @@
 """The history of a state folder: every record of every actor, from the live logs and the archives, oldest first.
 
 Tests and tools read the history through this module rather than through the files' views. Every line goes
-through the WAL's full scan (`wal.scan`: bounded line reads, the strict canonical decode): a line that is not a
+through the WAL's full scan (`lines.scan`: bounded line reads, the strict canonical decode): a line that is not a
 valid record is returned as damaged, with its file and line number, and skipped. The logs are untrusted input (they
 arrive with `git pull`): nothing here follows a link, blocks on a FIFO or trusts a field's type. Never prints.
 """
@@ -16,7 +16,7 @@ from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.fs import write as fsio
 from rehydrate.store import layout, records
 from rehydrate.store.wal import digest
-from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import lines as wallines
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -134,7 +134,7 @@ def _read_file(
     actors: list[str] | None,
     since: str | None,
 ) -> None:
-    for line, rec, why in wal.scan(path):
+    for line, rec, why in wallines.scan(path):
         if line.raw is not None and not line.newline and rec is None:  # (a valid record only lost its newline)
             if line.raw.strip(b"\0 \t\r"):
                 damaged.append(Damaged(rel, line.number, "the last line has no newline (a write in progress, or torn)"))

@@ -12,7 +12,8 @@ from __future__ import annotations
 from rehydrate.errors import RehydrateError
 from rehydrate.store import INFO, Problem
 from rehydrate.store.wal import digest
-from rehydrate.store.wal.record import Line, conflicted, is_conflict_marker, parsed, scan, unrepairable
+from rehydrate.store.wal.lines import Line, conflicted, parsed, scan, unrepairable
+from rehydrate.store.wal.record import is_conflict_marker, other_parents, parents_of
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -56,7 +57,7 @@ ARCHIVE_NAME = r"^archive/[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl\Z"
 
 def archive_error(rec: Record) -> str | None:
     """Why a rotate record's archive path is not a plain file name in archive/, or None."""
-    import re
+    import re  # here: the hook path, which never checks an archive's name, does not load re
 
     data = rec.get("data")
     name = data.get("archive") if isinstance(data, dict) else None
@@ -83,20 +84,6 @@ class Heads:
 
     def records(self) -> list[tuple[int, Record]]:
         return list(self.found.values())
-
-
-def _parents(rec: Record) -> list[str]:
-    """A record's other parents (a merge record's `parents`): [] when absent or not a list of strings."""
-    parents = rec.get("parents")
-    if not isinstance(parents, list):
-        return []
-    return [p for p in parents if isinstance(p, str)]
-
-
-def parents_of(rec: Record) -> list[str]:
-    """Every parent of a record: its prev (if any), then its other parents."""
-    prev = rec["prev"]
-    return ([prev] if isinstance(prev, str) else []) + _parents(rec)
 
 
 class Node:
@@ -266,7 +253,7 @@ class _Scan:
         else:
             seqs = [known.get(p) for p in parents]
         if not parents or None in seqs:  # (a rotate's prev may be in the archive: a union can put it before it)
-            if not damaged and not (rec["op"] == "rotate" and not _parents(rec)):
+            if not damaged and not (rec["op"] == "rotate" and not other_parents(rec)):
                 self.add(
                     "chain-broken",
                     number,

@@ -16,7 +16,17 @@ decoded strictly, newest first; store/wal/back.py):
 
 from __future__ import annotations
 
+import os
+import stat
+
+from rehydrate import safejson
 from rehydrate.errors import RehydrateError
+from rehydrate.fs import write as fsio
+from rehydrate.store import views
+from rehydrate.store.evidence import inforce
+from rehydrate.store.local import journal
+from rehydrate.store.wal import back as walback
+from rehydrate.store.wal.record import BadRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,7 +92,7 @@ class Since:
         self.capture: dict[str, Any] | None = None
         self.transcripts: list[TranscriptRef] = []
         self.claims: list[dict[str, Any]] = []  # the checkpoint's claims, and those of receipts since (newest wins)
-        self.evidence: Any = None  # the stamps and approvals in force (data.evidence, untrusted; store/evidence.py)
+        self.evidence: Any = None  # the stamps and approvals in force (data.evidence, untrusted; store/evidence/)
         self.records = 0
         self.complete = False
         self.problem: str | None = None  # why the back-scan did not reach the checkpoint (None when it did)
@@ -91,9 +101,6 @@ class Since:
 def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Since:
     """The WAL since the last checkpoint (see the module's docstring). snap: the reading snapshot the caller holds
     (None when the state did not load: an empty Since, nothing read)."""
-    from rehydrate.store.wal import back as walback
-    from rehydrate.store.wal.record import BadRecord
-
     since = Since()
     if snap is None:
         return since
@@ -113,7 +120,7 @@ def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Si
                 if rec["h"] != mine:
                     continue
                 mine = rec["prev"] if isinstance(rec["prev"], str) else ""
-            anchor = anchor_of(rec)
+            anchor = walback.anchor_of(rec)
             if anchor is not None:
                 found = rec
                 _set_checkpoint(since, anchor, rec)
@@ -140,8 +147,6 @@ def _with_reads(state: State, ts: str | None, after: list[Record]) -> list[Recor
     written since the checkpoint's time (store/local/journal.py: where a read is logged) merged in by time, at most
     MAX_READS of them; a WAL record counts as the newer at the same millisecond. A journal that cannot be read adds
     nothing."""
-    from rehydrate.store.local import journal
-
     read = [r for r in journal.since(state, ts, MAX_READS) if r["op"] in ("resume", "precompress")]
     if not read:
         return after
@@ -175,8 +180,6 @@ class _Held:
         if rec["op"] in ("compaction", "precompress", "resume") and len(self.paths) < MAX_TRANSCRIPTS:
             ref = _ref(rec)
             if ref is not None and ref.path not in self.paths:
-                from rehydrate import safejson
-
                 self.paths.add(ref.path)
                 self.needles.append(b'"transcript_path":' + safejson.dumps_canonical(ref.path))
 
@@ -192,15 +195,6 @@ class _Held:
                 return False  # a path not held yet: decoded
         self.skipped += 1
         return True
-
-
-def anchor_of(rec: Record) -> Record | None:
-    """The checkpoint a record is or carries: a checkpoint, the init (the first next step) or a join (an actor's
-    first record), or a rotate record's data.checkpoint (the archived log's last checkpoint); else None."""
-    if rec["op"] in ("checkpoint", "init", "join"):
-        return rec
-    carried = rec["data"].get("checkpoint") if rec["op"] == "rotate" else None
-    return carried if isinstance(carried, dict) else None
 
 
 def _set_checkpoint(since: Since, anchor: Record, found: Record) -> None:
@@ -224,8 +218,7 @@ def _text(value: object) -> str | None:
 
 def _from_next(since: Since, state: State) -> None:
     """The checkpoint as state/99_next.md's header and fields show it (reconciliation verified the file)."""
-    from rehydrate.fs import write as fsio
-    from rehydrate.store import layout, views
+    from rehydrate.store import layout
 
     try:
         raw = fsio.read_bytes(state.path(layout.NEXT), 1 << 20)
@@ -262,21 +255,19 @@ def _collect(since: Since, after: list[Record]) -> None:
 
 def _evidence(since: Since, after: list[Record], found: Record | None) -> None:
     """The claims to check (the checkpoint's, then those of `receipt` records since, a newer one of the same text
-    replacing an older) and the evidence in force (store/evidence.py: current); untrusted: checks/claims.py reads
-    them."""
-    from rehydrate.store import evidence
-
+    replacing an older) and the evidence in force (store/evidence/inforce.py: current); untrusted: checks/claims.py
+    reads them."""
     data = since.checkpoint.get("data") if isinstance(since.checkpoint, dict) else None
     claims = data.get("claims") if isinstance(data, dict) else None
     by_text: dict[str, dict[str, Any]] = {}
     for claim in claims if isinstance(claims, list) else []:
         if isinstance(claim, dict) and isinstance(claim.get("text"), str):
             by_text[claim["text"]] = claim
-    for text, claim in evidence.pending(after).items():
+    for text, claim in inforce.pending(after).items():
         by_text.pop(text, None)
         by_text[text] = claim
     since.claims = list(by_text.values())
-    since.evidence = evidence.current(after, found)
+    since.evidence = inforce.current(after, found)
 
 
 def _ref(rec: Record) -> TranscriptRef | None:
@@ -292,8 +283,6 @@ def _ref(rec: Record) -> TranscriptRef | None:
 
 def host() -> str:
     """This host's name as the hooks record it (os.uname().nodename, one printable line, at most 200 chars)."""
-    import os
-
     name = "".join(c for c in os.uname().nodename if c.isprintable())
     return name[:200]
 
@@ -303,9 +292,6 @@ def ref_fields(harness: str | None, transcript_path: object) -> dict[str, Any]:
     harness, host, transcript_path and transcript_size (bytes now; None when it is not a regular file yet). Used by
     the compaction, precompress and resume records alike. transcript_path is the harness's event field: kept only
     when it is a string (cut to 1,000 chars, no NUL)."""
-    import os
-    import stat
-
     fields: dict[str, Any] = {"harness": harness, "host": host()}
     if not isinstance(transcript_path, str) or not transcript_path or "\0" in transcript_path:
         return fields

@@ -12,7 +12,9 @@ from rehydrate.store import WORDS, Problem, actors, layout
 from rehydrate.store.layout import GOAL, HANDOFF, INVARIANTS, NEXT
 from rehydrate.store.local.seen import fingerprint
 from rehydrate.store.views import render_goal, render_next_record, render_record
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
+from rehydrate.store.wal import scan as walscan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -24,7 +26,7 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 def check_archive(state: State, rec: Record, line: int | None) -> None:
     """A rotate record's archive must be a plain file in this state folder's archive/, a real folder: the
     record may have come with a `git pull`, and finishing it writes there. Raises, naming the record."""
-    why = wal.archive_error(rec)
+    why = walscan.archive_error(rec)
     folder = state.path(layout.ARCHIVE_DIR)
     st = fsio.lstat(folder)
     if why is None and st is not None:
@@ -45,7 +47,7 @@ def finish_rotate(state: State, snap: Snapshot, last_offset: int, repair: bool) 
     between its append and the log's replacement. Finished (with repair), else named."""
     last = snap.last
     if last["op"] == "rotate" and last_offset > 0 and len(snap.heads) == 1:
-        check_archive(state, last, wal.line_number(state.wal_path, last_offset))
+        check_archive(state, last, wallines.line_number(state.wal_path, last_offset))
         if repair:
             apply(state, last)
             snap.repaired.append(f"finished an interrupted rotate ({last['data'].get('archive')})")

@@ -4,7 +4,8 @@ cache) and a read (`with state.reading() as snapshot:`)."""
 from __future__ import annotations
 
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, actors, evidence, layout
+from rehydrate.store import WORDS, actors, layout
+from rehydrate.store.evidence import prepare
 from rehydrate.store.git import info as gitinfo
 from rehydrate.store.latches import binding
 from rehydrate.store.layout import HANDOFF, INVARIANTS, NEXT
@@ -87,7 +88,7 @@ def write(state: State, op: str, data: dict[str, Any], *, with_git: bool = False
             if data.get("goal") is None:
                 data["goal"] = current_goal(state, snap)
         if op in ("checkpoint", "stamp", "accept"):  # the evidence in force carried, a checkpoint's claims bound
-            evidence.prepare(state, snap, op, data)
+            prepare.prepare(state, snap, op, data)
         bound = snap.inv_ok and snap.inv is not None  # the binding extends what reconciliation found on disk
         rec = state.append(snap, op, data, views=views, git=git)
         if state.session.joined is not None:

@@ -15,6 +15,8 @@ from rehydrate.store.latches import binding
 from rehydrate.store.layout import GOAL, HANDOFF, INVARIANTS, NEXT
 from rehydrate.store.locate import init_location, resolve_actor
 from rehydrate.store.session import Outcome, flush
+from rehydrate.store.wal import back as walback
+from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
 from rehydrate.store.write.apply import apply
 from rehydrate.text import cap, clean
@@ -69,9 +71,9 @@ def _refuse(state: State, out: Outcome) -> None:
         )
     if fsio.check_regular(state.wal_path, WORDS) and os.path.getsize(state.wal_path) > 0:
         try:
-            tail = wal.read_tail(state.wal_path, 1)
+            tail = walback.read_tail(state.wal_path, 1)
         except wal.Conflicted:
-            raise wal.conflicted(state.wal_path, state.wal_rel) from None
+            raise wallines.conflicted(state.wal_path, state.wal_rel) from None
         except wal.BadRecord as e:
             raise RehydrateError(
                 f"{state.wal_rel} already holds records, damaged ({e})", "`rehydrate verify` lists every problem"
@@ -80,7 +82,7 @@ def _refuse(state: State, out: Outcome) -> None:
             raise RehydrateError(
                 f"{state.wal_rel} already holds a state", "run `rehydrate verify --repair` to finish a crashed init"
             )
-        out.repaired.append(wal.cut_torn(state.wal_path, state.wal_rel, tail))
+        out.repaired.append(walback.cut_torn(state.wal_path, state.wal_rel, tail))
     for name in (INVARIANTS, NEXT, HANDOFF):
         if fsio.check_regular(state.path(name), WORDS):
             raise RehydrateError(

@@ -7,7 +7,8 @@ import os
 
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, evidence, layout, views
+from rehydrate.store import WORDS, Problem, layout, views
+from rehydrate.store.evidence import inforce, prepare
 from rehydrate.store.layout import INVARIANTS
 from rehydrate.store.reconcile import current_branch
 from rehydrate.store.session import Outcome, flush
@@ -132,7 +133,7 @@ def rotate(state: State) -> Outcome:
         refuse_unsafe(state, snap)
         upgrade_attributes(state, snap)
         data = rotate_data(state, snap.last)
-        kept = evidence.carried(evidence.gather(state, snap).evidence)  # the stamps and approvals stay in force
+        kept = inforce.carried(prepare.gather(state, snap).evidence)  # the stamps and approvals stay in force
         if kept is not None:
             data["evidence"] = kept
         check_archive(state, {"seq": snap.last["seq"] + 1, "data": data}, None)  # before anything is written
