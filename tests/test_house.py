@@ -14,8 +14,8 @@ import house
 # Measured by `python tests/house.py`; each is a ceiling. When a number goes down, lower its ceiling here in the same
 # change, so that the house cannot slide back; raising one needs a reason in the commit message.
 CEILINGS: dict[str, int] = {
-    "max_module_lines": 498,
-    "modules_over_max_lines": 1,
+    "max_module_lines": 443,
+    "modules_over_max_lines": 0,
     "max_modules_per_folder": 14,
     "folders_over_max_modules": 0,
     "cycles": 0,

@@ -26,7 +26,7 @@ import pytest
 
 from conftest import git
 from rehydrate.errors import RehydrateError
-from rehydrate.fs import write as fsio
+from rehydrate.fs import lock as fslock
 from rehydrate.store.state import State
 from rehydrate.store.wal import record as wal
 
@@ -35,6 +35,7 @@ TIMEOUT = 60  # generous: every wait below ends on an event long before this
 WRITER = r"""
 import fcntl, os, sys
 from rehydrate.fs import write as fsio
+from rehydrate.fs import lock as fslock
 from rehydrate.store.state import State
 
 root, mode, name = sys.argv[1:4]
@@ -72,7 +73,7 @@ if "old" in mode:  # rehydrate 0.1's lock: a flock on state/.lock only
         def __exit__(self, *exc):
             os.close(self.fd)
 
-    fsio.locked = OldLock
+    fslock.locked = OldLock
 
 if "pause" in mode:  # stop inside the lock, right before the WAL append, until a line arrives on stdin
     class PauseBeforeWalAppend(fsio.Calls):
@@ -262,12 +263,12 @@ def _can_flock(path: Path, how: int) -> bool:
 def test_exclusive_and_shared_modes(tmp_path: Path) -> None:
     root = tmp_path / "state"
     State.init(root, "Modes")
-    with fsio.locked(str(root)):
+    with fslock.locked(str(root)):
         assert not _can_flock(root, fcntl.LOCK_SH) and not _can_flock(root / ".lock", fcntl.LOCK_SH)
-    with fsio.locked(str(root), shared=True):
+    with fslock.locked(str(root), shared=True):
         assert _can_flock(root, fcntl.LOCK_SH) and _can_flock(root / ".lock", fcntl.LOCK_SH)
         assert not _can_flock(root, fcntl.LOCK_EX) and not _can_flock(root / ".lock", fcntl.LOCK_EX)
-        with fsio.locked(str(root), shared=True):  # readers share
+        with fslock.locked(str(root), shared=True):  # readers share
             pass
     assert _can_flock(root, fcntl.LOCK_EX) and _can_flock(root / ".lock", fcntl.LOCK_EX)  # released
 
@@ -305,7 +306,7 @@ def test_folder_lock_unsupported_falls_back_to_the_lock_file(tmp_path: Path, mon
         real_flock(fd, op)
 
     monkeypatch.setattr(fcntl, "flock", no_folder_locks)
-    with fsio.locked(str(root)):
+    with fslock.locked(str(root)):
         monkeypatch.setattr(fcntl, "flock", real_flock)
         assert refused and not _can_flock(root / ".lock", fcntl.LOCK_SH)
     State.open(root).checkpoint(done="x", next="y")

@@ -256,12 +256,12 @@ def _waiting_for_a_lock(pid: int) -> bool:
 def test_sync_commits_and_integrates_under_the_state_lock(tmp_path: Path) -> None:
     """A writer holding the state's lock keeps sync from committing half a write; sync waits for it and
     then commits the whole of it."""
-    from rehydrate.fs import write as fsio
+    from rehydrate.fs import lock as fslock
 
     team = Team(tmp_path)
     a = team.clone("a")
     append_lines(a / "state/wal/alice.jsonl", "a0")
-    with fsio.locked(str(a / "state")):
+    with fslock.locked(str(a / "state")):
         sync = team.start_rh(a, "sync")
         deadline = time.monotonic() + 60
         while not _waiting_for_a_lock(sync.pid):  # the observable event: sync blocked on the lock

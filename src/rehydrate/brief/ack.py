@@ -14,7 +14,7 @@ from rehydrate import safejson
 from rehydrate.brief.receipt import LOOK_BACK, last_given
 from rehydrate.checks import DEGRADED, OK, Finding
 from rehydrate.errors import RehydrateError
-from rehydrate.fs import write as fsio
+from rehydrate.fs import lock as fslock
 from rehydrate.store import WORDS, layout, views
 from rehydrate.store.local import journal
 from rehydrate.store.wal import back as walback
@@ -101,7 +101,7 @@ def ack(state: State, said_next: str, named: list[str]) -> dict[str, Any]:
     """Check a restatement against the state (its next action, its rejected approaches) and record it in the
     journal; the record's data."""
     data = _check(state, said_next, named)
-    with fsio.locked(state.root, words=WORDS):  # the journal is appended under the state's lock, as resume does
+    with fslock.locked(state.root, words=WORDS):  # the journal is appended under the state's lock, as resume does
         journal.append(state, "ack", data)
     return data
 

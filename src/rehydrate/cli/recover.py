@@ -19,7 +19,7 @@ from rehydrate.brief import ack, receipt, with_line
 from rehydrate.checks import ledger, user
 from rehydrate.cli import cli_hint, common_options, emit_json, flagged
 from rehydrate.errors import ExitCode, RehydrateError, StateMissing, UsageError
-from rehydrate.fs import write as fsio
+from rehydrate.fs import lock as fslock
 from rehydrate.store import WORDS, actors, config, layout, views
 from rehydrate.store.reconcile import reconcile
 from rehydrate.store.state import State
@@ -133,7 +133,7 @@ def _read(args: argparse.Namespace) -> _Read:
         state = State.open(args.dir, args.actor)
         if state.joining:  # an actor that has not written yet: its first write joins (store/actors.py)
             raise actors.no_history(state)
-        with fsio.locked(state.root, shared=True, words=WORDS):
+        with fslock.locked(state.root, shared=True, words=WORDS):
             snap = reconcile(state, repair=False)
             state.session.pending = None  # the seen-cache is not written either: recover leaves every file as it was
             for name in (layout.GOAL, layout.NEXT):  # 99, or an actor's own next/<actor>.md

@@ -9,6 +9,7 @@ import os
 
 from rehydrate.cli import DIR_HELP, emit_json
 from rehydrate.errors import ExitCode, StateMissing
+from rehydrate.fs import lock as fslock
 from rehydrate.fs import write as fsio
 from rehydrate.store.locate import locate, resolve_actor
 from rehydrate.sync import run as gitsync
@@ -69,7 +70,7 @@ def cmd_team(args: argparse.Namespace) -> int:
     root = locate(args.dir)
     if not fsio.check_dir(root) or not fsio.check_dir(os.path.join(root, "wal")):
         raise StateMissing(f"no state folder at {root}", "run `rehydrate init --goal TEXT` to create one")
-    with fsio.locked(root):
+    with fslock.locked(root):
         actions = team.init(root)
     advice = team.ADVICE.format(name=os.path.basename(os.path.abspath(root)))
     if args.json:
@@ -98,7 +99,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     root = locate(args.dir)
     if not fsio.check_dir(root):
         raise StateMissing(f"no state folder at {root}", "run `rehydrate init --goal TEXT` to create one")
-    with fsio.locked(root):
+    with fslock.locked(root):
         done, left, step = team.resolve(root)
     ok = not left
     if args.json:

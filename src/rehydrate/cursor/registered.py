@@ -9,6 +9,7 @@ import os
 from rehydrate import safejson
 from rehydrate.cursor.verify import quick_check
 from rehydrate.errors import RehydrateError
+from rehydrate.fs import lock as fslock
 from rehydrate.fs import write as fsio
 from rehydrate.store import layout
 from rehydrate.text import named
@@ -85,7 +86,7 @@ def register(
                 field=what,
             )
         paths[what] = rel
-    with fsio.locked(state_root):
+    with fslock.locked(state_root):
         entries = registry(state_root)
         entries[name] = {**paths, "key": key, "total": total}
         fsio.replace(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from rehydrate import safejson
-from rehydrate.fs import write as fsio
+from rehydrate.fs import lock as fslock
 from rehydrate.harness.base import Answer, Located, said
 from rehydrate.store import WORDS
 from rehydrate.store.local import journal
@@ -232,7 +232,7 @@ def _settle(here: Located) -> None:
         from rehydrate.brief import ack, receipt  # the brief's: loaded by the calls that judge or give one
 
         state = here.state
-        with fsio.locked(state.root, words=WORDS):  # the journal is appended under the state's lock, as resume does
+        with fslock.locked(state.root, words=WORDS):  # the journal is appended under the state's lock, as resume does
             recent = journal.tail(state, receipt.LOOK_BACK)
             receipt.settle(state, recent=recent)
             ack.from_reply(state, recent)  # a restatement in the reply's marked line, checked and recorded

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import StateMissing, UsageError
+from rehydrate.fs import lock as fslock
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, actors, layout
 from rehydrate.store.evidence import inforce, paths
@@ -400,7 +401,7 @@ class State:
 
     def reconcile(self, repair: bool = True) -> Outcome:
         """The cheap recognize step every command starts with: WAL tail against views, safe repairs applied."""
-        with fsio.locked(self.root, shared=not repair, words=WORDS):
+        with fslock.locked(self.root, shared=not repair, words=WORDS):
             out = self.begin(repair).outcome()
             flush(self)
             return out
@@ -419,7 +420,7 @@ class State:
         """The full recognize step: every log's chain, the latches line by line, the views against the WAL."""
         from rehydrate.store.verify import verify  # it loads the latches: off the hook path
 
-        with fsio.locked(self.root, shared=not repair, words=WORDS):
+        with fslock.locked(self.root, shared=not repair, words=WORDS):
             out = verify(self, repair)
             flush(self)
             return out

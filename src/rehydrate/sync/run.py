@@ -23,6 +23,7 @@ import random
 import time
 
 from rehydrate.errors import RehydrateError
+from rehydrate.fs import lock as fslock
 from rehydrate.fs import write as fsio
 from rehydrate.store.git.plumb import (
     NETWORK_TIMEOUT,
@@ -149,7 +150,7 @@ def _round(ctx: Ctx, report: Report) -> bool:
     if up_name is not None and not fetch(ctx, up_name, report):
         return True
     stop_here("fetched")
-    with fsio.locked(ctx.root):
+    with fslock.locked(ctx.root):
         finish_pending(ctx, report)
         head = commit(ctx, report)
         if up_name is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.fs import write as fsio
+from rehydrate.fs import lock as fslock
 from rehydrate.harness.base import Answer
 from rehydrate.store import WORDS
 from rehydrate.store.local import journal
@@ -33,7 +33,7 @@ def precompress(harness: Harness, event: dict[str, Any], here: Located, whole: b
     data = _event_fields(event)
     add_ref(data, harness, event)
     state = here.state
-    with fsio.locked(state.root, words=WORDS):  # the journal is appended under the state's lock, as resume does
+    with fslock.locked(state.root, words=WORDS):  # the journal is appended under the state's lock, as resume does
         journal.append(state, "precompress", data)
     return Answer()
 

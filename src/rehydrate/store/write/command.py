@@ -3,6 +3,7 @@ cache) and a read (`with state.reading() as snapshot:`)."""
 
 from __future__ import annotations
 
+from rehydrate.fs import lock as fslock
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, actors, layout
 from rehydrate.store.evidence import prepare
@@ -36,7 +37,7 @@ class Reading:
 
     def __init__(self, state: State) -> None:
         self.state = state
-        self.lock = fsio.locked(state.root, words=WORDS)
+        self.lock = fslock.locked(state.root, words=WORDS)
 
     def __enter__(self) -> Snapshot:
         self.lock.__enter__()
@@ -52,7 +53,7 @@ class Reading:
 
 
 def write(state: State, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
-    with fsio.locked(state.root, words=WORDS):
+    with fslock.locked(state.root, words=WORDS):
         if state.joining:  # the first write of an actor without a log: its join record first (store/actors.py)
             actors.join(state)
         # git runs while the state is reconciled; started inside the lock, so that a lock that cannot be taken

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, UsageError
+from rehydrate.fs import lock as fslock
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, layout, views
 from rehydrate.store.git import info as gitinfo
@@ -46,7 +47,7 @@ def create(
     # (tests/faults/test_crash_points.py shows a sync here would be redundant).
     fsio.ensure_dir(state.wal_dir, None, WORDS)
     out = Outcome()
-    with fsio.locked(root, words=WORDS):
+    with fslock.locked(root, words=WORDS):
         _refuse(state, out)
         data = {"goal": goal, "done_when": done_when, "header": layout.INVARIANTS_HEADER}
         bound = {

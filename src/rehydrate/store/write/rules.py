@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError
+from rehydrate.fs import lock as fslock
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, Problem, layout, views
 from rehydrate.store.evidence import inforce, prepare
@@ -128,7 +129,7 @@ def rotate(state: State) -> Outcome:
     """State.rotate: under the lock, the log archived and a new one started by a rotate record."""
     from rehydrate.store.latches.latch import rotate_data  # off the hook path (tests/cli/test_imports.py)
 
-    with fsio.locked(state.root, words=WORDS):
+    with fslock.locked(state.root, words=WORDS):
         snap = state.begin()
         refuse_unsafe(state, snap)
         upgrade_attributes(state, snap)
