@@ -7,7 +7,7 @@ is bad input, named as such, never a traceback.
 The hook path's start-up: `import json` loads `re` and `enum` (json.decoder's whitespace pattern, json.encoder's
 escapes), about as long as the interpreter's own start. The work itself is done by the standard library's C
 accelerator `_json` (the scanner and encoder that json.loads and json.dumps call inside), called here with exactly
-the settings json passes it, so the values and the bytes are the same (tests/cli/test_safejson.py checks it against
+the settings json passes it, so the values and the bytes are the same (tests/test_safejson.py checks it against
 the json module). Anything but a success of that path (bad JSON, a type JSON has no form for, a BOM, UTF-16 input)
 is done again by the json module itself, loaded then: its answer or its exception (JSONDecodeError with its message)
 is the one given. Without `_json` (another implementation), the json module does all of it.

@@ -139,14 +139,3 @@ def test_a_subagent_s_list_is_not_the_session_s(state: State, repo: Path) -> Non
     before = _items(repo)
     _post(repo, "TodoWrite", agent_id="agent-7", agent_type="Explore")
     assert _items(repo) == before
-
-
-def test_a_task_made_without_an_id_after_a_delete_takes_a_new_one() -> None:
-    from rehydrate.transcripts.claude.tasks import fold_task
-
-    tasks: dict[str, dict[str, object]] = {}
-    for subject in ("a", "b", "c"):
-        fold_task(tasks, "TaskCreate", {"subject": subject}, {})
-    fold_task(tasks, "TaskUpdate", {"taskId": "2", "status": "deleted"}, {})
-    fold_task(tasks, "TaskCreate", {"subject": "d"}, {})
-    assert {k: v["subject"] for k, v in tasks.items()} == {"1": "a", "3": "c", "4": "d"}

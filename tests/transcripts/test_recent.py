@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.transcripts.tails import BIG, call, jsonl_file, read, result, user
 
 from conftest import REAL_TRANSCRIPTS, needs_real_transcripts
 from rehydrate import safejson
-from rehydrate.transcripts import formats
 from rehydrate.transcripts import recent as recent_mod
-from rehydrate.transcripts.model import Recent, stamp
+from rehydrate.transcripts.model import stamp
 from rehydrate.transcripts.recent import read_since
 
 CLAUDE = REAL_TRANSCRIPTS / "claude-code-2.1.39-manual-compact.jsonl"
@@ -27,13 +27,7 @@ CODEX_171 = Path(__file__).parent.parent / "fixtures" / "transcripts" / "codex-0
 CLAUDE_ROOT = "/home/USER/projects/spotter-worktrees/spotter-4te"
 CODEX_ROOT = "/Users/philipp/dev/agentlogs/fixtures"
 GEMINI_ROOT = "/home/user/project"
-BIG = 64 << 20
 real = needs_real_transcripts()
-
-
-def _read(path: Path, since: str | None = None, **kw: Any) -> Recent:
-    kw.setdefault("max_bytes", BIG)
-    return read_since(str(path), since, loads=safejson.loads, **kw)
 
 
 def _head(path: Path, n: int, dest: Path) -> Path:
@@ -43,14 +37,9 @@ def _head(path: Path, n: int, dest: Path) -> Path:
     return dest
 
 
-def _jsonl(path: Path, records: list[Any]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return path
-
-
 @real
 def test_claude_prompts_failures_and_compaction_at_the_plans_lines() -> None:
-    r = _read(CLAUDE, project=CLAUDE_ROOT)
+    r = read(CLAUDE, project=CLAUDE_ROOT)
     assert (r.harness, r.read_from, r.cut, r.foreign, r.line_base, r.bad_lines) == ("claude", 0, False, False, 0, 0)
     assert [(m.line, m.text) for m in r.user] == [
         (7, r.user[0].text),
@@ -69,7 +58,7 @@ def test_claude_prompts_failures_and_compaction_at_the_plans_lines() -> None:
 
 @real
 def test_claude_before_the_compaction_its_last_assistant_text_is_line_1473(tmp_path: Path) -> None:
-    r = _read(_head(CLAUDE, 1485, tmp_path / "t.jsonl"))
+    r = read(_head(CLAUDE, 1485, tmp_path / "t.jsonl"))
     assert r.assistant is not None and r.assistant.line == 1473
     assert r.assistant.text.startswith("Perfect! I have successfully completed")
     assert [m.line for m in r.user] == [7]  # 1482-1485 are not the user's words
@@ -81,7 +70,7 @@ def test_claude_a_failed_edit_is_not_an_edited_file(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"\n".join([lines[6], lines[257], lines[258]]) + b"\n")  # l.7, the Edit l.258, its error l.259
     assert b"<tool_use_error>" in lines[258]
-    r = _read(path)
+    r = read(path)
     assert (r.edited, r.tool_calls, r.changing_calls) == ([], 1, 1)
 
 
@@ -89,7 +78,7 @@ def test_claude_a_failed_edit_is_not_an_edited_file(tmp_path: Path) -> None:
 def test_since_reads_back_only_to_the_checkpoint() -> None:
     data = CLAUDE.read_bytes()
     since = "2026-02-12T14:50:00.000Z"
-    r = _read(CLAUDE, since)
+    r = read(CLAUDE, since)
     assert not r.cut and r.line_base is None and 0 < r.read_from < r.size
     assert data[r.read_from - 1 : r.read_from] == b"\n"  # the window starts at a line
     base = data[: r.read_from].count(b"\n")
@@ -109,18 +98,18 @@ def test_cost_follows_the_bytes_since_the_checkpoint(tmp_path: Path) -> None:
         f.write(json.dumps({"type": "user", "sessionId": "s", "cwd": "/p"}).encode() + b"\n")
         f.write(b"\xff not json\n" * 100_000)
         f.write((json.dumps(old) + "\n" + json.dumps(new) + "\n").encode())
-    r = _read(path, "2026-01-01T12:00:00+00:00")
+    r = read(path, "2026-01-01T12:00:00+00:00")
     assert [m.text for m in r.user] == ["new"] and r.bad_lines == 0 and r.lines == 1
     assert r.read_from == path.stat().st_size - len(json.dumps(new)) - 1
-    cut = _read(path, "2026-01-01T12:00:00Z", max_bytes=4096)  # the whole window fits
+    cut = read(path, "2026-01-01T12:00:00Z", max_bytes=4096)  # the whole window fits
     assert not cut.cut and [m.text for m in cut.user] == ["new"]
-    whole = _read(path, None, max_bytes=1 << 16)
+    whole = read(path, None, max_bytes=1 << 16)
     assert whole.cut and whole.read_from >= whole.size - (1 << 16) and 0 < whole.bad_lines < 100_000
 
 
 @real
 def test_max_bytes_caps_the_read_and_says_so() -> None:
-    r = _read(CLAUDE, "2026-02-12T14:00:00Z", max_bytes=100_000)
+    r = read(CLAUDE, "2026-02-12T14:00:00Z", max_bytes=100_000)
     assert r.cut and r.size - 100_000 <= r.read_from < r.size and r.line_base is None
 
 
@@ -140,20 +129,6 @@ def test_progress_lines_are_refused_by_their_bytes_before_parsing() -> None:
     assert len(r.user) == 2  # and nothing used was refused
 
 
-def test_the_byte_test_keeps_anything_it_cannot_judge() -> None:
-    refused = formats.tail("claude").refused
-    assert refused(b'{"type":"progress","data":{"type":"hook_progress"}}')
-    assert refused(b'{"type":"file-history-snapshot","snapshot":{}}')
-    for kept in (
-        b'{"type":"progress","data":{"type":"user"}}',  # a used type somewhere inside
-        b'{"type": "progress"}',  # spaced
-        b'{"type":"progress","x":"\\u0022type\\u0022"}',  # an escape that could spell one
-        b'{"type":"progress"',  # torn: parsed, counted bad
-        b'{"type":"assistant","message":{}}',
-    ):
-        assert not refused(kept), kept
-
-
 def test_claude_todowrite_tasks_and_todos_before_the_checkpoint(tmp_path: Path) -> None:
     def tool(ts: str, ident: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
         block = {"type": "tool_use", "id": ident, "name": name, "input": tool_input}
@@ -170,13 +145,13 @@ def test_claude_todowrite_tasks_and_todos_before_the_checkpoint(tmp_path: Path) 
         result("2026-01-01T00:00:02Z", "t1"),
         {"type": "user", "timestamp": "2026-01-01T00:00:03Z", "message": {"content": "go on"}},
     ]
-    path = _jsonl(tmp_path / "a.jsonl", recs)
-    r = _read(path, "2026-01-01T00:00:02.500Z")
+    path = jsonl_file(tmp_path / "a.jsonl", recs)
+    r = read(path, "2026-01-01T00:00:02.500Z")
     assert r.todos is not None and (r.todos.tool, r.todos.before_checkpoint) == ("TodoWrite", True)
     assert r.todos.items == [("Fix the root cause", "in_progress")]
-    assert _read(path, "2026-01-01T00:00:02.500Z", todos_back=0).todos is None
+    assert read(path, "2026-01-01T00:00:02.500Z", todos_back=0).todos is None
     prompt = {"type": "user", "timestamp": "2026-01-01T00:00:04Z", "message": {"content": "x"}, "todos": []}
-    r = _read(_jsonl(tmp_path / "p.jsonl", [*recs, prompt]), "2026-01-01T00:00:02.500Z")
+    r = read(jsonl_file(tmp_path / "p.jsonl", [*recs, prompt]), "2026-01-01T00:00:02.500Z")
     assert r.todos is not None and (r.todos.tool, r.todos.items) == ("TodoWrite", todos_items)  # [] hides nothing
     tasks = [
         tool("2026-01-01T00:00:04Z", "a", "TaskCreate", {"subject": "Lexer", "description": "d"}),
@@ -186,15 +161,15 @@ def test_claude_todowrite_tasks_and_todos_before_the_checkpoint(tmp_path: Path) 
         tool("2026-01-01T00:00:08Z", "c", "TaskUpdate", {"taskId": "1", "status": "completed"}),
         result("2026-01-01T00:00:09Z", "c"),
     ]
-    r = _read(_jsonl(tmp_path / "b.jsonl", recs + tasks), "2026-01-01T00:00:02.500Z")
+    r = read(jsonl_file(tmp_path / "b.jsonl", recs + tasks), "2026-01-01T00:00:02.500Z")
     assert r.todos is not None and r.todos.tool == "task tools" and not r.todos.before_checkpoint
     assert r.todos.items == [("Lexer", "completed"), ("Parser", "pending")]
     # tasks created before the checkpoint, only updated after it: the look-back folds their creation in
-    r = _read(_jsonl(tmp_path / "c.jsonl", recs + tasks), "2026-01-01T00:00:07.500Z")
+    r = read(jsonl_file(tmp_path / "c.jsonl", recs + tasks), "2026-01-01T00:00:07.500Z")
     assert r.todos is not None and r.todos.items == [("Lexer", "completed"), ("Parser", "pending")]
     assert not r.todos.before_checkpoint  # its last change came after the checkpoint
     # without the look-back, a task is known by its id and what the update says
-    r = _read(_jsonl(tmp_path / "c.jsonl", recs + tasks), "2026-01-01T00:00:07.500Z", todos_back=0)
+    r = read(jsonl_file(tmp_path / "c.jsonl", recs + tasks), "2026-01-01T00:00:07.500Z", todos_back=0)
     assert r.todos is not None and r.todos.items == [("task #1", "completed")]
 
 
@@ -212,13 +187,13 @@ def test_claude_user_messages_exclude_what_the_harness_and_our_hooks_wrote(tmp_p
         user([{"type": "text", "text": "in blocks"}]),
         user("plain"),
     ]
-    r = _read(_jsonl(tmp_path / "t.jsonl", recs))
+    r = read(jsonl_file(tmp_path / "t.jsonl", recs))
     assert [(m.line, m.text) for m in r.user] == [(7, "in blocks"), (8, "plain")]
 
 
 @real
 def test_codex_prompt_patch_and_agent_message_at_the_plans_lines() -> None:
-    r = _read(CODEX, project=CODEX_ROOT)
+    r = read(CODEX, project=CODEX_ROOT)
     assert (r.harness, r.foreign, r.failed, r.todos) == ("codex", False, [], None)
     assert [m.line for m in r.user] == [6]  # l.3-5 (AGENTS.md, environment context) are not prompts
     assert r.edited == ["JOKE.md"]  # the apply_patch of l.24, its exit_code 0 at l.26; the shell write l.11 is not
@@ -229,19 +204,13 @@ def test_codex_prompt_patch_and_agent_message_at_the_plans_lines() -> None:
 def test_codex_0_171_prompt_and_answer_come_from_item_completed() -> None:
     """Codex 0.171 records no user_message: the prompt is a UserMessage item_completed (l.10), beside a role-user
     message (l.9) that AGENTS.md's text shares (l.4); the answer after the compaction an AgentMessage (l.32)."""
-    r = _read(CODEX_171, project=GEMINI_ROOT)
+    r = read(CODEX_171, project=GEMINI_ROOT)
     assert (r.harness, r.foreign, r.todos) == ("codex", False, None)
     assert [(m.line, m.text) for m in r.user] == [(10, "now do the binding powers in calc/parser.py PROMPT-5e1b")]
     assert r.edited == ["calc/parser.py"]
     assert [(f.command, f.exit, f.line) for f in r.failed] == [("exit 3", 3, 19)]
     assert r.assistant is not None and (r.assistant.line, r.assistant.text) == (32, "The parser tests fail.")
     assert len(r.compacted_at) == 1
-
-
-def test_codex_0_171_prompts_are_turns() -> None:
-    from rehydrate.transcripts import codex
-
-    assert codex.read(str(CODEX_171)).user_turns == 1
 
 
 EXEC_OUT = "Chunk ID: 1\nWall time: 1\nProcess exited with code 2\nOutput:\nE  boom\n"
@@ -306,7 +275,7 @@ def test_codex_plan_failures_and_compaction(tmp_path: Path) -> None:
         {"timestamp": "2026-01-01T00:00:08Z", "type": "compacted", "payload": {"message": ""}},
         item("2026-01-01T00:00:08Z", {"type": "context_compacted"}, "event_msg"),
     ]
-    r = _read(_jsonl(tmp_path / "t.jsonl", recs), "2026-01-01T00:00:01.5Z", project="/p")
+    r = read(jsonl_file(tmp_path / "t.jsonl", recs), "2026-01-01T00:00:01.5Z", project="/p")
     assert r.todos is not None and (r.todos.tool, r.todos.before_checkpoint, r.todos.items) == (
         "update_plan",
         True,
@@ -320,7 +289,7 @@ def test_codex_plan_failures_and_compaction(tmp_path: Path) -> None:
 
 
 def test_gemini_chat_last_wins_rewinds_and_hook_context() -> None:
-    r = _read(GEMINI, "2026-03-02T10:00:04Z", project=GEMINI_ROOT)
+    r = read(GEMINI, "2026-03-02T10:00:04Z", project=GEMINI_ROOT)
     assert (r.harness, r.foreign) == ("gemini", False)
     assert [m.text for m in r.user] == ["now do binding powers"]
     assert r.assistant is not None and r.assistant.text.startswith("The parser is written")  # g3 was rewound
@@ -331,7 +300,7 @@ def test_gemini_chat_last_wins_rewinds_and_hook_context() -> None:
         ("Binding powers", "in_progress"),
     ]
     assert (r.tool_calls, r.changing_calls) == (4, 3)
-    whole = _read(GEMINI)
+    whole = read(GEMINI)
     assert [m.text for m in whole.user] == ["write the calculator's parser", "now do binding powers"]
     assert whole.todos is not None and whole.todos.line == 17  # g4 as appended last
 
@@ -344,25 +313,18 @@ def test_gemini_a_rewind_drops_that_message_and_every_later_one(tmp_path: Path) 
     ]
     path = tmp_path / "chat.jsonl"
     path.write_text(GEMINI.read_text() + "".join(json.dumps(r) + "\n" for r in later))
-    r = _read(path, "2026-03-02T10:00:04Z")
+    r = read(path, "2026-03-02T10:00:04Z")
     assert [m.text for m in r.user] == ["now do binding powers"]
     assert r.assistant is not None and r.assistant.text.startswith("The parser is written")
-    gone = _read(path, "2026-03-02T10:00:04Z", max_bytes=len(json.dumps(later[-1])) + 200)  # not in the window: all
+    gone = read(path, "2026-03-02T10:00:04Z", max_bytes=len(json.dumps(later[-1])) + 200)  # not in the window: all
     assert gone.cut and gone.user == [] and gone.assistant is None
-
-
-def test_gemini_project_hash_is_the_clis() -> None:
-    from rehydrate.transcripts import gemini
-
-    head = json.loads(GEMINI.read_text().split("\n", 1)[0])
-    assert gemini.project_hash(GEMINI_ROOT) == head["projectHash"]
 
 
 @real
 @pytest.mark.parametrize(("path", "root"), [(CLAUDE, CLAUDE_ROOT), (CODEX, CODEX_ROOT), (GEMINI, GEMINI_ROOT)])
 def test_a_transcript_of_another_project_is_foreign_and_gives_nothing(path: Path, root: str, tmp_path: Path) -> None:
-    assert not _read(path, project=root).foreign
-    r = _read(path, project=str(tmp_path))
+    assert not read(path, project=root).foreign
+    r = read(path, project=str(tmp_path))
     assert r.foreign and (r.user, r.assistant, r.todos, r.edited, r.failed, r.tool_calls) == ([], None, None, [], [], 0)
 
 
@@ -372,24 +334,16 @@ def test_bad_lines_huge_lines_and_what_is_not_a_file(tmp_path: Path) -> None:
     path.write_bytes(
         json.dumps(user).encode() + b"\n[1]\nnot json\n" + b"[" * 100_000 + b"\n" + b"x" * 300_000 + b'\n{"type":"us'
     )
-    r = _read(path)
+    r = read(path)
     assert [m.text for m in r.user] == ["hi"] and r.bad_lines == 5 and r.lines == 6
     with pytest.raises(OSError):
-        _read(tmp_path / "missing.jsonl")
+        read(tmp_path / "missing.jsonl")
     os.mkfifo(tmp_path / "fifo")
     with pytest.raises(OSError, match="not a regular file"):
-        _read(tmp_path / "fifo")
+        read(tmp_path / "fifo")
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
-    assert _read(empty).lines == 0
-
-
-def test_stamps_are_normalised_as_strings() -> None:
-    assert stamp("2026-01-25T10:32:00.707Z") == "2026-01-25T10:32:00.707Z"
-    assert stamp("2026-01-25T10:32:00.707123Z") == "2026-01-25T10:32:00.707Z"
-    assert stamp("2026-01-25T10:32:00+00:00") == "2026-01-25T10:32:00.000Z"
-    assert stamp("2026-01-25T10:32:00.5Z") == "2026-01-25T10:32:00.500Z"
-    assert stamp(None) is None and stamp("yesterday") is None
+    assert read(empty).lines == 0
 
 
 @real
@@ -429,86 +383,21 @@ def test_it_runs_on_the_hook_path_without_json_re_or_anything_outside_the_stdlib
     assert all(m.split(".")[0] in stdlib or m in ours or m == "__main__" for m in modules)
 
 
-# -- what the harnesses write today: requests of every kind, task tools, error lines, own line numbers, drift -------
-
-
-def _user(ts: str, content: Any, **extra: Any) -> dict[str, Any]:
-    return {"type": "user", "timestamp": ts, "message": {"content": content}, **extra}
-
-
-def _call(ts: str, ident: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-    block = {"type": "tool_use", "id": ident, "name": name, "input": tool_input}
-    return {"type": "assistant", "timestamp": ts, "message": {"content": [block]}}
-
-
-def _result(ts: str, ident: str, text: str, error: bool = False, **extra: Any) -> dict[str, Any]:
-    block = {"type": "tool_result", "tool_use_id": ident, "content": text, "is_error": error}
-    return _user(ts, [block], **extra)
-
-
-def test_slash_commands_queued_messages_and_a_rejection_s_words_are_requests(tmp_path: Path) -> None:
-    rejected = (
-        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
-        "the new_string was NOT written to the file). To tell you how to proceed, the user said:\ndon't check this in"
-    )
-    recs = [
-        _user("2026-01-01T00:00:01Z", "fix the parser"),
-        _user("2026-01-01T00:00:02Z", "<command-name>/model</command-name>\n<command-args></command-args>"),
-        _user(
-            "2026-01-01T00:00:03Z",
-            "<command-message>review</command-message>\n<command-name>/review</command-name>"
-            "\n<command-args>src/x.py</command-args>",
-        ),
-        {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-01T00:00:04Z", "content": "also a"},
-        {"type": "queue-operation", "operation": "remove", "timestamp": "2026-01-01T00:00:05Z"},
-        {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-01T00:00:06Z", "content": "taken"},
-        {"type": "queue-operation", "operation": "popAll", "timestamp": "2026-01-01T00:00:07Z", "content": "taken"},
-        {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-01T00:00:08Z", "content": "/ide"},
-        _call("2026-01-01T00:00:09Z", "b1", "Bash", {"command": "git commit -am wip"}),
-        _result("2026-01-01T00:00:10Z", "b1", rejected, error=True),
-        _user("2026-01-01T00:00:11Z", "[Request interrupted by user for tool use]"),
-        _user("2026-01-01T00:00:12Z", "<bash-input>ls</bash-input>"),
-    ]
-    r = _read(_jsonl(tmp_path / "a.jsonl", recs))
-    assert [(m.kind, m.text) for m in r.user] == [
-        ("prompt", "fix the parser"),
-        ("command", "/review src/x.py"),
-        ("queued", "also a"),  # delivered: it stands
-        ("rejected", "don't check this in"),
-    ]
-    assert r.failed == []  # the user said no: the command did not fail
-
-
-def test_the_error_lines_of_a_failed_command_are_the_ones_that_say_what_failed() -> None:
-    from rehydrate.transcripts.failures import exit_error
-
-    merge = "Exit code 1\nAuto-merging a.go\nCONFLICT (content): Merge conflict in a.go\nAutomatic merge failed; fix."
-    assert exit_error(merge) == (1, "CONFLICT (content): Merge conflict in a.go … Automatic merge failed; fix.")
-    lint = "Exit code 1\n$ biome check .\n  × Formatter would have printed\nFound 3 errors.\nerror: exited with code 1"
-    assert exit_error(lint) == (1, "× Formatter would have printed … Found 3 errors.")
-    bun = "Exit code 1\nbun test v1.3.13\n\n(fail) adds > works\n 1 fail"
-    assert exit_error(bun)[1] == "(fail) adds > works … 1 fail"  # not the banner
-    assert exit_error("Exit code 2\nall good\nundefined: object") == (2, "undefined: object")  # no word: the last line
-    assert exit_error('Exit code 1\nerror: script "x" exited with code 1') == (
-        1,
-        'error: script "x" exited with code 1',
-    )
-    long = "Exit code 1\n" + "\n".join(f"ok {i}" for i in range(50_000)) + "\nFAILED tests/t.py::test_x - boom"
-    assert exit_error(long)[1] == "FAILED tests/t.py::test_x - boom"  # from the output's end
+# -- what the harnesses write today: task tools, own line numbers, drift ---------------------------------------------
 
 
 def test_lines_are_the_file_s_own_when_numbered_and_a_late_read_says_none_otherwise(tmp_path: Path) -> None:
-    early = [_user(f"2026-01-01T00:00:0{i}Z", f"old {i}") for i in range(1, 6)]
-    late = [_user("2026-01-01T00:01:00Z", "new one")]
-    path = _jsonl(tmp_path / "a.jsonl", early + late)
-    r = _read(path, "2026-01-01T00:00:30Z", numbered=True)
+    early = [user(f"2026-01-01T00:00:0{i}Z", f"old {i}") for i in range(1, 6)]
+    late = [user("2026-01-01T00:01:00Z", "new one")]
+    path = jsonl_file(tmp_path / "a.jsonl", early + late)
+    r = read(path, "2026-01-01T00:00:30Z", numbered=True)
     assert r.read_from > 0 and r.line_base == 5 and [m.line for m in r.user] == [6]
-    r = _read(path, "2026-01-01T00:00:30Z")
+    r = read(path, "2026-01-01T00:00:30Z")
     assert r.line_base is None and [m.line for m in r.user] == [1]  # counted from the read's start: shown as none
     old = recent_mod.COUNT_MAX
     try:
         recent_mod.COUNT_MAX = 10  # the lines before the read cost too much to count: none rather than a wrong one
-        assert _read(path, "2026-01-01T00:00:30Z", numbered=True).line_base is None
+        assert read(path, "2026-01-01T00:00:30Z", numbered=True).line_base is None
     finally:
         recent_mod.COUNT_MAX = old
 
@@ -525,23 +414,23 @@ def test_a_task_list_snapshot_and_a_subagent_s_updates_are_folded(tmp_path: Path
         "timestamp": "2026-01-01T00:00:09Z",
         "data": {
             "type": "agent_progress",
-            "message": _call("2026-01-01T00:00:09Z", "s1", "TaskUpdate", {"taskId": "2", "status": "in_progress"}),
+            "message": call("2026-01-01T00:00:09Z", "s1", "TaskUpdate", {"taskId": "2", "status": "in_progress"}),
         },
     }
     sub_result = {
         "type": "progress",
         "timestamp": "2026-01-01T00:00:10Z",
-        "data": {"type": "agent_progress", "message": _result("2026-01-01T00:00:10Z", "s1", "Updated task #2")},
+        "data": {"type": "agent_progress", "message": result("2026-01-01T00:00:10Z", "s1", "Updated task #2")},
     }
     recs = [
-        _call("2026-01-01T00:00:01Z", "l1", "TaskList", {}),
-        _result("2026-01-01T00:00:02Z", "l1", "#2 [pending] Parser\n#1 [completed] Lexer", toolUseResult=listed),
-        _user("2026-01-01T00:00:03Z", "go on"),
+        call("2026-01-01T00:00:01Z", "l1", "TaskList", {}),
+        result("2026-01-01T00:00:02Z", "l1", "#2 [pending] Parser\n#1 [completed] Lexer", toolUseResult=listed),
+        user("2026-01-01T00:00:03Z", "go on"),
         sub,
         sub_result,
     ]
-    path = _jsonl(tmp_path / "a.jsonl", recs)
-    r = _read(path, "2026-01-01T00:00:05Z", numbered=True)  # the snapshot lies before the checkpoint
+    path = jsonl_file(tmp_path / "a.jsonl", recs)
+    r = read(path, "2026-01-01T00:00:05Z", numbered=True)  # the snapshot lies before the checkpoint
     assert r.todos is not None and r.todos.tool == "task tools" and r.todos.line == 5
     assert r.todos.items == [("Lexer", "completed"), ("Parser", "in_progress")]  # in order of creation
 
@@ -551,14 +440,14 @@ def test_what_the_reader_does_not_know_is_counted_with_the_harness_version(tmp_p
         {"type": "user", "version": "9.9.9", "timestamp": "2026-01-01T00:00:01Z", "message": {"content": "hi"}},
         {"type": "brand-new-record", "timestamp": "2026-01-01T00:00:02Z"},
         {"type": "system", "subtype": "new_marker", "timestamp": "2026-01-01T00:00:03Z"},
-        _call("2026-01-01T00:00:04Z", "x", "TaskDelete", {"taskId": "1"}),
-        _call("2026-01-01T00:00:05Z", "y", "mcp__linear__get_issue", {}),
+        call("2026-01-01T00:00:04Z", "x", "TaskDelete", {"taskId": "1"}),
+        call("2026-01-01T00:00:05Z", "y", "mcp__linear__get_issue", {}),
         {"type": "progress", "timestamp": "2026-01-01T00:00:06Z", "data": {"type": "hook_progress"}},
     ]
-    r = _read(_jsonl(tmp_path / "a.jsonl", recs))
+    r = read(jsonl_file(tmp_path / "a.jsonl", recs))
     assert r.version == "9.9.9"
     assert r.unknown == {"type:brand-new-record": 1, "subtype:system:new_marker": 1, "tool:TaskDelete": 1}
-    codex = _read(CODEX_171)
+    codex = read(CODEX_171)
     assert codex.version == "0.171.0" and "type:world_state" in codex.unknown
 
 

@@ -1,4 +1,5 @@
-"""Transcript readers on the real transcripts in shared/fixtures (read in place: their NOTICE.md stays with them)."""
+"""transcripts.reader: whole transcripts (Claude Code's, Codex's) read on the real transcripts in shared/fixtures
+(read in place: their NOTICE.md stays with them)."""
 
 from __future__ import annotations
 
@@ -38,14 +39,6 @@ def test_turns_tools_and_failures_of_a_real_session() -> None:
     codex = reader.read(str(CODEX))
     assert codex.harness == "codex" and [c.name for c in codex.tool_calls].count("apply_patch") == 1
     assert any(f.endswith("JOKE.md") for c in codex.tool_calls for f in c.files)
-
-
-def test_tool_calls_are_counted_in_a_real_transcript() -> None:
-    """What the Stop hook's reminder counts: the tool calls stamped after the last checkpoint."""
-    from rehydrate.transcripts.claude.read import tool_calls_since
-
-    assert tool_calls_since(str(CLAUDE), "") > 50
-    assert tool_calls_since(str(CLAUDE), "2999") == 0
 
 
 def _codex_with_compaction(tmp_path: Path) -> Path:
