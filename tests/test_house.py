@@ -240,3 +240,26 @@ def test_tarjan_is_iterative_and_finds_every_component() -> None:
     assert [len(c) for c in house.cycles(chain)] == [len(chain)]
     graph = {"a": {"b"}, "b": {"a", "c"}, "c": {"d"}, "d": {"c", "e"}, "e": {"e"}, "f": set()}
     assert house.cycles(graph) == [["a", "b"], ["c", "d"]]  # a self-import is not a cycle between modules
+
+
+def test_docs_layout_names_every_room_and_no_room_that_is_gone() -> None:
+    """docs/layout.md's tree names each package of src/ by its folder, and names no folder that is not there."""
+    doc = (house.ROOT.parents[1] / "docs" / "layout.md").read_text()
+    tree = doc.split("```\n", 2)[1]
+    named: set[str] = set()
+    parents: list[tuple[int, str]] = []
+    for line in tree.splitlines():
+        for word in line.split():
+            if word.endswith("/") and word != "src/rehydrate/":
+                depth = len(line) - len(line.lstrip())
+                while parents and parents[-1][0] >= depth:
+                    parents.pop()
+                path = "/".join([p for _, p in parents] + [word.rstrip("/")])
+                named.add(path)
+                if line.lstrip().startswith(word):
+                    parents.append((depth, word.rstrip("/")))
+    packages = {
+        str(p.parent.relative_to(house.ROOT)) for p in house.ROOT.rglob("__init__.py") if p.parent != house.ROOT
+    }
+    assert packages - named == set(), "packages docs/layout.md does not name"
+    assert named - packages == set(), "folders docs/layout.md names that are not packages"
