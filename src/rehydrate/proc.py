@@ -4,7 +4,7 @@ behind.
 Contract:
 - `start(cmds, *, env=None, cwd=None) -> Batch` starts every argv at once with os.posix_spawn, each in a process
   group of its own (setpgroup=0), stdin /dev/null, stdout and stderr on pipes. Never a shell, never subprocess,
-  threading, signal or selectors: this module is on the hook path (tests/cli/test_imports.py). env None: os.environ.
+  threading, signal or selectors: this module is on the hook path (tests/cli/test_cli_imports.py). env None: os.environ.
   The program is looked for on env's PATH (posix_spawnp would use this process's own). A program not found there
   does not raise: its Result has `missing` True.
 - `Batch.wait(deadline) -> list[Result]`, in the order of cmds: waits with poll() (never select(): descriptors above

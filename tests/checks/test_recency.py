@@ -397,7 +397,7 @@ print(" ".join(sorted(sys.modules)), file=sys.stderr)
 def test_the_hook_reads_a_recorded_transcript_on_the_standard_library_alone(
     repo: Path, state: State, isolated_home: Path, harness: str
 ) -> None:
-    """SessionStart with a transcript to read (as tests/cli/test_imports.py, python -S): recency's reading loads
+    """SessionStart with a transcript to read (as tests/cli/test_cli_imports.py, python -S): recency's reading loads
     neither json nor re (safejson and str methods), and what it found is in the brief."""
     import orjson
 

@@ -115,21 +115,6 @@ def test_damaged_records_are_named_and_refused(tmp_path: Path, lines: list[int],
     assert rehydrate("cursor", "repair", str(tmp_path / "out.jsonl"), str(tmp_path / "progress.json")).code == 3
 
 
-def test_cli_contract_and_custom_key(tmp_path: Path) -> None:
-    (tmp_path / "out.jsonl").write_text("".join(json.dumps({"n": i, "x": 1}) + "\n" for i in range(4)))
-    (tmp_path / "p.json").write_text('{"cursor": 7}')
-    out, prog = str(tmp_path / "out.jsonl"), str(tmp_path / "p.json")
-    r = rehydrate("cursor", "verify", out, prog, "--key", "n", "--json")
-    data = json.loads(r.out)
-    assert r.code == 1 and {"ok", "cursor", "last_index", "problems"} <= set(data)
-    assert (data["ok"], data["cursor"], data["last_index"]) == (False, 7, 3)
-    assert data["problems"] == [{"code": "cursor-ahead", "message": data["problems"][0]["message"], "line": None}]
-    assert rehydrate("cursor", "status", out, prog, "--key", "n").code == 0
-    assert rehydrate("cursor", "repair", out, prog, "--key", "n").code == 0
-    assert json.loads(rehydrate("cursor", "verify", out, prog, "--key", "n", "--json").out)["ok"] is True
-    assert rehydrate("cursor", "verify", out).code == 2
-
-
 def _untracked_ignored(repo: Path) -> None:
     """The pipeline's files are git-ignored here (without a commit: HEAD stays the checkpoint's), so that the
     live-state check does not report them as work no checkpoint recorded: these tests are about cursors."""

@@ -3,7 +3,7 @@
 Asserts on what the model was sent (the mock's request log), on the WAL and on the files, never on rehydrate's stdout.
 The project is trusted in config.toml; the hooks are trusted for each `exec` run with `--dangerously-bypass-hook-trust`,
 and through the app server (hooks/list, config/batchWrite) in the manual compaction test, as a client trusts them
-(tests/harness/test_trust.py covers the trust steps a user must take).
+(tests/harness/setup/test_trust.py covers the trust steps a user must take).
 """
 
 from __future__ import annotations

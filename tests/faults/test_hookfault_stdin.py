@@ -15,7 +15,6 @@ import pytest
 
 from conftest import run_hook as _run_hook
 from rehydrate.harness import hook
-from rehydrate.harness.salvage import salvage
 from rehydrate.store.state import State
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -147,31 +146,6 @@ def test_an_unnamed_unreadable_input_gets_the_reduced_brief(repo: Path, state: S
     context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "could not read the hook's input" in err
     assert code == 0 and context.startswith("A context compaction just happened") and "Ship the parser" in context
-
-
-# ------------------------------------------------------------------------------------------- salvage, in-process
-
-
-def test_salvage_reads_keys_never_text_inside_strings() -> None:
-    raw = json.dumps(
-        {
-            "hook_event_name": "PreToolUse",
-            "tool_name": "Write",
-            "tool_input": {
-                "content": 'say \\"hi\\" then "file_path": "evil" \\\\',
-                "file_path": 'a "quoted\\" \\\\ path',
-            },
-        }
-    ).encode()
-    event = salvage(raw[:-2])  # cut: no longer JSON
-    assert event["tool_input"] == {"file_path": 'a "quoted\\" \\\\ path', "cut": []}
-    assert event["hook_event_name"] == "PreToolUse" and event["tool_name"] == "Write"
-    cut = salvage(raw[: raw.index(b"quoted")])
-    assert cut["tool_input"] == {"cut": ["file_path"]}
-    # A window that starts inside a string: a quote whose backslashes may go on before the window is not trusted.
-    assert salvage(b'\\"file_path\\": \\"x\\"', b'"file_path": "x"') == {}
-    assert salvage(b"{", b'"file_path": "x"}') == {}  # a key at the window's first byte may be text
-    assert salvage(b"{", b' "file_path": "x"}')["tool_input"] == {"file_path": "x", "cut": []}
 
 
 # ------------------------------------------------------------------------------------------------ a capped read

@@ -16,28 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.harness.geminicalls import SESSION, carried, gemini, noted, ops
 
 from conftest import HOOK_FIXTURES, hook_answer, hook_event, says_nothing
 from rehydrate.store.state import State
 from rehydrate.store.wal import since
-
-SESSION = "8e4f2a1c-6b9d-4c3e-a7f0-5d2b8c1e9a46"  # the fixtures' session
-
-
-def gemini(repo: Path, name: str) -> tuple[int, dict[str, Any] | None, str]:
-    """`rehydrate hook gemini` in repo, given the documented input `name` (tests/fixtures/hooks/gemini/)."""
-    return hook_answer("gemini", hook_event(repo, "gemini", name), repo)
-
-
-def ops(state: State) -> list[str]:
-    return [json.loads(x)["op"] for x in Path(state.wal_path).read_text().splitlines()]
-
-
-def noted(repo: Path) -> list[dict[str, Any]]:
-    """The worktree journal's records (store/local/journal.py): where PreCompress's notes go, never the committed
-    log."""
-    journal = repo / ".git" / "rehydrate" / "state" / "journal" / "agent.jsonl"
-    return [json.loads(x) for x in journal.read_text().splitlines()] if journal.exists() else []
 
 
 @pytest.mark.parametrize("trigger", ["auto", "manual"])
@@ -69,90 +52,6 @@ def test_a_run_with_tool_calls_gets_no_compaction_and_no_notice(repo: Path, stat
     assert "compaction" not in ops(state) and "precompress" not in ops(state)
     assert [r["op"] for r in noted(repo)[len(journal) :]] == ["precompress"] * 3  # BeforeModel wrote nothing
     assert state.verify().ok
-
-
-def _carried(out: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The messages a BeforeModel answer gives back (its llm_request's)."""
-    assert out is not None
-    assert out["hookSpecificOutput"]["hookEventName"] == "BeforeModel"
-    request = out["hookSpecificOutput"]["llm_request"]
-    assert set(request) == {"messages"}  # neither model nor config: those would replace the request's
-    messages: list[dict[str, Any]] = request["messages"]
-    return messages
-
-
-def test_a_compressed_request_carries_the_brief_after_its_summary(repo: Path, state: State) -> None:
-    sent = json.loads(hook_event(repo, "gemini", "BeforeModel-compressed"))["llm_request"]["messages"]
-    assert gemini(repo, "PreCompress-manual")[:2] == (0, None)
-    code, out, err = gemini(repo, "BeforeModel-compressed")
-    assert code == 0, err
-    messages = _carried(out)
-    assert len(messages) == 1 and messages[0]["role"] == "user"
-    summary, brief = messages[0]["content"].split("\n\n", 1)
-    assert summary == sent[0]["content"]  # the environment's context and the summary, as they came
-    assert brief.startswith("A context compaction just happened") and brief.count("# rehydrate brief") == 1
-    compactions = [r for r in map(json.loads, Path(state.wal_path).read_text().splitlines()) if r["op"] == "compaction"]
-    assert len(compactions) == 1
-    data = compactions[0]["data"]
-    assert data["phase"] == "request" and data["trigger"] == "manual" and data["session_id"] == SESSION
-    assert data["summary_chars"] == len(sent[0]["content"].split("</session_context>")[1])
-    assert data["capture"]["harness"] == "gemini"
-    given = noted(repo)[-1]
-    assert given["op"] == "resume" and given["data"]["via"] == "request" and "brief" not in given["data"]
-    # the next request of the same compressed history: the brief again (Gemini keeps nothing BeforeModel adds), once
-    for _ in range(3):
-        again = _carried(gemini(repo, "BeforeModel-compressed")[1])
-        assert again[0]["content"].count("# rehydrate brief") == 1
-    assert ops(state).count("compaction") == 1  # one compression, one record
-    assert state.verify().ok
-
-
-def test_each_compression_and_each_session_is_its_own_compaction(repo: Path, state: State) -> None:
-    event = json.loads(hook_event(repo, "gemini", "BeforeModel-compressed"))
-    assert gemini(repo, "BeforeModel-compressed")[1] is not None
-    event["llm_request"]["messages"][0]["content"] += "\n<!-- compressed again -->"
-    assert hook_answer("gemini", json.dumps(event).encode(), repo)[1] is not None
-    event["session_id"] = "another-session"
-    assert hook_answer("gemini", json.dumps(event).encode(), repo)[1] is not None
-    assert hook_answer("gemini", json.dumps(event).encode(), repo)[1] is not None
-    assert ops(state).count("compaction") == 3
-
-
-@pytest.mark.parametrize(
-    "messages",
-    [
-        [
-            {"role": "user", "content": "env"},
-            {"role": "user", "content": "a prompt"},
-            {"role": "model", "content": "Sure."},
-            {"role": "model", "content": "Got it. Thanks for the additional context!"},
-        ],
-        [{"role": "user", "content": ""}, {"role": "model", "content": "Got it. Thanks for the additional context!"}],
-        [{"role": "user", "content": "env"}, {"role": "user", "content": "x"}, {"role": "model", "content": "Got it."}],
-        [],
-    ],
-    ids=["not-the-first-reply", "empty-summary", "another-reply", "no-messages"],
-)
-def test_a_request_without_a_compression_gets_nothing(repo: Path, state: State, messages: list[object]) -> None:
-    event = hook_event(repo, "gemini", "BeforeModel", llm_request={"model": "m", "messages": messages})
-    assert says_nothing("gemini", event, repo)
-
-
-def test_a_conversation_whose_history_holds_no_brief_gets_it_in_each_request(repo: Path, state: State) -> None:
-    """After `/clear`, Gemini CLI drops SessionStart's context: the new conversation's requests hold no brief."""
-    event = json.loads(hook_event(repo, "gemini", "BeforeModel"))
-    sent = event["llm_request"]["messages"]
-    sent[0]["content"] = sent[0]["content"].split("<hook_context>")[0] + "Continue."  # no brief at the start
-    before = Path(state.wal_path).read_bytes()
-    for _ in range(2):
-        messages = _carried(hook_answer("gemini", json.dumps(event).encode(), repo)[1])
-        assert len(messages) == 1 and messages[0]["content"].startswith(sent[0]["content"] + "\n\n# rehydrate brief")
-        assert "A context compaction just happened" not in messages[0]["content"]  # no compaction: no notice
-    assert Path(state.wal_path).read_bytes() == before  # nothing in the committed log
-    assert [r["data"].get("via") for r in noted(repo)[-2:]] == ["request", "request"]
-    # a request that is not the main conversation's (no environment's context first: a subagent's) gets nothing
-    sent[0]["content"] = "You are a codebase investigator."
-    assert says_nothing("gemini", json.dumps(event).encode(), repo)
 
 
 def test_a_resumed_session_whose_brief_was_compressed_away_gets_the_brief(repo: Path, state: State) -> None:
@@ -227,7 +126,7 @@ def test_a_five_megabyte_request_gets_its_answer(repo: Path, state: State) -> No
     event["llm_request"]["messages"] += [{"role": "user", "content": "y" * 50_000}] * 100
     code, out, err = hook_answer("gemini", _stringified(event), repo)
     assert code == 0, err
-    assert "# rehydrate brief" in _carried(out)[0]["content"]
+    assert "# rehydrate brief" in carried(out)[0]["content"]
 
 
 def test_installing_again_moves_an_older_install_from_before_agent_to_before_model(repo: Path, state: State) -> None:
@@ -255,7 +154,7 @@ def test_a_summary_longer_than_the_first_window_is_still_found(repo: Path, state
     assert module.STEP < 300_000 < module.WINDOW
     got = module.shallow(_stringified(event))
     assert got is not None and module.summary_at(got["llm_request"]["messages"]) == 0
-    messages = _carried(hook_answer("gemini", _stringified(event), repo)[1])
+    messages = carried(hook_answer("gemini", _stringified(event), repo)[1])
     assert "A context compaction just happened" in messages[0]["content"]
 
 

@@ -247,7 +247,7 @@ def _capture_words(b: Built, answer: dict[str, Any], briefs: dict[str, str]) -> 
         assert brief.index("## Next") < brief.index("## Just before the compaction") < brief.index("## Ledger")
 
 
-# as tests/cli/test_imports.py probes the hook path: -S (no site, whose .pth files load re), this checkout's src and
+# as tests/cli/test_cli_imports.py probes the hook path: -S (no site, whose .pth files load re), this checkout's src and
 # the installed dependencies on PYTHONPATH, the modules loaded printed to stderr when main returns
 PROBE = r"""
 import sys

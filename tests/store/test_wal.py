@@ -1,7 +1,7 @@
 """The write-ahead log: records, the chain, the tail, torn tails and damage before the tail, and their repair.
 
 A newcomer looking for the tests of torn tails finds them here (the pipelines' own torn outputs are tested in
-tests/cursor/, the CLI's report of one in tests/cli/test_cli_read.py, crashes mid-write in tests/faults/).
+tests/cursor/, the CLI's report of one in tests/cli/test_read.py, crashes mid-write in tests/faults/).
 """
 
 from __future__ import annotations

@@ -193,7 +193,7 @@ def extra_hint(extra: str, requirement: str) -> str:
 # path's command lines, read without argparse (nor the re, gettext and locale it loads)
 
 # The options of the commands a hook or an agent runs most, as their parsers declare them (args_checkpoint,
-# args_resume, common_options): option -> (dest, kind). tests/cli/test_fast_args.py checks every line read here
+# args_resume, common_options): option -> (dest, kind). tests/cli/test_cli_fast_args.py checks every line read here
 # against argparse.
 _FAST: dict[str, dict[str, tuple[str, str]]] = {
     "checkpoint": {

@@ -6,25 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import rehydrate, tree
-
-
-@pytest.fixture
-def rehydrate_on_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`rehydrate` found on the PATH outside any virtual environment (as pipx installs it): hooks name it bare."""
-    own = Path(sys.executable).absolute().parent / "rehydrate"
-    if not own.is_file():
-        pytest.skip("rehydrate is not installed beside this interpreter")
-    folder = tmp_path / "on-path"
-    folder.mkdir()
-    (folder / "rehydrate").symlink_to(own)
-    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/usr/bin{os.pathsep}/bin")
-
 
 USERS = b"""{
     "permissions": {"allow": ["Bash(npm test)"]},
@@ -108,25 +94,6 @@ def test_broken_settings_are_refused_untouched(repo: Path) -> None:
     r = rehydrate("install", "claude")
     assert r.code == 3 and "not valid JSON" in r.err and "Traceback" not in r.err
     assert _settings(repo).read_bytes() == b"{ not json"
-
-
-@pytest.mark.usefixtures("rehydrate_on_the_path")
-def test_mcp_registration_keeps_the_users_servers_and_toml(repo: Path) -> None:
-    (repo / ".codex").mkdir()
-    toml = b'model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-server"\n'
-    (repo / ".codex" / "config.toml").write_bytes(toml)
-    (repo / ".mcp.json").write_text('{"mcpServers": {"docs": {"command": "docs-server"}}}')
-    assert rehydrate("install", "mcp").code == 0
-    servers = json.loads((repo / ".mcp.json").read_text())["mcpServers"]
-    assert servers == {"docs": {"command": "docs-server"}, "rehydrate": {"command": "rehydrate", "args": ["mcp"]}}
-    text = (repo / ".codex" / "config.toml").read_bytes()
-    assert text.startswith(toml) and text.count(b"[mcp_servers.rehydrate]") == 1
-    assert rehydrate("install", "mcp").code == 0 and (repo / ".codex" / "config.toml").read_bytes() == text
-    # changed by hand since: only our parts go
-    (repo / ".codex" / "config.toml").write_bytes(text + b"\n[tui]\nnotifications = true\n")
-    assert rehydrate("install", "mcp", "--uninstall").code == 0
-    assert (repo / ".codex" / "config.toml").read_bytes() == toml + b"\n[tui]\nnotifications = true\n"
-    assert json.loads((repo / ".mcp.json").read_text()) == {"mcpServers": {"docs": {"command": "docs-server"}}}
 
 
 def test_install_all_writes_every_harness_and_uninstall_restores(repo: Path) -> None:

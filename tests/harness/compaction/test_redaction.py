@@ -172,7 +172,7 @@ def test_a_hostile_line_is_redacted_in_bounded_time() -> None:
 # beside the checkout as CI lays it out; REHYDRATE_UPSTREAM_EXAMPLES names another copy of the same file
 UPSTREAM = Path(
     os.environ.get("REHYDRATE_UPSTREAM_EXAMPLES")
-    or Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "secrets" / "upstream-examples.json"
+    or Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "secrets" / "upstream-examples.json"
 )
 
 

@@ -56,7 +56,7 @@ def test_hook_path_imports_only_the_standard_library(repo: Path) -> None:
         assert "rehydrate.cli.demo" not in mods and "rehydrate.harness.setup.rules" not in mods
         cli = {m for m in mods if m.startswith("rehydrate.cli.")}
         # `hook HARNESS` has nothing to parse; checkpoint and resume as hooks and agents write them are read by
-        # cli.fast_args (tests/cli/test_fast_args.py): argparse reads the rest
+        # cli.fast_args (tests/cli/test_cli_fast_args.py): argparse reads the rest
         parser = set() if argv[0] in ("hook", "checkpoint", "resume") else {"rehydrate.cli.parser"}
         assert cli == {f"rehydrate.cli.{COMMANDS[argv[0]][0]}", *parser}, (argv, cli)  # the invoked command's module
         if argv[0] in ("hook", "checkpoint", "resume"):  # argparse loads re, gettext and (translating) locale
