@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.store.wal.forks import heads_of, log_of, merged
 
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.store.state import State
@@ -41,3 +42,14 @@ def test_damage_before_the_last_line_and_a_missing_log_are_errors(state: State, 
         walback.tail(state.wal_path, "wal/agent.jsonl")
     with pytest.raises(StateMissing, match=r"no WAL at wal/x\.jsonl"):
         walback.tail(str(tmp_path / "x.jsonl"), "wal/x.jsonl")
+
+
+def test_reading_back_along_one_line_skips_the_other_lines_records(tmp_path: Path) -> None:
+    """walback.along: the records of my line, newest first, from a union-merged log read backwards."""
+    a, _ = merged(tmp_path)
+    mine, theirs = heads_of(Path(a.root))
+    path = str(log_of(Path(a.root)))
+    ops = [rec["op"] for _, rec in walback.along(walback.Back(path, 1 << 20), mine["h"])]
+    assert ops == ["checkpoint", "reject", "checkpoint", "invariant", "init"]
+    nexts = [rec["data"].get("next") for _, rec in walback.along(walback.Back(path, 1 << 20), theirs["h"])]
+    assert nexts == ["their next", None, "split the work", None, None]

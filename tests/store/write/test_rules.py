@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.store.wal.forks import fork
 
 from rehydrate.errors import RehydrateError
 from rehydrate.store import Problem, layout
@@ -60,3 +61,17 @@ def test_rotate_archives_the_log_and_starts_it_again(state: State) -> None:
     (archive,) = Path(state.root, "archive").iterdir()
     assert out.record["data"]["archive"] == f"archive/{archive.name}"
     assert [rec["op"] for rec in wallines.records(str(archive))] == [*ops, "rotate"]  # the rotate record too
+
+
+def test_a_write_upgrades_the_old_gitattributes_and_leaves_an_edited_one_alone(tmp_path: Path) -> None:
+    a, b, _ = fork(tmp_path)
+    for state, text in ((a, layout.GITATTRIBUTES_V1), (b, layout.GITATTRIBUTES_V1 + "*.bin binary\n")):
+        Path(state.root, ".gitattributes").write_text(text)
+    assert not any("gitattributes" in r for r in a.status().repaired)  # a read leaves it
+    assert Path(a.root, ".gitattributes").read_text() == layout.GITATTRIBUTES_V1
+    out = a.invariant("one", "x")
+    assert Path(a.root, ".gitattributes").read_text() == layout.GITATTRIBUTES_TEXT
+    assert any("upgraded state/.gitattributes" in r and "union" in r for r in out.repaired), out.repaired
+    out = b.invariant("one", "x")
+    assert Path(b.root, ".gitattributes").read_text() == layout.GITATTRIBUTES_V1 + "*.bin binary\n"
+    assert not any("gitattributes" in r for r in out.repaired)
