@@ -162,7 +162,7 @@ class Seen:
             self._text, self._ring = ring, None
         # wal.canonical of {"v": 2, "fp", "at", "ring", "cp": [seq, next] or None, "lost", "views": {name: [fp,
         # binding]}, "dirs", "scan" if any}, joined here from each value's canonical JSON (every string by json's C
-        # encoder): the cache is written at every command (tests/store/test_memo.py compares the two)
+        # encoder): the cache is written at every command (tests/store/local/test_memo.py compares the two)
         enc = safejson.canonical_text
         cp = f"[{int(self.cp[0])},{enc(self._cleaned(self.cp[1]))},{enc(self.cp_h)}]" if self.cp else "null"
         lost = enc(self.lost) if self.lost is not None else "null"

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.scenarios.test_conflicts import conflicted_repo, everything
 
 from conftest import rehydrate
-from store.test_conflicts import conflicted_repo, everything
 
 COMPRESSED = [  # a request of Gemini CLI's whose history was compressed (harness/gemini.py, summary_at)
     {"role": "user", "content": "the environment"},

@@ -1,44 +1,20 @@
-"""store/evidence/ on what a planted record can hold: the set in force is capped as a write caps it, and a recorded
-path is hashed only when it is a plain path inside the project that no symlink bends."""
+"""store/evidence/worktree.py: the tree of what is on disk, whatever marks git's index holds."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
-from rehydrate.store.evidence import inforce, paths, worktree
+from tests.conftest import git, git_repo
 
-SHA = "a" * 64
-
-
-def test_the_set_in_force_is_capped_and_filtered() -> None:
-    planted = {f"f{n}.txt": SHA for n in range(inforce.MAX_STAMPS + 500)}
-    planted.update({"../secret": SHA, "/etc/passwd": SHA, "a/./b": SHA, "ok.txt": "not a hash"})
-    force = inforce.in_force({"stamps": planted, "approvals": {"x": {"sha256": SHA}}})
-    assert len(force["stamps"]) == inforce.MAX_STAMPS and force["approvals"] == {}
-    assert not {"../secret", "/etc/passwd", "a/./b", "ok.txt"} & set(force["stamps"])
-    assert inforce.in_force("not a dict") == inforce.empty()
-
-
-def test_a_recorded_path_through_a_symlink_is_not_hashed(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    (project / "src").mkdir(parents=True)
-    (project / "src" / "app.py").write_text("x\n")
-    os.symlink(".", project / "loop")
-    os.symlink(tmp_path, project / "out")
-    (tmp_path / "secret.txt").write_text("secret\n")
-    assert paths.check_file(str(project), "src/app.py") is not None
-    assert paths.check_file(str(project), "loop/loop/src/app.py") is None
-    assert paths.check_file(str(project), "out/secret.txt") is None
-    assert paths.check_file(str(project), "../secret.txt") is None
+from rehydrate.store.evidence import worktree
 
 
 def test_the_tree_reads_files_behind_index_marks_of_any_name_and_in_any_number(tmp_path: Path) -> None:
     """tree_of is the tree of what is on disk however many entries the index marks assume-unchanged or
     skip-worktree (more than one `git update-index` command line holds) and whatever their names (a space, a
     leading dash, a non-ASCII letter); the real index keeps its marks."""
-    from tests.conftest import git, git_repo
-
     repo = git_repo(tmp_path / "repo")
     (repo / "state").mkdir()
     names = [f"d/{'x' * 40}-{n:04}.txt" for n in range(2000)] + ["-lead dash.py", "é.py"]
@@ -54,8 +30,6 @@ def test_the_tree_reads_files_behind_index_marks_of_any_name_and_in_any_number(t
         (repo / name).write_text("after\n")
     expected = tmp_path / "expected.index"
     env = {**os.environ, "GIT_INDEX_FILE": str(expected)}
-    import subprocess
-
     subprocess.run(["git", "add", "-A"], cwd=repo, env=env, check=True)
     want = subprocess.run(["git", "write-tree"], cwd=repo, env=env, check=True, capture_output=True, text=True)
     assert worktree.tree_of(str(repo / "state")).sha == want.stdout.strip()
@@ -64,8 +38,6 @@ def test_the_tree_reads_files_behind_index_marks_of_any_name_and_in_any_number(t
 
 
 def test_the_tree_reads_a_file_behind_a_mark_in_a_split_index(tmp_path: Path) -> None:
-    from tests.conftest import git, git_repo
-
     repo = git_repo(tmp_path / "repo")
     (repo / "state").mkdir()
     git(repo, "update-index", "--split-index")

@@ -1,4 +1,4 @@
-"""store/fsio: the writes every part shares (state, pipelines, installs), driven through the seam."""
+"""fs/write.py: the writes every part shares (state, pipelines, installs), driven through the seam."""
 
 from __future__ import annotations
 
@@ -81,13 +81,6 @@ def test_make_dirs_makes_the_missing_folders_outermost_first_and_refuses_a_file(
     (tmp_path / "file").write_text("x")
     with pytest.raises(UnsafeFile, match="is a file, not a folder"):
         fsio.make_dirs(str(tmp_path / "file" / "sub"), "test")
-
-
-def test_read_small_gives_the_size_of_a_file_too_large_and_none_for_a_missing_one(tmp_path: Path) -> None:
-    (tmp_path / "f").write_bytes(b"0123456789")
-    assert fsio.read_small(str(tmp_path / "f"), 10) == (b"0123456789", 10)
-    assert fsio.read_small(str(tmp_path / "f"), 9) == (b"", 10)
-    assert fsio.read_small(str(tmp_path / "missing"), 9) == (None, None)
 
 
 def test_cut_tail_keeps_the_cut_bytes_and_never_replaces_an_older_copy(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
-"""10_invariants.md after git's union merge of two branches (real git): every entry of both sides bound once, an
-edit made on one side still named (never laundered by the merge), exact copies named and removed by the next write,
-and a second actor's legacy `init` sharing the header's lines."""
+"""store/latches/order.py: 10_invariants.md after git's union merge of two branches (real git): every entry of both
+sides bound once, an edit made on one side still named (never laundered by the merge), exact copies named and
+removed by the next write, and a second actor's legacy `init` sharing the header's lines."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git, records
-from rehydrate.store.latches.latch import actor_lines, bound_lines, check_lines, lines, minted_as
+from rehydrate.store.latches.latch import lines
+from rehydrate.store.latches.order import actor_lines, bound_lines, check_lines, minted_as
 from rehydrate.store.state import State
 from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal

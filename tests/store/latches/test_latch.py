@@ -9,7 +9,7 @@ import pytest
 
 from conftest import HOSTILE, git, no_crash, records, rehydrate, shown_clean, verify_codes
 from rehydrate import brief
-from rehydrate.store.latches.latch import check_lines
+from rehydrate.store.latches.order import check_lines
 from rehydrate.store.state import State
 from rehydrate.store.wal import record as wal
 
