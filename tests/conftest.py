@@ -338,3 +338,16 @@ def paths_touched(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         monkeypatch.setattr(os, name, spy)
     return touched
+
+
+# The install's tests (tests/harness/setup/): `rehydrate` found on the PATH, as a user's shell finds it.
+@pytest.fixture
+def rehydrate_on_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rehydrate` found on the PATH outside any virtual environment (as pipx installs it): hooks name it bare."""
+    own = Path(sys.executable).absolute().parent / "rehydrate"
+    if not own.is_file():
+        pytest.skip("rehydrate is not installed beside this interpreter")
+    folder = tmp_path / "on-path"
+    folder.mkdir()
+    (folder / "rehydrate").symlink_to(own)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/usr/bin{os.pathsep}/bin")
