@@ -1,6 +1,6 @@
 """The canary (canary.py) as a library, on a real state: plant a rule with a token, grade answers against the next
-action and the active canaries, retire a canary, and run an agent command with the questions. `rehydrate canary`
-through the CLI: tests/cli/test_cli_canary.py."""
+action and the active canaries, retire a canary, and run an agent command with the questions (`rehydrate canary`
+through the CLI is tested with the CLI's tests, in tests/cli/)."""
 
 from __future__ import annotations
 
