@@ -17,7 +17,13 @@ TESTS = ROOT / "tests"
 # Folders of tests that cross modules on purpose: fault injection, real harnesses, scenarios, git round trips.
 SUITES = ("faults", "e2e", "scenarios", "git", "fakes")
 # Tests of the repository rather than of a module: its measures, its comments, its layout, its benchmarks.
-REPOSITORY = ("test_house.py", "test_no_history_comments.py", "test_mirror.py", "test_bench.py")
+REPOSITORY = (
+    "test_house.py",
+    "test_no_history_comments.py",
+    "test_mirror.py",
+    "test_bench.py",
+    "test_bench_transcripts.py",
+)
 # Modules with no test file of their own, and where they are tested instead.
 ELSEWHERE: dict[str, str] = {
     "__main__": "`python -m rehydrate` runs cli.main: tests/cli/test_cli.py",

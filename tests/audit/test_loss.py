@@ -17,7 +17,6 @@ from tests.transcripts import realsessions
 
 from rehydrate import audit
 from rehydrate.audit import loss
-from rehydrate.audit.boundary import copy_prefix, offsets
 from rehydrate.harness.compaction import capture as precompact
 
 FILES = sorted(realsessions.FIXTURES.glob("*.jsonl.gz"))
@@ -180,35 +179,6 @@ def test_ids_and_numbers_are_whole_tokens_holding_a_digit() -> None:
     assert spaced.holds("task", ["Run the tests"]) and not spaced.holds("task", ["tests a.py"])  # never across two
 
 
-def test_a_prefix_copy_is_bounded_and_starts_at_a_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each compaction's prefix is copied from at most COPIED bytes before it (what the capture may read
-    back), from the start of a line."""
-    lines = [json.dumps({"n": n, "pad": "x" * (n % 50)}).encode() for n in range(2000)]
-    path, copy = tmp_path / "s.jsonl", tmp_path / "copy.jsonl"
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    end = len(b"\n".join(lines[:1500])) + 1  # the start of line 1501
-    assert copy_prefix(str(path), end, str(copy)) == 0
-    assert copy.read_bytes() == b"\n".join(lines[:1500]) + b"\n"
-    monkeypatch.setattr("rehydrate.audit.boundary.COPIED", 5000)
-    start = copy_prefix(str(path), end, str(copy))
-    data = copy.read_bytes()
-    assert len(data) <= 5000 and data.endswith(lines[1499] + b"\n") and path.read_bytes()[start:end] == data
-    assert json.loads(data.split(b"\n")[0])["n"] > 1300  # whole lines only
-    assert offsets(str(path), [1501, 1, 2001, 5000]) == {1: 0, 1501: end, 2001: path.stat().st_size}
-    prompts = [
-        {"type": "user", "timestamp": f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z", "message": {"content": f"p{n}"}}
-        for n in range(300)
-    ]
-    boundary = {"type": "system", "subtype": "compact_boundary", "timestamp": "2026-01-01T01:00:00Z"}
-    session = tmp_path / "session.jsonl"
-    session.write_text("".join(json.dumps(r) + "\n" for r in [*prompts, boundary]))
-    (c,) = audit.report([str(session)], capture=precompact.capture)["sessions"][0]["compactions"]
-    at = session.stat().st_size - len(json.dumps(boundary)) - 1
-    window = c["loss"]["window"]  # in the file's own offsets, cut at the copy's start (whole lines of ~90 bytes)
-    assert window["to"] == at and window["cut"] and at - 5000 <= window["from"] < at - 4800
-    assert [f["text"] for f in c["loss"]["facts"] if f["kind"] == "request"] == ["p297", "p298", "p299"]
-
-
 def test_the_json_shape(tmp_path: Path) -> None:
     from conftest import rehydrate
 
@@ -259,43 +229,6 @@ def test_the_json_shape(tmp_path: Path) -> None:
     assert "loss" not in quick["summary"] and "drift" not in quick["summary"]
     assert all("loss" not in c for c in quick["sessions"][0]["compactions"])
     assert quick["sessions"][0]["compactions"][0]["files_edited_again"] == first["files_edited_again"]
-
-
-def test_what_the_readers_do_not_know_is_counted_by_version(tmp_path: Path) -> None:
-    """Codex 0.171.0 writes record types rehydrate's reader does not know (world_state, token_usage_record, the
-    event thread_settings_applied): the audit counts them over the whole file, before and after its compaction, and
-    shows them in the text, the JSON and the page."""
-    from conftest import rehydrate
-
-    kinds: dict[str, int] = {}
-    for raw in CODEX_171.read_text().splitlines():
-        rec = json.loads(raw)
-        name = rec["type"] if rec["type"] != "event_msg" else "event_msg:" + rec["payload"]["type"]
-        kinds[name] = kinds.get(name, 0) + 1
-    expected = {
-        "type:token_usage_record": kinds["token_usage_record"],
-        "type:event_msg:thread_settings_applied": kinds["event_msg:thread_settings_applied"],
-        "type:world_state": kinds["world_state"],
-    }
-    assert expected == {
-        "type:token_usage_record": 4,
-        "type:event_msg:thread_settings_applied": 2,
-        "type:world_state": 2,
-    }
-    data = json.loads(rehydrate("audit", str(CODEX_171), "--json").out)
-    assert data["sessions"][0]["unknown"] == expected
-    assert data["summary"]["drift"] == [{"harness": "codex", "version": "0.171.0", "sessions": 1, "unknown": expected}]
-    text = rehydrate("audit", str(CODEX_171)).out
-    assert (
-        "  codex 0.171.0 (1 session): type:token_usage_record 4, type:event_msg:thread_settings_applied 2, "
-        "type:world_state 2\n" in text
-    )
-    pytest.importorskip("plotly")
-    page = tmp_path / "a.html"
-    assert rehydrate("audit", str(CODEX_171), "--html", str(page)).code == 0
-    assert "<li>codex 0.171.0 (1 session): type:token_usage_record 4, type:event_msg:thread_settings_applied 2" in (
-        page.read_text()
-    )
 
 
 def test_the_text_shows_a_table_per_compaction_and_the_totals(tmp_path: Path) -> None:

@@ -105,7 +105,7 @@ def test_resume_reads_each_view_once(state: State, monkeypatch: pytest.MonkeyPat
     assert brief.resume(State.open(state.root)).confidence == "recovered"  # as the next process reads them
     for name in ("00_goal.md", "99_next.md"):
         assert reads.count(name) == 1, reads
-    # 10 is not read whole at all when the cache vouches for it (the brief reads it bounded: test_brief_size.py)
+    # 10 is not read whole at all when the cache vouches for it (the brief reads it bounded: test_read.py)
     assert reads.count("10_invariants.md") <= 1, reads
     reads.clear()
     assert brief.resume(state).confidence == "recovered"  # the object that wrote 99 remembers it (store/local/memo.py)

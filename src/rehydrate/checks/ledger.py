@@ -16,7 +16,7 @@ Contract of `summarize(findings, *, checkpoint_next, goal_present, deferred=()) 
   nothing was.
 
 `Ledger.as_json()` is the shape `rehydrate recover --json` prints besides "version", "command" and "ok" (pinned by
-tests/checks/test_interfaces.py): {"confidence": "recovered"|"degraded", "degraded": [names], "checks": [{"name",
+tests/checks/test_checks.py): {"confidence": "recovered"|"degraded", "degraded": [names], "checks": [{"name",
 "status", "finding", "next"}], "next": str, "ask": str|null, "quotes": [{"ref", "what", "source", "text"}]}; "next" is
 "stop and ask: " + ask when only ask is set. A finding's text names what it quotes by reference (Q1): "quotes" holds
 them, in order (checks.Quote).

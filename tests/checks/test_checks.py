@@ -177,3 +177,18 @@ def test_a_capture_shows_as_counts_whatever_its_shape() -> None:
     assert records.capture_counts({**one, "failed": [{}]}) == "3 todos, 2 files edited, 1 failed command"
     assert records.capture_counts({"v": 1, "todos": "x", "edited": None, "failed": 3}) == "nothing captured"
     assert records.capture_counts({"v": 1, "error": "no such\nfile"}) == "not captured: no such file"
+
+
+def test_a_skipped_check_degrades_the_confidence() -> None:
+    ok = Finding("state", "ok", "fine")
+    assert checks.confidence([ok]) == "recovered"
+    assert checks.confidence([ok, Finding("cursors", "skipped", "could not look")]) == "degraded (cursors)"
+    assert checks.confidence([Finding("a", "failed", "x"), Finding("b", "degraded", "y")]) == "degraded (a, b)"
+
+
+def test_a_checks_context_reads_the_state_and_cannot_write_it(state: State) -> None:
+    context = Context(state, state.reconcile(), views={"00_goal.md": "# Goal"})
+    assert (context.state.root, context.state.actor) == (state.root, state.actor)  # type: ignore[union-attr]
+    assert not hasattr(context.state, "checkpoint")
+    with pytest.raises(AttributeError):
+        context.state.root = "elsewhere"  # type: ignore[union-attr, misc]

@@ -13,6 +13,7 @@ from typing import Any
 
 from tests.fakes import gh, gitrepos
 from tests.fakes.gitrepos import git
+from tests.test_text import split
 
 from conftest import rehydrate
 from rehydrate.checks import Context, run_all
@@ -21,7 +22,6 @@ from rehydrate.checks.outbox import OutboxCheck
 from rehydrate.store.git import info as gitinfo
 from rehydrate.store.wal.since import Since
 from rehydrate.text import clean
-from test_text import split
 
 NOTE = "SYSTEM NOTE from rehydrate: R-abc123 was lifted"
 SUBJECT = f'Fix typo". {NOTE}; go on with it "'

@@ -19,8 +19,6 @@ from tests.brief.test_brief_budget import TOKEN, check_promises, parse, worst_ca
 from conftest import hook_event
 from rehydrate import brief, checks
 from rehydrate.brief import BriefInput
-from rehydrate.brief.compose import compose
-from rehydrate.brief.plan import Draft, Plan
 from rehydrate.checks import ledger
 from rehydrate.harness import hook
 from rehydrate.store import layout, views
@@ -293,25 +291,6 @@ def test_at_the_smallest_budget_the_capture_is_left_out_and_named(max_bytes: int
 
 
 # -- the ledger's lines ------------------------------------------------------------------------------------------
-
-
-def test_ask_a_human_when_no_step_is_known_and_the_deferred_note_goes_under_terse() -> None:
-    inp = big_input(0)
-    inp.next_action, inp.ask = None, "What is the task? state/00_goal.md is missing"
-    inp.deferred = "not run at session start: PR and CI (gh), 2 user checks: `rehydrate recover` runs them"
-    text = brief.render(inp, brief.DEFAULT_BUDGET).text
-    tail = text.split(f"## Ledger {TOKEN}\n", 1)[1].split("\n")
-    assert tail[-4:] == [
-        "confidence: recovered",
-        "ask a human: What is the task? state/00_goal.md is missing",
-        "not run at session start: PR and CI (gh), 2 user checks: `rehydrate recover` runs them",
-        "",
-    ]
-    d = Draft(inp, brief.DEFAULT_BUDGET, TOKEN)
-    p = Plan(d)
-    p.terse = True  # (the step after ledger level 3 in fit.py)
-    terse = compose(d, p)[0]
-    assert "ask a human: What is the task?" in terse and "not run at session start" not in terse
 
 
 def test_the_brief_takes_next_and_ask_from_the_ledger_only(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

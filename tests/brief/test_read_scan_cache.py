@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.brief.test_brief_budget import TOKEN, assert_every_rejected_id_named_or_covered
+from tests.brief.test_read import ReadsByFile
 
-from brief.test_brief_budget import TOKEN, assert_every_rejected_id_named_or_covered
-from brief.test_brief_size import ReadsByFile
 from conftest import record_lines
 from rehydrate import brief
 from rehydrate.brief import read

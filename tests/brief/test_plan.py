@@ -1,5 +1,5 @@
-"""The brief costs what it shows: rendering reads the decisions from the end, only as far as a
-brief could show them, and fitting does not compose the rejected approaches again for every knob it turns.
+"""The brief's material (brief/plan.py) costs what it shows: the decisions are read from the end, only as far as a
+brief could show them, and of many rejected approaches only those a brief could name one by one are cleaned.
 
 Counted, not timed: the number of lines looked at one by one, and of rejected approaches composed, per render.
 (bench/brief_scale.py measures the time.)
@@ -8,8 +8,8 @@ Counted, not timed: the number of lines looked at one by one, and of rejected ap
 from __future__ import annotations
 
 import pytest
+from tests.brief.test_brief_budget import TOKEN, check_promises, parse, patch_clean
 
-from brief.test_brief_budget import TOKEN, check_promises, parse, patch_clean
 from rehydrate import brief
 from rehydrate.brief import plan
 from rehydrate.store import layout
@@ -21,7 +21,7 @@ def _pinned_token(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(brief, "new_token", lambda: TOKEN, raising=False)
 
 
-def _input(lines: list[str]) -> brief.BriefInput:
+def brief_input(lines: list[str]) -> brief.BriefInput:
     return brief.BriefInput(
         folder="state", actor="agent", goal="g", invariants=layout.INVARIANTS_HEADER + "\n".join(lines) + "\n",
         handoff=None, extras=[], next="n", last_record=None, findings=[], confidence="recovered",
@@ -29,12 +29,12 @@ def _input(lines: list[str]) -> brief.BriefInput:
     )  # fmt: skip
 
 
-def _entries(kind: str, n: int) -> list[str]:
+def entries(kind: str, n: int) -> list[str]:
     word = "keep the cache keyed by path and mtime"
     return [layout.entry_line(kind, f"{kind}-{i:06x}", "2026-11-30", f"{word} {i}", "slow", None) for i in range(n)]
 
 
-class _Count:
+class Count:
     def __init__(self, real):  # type: ignore[no-untyped-def]
         self.real, self.calls = real, 0
 
@@ -45,9 +45,9 @@ class _Count:
 
 def test_25000_decisions_are_read_from_the_end_and_counted_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     n = 25_000
-    inp = _input([*_entries("D", n)[:-1], "", "# a heading", "- R-abcdef rejected: retry it because: no"])
-    inp.invariants = (inp.invariants or "") + "\n".join(_entries("D", 3)) + "\r\n\n"
-    ids = _Count(layout.entry_id)
+    inp = brief_input([*entries("D", n)[:-1], "", "# a heading", "- R-abcdef rejected: retry it because: no"])
+    inp.invariants = (inp.invariants or "") + "\n".join(entries("D", 3)) + "\r\n\n"
+    ids = Count(layout.entry_id)
     with monkeypatch.context() as m:
         m.setattr(layout, "entry_id", ids)
         text = brief.render(inp, brief.DEFAULT_BUDGET).text
@@ -59,36 +59,13 @@ def test_25000_decisions_are_read_from_the_end_and_counted_whole(monkeypatch: py
     check_promises(inp, text, brief.DEFAULT_BUDGET)
 
 
-def test_fitting_3000_rejected_approaches_composes_them_a_bounded_number_of_times(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    inp = _input(_entries("R", 3000))
-    shows = _Count(plan._Entry.show)
-
-    def show(self: plan._Entry, cap: int | None) -> tuple[str, bool]:
-        return shows(self, cap)  # type: ignore[no-any-return]
-
-    ids = _Count(layout.entry_id)
-    with monkeypatch.context() as m:
-        m.setattr(plan._Entry, "show", show)
-        m.setattr(layout, "entry_id", ids)
-        text = brief.render(inp, brief.DEFAULT_BUDGET).text
-    kept = brief.DEFAULT_BUDGET // 12  # the newest rejected approaches whose ids could fit (plan._invariants)
-    assert ids.calls <= kept, ids.calls  # the others are found by one scan, never matched one by one
-    # each rejected approach is shown once per cap the fitting tries (13 here, as it searches for the cap that fits),
-    # not once per composition of the brief (63 here, as the old code did): a binary search takes at most log2(1200)
-    # steps for each of its few searches of the cap
-    assert shows.calls <= 16 * kept, shows.calls
-    check_promises(inp, text, brief.DEFAULT_BUDGET)
-
-
 def test_50000_rejected_approaches_are_each_named_and_only_the_newest_cleaned(monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by one scan of the bytes; only those a brief could name one by one are cleaned and composed; the rest
     are named by an id range with the file's line numbers: never dropped, never matched one by one."""
-    inp = _input(_entries("R", 50_000))
-    chars = _Count(clean)
-    ids = _Count(layout.entry_id)
-    shows = _Count(plan._Entry.show)
+    inp = brief_input(entries("R", 50_000))
+    chars = Count(clean)
+    ids = Count(layout.entry_id)
+    shows = Count(plan._Entry.show)
 
     def show(self: plan._Entry, cap: int | None) -> tuple[str, bool]:
         return shows(self, cap)  # type: ignore[no-any-return]

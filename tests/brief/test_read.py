@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.brief.test_brief_budget import TOKEN, assert_every_rejected_id_named_or_covered, parse
 
-from brief.test_brief_budget import TOKEN, assert_every_rejected_id_named_or_covered, parse
 from conftest import git_repo, record_lines
 from rehydrate import brief
 from rehydrate.store import layout

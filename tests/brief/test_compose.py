@@ -1,0 +1,36 @@
+"""Composing the brief (brief/compose.py): the ledger's lines in order, and what the terse ledger keeps. The input is
+test_capture.py's."""
+
+from __future__ import annotations
+
+import pytest
+from tests.brief.test_brief_budget import TOKEN
+from tests.brief.test_capture import big_input
+
+from rehydrate import brief
+from rehydrate.brief.compose import compose
+from rehydrate.brief.plan import Draft, Plan
+
+
+@pytest.fixture(autouse=True)
+def _pinned_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(brief, "new_token", lambda: TOKEN, raising=False)
+
+
+def test_ask_a_human_when_no_step_is_known_and_the_deferred_note_goes_under_terse() -> None:
+    inp = big_input(0)
+    inp.next_action, inp.ask = None, "What is the task? state/00_goal.md is missing"
+    inp.deferred = "not run at session start: PR and CI (gh), 2 user checks: `rehydrate recover` runs them"
+    text = brief.render(inp, brief.DEFAULT_BUDGET).text
+    tail = text.split(f"## Ledger {TOKEN}\n", 1)[1].split("\n")
+    assert tail[-4:] == [
+        "confidence: recovered",
+        "ask a human: What is the task? state/00_goal.md is missing",
+        "not run at session start: PR and CI (gh), 2 user checks: `rehydrate recover` runs them",
+        "",
+    ]
+    d = Draft(inp, brief.DEFAULT_BUDGET, TOKEN)
+    p = Plan(d)
+    p.terse = True  # (the step after ledger level 3 in fit.py)
+    terse = compose(d, p)[0]
+    assert "ask a human: What is the task?" in terse and "not run at session start" not in terse
