@@ -66,22 +66,26 @@ def test_every_op_the_source_writes_is_defined() -> None:
 
 def test_the_table_names_each_op_once_by_its_own_name() -> None:
     assert all(op.name == name and _NAME.match(name) for name, op in OPS.items())
-    assert {op.name for op in OPS.values() if op.journal} == {"resume", "delivery", "ack", "precompress"}
-    assert records.RECOVERY_POINTS == {"checkpoint", "init", "join", "rotate"}
-    assert records.ENTRIES == {"invariant", "reject"}
-    assert records.PRODUCERS == {
-        layout.NEXT: ("init", "checkpoint"),
-        layout.HANDOFF: ("handoff",),
-        layout.TASKS: ("tasks",),
-    }
-    assert OPS["merge"].moves == layout.NEXT and "merge" not in records.PRODUCERS[layout.NEXT]
-    assert {op.name for op in OPS.values() if op.evidence} == {"checkpoint", "stamp", "accept"}
-    assert records.OWN == {
-        *("init", "invariant", "reject", "checkpoint", "handoff", "tasks", "rotate", "receipt", "stamp", "accept"),
-        "key",
-    }
+
+    def named(which: Any) -> set[str]:
+        return {op.name for op in OPS.values() if which(op)}
+
+    assert named(lambda op: op.journal) == {"resume", "delivery", "ack", "precompress"}
+    recovery, entries, own = records.RECOVERY_POINTS, records.ENTRIES, records.OWN
+    assert recovery == {"checkpoint", "init", "join", "rotate"} and entries == {"invariant", "reject"}
+    assert named(lambda op: op.evidence in ("carried", "set")) == {"checkpoint", "stamp", "accept"}
+    assert named(lambda op: op.starts) == {"init", "join"} and named(lambda op: op.known) == {"read", "promise"}
+    assert named(lambda op: op.binds) == {"init", "invariant", "reject", "rotate"}
+    assert named(lambda op: op.transcript) == {"compaction", "precompress", "resume"}
+    verbs = ("init", "invariant", "reject", "checkpoint", "handoff", "tasks", "rotate", "receipt", "stamp", "accept")
+    assert own == {*verbs, "key"}
+    producers = records.PRODUCERS
+    assert producers == {layout.NEXT: ("init", "checkpoint"), layout.HANDOFF: ("handoff",), layout.TASKS: ("tasks",)}
+    assert OPS["merge"].moves == layout.NEXT and "merge" not in producers[layout.NEXT]
     for op in OPS.values():  # what a view is redone from is a field the op defines
         assert all(op.type_of(name) is not None for name in op.needs), op
+    assert records.CHECKPOINT.lacks({"goal": "g", "done": "d"}) == "next" and records.ROTATE.lacks({}) == "archive"
+    assert records.INIT.lacks({"goal": "g", "header": ""}) is None and of("anything").lacks({}) is None
 
 
 # (op, data, the summary `rehydrate log` showed for it before the table: byte for byte)

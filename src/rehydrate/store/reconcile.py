@@ -13,7 +13,7 @@ import stat
 
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, layout, views
+from rehydrate.store import WORDS, Problem, layout, records, views
 from rehydrate.store.latches import binding
 from rehydrate.store.layout import GOAL, INVARIANTS
 from rehydrate.store.local import place as local
@@ -405,7 +405,7 @@ def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | No
 
 
 def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
-    if snap.last["op"] == "init" and repair:  # a crash during init: write the views that are missing
+    if records.op_of(snap.last) is records.INIT and repair:  # a crash during init: write the views that are missing
         for name in apply(state, snap.last):
             snap.repaired.append(f"redid {state.rel(name)} from the WAL (init was interrupted)")
     changed, goal = views.differs(state, snap, GOAL)

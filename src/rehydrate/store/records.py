@@ -28,12 +28,18 @@ class Op:
     """One operation: its name, its data's fields ((name, type) pairs: what it may hold, for documentation and for
     `field`), the fields a view is redone from (a record of a known op without them is refused by the WAL's
     decode), the view it moves (layout's 99_next.md, 20_handoff.md, 30_tasks.md or 10_invariants.md, the actor's
-    own for an actor that joined; None), whether it appends a line to 10_invariants.md, whether a reader may start
-    from it (a recovery point: it is or carries the last next step), whether it carries the evidence in force,
+    own for an actor that joined; None), whether it appends a line to 10_invariants.md (`appends`) or binds lines of
+    it otherwise (`binds`: the init's header, a rotate's carried lines), whether a reader may start from it (a
+    recovery point: it is or carries the last next step), whether it starts an actor's log (no prev), what it does
+    with the evidence in force (`evidence`: "set" changes and carries it, "carried" carries it, "receipt" is a run a
+    claim can cite), whether it names the harness's transcript, whether it tells what its actor knows of its mail,
     whether it is written to the journal (never to the WAL), whether only State's method of its name writes it
     (never State.record), and how its data reads in one line."""
 
-    __slots__ = ("appends", "evidence", "fields", "journal", "moves", "name", "needs", "recovery", "render", "verb")
+    __slots__ = (
+        *("appends", "binds", "evidence", "fields", "journal", "known", "moves", "name", "needs", "recovery"),
+        *("render", "starts", "transcript", "verb", "_shape"),
+    )
 
     def __init__(
         self,
@@ -43,8 +49,12 @@ class Op:
         needs: tuple[str, ...] = (),
         moves: str | None = None,
         appends: bool = False,
+        binds: bool = False,
         recovery: bool = False,
-        evidence: bool = False,
+        starts: bool = False,
+        evidence: str | None = None,
+        transcript: bool = False,
+        known: bool = False,
         journal: bool = False,
         verb: bool = False,
         render: Callable[[dict[str, Any]], str] | None = None,
@@ -52,10 +62,15 @@ class Op:
         self.name = name
         self.fields = fields
         self.needs = needs
+        self._shape = tuple((key, kind) for key in needs for name, kind in fields if name == key)
         self.moves = moves
         self.appends = appends
+        self.binds = binds or appends
         self.recovery = recovery
+        self.starts = starts
         self.evidence = evidence
+        self.transcript = transcript
+        self.known = known
         self.journal = journal
         self.verb = verb
         self.render = render
@@ -66,6 +81,13 @@ class Op:
     def type_of(self, name: str) -> type | None:
         """The type a field of this op's data holds, None for a field it does not define."""
         return next((kind for key, kind in self.fields if key == name), None)
+
+    def lacks(self, data: dict[str, Any]) -> str | None:
+        """The first field a view is redone from that data lacks (or holds with the wrong type), None if none."""
+        for key, kind in self._shape:
+            if not isinstance(data.get(key), kind):
+                return key
+        return None
 
     def summary(self, data: dict[str, Any]) -> str:
         """What a person wants to see of a record first, on one line (not yet cleaned or cut: wal/history.py does
@@ -189,8 +211,11 @@ INIT = Op(
     recovery=True,
     render=_goal,
     verb=True,
+    binds=True,
+    starts=True,
 )
-JOIN = Op("join", (("goal", str),), recovery=True)  # an actor's first record: the goal's hash as init bound it
+# an actor's first record in a log of its own: the goal's hash as init bound it
+JOIN = Op("join", (("goal", str),), recovery=True, starts=True)
 INVARIANT = Op(
     "invariant",
     (*_ENTRY, ("adopted", bool)),
@@ -209,7 +234,7 @@ CHECKPOINT = Op(
     needs=("goal", "done", "next"),
     moves=NEXT,
     recovery=True,
-    evidence=True,
+    evidence="carried",
     render=_checkpoint,
     verb=True,
 )
@@ -234,31 +259,37 @@ ROTATE = Op(
     recovery=True,
     render=_rotate,
     verb=True,
+    binds=True,
 )
-RECEIPT = Op("receipt", (("argv", list), ("exit", int), ("tree", str), ("tree_after", str), ("claim", str)), verb=True)
-STAMP = Op("stamp", (("files", dict), ("dropped", list), _EVIDENCE), evidence=True, verb=True)
-ACCEPT = Op(
-    "accept", (("file", str), _EVIDENCE), evidence=True, verb=True
-)  # and the approval's fields (evidence/paths.py)
+RECEIPT = Op(
+    "receipt",
+    (("argv", list), ("exit", int), ("tree", str), ("tree_after", str), ("claim", str)),
+    verb=True,
+    evidence="receipt",
+)
+STAMP = Op("stamp", (("files", dict), ("dropped", list), _EVIDENCE), verb=True, evidence="set")
+# and the approval's fields (store/evidence/paths.py)
+ACCEPT = Op("accept", (("file", str), _EVIDENCE), verb=True, evidence="set")
 KEY = Op(
     "key", (("alg", str), ("public", str), ("id", str), ("replaces", str), ("state", str), ("endorsed", str)), verb=True
 )
 _COMPACTION = (("phase", str), ("trigger", str), ("summary_chars", int), ("summary_sha256", str), ("capture", dict))
-COMPACTION = Op("compaction", _COMPACTION + _EVENT, render=_compaction)
-COMPACTED = Op("compacted", _COMPACTION + _EVENT)
+COMPACTION = Op("compaction", (*_COMPACTION, *_EVENT), render=_compaction, transcript=True)
+COMPACTED = Op("compacted", (*_COMPACTION, *_EVENT))
 CANARY = Op("canary", (("event", str), ("token", str), ("rule", str), ("entry", str), ("passed", bool)))
 MAIL = Op("mail", (("id", str), ("to", str), ("kind", str), ("path", str), ("sha256", str)))
-READ = Op("read", (("mail", list),))  # the ids of the messages shown
-PROMISE = Op("promise", (("id", str), ("text", str), ("done", bool)))
+READ = Op("read", (("mail", list),), known=True)  # the ids of the messages shown
+PROMISE = Op("promise", (("id", str), ("text", str), ("done", bool)), known=True)
 RESUME = Op(
     "resume",
     (("budget", int), ("chars", int), ("read", list), ("checks", str), ("confidence", str), ("brief", dict), *_EVENT),
     journal=True,
     render=_resume,
+    transcript=True,
 )
 DELIVERY = Op("delivery", (("of", str), ("verdict", str), ("detail", str), ("ts", str)), journal=True)
 ACK = Op("ack", (("next", str), ("rejected", list), ("covered", float), ("line", str), ("via", str)), journal=True)
-PRECOMPRESS = Op("precompress", _EVENT, journal=True)
+PRECOMPRESS = Op("precompress", _EVENT, journal=True, transcript=True)
 
 OPS: dict[str, Op] = {
     op.name: op
