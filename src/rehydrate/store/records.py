@@ -11,7 +11,7 @@ A record arrived with `git pull`: its data is untrusted. `data_of(rec)` is the o
 on a record's shape. An op the table does not know is kept and shown (its data as text), never refused:
 `op_of(rec)` gives it an Op of its own that moves nothing.
 
-Standard library only, and none of it at import: the hook path reads records (tests/cli/test_imports.py).
+It imports layout.py alone (which imports nothing): the hook path reads records (tests/cli/test_imports.py).
 """
 
 from __future__ import annotations
