@@ -15,7 +15,7 @@ from rehydrate.brief.receipt import LOOK_BACK, last_given
 from rehydrate.checks import DEGRADED, OK, Finding
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import lock as fslock
-from rehydrate.store import WORDS, layout, views
+from rehydrate.store import WORDS, layout, records, views
 from rehydrate.store.local import journal
 from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
@@ -147,9 +147,7 @@ def from_reply(state: State, recent: list[Record] | None = None) -> dict[str, An
     if line is None:
         return None
     digest = wal.sha256(line.encode())
-    if any(
-        r.get("op") == "ack" and isinstance(r.get("data"), dict) and r["data"].get("line") == digest for r in recent
-    ):
+    if any(records.op_of(r) is records.ACK and records.data_of(r).get("line") == digest for r in recent):
         return None
     said, named = parse(line)
     data = _check(state, said, named)
@@ -224,7 +222,7 @@ def last(state: State, since: str | None, recent: list[Record] | None = None) ->
     """The newest `ack` record's data and time in the journal's last records (receipt.LOOK_BACK; recent: those, as
     the caller read them), if it is newer than since (the last checkpoint's time)."""
     for rec in journal.tail(state, LOOK_BACK) if recent is None else recent:
-        if rec.get("op") == "ack" and isinstance(rec.get("data"), dict):
+        if records.op_of(rec) is records.ACK and isinstance(rec.get("data"), dict):
             if since is not None and str(rec.get("ts", "")) < since:
                 return None
             return {**rec["data"], "ts": rec.get("ts")}

@@ -10,6 +10,7 @@ The journal is this worktree's own (never pulled by git): the path it names is t
 from __future__ import annotations
 
 from rehydrate.checks import DEGRADED, OK, Finding
+from rehydrate.store import records
 from rehydrate.store.local import journal
 
 TYPE_CHECKING = False
@@ -72,12 +73,10 @@ def last_given(recs: list[Record]) -> tuple[Record | None, dict[str, Any] | None
     journal's records newest first."""
     receipts: dict[str, dict[str, Any]] = {}
     for rec in recs:
-        data = rec.get("data")
-        if not isinstance(data, dict):
-            continue
-        if rec.get("op") == "delivery" and isinstance(data.get("of"), str):
+        data, op = records.data_of(rec), records.op_of(rec)
+        if op is records.DELIVERY and isinstance(data.get("of"), str):
             receipts.setdefault(data["of"], data)
-        elif rec.get("op") == "resume" and isinstance(data.get("brief"), dict):
+        elif op is records.RESUME and isinstance(data.get("brief"), dict):
             return rec, receipts.get(str(rec.get("h")))
     return None, None
 

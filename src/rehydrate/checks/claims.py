@@ -98,6 +98,8 @@ def _receipt_id(receipt: dict[str, Any]) -> str:
 
 
 def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[Finding]:
+    from rehydrate.store.evidence import worktree  # git's plumbing: only where there are claims to re-check
+
     tree: Any = None
     out = []
     for claim in claims:
@@ -119,8 +121,6 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
             out.append(Finding(NAME, NA, f"{said} is unverified: receipt {rid} recorded no work tree to compare"))
             continue
         if tree is None:
-            from rehydrate.store.evidence import worktree  # git's plumbing: only where a claim is there to re-check
-
             tree = worktree.tree_of(root, TREE_DEADLINE.get(context.scope, 4.0))
         if tree.sha is None:
             text = f"{said} not re-checked: the work tree now could not be hashed ({_quote(tree.why)})"
@@ -134,8 +134,6 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
             )
             out.append(Finding(NAME, OK, text))
             continue
-        from rehydrate.store.evidence import worktree
-
         changed = worktree.changed_between(root, str(ran_on[-1]), tree.sha, NAMED)
         what = (
             f": {', '.join(_name(p) for p in changed)} changed"

@@ -24,7 +24,7 @@ import os
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, layout
+from rehydrate.store import WORDS, layout, records
 from rehydrate.text import named, quoted
 
 TYPE_CHECKING = False
@@ -80,5 +80,8 @@ def _size(data: bytes) -> str:
 
 
 def _checkpoint(since: Since) -> str:
-    op = since.checkpoint.get("op") if since.checkpoint is not None else None
-    return f"the init (record {since.seq})" if op == "init" else f"checkpoint {since.seq}"
+    return (
+        f"the init (record {since.seq})"
+        if records.op_of(since.checkpoint) is records.INIT
+        else f"checkpoint {since.seq}"
+    )

@@ -14,7 +14,7 @@ import os
 from rehydrate import safejson
 from rehydrate.fs import lock as fslock
 from rehydrate.harness.base import Answer, Located, said
-from rehydrate.store import WORDS
+from rehydrate.store import WORDS, records
 from rehydrate.store.local import journal
 from rehydrate.store.locate import resolve_actor
 from rehydrate.store.wal import back as walback
@@ -140,19 +140,18 @@ def _already_given(state: State, session: str) -> tuple[dict[str, Any], bool] | 
     SessionStart compact gives (Claude Code 2.1: PreCompact, SessionStart compact, PostCompact)."""
 
     for rec, journaled in _history(state, 64):
-        data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
-        assert isinstance(data, dict)
-        if rec.get("op") == "resume":
+        data, op = records.data_of(rec), records.op_of(rec)
+        if op is records.RESUME:
             if data.get("session_id") == session and data.get("via") != "request":
                 return rec, journaled
             continue  # another session's brief, one printed by `rehydrate resume`, or one a request carried (it is
             # not in the conversation: Gemini CLI keeps nothing BeforeModel adds): it changed nothing
-        if rec.get("op") in ("precompress", "delivery", "ack"):
+        if op.journal:
             continue  # a note that a compression may follow, a delivery receipt, a restatement: they changed nothing
         other = data.get("session_id")
-        if rec.get("op") == "compaction" and isinstance(other, str) and other[:MAX_SESSION] != session:
+        if op is records.COMPACTION and isinstance(other, str) and other[:MAX_SESSION] != session:
             continue  # another session's compaction leaves this conversation as it was
-        if rec.get("op") == "compacted" or (rec.get("op") == "compaction" and data.get("phase") == "post"):
+        if op is records.COMPACTED or (op is records.COMPACTION and data.get("phase") == "post"):
             continue  # PostCompact ends a compaction: Claude Code runs it after SessionStart compact gave the brief
         return None
     return None
@@ -177,14 +176,12 @@ def after_compaction(harness: Harness, event: dict[str, Any], here: Located, who
         return Answer()
     state = here.state
     for rec, _ in _history(state, 64):
-        data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
-        assert isinstance(data, dict)
-        other = data.get("session_id")
+        other = records.data_of(rec).get("session_id")
         if not isinstance(other, str) or other[:MAX_SESSION] != session:
             continue
-        if rec.get("op") == "resume":
+        if records.op_of(rec) is records.RESUME:
             return Answer()  # the brief since
-        if rec.get("op") == "compaction":
+        if records.op_of(rec) is records.COMPACTION:
             break
     else:
         return Answer()
@@ -259,7 +256,7 @@ def stop(harness: Harness, event: dict[str, Any], here: Located, whole: bool = T
         return Answer()
     since = ""
     for rec in reversed(recent_records(here.state.wal_path, 256)):
-        if rec["op"] == "checkpoint":
+        if records.op_of(rec) is records.CHECKPOINT:
             since = rec["ts"]
     counter = getattr(harness, "tool_calls_since", None)
     if counter is None:

@@ -13,7 +13,7 @@ import os
 
 from rehydrate.harness.base import Answer
 from rehydrate.harness.events import recent_records, session_of
-from rehydrate.store import actors, layout
+from rehydrate.store import actors, layout, records
 from rehydrate.store import tasks as store
 from rehydrate.store.locate import resolve_actor
 from rehydrate.store.wal import back as walback
@@ -134,8 +134,8 @@ def _last_list(state: _Where, session: str | None) -> dict[str, dict[str, Any]]:
     """The last task list recorded for this session (within the WAL's last FOLD_BACK records), as fold_task keeps
     one; empty if there is none."""
     for rec in recent_records(state.wal_path, FOLD_BACK):
-        data = rec.get("data")
-        if rec.get("op") != "tasks" or not isinstance(data, dict) or rec.get("actor") != state.actor:
+        data = records.data_of(rec)
+        if records.op_of(rec) is not records.TASKS_OP or rec.get("actor") != state.actor:
             continue
         if data.get("session") != session or not isinstance(data.get("items"), list):
             return {}

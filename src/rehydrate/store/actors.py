@@ -14,7 +14,7 @@ import os
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.fs import create as fscreate
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, layout
+from rehydrate.store import WORDS, layout, records
 from rehydrate.store.layout import GOAL, HANDOFF, NEXT
 from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import lines as wallines
@@ -33,7 +33,7 @@ def pc_names(actor: str, last: Record | None) -> tuple[str, str]:
     actor whose log binds 99 (the one that wrote init, and a legacy second init), next/<actor>.md and
     handoff/<actor>.md for an actor that joined."""
     views = last.get("views") if last is not None else None
-    if last is None or last.get("op") == "init" or not isinstance(views, dict) or NEXT in views:
+    if last is None or records.op_of(last) is records.INIT or not isinstance(views, dict) or NEXT in views:
         return NEXT, HANDOFF
     return f"{layout.NEXT_DIR}/{actor}.md", f"{layout.HANDOFF_DIR}/{actor}.md"
 
@@ -41,9 +41,9 @@ def pc_names(actor: str, last: Record | None) -> tuple[str, str]:
 def record_view(actor: str, rec: Record) -> str:
     """The file a checkpoint, handoff or tasks record of this actor writes: the name its own views bind."""
     nxt, handoff = pc_names(actor, rec)
-    if rec["op"] == "tasks":
+    if records.op_of(rec) is records.TASKS_OP:
         return layout.tasks_view(nxt)
-    return nxt if rec["op"] == "checkpoint" else handoff
+    return nxt if records.op_of(rec) is records.CHECKPOINT else handoff
 
 
 def listed(root: str) -> list[str]:
@@ -124,10 +124,10 @@ def goal_data(state: State) -> dict[str, Any]:
             first = wallines.first_record(path, state.rel(layout.WAL_DIR, actor + ".jsonl"))
         except (OSError, RehydrateError):
             continue
-        data = first.get("data")
-        if first.get("op") == "rotate" and isinstance(data, dict):
-            data = data.get("goal")
-        if first.get("op") in ("init", "rotate") and isinstance(data, dict) and isinstance(data.get("goal"), str):
+        op, data = records.op_of(first), records.data_of(first)
+        if op is records.ROTATE:  # the goal as the init the archived log started with bound it
+            data = records.field(data, "goal", dict) or {}
+        if op in (records.INIT, records.ROTATE) and isinstance(data.get("goal"), str):
             return {"goal": data["goal"], "done_when": data.get("done_when")}
     raise RehydrateError(
         f"no log in {state.rel(layout.WAL_DIR)}/ starts with the goal (init)", "`rehydrate verify` lists the logs"

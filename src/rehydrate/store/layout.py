@@ -43,7 +43,6 @@ def is_actor(name: str) -> bool:
     return 0 < len(name) <= 64 and name[0].isascii() and name[0].isalnum() and set(name) <= _NAME_CHARS
 
 
-OP = r"^[a-z][a-z0-9_-]{0,31}$"
 GITATTRIBUTES = ".gitattributes"
 GITATTRIBUTES_TEXT = (
     "# written by rehydrate: logs and the append-only views merge line by line, keeping both sides' lines (the\n"
@@ -90,8 +89,7 @@ MAX_FIELD = 16 * 1024
 MAX_GOAL = 64 * 1024
 MAX_HANDOFF = 1024 * 1024
 
-# the ops that write each replaceable view, and the word for the command that writes it next
-PRODUCERS = {NEXT: ("checkpoint", "init"), HANDOFF: ("handoff",), TASKS: ("tasks",)}
+# the word for the command that writes each replaceable view next (store/records.py: the ops that write it)
 WRITERS = {NEXT: "checkpoint", HANDOFF: "handoff", TASKS: "change of the harness's task list"}
 MAX_VIEW = 4 << 20  # a view file larger than this is not read into a brief
 MAX_EDITED = 64 << 20  # a replaceable view (a hand edit: the WAL writes far less) is compared and kept up to this

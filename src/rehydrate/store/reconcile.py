@@ -13,7 +13,7 @@ import stat
 
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, layout, views
+from rehydrate.store import WORDS, Problem, layout, records, views
 from rehydrate.store.latches import binding
 from rehydrate.store.layout import GOAL, INVARIANTS
 from rehydrate.store.local import place as local
@@ -127,7 +127,7 @@ def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | No
     if lines.broken:  # (not collected: latches reads the log itself)
         _reconcile_views(state, snap, repair)
         return
-    from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
+    from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_cli_imports.py)
 
     latches.READ[state.wal_path] = (log_fp, lines)
     try:
@@ -405,7 +405,7 @@ def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | No
 
 
 def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
-    if snap.last["op"] == "init" and repair:  # a crash during init: write the views that are missing
+    if records.op_of(snap.last) is records.INIT and repair:  # a crash during init: write the views that are missing
         for name in apply(state, snap.last):
             snap.repaired.append(f"redid {state.rel(name)} from the WAL (init was interrupted)")
     changed, goal = views.differs(state, snap, GOAL)
@@ -429,7 +429,7 @@ def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
         snap.cache.verified(INVARIANTS, st, bound)
         return
     snap.cache.forget(INVARIANTS)
-    from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
+    from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_cli_imports.py)
 
     count = len(snap.problems)
     latches.check_invariants(state, snap, invariants, repair)

@@ -15,7 +15,7 @@ import os
 from rehydrate.errors import StateMissing, UsageError
 from rehydrate.fs import lock as fslock
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, actors, layout
+from rehydrate.store import WORDS, actors, layout, records
 from rehydrate.store.evidence import inforce, paths
 from rehydrate.store.layout import INVARIANTS, NEXT
 from rehydrate.store.local import journal, teamseen
@@ -111,7 +111,7 @@ class State:
 
     def recorded_lines(self) -> dict[str, list[Bound]]:
         """Every actor's recorded lines of 10_invariants.md, each in its actor's order (reads every log)."""
-        from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
+        from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_cli_imports.py)
 
         return latches.recorded_lines(self)
 
@@ -122,7 +122,7 @@ class State:
             raise actors.no_history(self)
         snap = reconcile(self, repair)
         if repair and snap.unrecorded:
-            from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
+            from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_cli_imports.py)
 
             latches.adopt(self, snap)
         return snap
@@ -147,14 +147,15 @@ class State:
         """Append records (each its data and the views it binds beyond the last record's), each chained to the one
         before, in one write and one fsync: a crash tears at most the last, which the next command cuts."""
         last = snap.last if snap is not None else None
-        acknowledged = snap.lost if snap is not None and op == "checkpoint" else None
+        kind = records.of(op)
+        acknowledged = snap.lost if snap is not None and kind is records.CHECKPOINT else None
         bound = dict(last["views"]) if last is not None else {}
         if snap is not None and snap.inv_ok and snap.inv is not None:
             bound[INVARIANTS] = snap.inv.text()
         recs: list[Record] = []
         lines: list[bytes] = []
         self.session.joined = None
-        if snap is not None and last is not None and len(snap.heads) > 1 and op != "resume":
+        if snap is not None and last is not None and len(snap.heads) > 1 and kind is not records.RESUME:
             # lines of work were merged (several heads): this write joins them, with a merge record first
             self.session.joined, line = graph.join(self, snap, last, bound)
             bound[NEXT] = self.session.joined["views"][NEXT]
@@ -178,7 +179,7 @@ class State:
             snap.heads, snap.merged = [recs[-1]], cache.merged
         cache.branch = written_on(self, git)
         if (
-            op == "checkpoint"
+            kind is records.CHECKPOINT
             and snap is not None
             and any(p.code == "rolled-back" and p.file != self.wal_rel for p in snap.problems)
         ):
@@ -225,11 +226,12 @@ class State:
         """A new record following `last` (and, for a merge record, `parents`: the other heads it joins), sealed, and
         its line. Its seq is one more than its parents' highest (a generation number)."""
         seqs = [int(r["seq"]) for r in ([last] if last is not None else []) + (parents or [])]
+        kind = records.of(op)
         rec: Record = {
             "v": wal.VERSION,
             "seq": max(seqs) + 1 if seqs else 1,
             "ts": self.session.entry_ts
-            if self.session.entry_ts is not None and op in ("invariant", "reject", "merge")
+            if self.session.entry_ts is not None and (kind.appends or kind is records.MERGE)
             else wal.now(),
             "actor": self.actor,
             "op": op,
@@ -242,9 +244,9 @@ class State:
         if git is not None:
             rec["git"] = git
         text = None
-        if op in layout.PRODUCERS[NEXT] or op == "merge":
+        if kind.moves == NEXT:  # 99 (an actor's own next/<actor>.md) rendered here, bound by the record itself
             text = render_record(rec).encode()
-            rec["views"][self.pc(last)[0] if op != "init" else NEXT] = wal.sha256(text)
+            rec["views"][self.pc(last)[0] if kind is not records.INIT else NEXT] = wal.sha256(text)
         signer = self._signing()
         if signer is not None:  # a keyed actor: the signature covers the record (store/keys/); `h` covers both
             rec["sig"] = signer.sign(rec)
@@ -289,7 +291,7 @@ class State:
         because = clean(because, one_line=True)
         guard = clean(guard, one_line=True) if guard else None
         contains = clean(contains, one_line=True) if contains else None
-        from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
+        from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_cli_imports.py)
 
         latches.check_entry("decision" if kind == "D" else "approach", text, because, guard, contains)
         data: dict[str, Any] = {"text": text, "because": because}  # id and line minted under the lock (write.command)
@@ -387,11 +389,9 @@ class State:
 
     def record(self, op: str, data: dict[str, Any]) -> Outcome:
         """Append a record that changes no view (compaction, receipt, ...)."""
-        import re  # the hook path never loads re (tests/cli/test_imports.py)
+        import re  # the hook path never loads re (tests/cli/test_cli_imports.py)
 
-        own = {"init", "invariant", "reject", "checkpoint", "handoff", "tasks", "rotate", "receipt", "stamp", "accept"}
-        own.add("key")
-        if op in own or not re.match(layout.OP, op):
+        if op in records.OWN or not re.match(records.NAME, op):
             raise UsageError(f"{op!r} cannot be recorded this way", "use the method of the same name")
         return write(self, op, data)
 

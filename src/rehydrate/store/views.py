@@ -14,7 +14,6 @@ from rehydrate.store.layout import (
     MAX_EDITED,
     MAX_VIEW,
     NEXT,
-    PRODUCERS,
     TASKS,
     VIEWS,
     WRITERS,
@@ -89,7 +88,7 @@ def render_next_record(rec: Record) -> str:
     data = rec["data"]
     git = rec.get("git") or {}
     head = git.get("head") if isinstance(git, dict) else None
-    if rec["op"] == "init":
+    if records.op_of(rec) is records.INIT:
         return render_next(
             None,
             rec["ts"],
@@ -133,7 +132,7 @@ def summary(rec: Record) -> str:
     if isinstance(value, dict) and "capture" in value:
         capture = value["capture"]
         value = {**value, "capture": records.capture_counts(capture) if isinstance(capture, dict) else "not a capture"}
-    if rec.get("op") == "tasks" and isinstance(value, dict):  # the list is in its view: here, its counts
+    if records.op_of(rec) is records.TASKS_OP and isinstance(value, dict):  # the list is in its view: here, its counts
         active, waiting, done = tasks.counts(value)
         value = {k: v for k, v in value.items() if k != "items"}
         value["items"] = {"open": active + waiting, "in_progress": active, "done": done}
@@ -242,7 +241,7 @@ def reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
         if not changed:
             continue
         expected = last["views"].get(name)
-        producers = PRODUCERS[view_kind(name)]
+        producers = records.PRODUCERS[view_kind(name)]
         prev = snap.prev if last["op"] in producers else None  # read only when needed (a tail read)
         lags = last["op"] in producers and (data is None or (prev is not None and sha(data) == prev["views"].get(name)))
         if lags or (data is None and expected is not None):
@@ -294,14 +293,14 @@ def render_view(name: str, rec: Record) -> str:
     work: store/wal/graph.py), 20_handoff.md by a handoff, 30_tasks.md by a tasks record (store/tasks.py). A rotate's
     carried record stands for the archived one."""
     kind = view_kind(name)
-    if rec.get("op") == "rotate":
+    if records.op_of(rec) is records.ROTATE:
         carried = rec["data"][_CARRIED[kind]]
         return render_view(name, carried)
     if kind == TASKS:
         return tasks.render(rec["data"])
     if kind != NEXT:
         return render_handoff(rec["data"]["text"])
-    if rec.get("op") == "merge":
+    if records.op_of(rec) is records.MERGE:
         return str(graph.render_merged(rec))
     return render_next_record(rec)
 
@@ -340,9 +339,9 @@ def last_producer(state: State, name: str) -> Record | None:
     found: Record | None = None
     name = view_kind(name)
     for rec in wallines.records(state.wal_path):
-        if rec["op"] in PRODUCERS[name]:
+        if rec["op"] in records.PRODUCERS[name]:
             found = rec
-        elif rec["op"] == "rotate":
+        elif records.op_of(rec) is records.ROTATE:
             carried = rec["data"].get(_CARRIED[name])
             found = carried if isinstance(carried, dict) else None
     return found
@@ -388,10 +387,11 @@ def extra_views(root: str) -> list[str]:
 def render_record(rec: Record) -> str:
     """A replaceable view as a record renders it: 99_next.md for a checkpoint or init (views.py) or a merge record
     (graph.py), 20_handoff.md for a handoff, 30_tasks.md for a tasks record (tasks.py)."""
-    if rec["op"] == "tasks":
+    op = records.op_of(rec)
+    if op is records.TASKS_OP:
         return tasks.render(rec["data"])
-    if rec["op"] == "merge":
+    if op is records.MERGE:
         return str(graph.render_merged(rec))
-    if rec["op"] == "handoff":
+    if op is records.HANDOFF_OP:
         return render_handoff(rec["data"]["text"])
     return render_next_record(rec)

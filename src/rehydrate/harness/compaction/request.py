@@ -8,6 +8,7 @@ from rehydrate.errors import RehydrateError
 from rehydrate.harness.base import Answer
 from rehydrate.harness.compaction.records import add_ref, capture_of
 from rehydrate.harness.events import COMPACTED, recent_records, reduced_text, render, session_of
+from rehydrate.store import records
 from rehydrate.store.local import journal
 from rehydrate.store.wal import record as wal
 
@@ -93,10 +94,10 @@ def _trigger(state: State, session: str) -> str:
     automatic compression before any brief, reads as manual."""
     seen = "unknown"
     for rec in journal.tail(state, 64):
-        data = rec.get("data")
-        if not isinstance(data, dict) or data.get("session_id") != session:
+        data = records.data_of(rec)
+        if data.get("session_id") != session:
             continue
-        if rec.get("op") != "precompress":
+        if records.op_of(rec) is not records.PRECOMPRESS:
             break  # this session's last brief (or a receipt of it): the notes before it are of an earlier compression
         if data.get("trigger") == "manual":
             return "manual"
@@ -110,9 +111,9 @@ def _compression_known(state: State, session: str, mark: str) -> bool:
     is in the WAL's recent records: the compression was recorded."""
 
     def ours(rec: dict[str, Any]) -> bool:
-        data = rec.get("data")
-        return isinstance(data, dict) and data.get("summary_sha256") == mark and data.get("session_id") == session
+        data = records.data_of(rec)
+        return data.get("summary_sha256") == mark and data.get("session_id") == session
 
-    if any(rec.get("op") == "resume" and ours(rec) for rec in journal.tail(state, 16)):
+    if any(records.op_of(rec) is records.RESUME and ours(rec) for rec in journal.tail(state, 16)):
         return True
-    return any(rec.get("op") == "compaction" and ours(rec) for rec in recent_records(state.wal_path, 256))
+    return any(records.op_of(rec) is records.COMPACTION and ours(rec) for rec in recent_records(state.wal_path, 256))

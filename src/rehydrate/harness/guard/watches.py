@@ -18,7 +18,7 @@ import os
 
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, layout
+from rehydrate.store import WORDS, layout, records
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
@@ -171,10 +171,13 @@ def _read_log(path: str, wanted: set[str], found: dict[str, Watch], room: int) -
 
 def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch]) -> None:
     """The watches a record carries: a reject's own fields; the lines of a rotate or an adoption, as recorded."""
-    data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
-    assert isinstance(data, dict)
-    op = rec.get("op")
-    if op == "reject" and data.get("id") in wanted and data["id"] not in found and isinstance(data.get("line"), str):
+    data, op = records.data_of(rec), records.op_of(rec)
+    if (
+        op is records.REJECT
+        and data.get("id") in wanted
+        and data["id"] not in found
+        and isinstance(data.get("line"), str)
+    ):
         guard, contains = data.get("guard"), data.get("contains")
         found[data["id"]] = (
             guard if isinstance(guard, str) and guard else None,
@@ -183,9 +186,9 @@ def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch]) -> Non
         )
         return
     lines: list[object] = []
-    if op == "rotate" and isinstance(data.get("lines"), list):
+    if op is records.ROTATE and isinstance(data.get("lines"), list):
         lines = data["lines"] + (data["adopted"] if isinstance(data.get("adopted"), list) else [])
-    elif op == "invariant" and data.get("adopted") and isinstance(data.get("line"), str):
+    elif op is records.INVARIANT and data.get("adopted") and isinstance(data.get("line"), str):
         lines = [data["line"]]
     for line in lines:
         ident = layout.entry_id(line) if isinstance(line, str) else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 from rehydrate.errors import UsageError
+from rehydrate.store import records
 from rehydrate.store.evidence.paths import is_hex, safe_rel
 from rehydrate.store.wal.back import anchor_of
 from rehydrate.text import clean
@@ -69,15 +70,14 @@ def current(after: list[Record], found: Record | None) -> Any:
     the record the checkpoint was found in: the newest stamp or accept record's, else the rotate record's (what was
     in force when its log was archived), else the checkpoint's. Shared by since.py and gather."""
     for rec in after:
-        if rec["op"] in ("stamp", "accept"):
+        if records.op_of(rec).evidence == "set":
             return rec["data"].get("evidence")
     if found is None:
         return None
-    if found["op"] == "rotate" and "evidence" in found["data"]:
+    if records.op_of(found) is records.ROTATE and "evidence" in found["data"]:
         return found["data"]["evidence"]
     anchor = anchor_of(found)
-    data = anchor.get("data") if anchor is not None else None
-    return data.get("evidence") if isinstance(data, dict) else None
+    return records.data_of(anchor).get("evidence")
 
 
 def pending(after: list[Record]) -> dict[str, dict[str, Any]]:
@@ -85,7 +85,7 @@ def pending(after: list[Record]) -> dict[str, dict[str, Any]]:
     newest receipt winning: {text: claim}."""
     out: dict[str, dict[str, Any]] = {}
     for rec in reversed(after):
-        text = rec["data"].get("claim") if rec["op"] == "receipt" else None
+        text = rec["data"].get("claim") if records.op_of(rec) is records.RECEIPT else None
         if isinstance(text, str):
             out.pop(text, None)
             out[text] = claim_of(text, rec)

@@ -5,6 +5,7 @@ files, and a checkpoint's claims resolved."""
 from __future__ import annotations
 
 from rehydrate.errors import UsageError
+from rehydrate.store import records
 from rehydrate.store.evidence.inforce import (
     MAX_STAMPS,
     PREFIX,
@@ -57,7 +58,7 @@ def gather(state: State, snap: Snapshot, wanted: list[str] | None = None) -> Gat
     else:
         back = walback.Back(state.wal_path, LOOKUP_BYTES)
         for _, rec in walback.along(back, snap.last["h"]) if not one_line else _needed(back):
-            if rec["op"] == "receipt":
+            if records.op_of(rec) is records.RECEIPT:
                 for w in [w for w in want if str(rec["h"]).startswith(w)]:
                     got.found[w] = rec
                     want.discard(w)
@@ -80,10 +81,8 @@ def gather(state: State, snap: Snapshot, wanted: list[str] | None = None) -> Gat
     return got
 
 
-_OPS = ("receipt", "stamp", "accept", "checkpoint", "init", "join", "rotate")
-
-
-_NEEDLES = tuple(f'"op":"{op}"'.encode() for op in _OPS)
+# the ops that bear on the evidence (a receipt, a stamp or an accept record) and the recovery points that carry it
+_NEEDLES = tuple(f'"op":"{name}"'.encode() for name, op in records.OPS.items() if op.evidence or op.recovery)
 
 
 def _needed(back: Any) -> Any:
@@ -94,33 +93,33 @@ def _needed(back: Any) -> Any:
             yield offset, walback.decode(raw, offset)
 
 
-def prepare(state: State, snap: Snapshot, op: str, data: dict[str, Any]) -> None:
+def prepare(state: State, snap: Snapshot, op: records.Op, data: dict[str, Any]) -> None:
     """Under the lock, before a stamp, accept or checkpoint record is sealed: the evidence in force carried forward
     (with this record's files added), and a checkpoint's claims resolved."""
     given = data.pop("_claims", None) or []
     wanted = [rid for _, rid in given if rid]
     got = gather(state, snap, wanted)
     force = got.evidence
-    if op == "stamp":
+    if op is records.STAMP:
         for path in data.get("dropped", []):
             if path not in force["stamps"] and path not in force["approvals"]:
                 raise UsageError(f"{path} is not stamped or approved", "`rehydrate status` lists what is")
             force["stamps"].pop(path, None)
             force["approvals"].pop(path, None)
         force["stamps"].update(data["files"])
-    elif op == "accept":
+    elif op is records.ACCEPT:
         force["approvals"][data["file"]] = {k: data[k] for k in APPROVAL_FIELDS if k in data}
     if len(force["stamps"]) + len(force["approvals"]) > MAX_STAMPS:
         raise UsageError(
             f"more than {MAX_STAMPS} files stamped or approved at once",
             "drop the stamps that no longer matter with `rehydrate stamp --drop FILE`",
         )
-    if op == "checkpoint":
+    if op is records.CHECKPOINT:
         claims = claims_for(got, given)
         if claims:
             data["claims"] = claims
     kept = carried(force)
-    if kept is not None or op != "checkpoint":
+    if kept is not None or op is not records.CHECKPOINT:
         data["evidence"] = kept if kept is not None else empty()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import Problem
+from rehydrate.store import Problem, records
 from rehydrate.store.keys import pins, refused, register, sign
 from rehydrate.store.local import teamseen
 from rehydrate.store.wal import back as walback
@@ -123,7 +123,7 @@ def _endorsed(state: State, actor: str, known: sign.Public, filed: sign.Public) 
                 continue
             rec = walback.decode(raw, 0)
             data = rec["data"]
-            if rec["op"] != "key" or data.get("id") != filed.id:
+            if records.op_of(rec) is not records.KEY or data.get("id") != filed.id:
                 continue
             endorsed = data.get("endorsed")
             if sign.verify(rec, filed) is not None or not isinstance(endorsed, dict) or endorsed.get("key") != known.id:
@@ -213,7 +213,7 @@ def _walk(
                     return newly, register.forged(actor, rel, rec, key, why, first)
                 newly.append((rec["h"], offset))
             first = False
-            if rec["op"] == "key" and isinstance(rec["data"], dict) and rec["data"].get("id") == key.id:
+            if records.op_of(rec) is records.KEY and records.data_of(rec).get("id") == key.id:
                 break  # the key took over here: the records before it were not signed by it
     except (wal.BadRecord, RehydrateError):
         pass  # damage is the chain's to name (verify reads every log whole)
@@ -230,7 +230,7 @@ def _archives(state: State, actor: str) -> list[Problem]:
         rec = wallines.first_record(path, rel) if fsio.lstat(path) is not None else None
     except RehydrateError:
         return []  # the chain check names a damaged first line
-    while rec is not None and rec["op"] == "rotate" and len(seen) < register.MAX_ARCHIVES:
+    while rec is not None and records.op_of(rec) is records.ROTATE and len(seen) < register.MAX_ARCHIVES:
         name = rec["data"].get("archive")
         if walscan.archive_error(rec) is not None or not isinstance(name, str) or name in seen:
             return []  # an unsafe or repeated name: the chain check names it (unsafe-path)

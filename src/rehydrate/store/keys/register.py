@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import Problem, layout
+from rehydrate.store import Problem, layout, records
 from rehydrate.store.keys import pins, sign
 from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import lines as wallines
@@ -121,7 +121,7 @@ def registration(
                 return _unregistered(state, actor, pub, where, rec)
             first = False
             data = rec["data"]
-            if rec["op"] == "key" and data.get("id") == pub.id and data.get("public") == pub.b64:
+            if records.op_of(rec) is records.KEY and data.get("id") == pub.id and data.get("public") == pub.b64:
                 return rec
     except (wal.BadRecord, RehydrateError):
         return None
@@ -150,7 +150,7 @@ def back(state: State, actor: str) -> Iterator[tuple[str, int, bytes]]:
             yield where, offset, raw
             if offset == 0:
                 oldest = walback.decode(raw, offset)
-        name = oldest["data"].get("archive") if oldest is not None and oldest["op"] == "rotate" else None
+        name = oldest["data"].get("archive") if oldest is not None and records.op_of(oldest) is records.ROTATE else None
         if oldest is None or not isinstance(name, str) or walscan.archive_error(oldest) is not None:
             return
         if fsio.lstat(state.path(name)) is None:
@@ -186,7 +186,7 @@ def starts(state: State) -> dict[str, tuple[str, str]]:
         path, seen = state.path(f"wal/{actor}.jsonl"), 0
         try:
             rec: Record | None = wallines.first_record(path, state.rel("wal", f"{actor}.jsonl"))
-            while rec is not None and rec["op"] == "rotate" and seen < MAX_ARCHIVES:
+            while rec is not None and records.op_of(rec) is records.ROTATE and seen < MAX_ARCHIVES:
                 name, seen = rec["data"].get("archive"), seen + 1
                 if walscan.archive_error(rec) is not None or not isinstance(name, str):
                     break
@@ -194,7 +194,7 @@ def starts(state: State) -> dict[str, tuple[str, str]]:
                 rec = wallines.first_record(archive, state.rel(name)) if fsio.lstat(archive) is not None else None
         except (RehydrateError, OSError):
             continue
-        if rec is not None and rec["op"] == "init":
+        if rec is not None and records.op_of(rec) is records.INIT:
             out[rec["h"]] = (str(rec["ts"]), str(rec["views"].get(layout.GOAL)))
     return out
 

@@ -12,7 +12,7 @@ import os
 
 from rehydrate.errors import UsageError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, actors
+from rehydrate.store import WORDS, Problem, actors, records
 from rehydrate.store.latches.binding import MAX_INVARIANTS, Lines, is_bound, lines_of
 from rehydrate.store.latches.order import (
     DUPLICATE,
@@ -116,10 +116,10 @@ def check_entry(word: str, text: str, because: str, guard: str | None, contains:
 def goal_data(state: State) -> dict[str, Any]:
     """The goal as bound by the first record of this actor's log (init, or rotate after an archive)."""
     first = wallines.first_record(state.wal_path, state.wal_rel)
-    if first["op"] == "join":  # an actor that joined: the goal as the actor that wrote init bound it
+    if records.op_of(first) is records.JOIN:  # an actor that joined: the goal as the actor that wrote init bound it
         return actors.goal_data(state)
     data = first["data"]
-    if first["op"] == "rotate":
+    if records.op_of(first) is records.ROTATE:
         data = data["goal"]
     return {"goal": data["goal"], "done_when": data.get("done_when")}
 
@@ -196,7 +196,7 @@ def _rebuild(state: State, snap: Snapshot, recorded: dict[str, list[Bound]], rep
         snap.inv_ok = False
         return None
     first = wallines.first_record(state.wal_path, state.wal_rel)
-    header = first["data"]["header"] if first["op"] == "init" else ""
+    header = first["data"]["header"] if records.op_of(first) is records.INIT else ""
     skip = len(bound_lines(first)) if header else 0
     text = header + "".join(
         ln + "\n" for a in sorted(recorded) for ln, _ in recorded[a][skip if a == state.actor else 0 :]
@@ -260,7 +260,7 @@ def check_invariants(state: State, snap: Snapshot, data: bytes | None, repair: b
 
 def _lags(snap: Snapshot, data: bytes | None) -> bool:
     last = snap.last
-    return last["op"] in ("invariant", "reject") and data is not None and inv_lags(data, last["data"]["line"])
+    return records.op_of(last).appends and data is not None and inv_lags(data, last["data"]["line"])
 
 
 def _settle(
@@ -320,8 +320,8 @@ def _minted(state: State, ident: str, line: str) -> bool:
     confirmed (its own text does not give its id with its record's time) counts as edited."""
     for a in state.actor_names():
         for rec in wallines.records(os.path.join(state.wal_dir, a + ".jsonl")):
-            data = rec.get("data")
-            if rec.get("op") not in ("invariant", "reject") or not isinstance(data, dict) or data.get("id") != ident:
+            data = records.data_of(rec)
+            if not records.op_of(rec).appends or data.get("id") != ident:
                 continue
             actor, ts, text = rec.get("actor"), rec.get("ts"), data.get("text")
             if not (isinstance(actor, str) and isinstance(ts, str) and isinstance(text, str)):

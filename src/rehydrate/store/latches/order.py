@@ -9,6 +9,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 
+from rehydrate.store import records
 from rehydrate.store.layout import entry_id
 from rehydrate.store.wal import record as wal
 from rehydrate.text import quoted
@@ -45,14 +46,14 @@ def bound_lines(rec: Record) -> list[Bound]:
     """The lines of 10_invariants.md that a record binds. A line adopted from a hand edit is bound where it stands.
     An `init` binds its header's lines, shared with any other actor's legacy `init`; a `join` (a new actor's first
     record) and a `merge` (the join of two lines of work) bind none."""
-    op, data = rec.get("op"), rec.get("data")
-    if not isinstance(data, dict):
+    op, data = records.op_of(rec), rec.get("data")
+    if not isinstance(data, dict):  # (a record of the wrong shape binds nothing)
         return []
-    if op == "init":
+    if op is records.INIT:
         return [_line(ln, True, shared=True) for ln in str(data.get("header", "")).split("\n") if ln.strip()]
-    if op in ("invariant", "reject") and isinstance(data.get("line"), str):
+    if op.appends and isinstance(data.get("line"), str):
         return [(data["line"], not data.get("adopted"))]
-    if op == "rotate" and isinstance(data.get("lines"), list):
+    if op is records.ROTATE and isinstance(data.get("lines"), list):
         # the header lines it carries (not entries: "- ID ...") are an init's, shared as the init's are: a union
         # with a branch that did not rotate brings the init record back beside the rotate
         adopted: list[Any] = data["adopted"] if isinstance(data.get("adopted"), list) else []
@@ -68,9 +69,6 @@ def _after(items: list[Bound], i: int) -> tuple[int, ...]:
     if type(item) is Line and item.after is not None:
         return item.after
     return (i - 1,) if i else ()
-
-
-_BINDS = frozenset(("init", "invariant", "reject", "rotate"))  # the ops whose records bind lines (bound_lines)
 
 
 class Collector:
@@ -100,9 +98,9 @@ class Collector:
             return
         if not isinstance(h, str) or h in self.front:
             return
-        op = rec.get("op")
+        op = records.op_of(rec)
         prev = rec.get("prev")
-        if op not in _BINDS and "parents" not in rec and isinstance(prev, str) and self.front.get(prev) == self.last:
+        if not op.binds and "parents" not in rec and isinstance(prev, str) and self.front.get(prev) == self.last:
             self.front[h] = self.last  # the usual record (a checkpoint following the one before): no line, no join
             return
         names = [rec.get("prev")]
@@ -112,12 +110,12 @@ class Collector:
         known = [self.front[n] for n in names if isinstance(n, str) and n in self.front]
         if not known and isinstance(rec.get("prev"), str):
             known = [self.last]  # a parent not in this log (a broken chain, or a rotate's archived last record)
-        if rec.get("op") == "rotate":
+        if op is records.ROTATE:
             self._rotate(rec, known)
             known = []
         base = tuple(sorted({i for f in known for i in f}))
         new = bound_lines(rec)
-        if self.carried and rec.get("op") != "rotate":  # already recorded by a rotate that archived them
+        if self.carried and op is not records.ROTATE:  # already recorded by a rotate that archived them
             new = [item for item in new if item[0] not in self.carried]
         for k, item in enumerate(new):
             i = len(self.items)
@@ -133,10 +131,10 @@ class Collector:
             self.broken, self.items = True, []  # not one line: ScanInfo.load's collector has them
             return
         self._last_h = h
-        op = rec.get("op")
-        if op not in _BINDS:
+        op = records.op_of(rec)
+        if not op.binds:  # (bound_lines: none)
             return
-        if op == "rotate":  # it carries every line before it
+        if op is records.ROTATE:  # it carries every line before it
             self.items = []
         self.items.extend(bound_lines(rec))
 

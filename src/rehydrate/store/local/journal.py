@@ -23,6 +23,7 @@ from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, Problem
 from rehydrate.store.local import place as local
+from rehydrate.store.records import RESUME, op_of
 from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
@@ -231,7 +232,7 @@ def reads(state: State) -> tuple[dict[str, Any] | None, str | None]:
             count += 1
             if len(last) < FOLD_LAST:
                 rec = _decoded(raw)
-                if rec is not None and rec["op"] == "resume":
+                if rec is not None and op_of(rec) is RESUME:
                     last.append(_brief_read(rec))
     except (RehydrateError, OSError):
         return None, None

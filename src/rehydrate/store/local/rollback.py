@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from rehydrate.store import records
 from rehydrate.store.local.seen import RING, Seen
 from rehydrate.store.wal import scan as walscan
 from rehydrate.text import clean
@@ -38,7 +39,7 @@ def lost_message(lost: dict[str, Any]) -> str:
     )
 
 
-_TRACKED = frozenset(("checkpoint", "merge", "rotate"))  # the ops Seen.track looks at
+_TRACKED = frozenset(op.name for op in (records.CHECKPOINT, records.MERGE, records.ROTATE))  # what Seen.track reads
 
 
 class ScanInfo:
@@ -85,9 +86,10 @@ class ScanInfo:
         if h16 in self.want:
             self.present.add(h16)
         op = rec["op"]
-        if op == "merge":
+        kind = records.of(op)
+        if kind is records.MERGE:
             self.merges += 1
-        elif op == "rotate" and isinstance(rec["prev"], str):
+        elif kind is records.ROTATE and isinstance(rec["prev"], str):
             self.archived.add(rec["prev"][:16])
         self.recent.append((rec["seq"], h16))
         if len(self.recent) > 4 * RING:

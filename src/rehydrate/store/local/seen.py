@@ -14,7 +14,7 @@ import stat
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS
+from rehydrate.store import WORDS, records
 from rehydrate.store.latches import binding
 from rehydrate.store.layout import INVARIANTS
 from rehydrate.store.wal import record as wal
@@ -248,16 +248,16 @@ class Seen:
         """The last checkpoint's next action and the open lines of work, as a record changes them."""
         seq, h16 = rec["seq"], str(rec["h"])[:16]
         data = rec["data"]
-        op = rec["op"]
-        if op == "merge":
+        op = records.op_of(rec)
+        if op is records.MERGE:
             from rehydrate.store.wal.graph import valid_lines  # off the hook path but for a merge record
 
             self.merged = valid_lines(data)
             return
-        if op == "rotate" and isinstance(data.get("checkpoint"), dict):
+        if op is records.ROTATE and isinstance(data.get("checkpoint"), dict):
             data, seq = data["checkpoint"].get("data"), data["checkpoint"].get("seq")
             h16 = str(rec["data"]["checkpoint"].get("h", ""))[:16]
-        elif op != "checkpoint":
+        elif op is not records.CHECKPOINT:
             return
         self.merged = None  # a checkpoint chooses the next action
         if isinstance(data, dict) and isinstance(seq, int) and isinstance(data.get("next"), str):
@@ -313,8 +313,7 @@ class Seen:
             return
         from rehydrate.store.latches.index import extend_summary  # not on a checkpoint's path: it does not write 10
 
-        data = rec["data"]
-        line = data.get("line") if isinstance(data, dict) else None
+        line = records.data_of(rec).get("line")
         scan = None
         if stats[INVARIANTS] is not None and isinstance(line, str) and isinstance(new, str):
             scan = extend_summary(self.scan, old, new, line.encode())

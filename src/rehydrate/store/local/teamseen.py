@@ -17,7 +17,7 @@ import os
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem
+from rehydrate.store import WORDS, Problem, records
 from rehydrate.store.local import place as local
 from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
@@ -149,7 +149,7 @@ def _present(log: str, entry: dict[str, Any]) -> bool:
                     return True
             if offset == 0 and raw:
                 rec = walback.decode(raw, offset)
-                return rec["op"] == "rotate" and int(rec["seq"]) > int(entry["seq"])
+                return records.op_of(rec) is records.ROTATE and int(rec["seq"]) > int(entry["seq"])
     except (wal.BadRecord, RehydrateError, OSError, ValueError, TypeError):
         return True  # damage: the chain check names it, not a rollback
     return False

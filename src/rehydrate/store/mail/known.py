@@ -9,7 +9,7 @@ import os
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS
+from rehydrate.store import WORDS, records
 from rehydrate.store.local import place as local
 from rehydrate.store.wal import record as wal
 
@@ -30,7 +30,9 @@ class Known:
 
     def add(self, rec: dict[str, Any]) -> None:
         data = rec["data"]
-        if rec["op"] == "rotate":  # the log before it archived: what it knew of mail and promises, carried
+        if (
+            records.op_of(rec) is records.ROTATE
+        ):  # the log before it archived: what it knew of mail and promises, carried
             self.read, self.promises = set(), {}
             carried = data.get("mail")
             if isinstance(carried, dict):
@@ -44,7 +46,7 @@ class Known:
                         if isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("text"), str)
                     )
             return
-        if rec["op"] == "read":
+        if records.op_of(rec) is records.READ:
             names = data.get("mail")
             if isinstance(names, list):
                 self.read.update(i for i in names if isinstance(i, str))
@@ -59,7 +61,13 @@ class Known:
             self.promises[ident] = {"text": data["text"], "ts": rec.get("ts"), "done": False}
 
 
-_MARKS = (b'"op":"read"', b'"op":"promise"', b'"op":"rotate"')
+def _tells(op: records.Op) -> bool:
+    """Whether a record of op tells what its actor knows of its mail: a read or a promise, or a rotate (carrying
+    what the archived log knew)."""
+    return op.known or op is records.ROTATE
+
+
+_MARKS = tuple(f'"op":"{name}"'.encode() for name, op in records.OPS.items() if _tells(op))
 
 
 _MARK = 32  # bytes before the cached end that must still be there for the cache to hold
@@ -87,7 +95,7 @@ def known(state: State) -> Known:
                 rec = wal.decode(line)
             except wal.BadRecord:
                 continue
-            if rec["op"] in ("read", "promise", "rotate") and isinstance(rec.get("data"), dict):
+            if _tells(records.op_of(rec)) and isinstance(rec.get("data"), dict):
                 found.add(rec)
     if cache_path is not None and end > 0:
         _save(cache_path, st, start + end, data[:end][-_MARK:] if end >= _MARK else None, found)

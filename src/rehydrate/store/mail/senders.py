@@ -9,7 +9,7 @@ import stat
 
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import Problem, layout
+from rehydrate.store import Problem, layout, records
 from rehydrate.store.mail.messages import ALL, MAIL_DIR, Message, folder_names, parse_name, read_message
 from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
@@ -61,7 +61,7 @@ class Senders:
                     continue
                 rec = walback.decode(raw, offset)
                 data = rec["data"]
-                if rec["op"] != "mail" or data.get("id") != m.id:
+                if records.op_of(rec) is not records.MAIL or data.get("id") != m.id:
                     continue
                 said = (data.get("path"), data.get("to"), data.get("kind"), data.get("sha256"))
                 if said != (rel, m.to, m.kind, wal.sha256(m.text.encode())):

@@ -14,7 +14,7 @@ import os
 
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS
+from rehydrate.store import WORDS, records
 from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
 
@@ -116,9 +116,10 @@ def decode(raw: bytes, offset: int) -> Record:
 def anchor_of(rec: Record) -> Record | None:
     """The checkpoint a record is or carries: a checkpoint, the init (the first next step) or a join (an actor's
     first record), or a rotate record's data.checkpoint (the archived log's last checkpoint); else None."""
-    if rec["op"] in ("checkpoint", "init", "join"):
+    op = records.op_of(rec)
+    if op.recovery and op is not records.ROTATE:
         return rec
-    carried = rec["data"].get("checkpoint") if rec["op"] == "rotate" else None
+    carried = rec["data"].get("checkpoint") if op is records.ROTATE else None
     return carried if isinstance(carried, dict) else None
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError
+from rehydrate.store import records
 from rehydrate.store.layout import HANDOFF, NEXT
 from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import lines as wallines
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
-MERGE = "merge"
 _NEXT_CAP = 300  # the most characters of a line's next action a merge record carries
 _MAX_LINES = 16  # the most lines of work one merge record lists
 _MAX_RENDERS = 64  # the most renderings of a view per line of work that a union-merged view is checked against
@@ -93,14 +93,14 @@ class Graph:
             node = self.index.get(at)
             if node is None:
                 break
-            if node.op in ops or node.op == "rotate":
+            if node.op in ops or records.of(node.op) is records.ROTATE:
                 rec = walback.read_at(self.path, node.offset)
                 if rec is None:
                     break
-                if rec["op"] != "rotate":
+                if records.op_of(rec) is not records.ROTATE:
                     out.append(rec)
                 else:
-                    carried = rec["data"].get("checkpoint" if "checkpoint" in ops else "handoff")
+                    carried = rec["data"].get("checkpoint" if records.CHECKPOINT.name in ops else "handoff")
                     if isinstance(carried, dict) and carried.get("op") in ops:
                         out.append(carried)
                     break
@@ -113,11 +113,11 @@ class Graph:
         for node in reversed(self.index.values()):
             if len(out) >= limit:
                 break
-            if node.op not in ops and node.op != "rotate":
+            if node.op not in ops and records.of(node.op) is not records.ROTATE:
                 continue
             rec = walback.read_at(self.path, node.offset)
-            if rec is not None and rec["op"] == "rotate":
-                rec = rec["data"].get("checkpoint" if "checkpoint" in ops else "handoff")
+            if rec is not None and records.op_of(rec) is records.ROTATE:
+                rec = rec["data"].get("checkpoint" if records.CHECKPOINT.name in ops else "handoff")
             if isinstance(rec, dict) and rec.get("op") in ops:
                 out.append(rec)
         return out
@@ -129,9 +129,9 @@ class Graph:
         while at is not None and at not in seen:
             seen.add(at)
             node = self.index.get(at)
-            if node is None or node.op in ("checkpoint", "init", "rotate", "join"):
+            if node is None or records.of(node.op).recovery:
                 return None
-            if node.op == MERGE:
+            if records.of(node.op) is records.MERGE:
                 return walback.read_at(self.path, node.offset)
             at = node.parents[0] if node.parents else None
         return None
@@ -149,7 +149,7 @@ def my_head(
                 return i
     if graph is not None and branch:
         for i, (_, rec) in enumerate(heads):
-            if _branch(graph.last_of(str(rec["h"]), ("checkpoint",))) == branch:
+            if _branch(graph.last_of(str(rec["h"]), (records.CHECKPOINT.name,))) == branch:
                 return i
     return 0
 
@@ -169,7 +169,7 @@ def lines(graph: Graph, heads: list[tuple[int, Record]], my_branch: str | None =
     """Each line of work (one per head, mine first): its head, seq, branch and last checkpoint."""
     out: list[dict[str, Any]] = []
     for i, (_, head) in enumerate(heads[:_MAX_LINES]):
-        cp = graph.last_of(str(head["h"]), ("checkpoint",))
+        cp = graph.last_of(str(head["h"]), (records.CHECKPOINT.name,))
         branch = _branch(cp) or _branch(head)
         if i == 0 and my_branch:
             branch = clean(my_branch, one_line=True)[:120]
@@ -180,8 +180,7 @@ def lines(graph: Graph, heads: list[tuple[int, Record]], my_branch: str | None =
 def _checkpoint(cp: Record | None) -> dict[str, Any] | None:
     if cp is None:
         return None
-    found = cp.get("data")
-    data: dict[str, Any] = found if isinstance(found, dict) else {}
+    data = records.data_of(cp)
     return {
         "seq": cp.get("seq"),
         "h": cp.get("h"),
@@ -205,7 +204,7 @@ def valid_lines(data: Any) -> list[dict[str, Any]]:
 def render_merged(rec: Record) -> str:
     """99_next.md as a merge record renders it: how many lines of work were merged, then each line's branch, last
     checkpoint, done and next action."""
-    found = valid_lines(rec.get("data"))
+    found = valid_lines(records.data_of(rec))
     out = [f"# Next: {len(found)} lines of work were merged (a checkpoint chooses)", ""]
     for i, line in enumerate(found):
         cp = line.get("checkpoint")
@@ -232,10 +231,11 @@ def join(state: State, snap: Snapshot, last: Record, bound: dict[str, str]) -> t
         merged = state.view_bytes(HANDOFF, snap)  # 20_handoff.md as the union left it
         if merged is not None:
             bound[HANDOFF] = wal.sha256(merged)
-    return state.seal(last, MERGE, {"lines": snap.merged or []}, dict(bound), None, snap.heads[1:])
+    return state.seal(last, records.MERGE.name, {"lines": snap.merged or []}, dict(bound), None, snap.heads[1:])
 
 
-_VIEW_OPS = ((NEXT, ("checkpoint", "init", MERGE)), (HANDOFF, ("handoff",)))
+# the ops whose records render 99 (a merge record too: it joins the heads' renderings) and 20
+_VIEW_OPS = tuple((view, tuple(n for n, op in records.OPS.items() if op.moves == view)) for view in (NEXT, HANDOFF))
 
 
 def head_views(graph: Graph, heads: list[Record]) -> dict[str, list[Record]]:
@@ -263,7 +263,7 @@ def _archived_producers(graph: Graph) -> list[Record]:
     _MAX_RENDERS of each view an archive. Read back from each archive's end, bounded; an archive name that is not
     a plain file of archive/ is skipped (the scan names it), as is any damage."""
     root = os.path.dirname(os.path.dirname(graph.path))
-    rotates = [node for node in graph.index.values() if node.op == "rotate"][-_MAX_ARCHIVES:]
+    rotates = [node for node in graph.index.values() if records.of(node.op) is records.ROTATE][-_MAX_ARCHIVES:]
     out: list[Record] = []
     for node in rotates:
         rec = walback.read_at(graph.path, node.offset)

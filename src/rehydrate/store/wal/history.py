@@ -8,7 +8,6 @@ arrive with `git pull`): nothing here follows a link, blocks on a FIFO or trusts
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
@@ -46,7 +45,7 @@ class Entry:
 
     def summary(self, limit: int = SUMMARY) -> str:
         """A short, cleaned, one-line summary of the record's data."""
-        return _shorten(clean(_summary(self.op, self.data), one_line=True), limit)
+        return _shorten(clean(records.of(self.op).summary(self.data), one_line=True), limit)
 
 
 class Damaged:
@@ -156,35 +155,3 @@ def _read_file(
 
 def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def _summary(op: str, data: dict[str, Any]) -> str:
-    """What a person wants to see of a record first; for an op it does not know, the data itself."""
-    get = data.get
-    if op == "init":
-        return f"goal: {_text(get('goal', ''))}"
-    if op in ("invariant", "reject"):
-        line = _text(get("line", ""))
-        return line[2:] if line.startswith("- ") else line
-    if op == "checkpoint":
-        return f"done: {_text(get('done', ''))}; next: {_text(get('next', ''))}"
-    if op == "handoff":
-        text = _text(get("text", ""))
-        return f"{len(text):,} characters: {text}"
-    if op == "rotate":
-        return f"archived {_text(get('records', '?'))} record(s) to {_text(get('archive', ''))}"
-    if op == "compaction":
-        parts = [f"{k} {_text(get(k))}" for k in ("phase", "trigger") if get(k) not in (None, "")]
-        if get("summary_chars") is not None:
-            parts.append(f"summary of {_text(get('summary_chars'))} characters")
-        captured = get("capture")
-        if isinstance(captured, dict):  # counts, never the captured text (store/records.py)
-            parts.append(f"captured: {records.capture_counts(captured)}")
-        return ", ".join(parts) or _text(data)
-    if op == "resume":
-        return f"confidence {_text(get('confidence', '?'))}, {_text(get('chars', '?'))} characters"
-    return _text(data)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 from rehydrate import safejson
+from rehydrate.store import records
 from rehydrate.store.wal import digest
 
 TYPE_CHECKING = False
@@ -121,26 +122,15 @@ def _parse(line: bytes) -> tuple[str, Record]:
     return text, obj
 
 
-# What each known op's data must hold, so that a view can be redone from it. Unknown ops are kept as they are.
-_SHAPES: dict[str, tuple[tuple[str, type], ...]] = {
-    "init": (("goal", str), ("header", str)),
-    "invariant": (("line", str),),
-    "reject": (("line", str),),
-    "checkpoint": (("goal", str), ("done", str), ("next", str)),
-    "handoff": (("text", str),),
-    "rotate": (("archive", str), ("goal", dict), ("lines", list)),
-}
-
-
 def _shape_error(rec: Record) -> str | None:
     data = rec["data"]
     if not all(isinstance(v, str) for v in rec["views"].values()):
         return "its views map holds something other than hashes"
     if not isinstance(rec["op"], str) or not isinstance(data, dict):
         return "its op or data has the wrong type"
-    for key, kind in _SHAPES.get(rec["op"], ()):
-        if not isinstance(data.get(key), kind):
-            return f"a {rec['op']} record without a valid data.{key} (written by another tool?)"  # op: a known name
+    key = records.of(rec["op"]).lacks(data)  # what a view is redone from; an unknown op needs nothing
+    if key is not None:
+        return f"a {rec['op']} record without a valid data.{key} (written by another tool?)"  # op: a known name
     return None
 
 

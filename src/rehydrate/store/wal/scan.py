@@ -10,7 +10,7 @@ parent are the log's heads.
 from __future__ import annotations
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store import INFO, Problem
+from rehydrate.store import INFO, Problem, records
 from rehydrate.store.wal import digest
 from rehydrate.store.wal.lines import Line, conflicted, parsed, scan, unrepairable
 from rehydrate.store.wal.record import is_conflict_marker, other_parents, parents_of
@@ -59,8 +59,7 @@ def archive_error(rec: Record) -> str | None:
     """Why a rotate record's archive path is not a plain file name in archive/, or None."""
     import re  # here: the hook path, which never checks an archive's name, does not load re
 
-    data = rec.get("data")
-    name = data.get("archive") if isinstance(data, dict) else None
+    name = records.data_of(rec).get("archive")
     if isinstance(name, str) and re.match(ARCHIVE_NAME, name):
         return None
     shown = clean(str(name)[:160], one_line=True)[:120]
@@ -210,7 +209,7 @@ class _Scan:
         """Whether a record's parents are all earlier records of the file (or it may start the log)."""
         parents = parents_of(rec)
         if not self.known:
-            return not parents or rec["op"] == "rotate"
+            return not parents or records.op_of(rec) is records.ROTATE
         return bool(parents) and all(p in self.known for p in parents)
 
     def record(self, rec: Record, number: int, offset: int) -> None:
@@ -224,7 +223,7 @@ class _Scan:
             self.visit(rec)
         if self.heads is not None:
             self.heads.add(offset, rec, parents)
-        if rec["op"] == "rotate":
+        if records.op_of(rec) is records.ROTATE:
             why = archive_error(rec)
             if why is not None:
                 self.add("unsafe-path", number, f"refusing record {rec['seq']} (rotate): {why}")
@@ -238,13 +237,14 @@ class _Scan:
     def first(self, rec: Record, number: int, damaged: bool) -> None:
         if damaged:
             return
-        if rec["op"] in ("init", "join") and rec["prev"] is not None:
+        op = records.op_of(rec)
+        if op.starts and rec["prev"] is not None:
             self.add("chain-broken", number, f"the {rec['op']} record has a prev hash")
-        elif rec["op"] not in ("init", "join", "rotate"):
+        elif not op.starts and op is not records.ROTATE:
             self.add("chain-broken", number, "the log does not start with init or rotate")
 
     def chained(self, rec: Record, number: int, damaged: bool, parents: list[str]) -> None:
-        if not parents and rec["op"] in ("init", "join"):
+        if not parents and records.op_of(rec).starts:
             return  # a root: a union puts the base's records after the other side's rotate, which replaced them
         known = self.known
         last = known.last if known.all is None else None
@@ -253,7 +253,7 @@ class _Scan:
         else:
             seqs = [known.get(p) for p in parents]
         if not parents or None in seqs:  # (a rotate's prev may be in the archive: a union can put it before it)
-            if not damaged and not (rec["op"] == "rotate" and not other_parents(rec)):
+            if not damaged and not (records.op_of(rec) is records.ROTATE and not other_parents(rec)):
                 self.add(
                     "chain-broken",
                     number,

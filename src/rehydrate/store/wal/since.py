@@ -22,7 +22,7 @@ import stat
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import views
+from rehydrate.store import records, views
 from rehydrate.store.evidence import inforce
 from rehydrate.store.local import journal
 from rehydrate.store.wal import back as walback
@@ -147,7 +147,7 @@ def _with_reads(state: State, ts: str | None, after: list[Record]) -> list[Recor
     written since the checkpoint's time (store/local/journal.py: where a read is logged) merged in by time, at most
     MAX_READS of them; a WAL record counts as the newer at the same millisecond. A journal that cannot be read adds
     nothing."""
-    read = [r for r in journal.since(state, ts, MAX_READS) if r["op"] in ("resume", "precompress")]
+    read = [r for r in journal.since(state, ts, MAX_READS) if records.op_of(r).transcript and records.op_of(r).journal]
     if not read:
         return after
     merged: list[Record] = []
@@ -177,7 +177,7 @@ class _Held:
         self.skipped = 0
 
     def add(self, rec: Record) -> None:
-        if rec["op"] in ("compaction", "precompress", "resume") and len(self.paths) < MAX_TRANSCRIPTS:
+        if records.op_of(rec).transcript and len(self.paths) < MAX_TRANSCRIPTS:
             ref = _ref(rec)
             if ref is not None and ref.path not in self.paths:
                 self.paths.add(ref.path)
@@ -199,14 +199,13 @@ class _Held:
 
 def _set_checkpoint(since: Since, anchor: Record, found: Record) -> None:
     since.checkpoint = anchor
-    seq, ts, data, git = anchor.get("seq"), anchor.get("ts"), anchor.get("data"), anchor.get("git")
+    seq, ts, data, git = anchor.get("seq"), anchor.get("ts"), records.data_of(anchor), anchor.get("git")
     since.seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
     since.ts = ts if isinstance(ts, str) else None
-    data = data if isinstance(data, dict) else {}
     since.next = _text(data.get("next"))
     since.done = _text(data.get("done"))
     since.git = git if isinstance(git, dict) else None
-    if found["op"] == "rotate":  # the archived log's last handoff, if it came after the carried checkpoint
+    if records.op_of(found) is records.ROTATE:  # the archived log's last handoff, if after the carried checkpoint
         carried = found["data"].get("handoff")
         if isinstance(carried, dict) and isinstance(carried.get("seq"), int) and since.seq is not None:
             since.handoff = carried if carried["seq"] > since.seq else None
@@ -238,15 +237,15 @@ def _collect(since: Since, after: list[Record]) -> None:
     """The handoff, compactions, capture and transcript references among the records after the checkpoint."""
     seen: set[str] = set()
     for rec in after:  # newest first
-        op, data = rec["op"], rec["data"]
-        if op == "handoff" and since.handoff is None:
+        op, data = records.op_of(rec), rec["data"]
+        if op is records.HANDOFF_OP and since.handoff is None:
             since.handoff = rec
-        elif op == "compaction":
+        elif op is records.COMPACTION:
             since.compactions.append(rec)
             capture = data.get("capture")
             if since.capture is None and isinstance(capture, dict):
                 since.capture = capture
-        if op in ("compaction", "precompress", "resume"):
+        if op.transcript:
             ref = _ref(rec)
             if ref is not None and ref.path not in seen and len(since.transcripts) < MAX_TRANSCRIPTS:
                 seen.add(ref.path)
@@ -257,8 +256,7 @@ def _evidence(since: Since, after: list[Record], found: Record | None) -> None:
     """The claims to check (the checkpoint's, then those of `receipt` records since, a newer one of the same text
     replacing an older) and the evidence in force (store/evidence/inforce.py: current); untrusted: checks/claims.py
     reads them."""
-    data = since.checkpoint.get("data") if isinstance(since.checkpoint, dict) else None
-    claims = data.get("claims") if isinstance(data, dict) else None
+    claims = records.data_of(since.checkpoint).get("claims")
     by_text: dict[str, dict[str, Any]] = {}
     for claim in claims if isinstance(claims, list) else []:
         if isinstance(claim, dict) and isinstance(claim.get("text"), str):

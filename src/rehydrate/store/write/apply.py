@@ -8,7 +8,7 @@ import stat
 
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, actors, layout
+from rehydrate.store import WORDS, Problem, actors, layout, records
 from rehydrate.store.layout import GOAL, HANDOFF, INVARIANTS, NEXT
 from rehydrate.store.local.seen import fingerprint
 from rehydrate.store.views import render_goal, render_next_record, render_record
@@ -46,7 +46,7 @@ def finish_rotate(state: State, snap: Snapshot, last_offset: int, repair: bool) 
     """My head a rotate record that is not the log's first line, and the only head: a rotate was interrupted
     between its append and the log's replacement. Finished (with repair), else named."""
     last = snap.last
-    if last["op"] == "rotate" and last_offset > 0 and len(snap.heads) == 1:
+    if records.op_of(last) is records.ROTATE and last_offset > 0 and len(snap.heads) == 1:
         check_archive(state, last, wallines.line_number(state.wal_path, last_offset))
         if repair:
             apply(state, last)
@@ -74,9 +74,9 @@ def apply(state: State, rec: Record) -> list[str]:
 
 def _apply_record(state: State, rec: Record) -> list[str]:
     session = state.session
-    op = rec["op"]
+    op = records.op_of(rec)
     data = rec["data"]
-    if op == "init":
+    if op is records.INIT:
         done = []
         for name, text in (
             (INVARIANTS, data["header"]),
@@ -89,16 +89,16 @@ def _apply_record(state: State, rec: Record) -> list[str]:
                 session.wrote[name] = fsio.replace(state.path(name), text.encode(), "view.replace", words=WORDS)
                 done.append(name)
         return done
-    if op in ("invariant", "reject"):
+    if op.appends:
         from rehydrate.store.latches import (
             latch as latches,  # not on the hook path: checkpoints and resumes do not bind lines
         )
 
         return [INVARIANTS] if latches.append_line(state, data["line"], redo=False) else []
-    if op in ("checkpoint", "handoff", "merge", "tasks"):
-        name = HANDOFF if op == "handoff" else layout.TASKS if op == "tasks" else NEXT
+    if op.moves in (NEXT, HANDOFF, layout.TASKS):  # a replaceable view (the init's was written above)
+        name = op.moves
         if name not in rec["views"]:  # an actor that joined: its own program counter (store/actors.py)
-            name = actors.pc_names(state.actor, rec)[0] if op == "merge" else actors.record_view(state.actor, rec)
+            name = actors.pc_names(state.actor, rec)[0] if op is records.MERGE else actors.record_view(state.actor, rec)
             actors.ensure_folder(state, name)
         rendered, session.rendered = session.rendered, None
         # the bytes State.seal just rendered for this very record, else rendered here
@@ -106,7 +106,7 @@ def _apply_record(state: State, rec: Record) -> list[str]:
         st = session.wrote[name] = fsio.replace(state.path(name), raw, "view.replace", words=WORDS)
         state.memo.wrote_view(name, st, raw)
         return [name]
-    if op == "rotate":
+    if op is records.ROTATE:
         check_archive(state, rec, None)
         fsio.ensure_dir(state.path(layout.ARCHIVE_DIR), "mkdir.archive", WORDS)
         check_archive(state, rec, None)  # the folder as it is now that it exists

@@ -8,7 +8,7 @@ import os
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import lock as fslock
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, layout, views
+from rehydrate.store import WORDS, Problem, layout, records, views
 from rehydrate.store.evidence import inforce, prepare
 from rehydrate.store.layout import INVARIANTS
 from rehydrate.store.reconcile import current_branch
@@ -55,13 +55,13 @@ def current_goal(state: State, snap: Snapshot) -> str:
             return goal
     if len(snap.heads) > 1:  # lines of work merged (99 holds each side's): my line's last checkpoint (graph.py)
         for rec in snap.head_views.get(layout.NEXT, []):  # mine first, newest first
-            data = rec.get("data")
-            if rec.get("op") == "checkpoint" and isinstance(data, dict) and isinstance(data.get("goal"), str):
-                return str(data["goal"])
+            goal = records.field(records.data_of(rec), "goal", str)
+            if records.op_of(rec) is records.CHECKPOINT and goal is not None:
+                return str(goal)
     producer = views.last_producer(state, name)  # 99 was edited or deleted: ask the WAL (a full read)
-    if producer is not None and producer["op"] == "checkpoint":
+    if producer is not None and records.op_of(producer) is records.CHECKPOINT:
         return str(producer["data"]["goal"])
-    from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_imports.py)
+    from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_cli_imports.py)
 
     return str(latches.goal_data(state)["goal"]).split("\n")[0]
 
@@ -127,7 +127,7 @@ def status_extra(state: State, out: Any) -> dict[str, Any]:
 
 def rotate(state: State) -> Outcome:
     """State.rotate: under the lock, the log archived and a new one started by a rotate record."""
-    from rehydrate.store.latches.latch import rotate_data  # off the hook path (tests/cli/test_imports.py)
+    from rehydrate.store.latches.latch import rotate_data  # off the hook path (tests/cli/test_cli_imports.py)
 
     with fslock.locked(state.root, words=WORDS):
         snap = state.begin()
