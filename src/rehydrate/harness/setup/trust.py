@@ -73,16 +73,26 @@ def _inside(path: str, folder: str) -> bool:
 # ------------------------------------------------------------------------------------------------ the checks
 
 
-def our_hooks(path: str, comments: bool, is_ours: Any) -> tuple[list[tuple[str, int, int, str]], str | None]:
-    """Our hook commands in a settings file: (event, group index, handler index, command); or an error."""
+def _loaded(path: str, comments: bool) -> tuple[dict[str, Any], str | None]:
+    """A settings file read (capped) and parsed: {} when it is not there, and the error when it does not parse."""
     data = read_capped(path)
     if data is None:
-        return [], None
+        return {}, None
     try:
-        loaded = settings.load_json(data, comments=comments)
+        return settings.load_json(data, comments=comments), None
     except RehydrateError as e:
-        return [], e.message
-    hooks = loaded.get("hooks")
+        return {}, e.message
+
+
+def _hooks_of(path: str, comments: bool) -> tuple[object, str | None]:
+    """The `hooks` value of a settings file, or None; and the error when it does not parse."""
+    loaded, error = _loaded(path, comments)
+    return loaded.get("hooks"), error
+
+
+def our_hooks(path: str, comments: bool, is_ours: Any) -> tuple[list[tuple[str, int, int, str]], str | None]:
+    """Our hook commands in a settings file: (event, group index, handler index, command); or an error."""
+    hooks, error = _hooks_of(path, comments)
     found = []
     if isinstance(hooks, dict):
         for event, groups in hooks.items():
@@ -91,39 +101,26 @@ def our_hooks(path: str, comments: bool, is_ours: Any) -> tuple[list[tuple[str, 
                 for hi, h in enumerate(handlers if isinstance(handlers, list) else []):
                     if isinstance(h, dict) and is_ours(h.get("command", "")):
                         found.append((str(event), gi, hi, str(h["command"])))
-    return found, None
+    return found, error
 
 
 def flat_hooks(path: str, key: str) -> tuple[list[tuple[str, int, int, str]], str | None]:
     """rehydrate's commands (under `key` in each entry) in a hooks file of flat entries: (event, entry index, 0,
     command); or an error."""
-    data = read_capped(path)
-    if data is None:
-        return [], None
-    try:
-        loaded = settings.load_json(data, comments=False)
-    except RehydrateError as e:
-        return [], e.message
-    hooks = loaded.get("hooks")
+    hooks, error = _hooks_of(path, comments=False)
     found = []
     for event, entries in hooks.items() if isinstance(hooks, dict) else ():
         for i, entry in enumerate(entries if isinstance(entries, list) else []):
             command = entry.get(key) if isinstance(entry, dict) else None
             if isinstance(command, str) and settings.is_our_command(command):
                 found.append((str(event), i, 0, command))
-    return found, None
+    return found, error
 
 
 def wrapped_hooks(path: str) -> list[str]:
     """The hook commands in a settings file (any harness's shape: a "command", "bash" or "powershell" string anywhere
     under `hooks`) that run `rehydrate hook` among other things."""
-    data = read_capped(path)
-    if data is None:
-        return []
-    try:
-        loaded = settings.load_json(data, comments=True)
-    except RehydrateError:
-        return []
+    loaded, _ = _loaded(path, comments=True)
     found: list[str] = []
 
     def walk(node: Any, depth: int = 0) -> None:
