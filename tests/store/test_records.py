@@ -202,7 +202,12 @@ def by_hand(root: Path) -> list[str]:
     return out
 
 
-def test_store_asks_the_table_instead_of_comparing_op_names() -> None:
+def test_store_asks_the_table_instead_of_comparing_op_names(tmp_path: Path) -> None:
+    # the search sees what it must see (a search that finds nothing passes nothing)
+    (tmp_path / "sample.py").write_text(
+        'if rec["op"] == "checkpoint":\n    pass\nif op in ("init", "join"):\n    pass\nOWN = ("mail", "read")\n'
+    )
+    assert {line.split(":")[1] for line in by_hand(tmp_path)} == {"1", "3", "5"}
     found = by_hand(STORE)
     assert not found, "compare with store/records.py's table instead:\n" + "\n".join(found)
 
