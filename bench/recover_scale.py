@@ -755,7 +755,7 @@ def _cut_case(args: argparse.Namespace, template: str, tmp: str, path: str, size
 # ---------------------------------------------------------------------------------------------------- history
 # Part 3: the SessionStart hook must not grow with the sessions since the checkpoint. Each SessionStart writes a
 # `resume` record to the worktree's journal (store/local/journal.py), which the hook reads back (events._already_given,
-# store/since.find) besides the WAL: 10 against 1,000 resume records.
+# store/wal/since.find) besides the WAL: 10 against 1,000 resume records.
 
 
 def history_project(folder: str, resumes: int) -> tuple[str, dict[str, str]]:
@@ -779,7 +779,7 @@ def history_project(folder: str, resumes: int) -> tuple[str, dict[str, str]]:
 
 
 def since_inproc(project: str) -> Callable[[], float]:
-    """store.since.find on project's state, in this process (read only): the back-scan alone."""
+    """store.wal.since.find on project's state, in this process (read only): the back-scan alone."""
     from rehydrate.store.state import State
     from rehydrate.store.wal import since
 
@@ -829,7 +829,7 @@ def _history(args: argparse.Namespace, tmp: str) -> int:
     rows: list[tuple[object, ...]] = []
     for label, t in (
         ("whole process: hook claude, SessionStart compact", times),
-        ("in-process: store.since.find (the back-scan alone)", inproc_times),
+        ("in-process: store.wal.since.find (the back-scan alone)", inproc_times),
     ):
         small, big, ratio, per_round = _ratios(t)
         rows.append((label, f"{small:.2f}", f"{big:.2f}", f"{ratio:.3f}", f"{per_round:.3f}"))

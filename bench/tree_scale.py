@@ -6,7 +6,7 @@ in this process, interleaved round by round (order rotating, --warmup rounds thr
 
 - tree: this checkout's tree_of (it reads the index for entries marked assume-unchanged or skip-worktree while
   `git add -A` runs);
-- tree[REV]: the tree_of of store/evidence/worktree.py (store/evidence.py before it was a package) at commit REV (`git
+- tree[REV]: the tree_of of store/evidence/worktree.py (store/evidence/ before it was a package) at commit REV (`git
   show`), loaded beside this checkout's modules;
 - tree[marked]: this checkout's tree_of with --marked files marked assume-unchanged in the real index (its slow
   path: unmark them in the scratch index, `git add -A` again).
@@ -44,11 +44,11 @@ def build(root: str, files: int, dirs: int) -> None:
 
 
 def _old_evidence(rev: str) -> Any:
-    """The module of tree_of as it is at commit rev (store/evidence/worktree.py, or store/evidence.py before the
+    """The module of tree_of as it is at commit rev (store/evidence/worktree.py, or store/evidence/ before the
     package), loaded as a module of its own beside this checkout's."""
     import importlib.util
 
-    for path in ("src/rehydrate/store/evidence/worktree.py", "src/rehydrate/store/evidence.py"):
+    for path in ("src/rehydrate/store/evidence/worktree.py", "src/rehydrate/store/evidence/"):
         try:
             _common.run(["git", "cat-file", "-e", f"{rev}:{path}"], cwd=_common.REPO)
             break

@@ -165,7 +165,7 @@ def test_recover_scale_history_part_runs_small_and_prints_its_lines(
     assert recover_scale.main(argv) == 0
     out = capsys.readouterr().out
     assert "small: 3 resume records after the checkpoint" in out and "big: 30 resume records" in out
-    assert "hook big/small (whole process) = " in out and "store.since.find" in out and "reproduce: " in out
+    assert "hook big/small (whole process) = " in out and "store.wal.since.find" in out and "reproduce: " in out
 
 
 @pytest.fixture

@@ -2,7 +2,8 @@
 
 Only what the parts rely on is pinned here: the closed status set, Finding's ask and ledger entry, Context's old
 and new arguments, the check order with the mail slots, run_all's start-then-run, the ledger's JSON shape, and the
-signatures of the parts still to be built (store.since, transcripts.recent, harness.capture, proc, checks.git.probe)."""
+signatures of the parts still to be built (store.wal.since, transcripts.recent, harness.compaction.capture, proc,
+checks.git.probe)."""
 
 from __future__ import annotations
 

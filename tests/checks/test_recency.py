@@ -1,7 +1,7 @@
 """recency (checks/recency.py): the actor's own last turns since the last checkpoint, from the transcript's tail.
 
 A real state in a real git repository, real transcripts written by tests/scenarios/transcripts.py in each harness's
-own folder under a temporary HOME, the WAL read back by store.since.find as the brief and `recover` do. A path the
+own folder under a temporary HOME, the WAL read back by store.wal.since.find as the brief and `recover` do. A path the
 WAL recorded is untrusted (it arrived by git pull): the hostile cases plant it outside the harness's folder, behind a
 symbolic link, on another host, in another project, as a FIFO, with a NUL.
 """

@@ -107,7 +107,7 @@ def test_with_a_key_reads_load_no_crypto_and_a_checkpoint_only_its_compiled_bind
 
 
 def test_dirty_files_are_hashed_by_the_built_in_sha1_on_the_hook_path(repo: Path) -> None:
-    """A checkpoint binds the dirty files' content (store/gitinfo.blobs) and the brief's live-state compares it:
+    """A checkpoint binds the dirty files' content (store/git/info.blobs) and the brief's live-state compares it:
     with a few small files, through the built-in sha1, never OpenSSL (hashlib)."""
     assert rehydrate("init", "--goal", "g").code == 0
     (repo / "app.py").write_text("print('edited')\n")

@@ -1,5 +1,5 @@
 """Scenarios for live-state, direction and gh together, each a real state (State.init, a real checkpoint, the WAL read
-back by store.since.find) in the agent's clone of a real bare origin (tests/fakes/gitrepos.py), with the fake gh on
+back by store.wal.since.find) in the agent's clone of a real bare origin (tests/fakes/gitrepos.py), with the fake gh on
 a PATH of one folder: never a network, never a real gh. Each gives its ledger (checks.ledger.summarize)."""
 
 from __future__ import annotations

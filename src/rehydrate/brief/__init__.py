@@ -165,7 +165,7 @@ def resume(
     max_bytes: a bound on the brief's UTF-8 bytes besides `budget` characters (see render).
     transcript, harness: the hook event's transcript path and the harness answered (claude, codex, gemini), None
     outside a hook. The checks get them as Context.event (hook scope; its source stays None: no check reads it);
-    with a harness, the `resume` record carries store.since.ref_fields (harness, host,
+    with a harness, the `resume` record carries store.wal.since.ref_fields (harness, host,
     transcript path and size) so that a later recency check can find the transcript.
     carried: fields for the record of a brief a hook added to one model request (Gemini CLI's BeforeModel: `via`
     "request"): that brief is in no transcript, so the record holds nothing for a delivery receipt to look for.

@@ -220,7 +220,7 @@ class Context:
     Keyword-only, each with a default that keeps the old four-argument call meaning what it meant:
     - scope: "hook" (SessionStart, BeforeModel, `rehydrate resume`: the start-up bound, git 2 s a call, no gh, no
       user checks) or "recover" (`rehydrate recover`: git 10 s a call, gh, user checks). Anything else: ValueError.
-    - since: what the WAL holds since the last checkpoint (store.since.Since), built once by the caller; None when
+    - since: what the WAL holds since the last checkpoint (store.wal.since.Since), built once by the caller; None when
       the caller built none (then the checks that need it say they did not look: skipped, or n/a without a state).
     - transcript: the path given with `recover --transcript` (trusted: the user named it); None otherwise.
     - event: the HookEvent being answered; None outside a hook.

@@ -227,7 +227,7 @@ def _dirty(now: GitNow, ckpt: dict[str, Any] | None, label: str) -> list[Finding
 
 
 def _content(root: str, ckpt: dict[str, Any] | None, label: str, step: str | None) -> list[Finding]:
-    """The files the checkpoint recorded as changed, by content (`dirty_blobs`, store/gitinfo.blobs): work on a file
+    """The files the checkpoint recorded as changed, by content (`dirty_blobs`, store/git/info.blobs): work on a file
     that was dirty at the checkpoint leaves the dirty paths as they were, and only its bytes tell that it went on.
     One finding: degraded when one changed since (its next step not to be redone blindly), skipped for those that
     could not be compared, else ok. A record without dirty_blobs (older, or nothing dirty): no finding."""

@@ -1,6 +1,6 @@
 """The commands between actors: `rehydrate key` (make and register the key an actor signs its records with, show
-the keys, trust a changed one: store/keys.py), `rehydrate mail` (read, or `send`) and `rehydrate promise` (make one,
-or `done ID`): store/mail.py."""
+the keys, trust a changed one: store/keys/), `rehydrate mail` (read, or `send`) and `rehydrate promise` (make one,
+or `done ID`): store/mail/."""
 
 from __future__ import annotations
 

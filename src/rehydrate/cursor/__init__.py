@@ -19,7 +19,7 @@ the last sync are redone by the next open).
         for index, item in p.pending(items):
             p.commit({"summary": summarize(item)})
 
-All the I/O goes through `store/fsio` (reads never follow a final symlink and never block; writes through its seam,
+All the I/O goes through `fs/write` (reads never follow a final symlink and never block; writes through its seam,
 which the crash simulator replays); a failed system call becomes a RehydrateError that says what to do, never a bare
 OSError.
 

@@ -1,6 +1,6 @@
 """A file created once, whole or not at all, never over another: a message file, a joining actor's first log.
 
-(fsio.py's other writes replace or append; this one must never replace. Its system calls are fsio's `calls`, so that
+(fs/write.py's other writes replace or append; this one must never replace. Its system calls are fsio's `calls`, so that
 the crash simulator sees them.)
 """
 

@@ -88,7 +88,7 @@ class Calls:
 
 calls: Calls = Calls()
 
-# fsread's names are fsio's too: its callers look, read and write through one module
+# fs.read's names are fs.write's too: its callers look, read and write through one module
 __all__ = [
     "ANY",
     "READ_FLAGS",

@@ -6,7 +6,7 @@ the WAL and checked against it is views.py's. Standard library only, no import a
 from __future__ import annotations
 
 GOAL = "00_goal.md"
-KEYS_DIR = "keys"  # committed public keys, one per actor (store/keys.py)
+KEYS_DIR = "keys"  # committed public keys, one per actor (store/keys/)
 KEY_PINS = "keys.json"  # this clone's pins of them, in its own git folder (State.local), never committed
 INVARIANTS = "10_invariants.md"
 HANDOFF = "20_handoff.md"
@@ -17,7 +17,7 @@ HANDOFF_DIR = "handoff"  # and handoff/<actor>.md
 NEXT = "99_next.md"
 WAL_DIR = "wal"
 ARCHIVE_DIR = "archive"
-MAIL_DIR = "mail"  # the actors' messages (store/mail.py), a folder per recipient
+MAIL_DIR = "mail"  # the actors' messages (store/mail/), a folder per recipient
 PIPELINES = "pipelines.json"  # the registered pipelines: {name: {"output", "progress", "key", "total"}}
 GITIGNORE = ".gitignore"
 VIEWS = (GOAL, INVARIANTS, HANDOFF, TASKS, NEXT)

@@ -192,7 +192,7 @@ class State:
             )
         cache.fp, cache.at = fingerprint(log), log.st_size - len(lines[-1])
         self.memo.appended(cache.fp, cache.at, recs[-1])
-        if self.signer:  # what this actor signed needs no verifying when it is read back here (store/keys.py)
+        if self.signer:  # what this actor signed needs no verifying when it is read back here (store/keys/)
             at = log.st_size - sum(map(len, lines))
             places: list[tuple[str, int | None]] = []
             for rec, line in zip(recs, lines, strict=True):
@@ -351,7 +351,7 @@ class State:
         return write(self, "tasks", data)
 
     def receipt(self, data: dict[str, Any]) -> Outcome:
-        """Append a `receipt` record (store/evidence.py): a command's run, with git's HEAD, branch and dirty files."""
+        """Append a `receipt` record (store/evidence/): a command's run, with git's HEAD, branch and dirty files."""
         return write(self, "receipt", data, with_git=True)
 
     def stamp(self, files: list[str], drop: list[str] | None = None) -> Outcome:
@@ -364,13 +364,13 @@ class State:
         return write(self, "stamp", data)
 
     def accept(self, data: dict[str, Any]) -> Outcome:
-        """Record an approval file accepted against its reviewer's transcript (store/evidence.py, brief/accept.py)."""
+        """Record an approval file accepted against its reviewer's transcript (store/evidence/, cli/evidence.py)."""
         return write(self, "accept", data)
 
     def register_key(self, signer: Any, previous: Any = None) -> Outcome:
         """Register signer's public key for this actor: a `key` record signed by it (naming the key it replaces, and
         endorsed by that key when `previous` holds it), then state/keys/<actor>.pub; from then on every record this
-        actor writes is signed (store/keys.py)."""
+        actor writes is signed (store/keys/)."""
         from rehydrate.store.keys import register, sign  # loaded only where an actor signs: the hook path stays light
 
         old = sign.committed(self).get(self.actor)

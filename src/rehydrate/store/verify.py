@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 def verify(state: State, repair: bool) -> Outcome:
     out = Outcome()
     logs = Logs(state)  # every log read once: reconcile, the latches and the report use what it found
-    # the signature check verifies each line of work of every actor (store/keys.py)
+    # the signature check verifies each line of work of every actor (store/keys/)
     state.session.all_heads = logs.heads
     try:
         try:
@@ -51,7 +51,7 @@ def verify(state: State, repair: bool) -> Outcome:
             out.problems.append(p)
     if repair:
         out.problems = [p for p in out.problems if p.code != "unrecorded-line"]
-    if keyed(state):  # a message in a keyed actor's name that her signed log does not vouch for (store/mail.py)
+    if keyed(state):  # a message in a keyed actor's name that her signed log does not vouch for (store/mail/)
         out.problems += senders.forged(state)
     return out
 
@@ -66,14 +66,6 @@ def _full_invariants(state: State, snap: Snapshot, repair: bool) -> None:
         latches.adopt(state, snap)
         snap.problems = [p for p in snap.problems if p.file != rel]
         latches.reconcile_invariants(state, snap, repair, full=True)
-
-
-def scan_logs(state: State) -> list[Problem]:
-    """Every actor's log scanned whole (walscan.scan_log)."""
-    problems: list[Problem] = []
-    for actor in state.actor_names():
-        problems += _scan(state, actor)
-    return problems
 
 
 def _path(state: State, actor: str) -> str:

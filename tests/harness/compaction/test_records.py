@@ -1,7 +1,7 @@
 """The hooks' records that let a recovery find the transcript, and the capture's wiring (harness/events.py).
 
 `compaction` (PreCompact, phase pre), `compacted` (Claude Code's PostCompact) and Gemini's `precompress` carry
-store.since.ref_fields: the harness, this host, the transcript's path as the harness sent it and its size (None when
+store.wal.since.ref_fields: the harness, this host, the transcript's path as the harness sent it and its size (None when
 the file does not exist yet, so that a recovery tells a file never written from one gone since). PreCompact also
 records the capture (harness/compaction/capture.py) in the same single record; a capture that raises never costs the
 compaction its record. Every hook runs as a real subprocess; the capture is replaced, where a test needs to see what it

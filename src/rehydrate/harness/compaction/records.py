@@ -28,7 +28,7 @@ def precompress(harness: Harness, event: dict[str, Any], here: Located, whole: b
     (trigger auto), and for `/compress` (manual) also when there turns out to be nothing to compress or the summary
     fails. Nothing a hook sees confirms a compression afterwards (0.61: no post-compression event; the summary is not
     written to the session file; PreCompress carries only its trigger). The note carries the transcript's reference
-    (store.since.ref_fields), so that recency can read the chat file at the next brief or in `recover`. It goes to
+    (store.wal.since.ref_fields), so that recency can read the chat file at the next brief or in `recover`. It goes to
     this worktree's journal, never to the committed log: Gemini fires it before every model request."""
     data = _event_fields(event)
     add_ref(data, harness, event)
@@ -48,7 +48,7 @@ def _event_fields(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ref(harness: Harness, event: dict[str, Any]) -> dict[str, Any]:
-    """harness, host, transcript_path and transcript_size (store.since.ref_fields) for the event's own transcript.
+    """harness, host, transcript_path and transcript_size (store.wal.since.ref_fields) for the event's own transcript.
     The path is the harness's, as it sent it (a path cleaned for display would not open); None-valued fields are
     kept, so that a recovery tells a file never written (size None) from one gone since."""
     return since.ref_fields(harness.NAME, event.get("transcript_path"))
@@ -76,7 +76,7 @@ def _record_compaction(event: dict[str, Any], phase: str, harness: Harness, here
     """PreCompact: a `compaction` record (phase pre), with the capture of what the transcript says happened since the
     last checkpoint (capture.py). PostCompact: a `compacted` record, the end of that same compaction with its
     summary's length and hash, so that one compaction appends exactly one `compaction`. Both carry the transcript's
-    reference (store.since.ref_fields)."""
+    reference (store.wal.since.ref_fields)."""
     data: dict[str, Any] = {"phase": phase} if phase == "pre" else {}
     data.update(_event_fields(event))
     summary = event.get("compact_summary")

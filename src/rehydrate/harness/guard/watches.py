@@ -25,7 +25,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-MAX_INVARIANTS = 1 << 30  # 10_invariants.md is scanned up to this size (store/binding's bound); past it: fail closed
+# 10_invariants.md is scanned up to this size (store/latches/binding's bound); past it: fail closed
+MAX_INVARIANTS = 1 << 30
 SCAN_CHUNK = 1 << 20  # bytes of 10_invariants.md read at a time
 MAX_LINE = 1 << 20  # a longer rejected line is not one rehydrate wrote (its fields are capped): fail closed
 LOOKBACK = 4 << 20  # the most bytes of the logs one guard call reads, looking for records (on every tool call)

@@ -1,7 +1,7 @@
 """The entries of a git index file that git does not look at in the work tree: those marked assume-unchanged
 (`git update-index --assume-unchanged`) or skip-worktree (`--skip-worktree`, a sparse checkout's). git takes the
-index's copy for such a file, so a rewrite of it is invisible to `git add -A`; store/evidence/tree.py's work-tree hash
-unmarks them in its scratch index first.
+index's copy for such a file, so a rewrite of it is invisible to `git add -A`; store/evidence/worktree.py's work-tree
+hash unmarks them in its scratch index first.
 
 Read from the file's bytes (format: gitformat-index(5)), with no git process: the common case, nothing marked, costs
 one pass over the entries' fixed fields, which runs while `git add -A` runs. Versions 2 and 3 (each entry padded to

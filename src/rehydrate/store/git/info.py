@@ -168,7 +168,7 @@ def parse_upstream(output: bytes) -> dict[str, Any]:
 
 
 def top(state_dir: str) -> str | None:
-    """The work tree's top folder, the one the paths git status names are relative to: store.local.repo's (GIT_DIR
+    """The work tree's top folder, the one the paths git status names are relative to: store.local.place.repo's (GIT_DIR
     and GIT_WORK_TREE honoured as git honours them), found from the state folder's real path (git -C goes there);
     None outside a repository. A checkpoint and live-state both ask it here, so that both read the same files."""
     from rehydrate.store.local.place import repo

@@ -386,7 +386,7 @@ def adopt(state: State, snap: Snapshot) -> None:
 
 
 def _prefixes(data: bytes, wanted: set[int]) -> dict[int, str]:
-    """The running binding (views.Lines) of the file's first n lines, for each n wanted."""
+    """The running binding (binding.Lines) of the file's first n lines, for each n wanted."""
     out: dict[int, str] = {}
     last = max(wanted, default=0)
     h, size, sha256 = Lines().h, 0, digest.HASHER[0]

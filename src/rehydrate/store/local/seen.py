@@ -36,7 +36,6 @@ _FP_MAX = 120  # the longest fingerprint a cache may hold
 _LINES_MAX = 8 << 10  # the merged lines of work the cache keeps (a merge record's data.lines)
 # the cache's format: "<16 hex digits of the sha256 of the JSON> <JSON>", v 3 (2, the old one, is read too); any other
 # is absent
-_VERSION = b"3"
 
 
 class Seen:
@@ -49,7 +48,7 @@ class Seen:
       worktree's head (the record its next write follows; after a union merge not always the log's last line)
       (kept as text, "seq:h seq:h ...", and parsed only when the whole chain is checked);
     - cp: the last checkpoint seen: its seq, its next action and its h's first 16 hex digits;
-    - branch: the branch (store/local.head) of the last command that looked at the log or wrote to it: records
+    - branch: the branch (store/local/place.head) of the last command that looked at the log or wrote to it: records
       missing after a branch change are `switched`, on the same branch `rolled-back`;
     - heads: when the log has several heads (a merge not yet joined), each as "seq:h:offset:prev's offset" (h: 16
       hex digits; -1: none), mine first, else "": while fp holds, each is read at its offset, not the last line;
@@ -309,7 +308,7 @@ class Seen:
     def wrote_line(self, rec: Record, stats: dict[str, os.stat_result | None]) -> None:
         """The brief's scan summary of 10 extended by the line rec appended (else dropped: rescanned when needed)."""
         old, new = self.scan.partition(" ")[0], rec["views"].get(INVARIANTS)
-        if new == old or INVARIANTS not in stats:  # 10 not written (or said later: State._write)
+        if new == old or INVARIANTS not in stats:  # 10 not written (or said later: write/command.write)
             return
         from rehydrate.store.latches.index import extend_summary  # not on a checkpoint's path: it does not write 10
 

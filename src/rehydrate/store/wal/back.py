@@ -1,8 +1,8 @@
 """Reading the WAL backwards from its end: the records newest first, at most a given number of bytes.
 
-What `store.since` reads back to the last checkpoint with (through `wal.read_back`). The cost follows the bytes read,
-never the length of the log. Each record is decoded strictly (`wal.decode`: canonical form, hash): the WAL arrived by
-git pull, so a line that does not decode ends the read with BadRecord (its byte offset in the message), and nothing
+What `store.wal.since` reads back to the last checkpoint with (through `wal.read_back`). The cost follows the bytes
+read, never the length of the log. Each record is decoded strictly (`wal.decode`: canonical form, hash): the WAL arrived
+by git pull, so a line that does not decode ends the read with BadRecord (its byte offset in the message), and nothing
 before it is trusted. A last line without its newline is a write in progress or a torn one: it is left out, as the
 state's own reads leave it out. Each record is checked on its own; the chain between them is not (reconciliation
 verifies the tail; a caller quoting a record as evidence says where it came from).

@@ -1,4 +1,4 @@
-"""The whole log checked in one pass, as a graph (wal.py re-exports these names).
+"""The whole log checked in one pass, as a graph.
 
 git's union merge keeps both sides' new lines of a log: base, then ours, then theirs. So a record's parents (its
 `prev`, and a merge record's `parents`) are earlier records of the file, not the line before it; `seq` is one more

@@ -143,7 +143,7 @@ def find(state: State, snap: Snapshot | None, max_bytes: int = HOOK_BYTES) -> Si
 
 def _with_reads(state: State, ts: str | None, after: list[Record]) -> list[Record]:
     """after (the WAL's records since the checkpoint, newest first) with this worktree's journal's `resume` and
-    `precompress` records (Gemini CLI's notes: see harness/events.precompress)
+    `precompress` records (Gemini CLI's notes: see harness/compaction/records.precompress)
     written since the checkpoint's time (store/local/journal.py: where a read is logged) merged in by time, at most
     MAX_READS of them; a WAL record counts as the newer at the same millisecond. A journal that cannot be read adds
     nothing."""
