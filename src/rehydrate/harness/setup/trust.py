@@ -128,7 +128,7 @@ def wrapped_hooks(path: str) -> list[str]:
             return
         if isinstance(node, dict):
             for key, value in node.items():
-                if key in ("command", "bash", "powershell") and isinstance(value, str):
+                if key in ("command", "bash") and isinstance(value, str):
                     if settings.mentions_our_command(value) and not settings.is_our_command(value):
                         found.append(value)
                 else:
