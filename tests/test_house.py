@@ -14,7 +14,7 @@ import house
 # Measured by `python tests/house.py`; each is a ceiling. When a number goes down, lower its ceiling here in the same
 # change, so that the house cannot slide back; raising one needs a reason in the commit message.
 CEILINGS: dict[str, int] = {
-    "max_module_lines": 443,
+    "max_module_lines": 446,
     "modules_over_max_lines": 0,
     "max_modules_per_folder": 14,
     "folders_over_max_modules": 0,
@@ -24,8 +24,8 @@ CEILINGS: dict[str, int] = {
     "private_imports": 0,
     "upward_arrows": 0,
     "forbidden_arrows": 0,
-    "function_imports": 186,
-    "function_imports_internal": 133,
+    "function_imports": 210,
+    "function_imports_internal": 157,
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, rehydrate
+from rehydrate import cli
 from rehydrate.cli import COMMANDS, build_parser
 from test_text import CONTROLS
 
@@ -305,3 +307,32 @@ def test_a_folder_of_another_user_is_refused_without_a_flag_nobody_gave(
     r = subprocess.run([sys.executable, "-c", code, *command], capture_output=True, text=True, cwd=repo, check=False)
     want = f"rehydrate: {said}x belongs to another user\n  hint: if you trust it, {hint}; to start your own, run from"
     assert r.returncode == 3 and r.stderr.startswith(want), r.stderr
+
+
+def test_the_hook_path_runs_without_the_cyclic_collector(monkeypatch: pytest.MonkeyPatch) -> None:
+    """hook, checkpoint and resume (processes of milliseconds, bench/startup.py) run with the cyclic collector off;
+    every other command keeps it, and it is on again when main returns, even by an exception."""
+    seen: list[tuple[str, bool]] = []
+
+    def fake(args: list[str]) -> int:
+        seen.append((args[0], gc.isenabled()))
+        if args[0] == "resume":
+            raise KeyboardInterrupt
+        return 0
+
+    monkeypatch.setattr(cli, "_main", fake)
+    assert gc.isenabled()
+    for command in ("hook", "checkpoint", "status", "mcp", "verify"):
+        assert cli.main([command]) == 0
+        assert gc.isenabled(), command
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(["resume"])
+    assert gc.isenabled()
+    assert seen == [
+        ("hook", False),
+        ("checkpoint", False),
+        ("status", True),
+        ("mcp", True),
+        ("verify", True),
+        *[("resume", False)],
+    ]

@@ -19,7 +19,7 @@ STORE = SRC / "store"
 _NAME = re.compile(records.NAME)
 
 # where a call names the op it writes: the function's name and the position of the op among its arguments
-_WRITERS = {"record": 0, "write": 1, "append": 1, "append_many": 1, "seal": 1, "log": 2}
+_WRITERS = {"record": 0, "write": 1, "_write": 0, "append": 1, "append_many": 1, "seal": 1, "log": 2}
 
 
 def _strings(node: ast.expr) -> list[str]:

@@ -10,7 +10,7 @@ Contract of `findings(context) -> list[Finding]` (called by checks/livestate.py)
 - Stamps and approvals (`context.since.evidence`): one finding for the stamps (ok: every file has its sha256;
   degraded: the changed or gone ones, at most 10 named) and one per approval (degraded when its file changed).
   In hook scope at most HOOK_HASH_BYTES are hashed; the rest is skipped, and said.
-- Everything read from the WAL is untrusted: a path must be a plain relative path (evidence.safe_rel) and stay in
+- Everything read from the WAL is untrusted: a path must be a plain relative path (inforce.safe_rel) and stay in
   the project after symlinks are followed, else it is reported, never opened; a recorded command line is quoted as
   data (cut to 120 characters), never suggested as a command.
 """
@@ -116,7 +116,7 @@ def _claims(context: Context, root: str, claims: list[dict[str, Any]]) -> list[F
             nxt = "fix what failed and run it again through `rehydrate run --claim`, or checkpoint without the claim"
             out.append(Finding(NAME, DEGRADED, text, nxt))
             continue
-        ran_on = [t for t in (receipt.get("tree"),) if paths.is_hex(t)]
+        ran_on = [t for t in (receipt.get("tree"),) if inforce.is_hex(t)]
         if not ran_on:
             out.append(Finding(NAME, NA, f"{said} is unverified: receipt {rid} recorded no work tree to compare"))
             continue

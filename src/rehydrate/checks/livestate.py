@@ -34,7 +34,7 @@ Contract:
 
 from __future__ import annotations
 
-from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting, claims
+from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
 from rehydrate.checks.git import gh
 from rehydrate.checks.git import probe as gitnow
 from rehydrate.store.git import info as gitinfo
@@ -76,6 +76,8 @@ class LiveStateCheck:
         try:
             found = self._git(context)
             if context.since.claims or context.since.evidence:  # receipts, stamps, approvals (checks/claims.py)
+                from rehydrate.checks import claims  # loaded where there are any (tests/cli/test_cli_imports.py)
+
                 found.extend(claims.findings(context))
             return found
         finally:

@@ -7,6 +7,7 @@ module."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -338,10 +339,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     raw_streams = sys.stdout, sys.stderr
     if not args_list or args_list[0] != "demo":  # the demo prints its own (fixed) bold headings, nothing from files
         sys.stdout, sys.stderr = _SafeStream(sys.stdout), _SafeStream(sys.stderr)
+    # The hook path is a process of milliseconds that loads some seventy modules: the cyclic collector runs about ten
+    # times while they load and costs more than the whole cycle-free garbage it could find (bench/startup.py);
+    # reference counting still frees everything else. Other commands (the MCP server, a long verify) keep it.
+    collecting = gc.isenabled()
+    if args_list[:1] in (["hook"], ["checkpoint"], ["resume"]):
+        gc.disable()
     try:
         return _main(args_list)
     finally:
         sys.stdout, sys.stderr = raw_streams
+        if collecting:
+            gc.enable()
 
 
 def _main(args_list: list[str]) -> int:

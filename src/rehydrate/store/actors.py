@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError, StateMissing
-from rehydrate.fs import create as fscreate
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, layout, records
 from rehydrate.store.layout import GOAL, HANDOFF, NEXT
@@ -87,6 +86,8 @@ def join(state: State) -> Record | None:
         return None
     # the log is created holding its first record, whole (temp file, sync, link, folder sync): never an empty log
     rec, line = state.seal(None, "join", {"goal": goal}, {GOAL: goal}, None)
+    from rehydrate.fs import create as fscreate  # a join's alone: reads never load it (tests/cli/test_cli_imports.py)
+
     fscreate.create_new(state.wal_path, line, "wal.join", WORDS)
     state.joining = False
     return rec
@@ -96,7 +97,7 @@ def _bound_goal(state: State) -> str | None:
     """The goal's sha256 as another actor's last record binds it; else the file's (None if there is none)."""
     for actor in others(state):
         try:
-            tail = walback.read_tail(state.path(f"{layout.WAL_DIR}/{actor}.jsonl"), 1)
+            tail = walback.read_tail(state.log_path(actor), 1)
         except (OSError, wal.BadRecord, wal.Conflicted):
             continue
         if tail.records:
@@ -119,9 +120,9 @@ def ensure_folder(state: State, name: str) -> None:
 def goal_data(state: State) -> dict[str, Any]:
     """The goal of a joined actor: as the first record of another actor's log binds it (init, or rotate)."""
     for actor in others(state):
-        path = state.path(f"{layout.WAL_DIR}/{actor}.jsonl")
+        path = state.log_path(actor)
         try:
-            first = wallines.first_record(path, state.rel(layout.WAL_DIR, actor + ".jsonl"))
+            first = wallines.first_record(path, state.log_rel(actor))
         except (OSError, RehydrateError):
             continue
         op, data = records.op_of(first), records.data_of(first)

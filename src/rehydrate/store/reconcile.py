@@ -18,20 +18,17 @@ from rehydrate.store.latches import binding
 from rehydrate.store.layout import GOAL, INVARIANTS
 from rehydrate.store.local import place as local
 from rehydrate.store.local import teamseen
-from rehydrate.store.local.rollback import ScanInfo, lost_message, rolled_back
 from rehydrate.store.local.seen import Seen, checked, checked_mark, fingerprint
 from rehydrate.store.session import Snapshot, dirs_fingerprint
 from rehydrate.store.wal import back as walback
-from rehydrate.store.wal import graph
 from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
-from rehydrate.store.wal import scan as walscan
-from rehydrate.store.write.apply import apply, finish_rotate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from collections.abc import Callable
 
+    from rehydrate.store.local.rollback import ScanInfo
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
@@ -69,17 +66,29 @@ def reconcile(
                 info.heads.add(off, rec)
     last_offset = tail.records[-1][0]
     if info is not None:
-        last_offset = _graph(state, snap, seen, info, last_offset, end)
+        from rehydrate.store.wal import graph  # see _whole_chain
+
+        snap.branch = local.branch(state.root)
+        # the cache's end, if this worktree was on the same branch when it wrote it (a `git switch` in between runs no
+        # command), else the head whose last checkpoint was made on this branch, else the first in the file
+        same = seen is not None and seen.end is not None and seen.branch in (None, snap.branch)
+        hint = seen.end[1] if same and seen is not None and seen.end else None
+        last_offset = graph.after_pass(state.wal_path, snap, info.heads, info.merges, hint, last_offset, end)
     elif seen is not None:
         snap.merged = seen.merged
         if cached:  # several heads, each read where the cache says
             snap.heads, snap.prev, snap.heads_text = [r for _, r, _ in cached], cached[0][2], seen.heads
             snap.views_from = state.wal_path
-    finish_rotate(state, snap, last_offset, repair)
+    if records.op_of(snap.last) is records.ROTATE:  # a rotate's last step may be owed (a write's module: see below)
+        from rehydrate.store.write.apply import finish_rotate
+
+        finish_rotate(state, snap, last_offset, repair)
     _follow(state, snap, seen, info, repair, log_fp)
     if not repaired and snap.cache.at != last_offset:  # where the next command reads the last record
         snap.cache.at, snap.cache.dirty = last_offset, True
     if snap.lost is not None:
+        from rehydrate.store.local.rollback import lost_message  # see _whole_chain
+
         code = "switched" if snap.lost.get("kind") == "switched" else "rolled-back"
         problems.append(Problem(code, state.wal_rel, None, lost_message(snap.lost)))
     _views_after(state, snap, repair, info if chain is None else None, log_fp)  # (verify's pass put its own lines)
@@ -136,50 +145,6 @@ def _views_after(state: State, snap: Snapshot, repair: bool, info: ScanInfo | No
         latches.READ.pop(state.wal_path, None)
 
 
-def _graph(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo, last_offset: int, end: int | None) -> int:
-    """After a whole pass: the log's heads, this worktree's head (snap.last), the merged lines of work not yet chosen
-    and each head's view producers. Returns my head's byte offset. A log that is one line and never merged costs
-    nothing more; otherwise the pass held every record's place (graph.Graph.of)."""
-    heads = info.heads.records()
-    snap.branch = current_branch(state)
-    if len(heads) <= 1 and not info.merges:
-        if heads and heads[0][1]["h"] != snap.last["h"]:  # the last line repeats an earlier record: the head is the
-            return _one_head(state, snap, heads[0], end)  # record no later one follows (a signature check's too)
-        return last_offset
-    # several heads or a merge record: the chain check held every record's place from its read-back on (a fork or a
-    # merge's parents sent it back); else (no such record seen: damage) the log is read once more, parsed
-    g = graph.Graph.of(state.wal_path, info.heads) or graph.Graph(state.wal_path, end)
-    # the cache's end, if this worktree was on the same branch when it wrote it (a `git switch` in between runs no
-    # command), else the head whose last checkpoint was made on this branch, else the first in the file
-    same = seen is not None and seen.end is not None and seen.branch in (None, snap.branch)
-    mine = graph.my_head(heads, seen.end[1] if same and seen is not None and seen.end else None, g, snap.branch)
-    ordered = graph.ordered(heads, mine) if heads else []
-    if ordered:
-        offset, rec = ordered[0]
-        if rec["h"] != snap.last["h"]:
-            snap.last, last_offset = rec, offset
-            snap.prev = g.read(rec["prev"]) if isinstance(rec["prev"], str) else None
-        snap.heads = [r for _, r in ordered]
-    if len(ordered) > 1:
-        snap.merged = graph.lines(g, ordered, snap.branch)
-        snap._head_views = graph.head_views(g, snap.heads)
-        snap.heads_text = graph.heads_text(g, ordered[:16])
-    else:
-        merge = g.merged_since(str(snap.last["h"]))
-        snap.merged = graph.valid_lines(merge["data"]) if merge is not None else None
-    return last_offset
-
-
-def _one_head(state: State, snap: Snapshot, head: tuple[int, Record], end: int | None) -> int:
-    """The log is one line whose last record is not its last line (a line repeated after it, as a union merge can
-    leave): that record is this worktree's head."""
-    offset, rec = head
-    g = graph.Graph(state.wal_path, end)
-    snap.last, snap.heads = rec, [rec]
-    snap.prev = g.read(rec["prev"]) if isinstance(rec["prev"], str) else None
-    return offset
-
-
 def _tail(
     state: State, seen: Seen | None, log: os.stat_result | None, log_fp: str
 ) -> tuple[walback.Tail, list[tuple[int, Record, Record | None]] | None]:
@@ -216,12 +181,6 @@ def _cached_heads(state: State, seen: Seen) -> list[tuple[int, Record, Record | 
     return found if len(found) > 1 else None
 
 
-def current_branch(state: State) -> str | None:
-    """The worktree's branch (store/local/place.py: HEAD read without a git process); None detached or outside git."""
-    found = local.repo(state.root)
-    return local.head(found)[0] if found is not None else None
-
-
 def _whole_chain(
     state: State, seen: Seen | None, end: int | None, chain: Callable[[int | None], ScanInfo] | None
 ) -> tuple[Seen | None, ScanInfo]:
@@ -231,6 +190,12 @@ def _whole_chain(
         seen = None
     if chain is not None:
         return seen, chain(end)
+    # the whole pass's modules (the chain's check, the graph of the heads, the rollback check), like the write
+    # path's (write/apply), are loaded where a log changed outside rehydrate or a record must be redone: the cheap
+    # read of every hook never loads them (tests/cli/test_cli_imports.py)
+    from rehydrate.store.local.rollback import ScanInfo
+    from rehydrate.store.wal import scan as walscan
+
     info = ScanInfo.of(seen)
     walscan.check_chain(state.wal_path, state.wal_rel, end, info.add, info.heads, info.load)
     return seen, info
@@ -382,6 +347,8 @@ def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | No
         pending = seen.lost if seen is not None else None
         if pending is not None and str(pending["h"])[:16] in info.present:
             pending = None  # the records are back
+        from rehydrate.store.local.rollback import rolled_back  # see _whole_chain
+
         found = rolled_back(seen, info, snap.last, snap.branch) if seen is not None else None
         if found is not None and pending is not None:
             found["count"] += pending["count"]
@@ -406,6 +373,8 @@ def _follow(state: State, snap: Snapshot, seen: Seen | None, info: ScanInfo | No
 
 def _reconcile_views(state: State, snap: Snapshot, repair: bool) -> None:
     if records.op_of(snap.last) is records.INIT and repair:  # a crash during init: write the views that are missing
+        from rehydrate.store.write.apply import apply  # see _whole_chain
+
         for name in apply(state, snap.last):
             snap.repaired.append(f"redid {state.rel(name)} from the WAL (init was interrupted)")
     changed, goal = views.differs(state, snap, GOAL)

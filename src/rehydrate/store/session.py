@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 
+from rehydrate.fs import lock as fslock
 from rehydrate.fs import write as fsio
-from rehydrate.store import Problem
+from rehydrate.store import WORDS, Problem
 from rehydrate.store.local.seen import Seen, fingerprint
 from rehydrate.store.wal import back as walback
-from rehydrate.store.wal import graph
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
-__all__ = ["Outcome", "Session", "Snapshot", "dirs_fingerprint", "flush"]
+__all__ = ["Outcome", "Reading", "Session", "Snapshot", "dirs_fingerprint", "flush"]
 
 
 class Outcome:
@@ -86,6 +86,8 @@ class Snapshot:
         """For 99_next.md and 20_handoff.md, each head's last record that produced it (several heads only; on the
         cheap path read from the log when first asked: one pass)."""
         if self.views_from is not None:
+            from rehydrate.store.wal import graph  # several heads alone (tests/cli/test_cli_imports.py)
+
             path, self.views_from = self.views_from, None
             self._head_views = graph.head_views(graph.Graph(path), self.heads)
         return self._head_views
@@ -121,8 +123,11 @@ class Snapshot:
 
 
 class Session:
-    """What one command's write path carries from step to step, under the lock: State.session, made anew when the
-    command reconciles and dropped by flush."""
+    """What one command's write path carries from step to step, under the lock: State.session, made anew by flush at
+    the end of each command. A write that raises before its flush leaves its values to the next command of a
+    long-lived process (the MCP server); none of them can mislead it: reconcile clears `pending`, each append sets
+    `joined`, `rendered` is used only for the very record it names, and an entry's `entry_ts` is cleared by the
+    command that minted it, raised or not."""
 
     def __init__(self) -> None:
         self.pending: Seen | None = None  # the cache as this command left it, written by flush() under the lock
@@ -151,3 +156,23 @@ def flush(state: State) -> None:
 def dirs_fingerprint(root: os.stat_result | None, folder: os.stat_result | None) -> str:
     """The state folder's and wal/'s fingerprints: a file created or removed in either changes them."""
     return f"{fingerprint(root) if root else ''}|{fingerprint(folder) if folder else ''}"
+
+
+class Reading:
+    """`with state.reading() as snapshot:` the state locked and reconciled (safe repairs applied)."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.lock = fslock.locked(state.root, words=WORDS)
+
+    def __enter__(self) -> Snapshot:
+        self.lock.__enter__()
+        try:
+            return self.state.begin()
+        except BaseException:
+            self.lock.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: object) -> None:
+        flush(self.state)  # never raises
+        self.lock.__exit__(kind, e, tb)

@@ -16,21 +16,17 @@ from rehydrate.errors import StateMissing, UsageError
 from rehydrate.fs import lock as fslock
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, actors, layout, records
-from rehydrate.store.evidence import inforce, paths
+from rehydrate.store.evidence import inforce
 from rehydrate.store.layout import INVARIANTS, NEXT
-from rehydrate.store.local import journal, teamseen
+from rehydrate.store.local import journal
 from rehydrate.store.local import place as local
 from rehydrate.store.local.memo import Memo
 from rehydrate.store.local.seen import Seen, fingerprint
 from rehydrate.store.locate import locate, resolve_actor
 from rehydrate.store.reconcile import keyed, reconcile
-from rehydrate.store.session import Outcome, Session, Snapshot, flush
+from rehydrate.store.session import Outcome, Reading, Session, Snapshot, flush
 from rehydrate.store.views import extra_views, render_record
-from rehydrate.store.wal import graph
 from rehydrate.store.wal import record as wal
-from rehydrate.store.write.command import Reading, write
-from rehydrate.store.write.create import create
-from rehydrate.store.write.rules import rotate, status_extra, written_on
 from rehydrate.text import cap, clean
 
 TYPE_CHECKING = False
@@ -50,8 +46,8 @@ class State:
         self.root = root
         self.actor = actor
         self.wal_dir = os.path.join(root, layout.WAL_DIR)
-        self.wal_path = os.path.join(self.wal_dir, actor + ".jsonl")
-        self.wal_rel = self.rel(layout.WAL_DIR, actor + ".jsonl")  # the log as named to users
+        self.wal_path = self.log_path(actor)
+        self.wal_rel = self.log_rel(actor)  # the log as named to users
         # What this worktree saw of the log (seen.py), in its own git folder (local.py); the old place is read once
         self.local = local.local_dir(root)  # this worktree's own folder for what it alone knows (local.py)
         self.seen_path = os.path.join(self.local, "seen", f"{actor}.seen")
@@ -86,7 +82,17 @@ class State:
         actor: str | None = None,
     ) -> tuple[State, Outcome]:
         """Create the state folder, its WAL and views. The goal is write-once: an existing one is never replaced."""
+        from rehydrate.store.write.create import create  # a write's modules: a read never loads them (see _write)
+
         return create(cls, path, goal, done_when, actor)
+
+    def log_path(self, actor: str) -> str:
+        """An actor's log (wal/<actor>.jsonl)."""
+        return os.path.join(self.wal_dir, actor + ".jsonl")
+
+    def log_rel(self, actor: str) -> str:
+        """An actor's log as named to users (state/wal/<actor>.jsonl)."""
+        return self.rel(layout.WAL_DIR, actor + ".jsonl")
 
     def rel(self, *parts: str) -> str:
         """A path as shown to users: from the state folder's parent (state/wal/agent.jsonl)."""
@@ -157,6 +163,8 @@ class State:
         self.session.joined = None
         if snap is not None and last is not None and len(snap.heads) > 1 and kind is not records.RESUME:
             # lines of work were merged (several heads): this write joins them, with a merge record first
+            from rehydrate.store.wal import graph  # several heads alone (tests/cli/test_cli_imports.py)
+
             self.session.joined, line = graph.join(self, snap, last, bound)
             bound[NEXT] = self.session.joined["views"][NEXT]
             recs.append(self.session.joined)
@@ -177,19 +185,11 @@ class State:
             cache.heads = ""
         if snap is not None:
             snap.heads, snap.merged = [recs[-1]], cache.merged
+        from rehydrate.store.write.rules import acknowledge, written_on  # a write's modules (see _write)
+
         cache.branch = written_on(self, git)
-        if (
-            kind is records.CHECKPOINT
-            and snap is not None
-            and any(p.code == "rolled-back" and p.file != self.wal_rel for p in snap.problems)
-        ):
-            self._acknowledge_teammates(snap, recs[-1])
-        if snap is not None and acknowledged is not None:
-            snap.lost = cache.lost = None
-            snap.repaired.append(
-                f"recorded in checkpoint {recs[-1]['seq']} that {self.wal_rel} "
-                f"was rolled back ({acknowledged['count']} record(s) this clone had seen); no longer reported"
-            )
+        if snap is not None and kind is records.CHECKPOINT:
+            acknowledge(self, snap, recs[-1], acknowledged, cache)
         cache.fp, cache.at = fingerprint(log), log.st_size - len(lines[-1])
         self.memo.appended(cache.fp, cache.at, recs[-1])
         if self.signer:  # what this actor signed needs no verifying when it is read back here (store/keys/)
@@ -205,14 +205,6 @@ class State:
         if snap is not None:
             snap.prev, snap.last = recs[-2] if len(recs) > 1 else last, recs[-1]
         return recs[1:] if self.session.joined is not None else recs
-
-    def _acknowledge_teammates(self, snap: Snapshot, rec: Record) -> None:
-        """A checkpoint after a teammate's rollback was named: it is known (store/local/teamseen.py)."""
-        for actor in teamseen.acknowledge(self):
-            snap.repaired.append(
-                f"recorded at checkpoint {rec['seq']} that {self.rel(layout.WAL_DIR, actor + '.jsonl')} "
-                "was rolled back upstream; no longer reported"
-            )
 
     def seal(
         self,
@@ -300,7 +292,7 @@ class State:
         if contains:
             data["contains"] = contains
         try:
-            return write(self, "invariant" if kind == "D" else "reject", data)
+            return self._write("invariant" if kind == "D" else "reject", data)
         finally:
             self.session.entry_ts = None
 
@@ -331,7 +323,7 @@ class State:
         if claims:
             data["_claims"] = [(inforce.clean_claim(t), inforce.parse_id(r) if r else None) for t, r in claims]
         reads, mark = journal.reads(self)
-        out = write(self, "checkpoint", {**data, "reads": reads} if reads else data, with_git=True)
+        out = self._write("checkpoint", {**data, "reads": reads} if reads else data, with_git=True)
         journal.folded(self, mark)
         return out
 
@@ -341,31 +333,33 @@ class State:
         if not text:
             raise UsageError("the handoff note is empty")
         cap("handoff", text, layout.MAX_HANDOFF)
-        return write(self, "handoff", {"text": text, "sha256": wal.sha256(text.encode())})
+        return self._write("handoff", {"text": text, "sha256": wal.sha256(text.encode())})
 
     def tasks(self, data: dict[str, Any]) -> Outcome:
         """Replace the task list (30_tasks.md, or tasks/<actor>.md) with the harness's, as store/tasks.make built
         it. A list the view already shows records nothing: the outcome has no record."""
         if not isinstance(data.get("items"), list):
             raise UsageError("the task list has no items")
-        return write(self, "tasks", data)
+        return self._write("tasks", data)
 
     def receipt(self, data: dict[str, Any]) -> Outcome:
         """Append a `receipt` record (store/evidence/): a command's run, with git's HEAD, branch and dirty files."""
-        return write(self, "receipt", data, with_git=True)
+        return self._write("receipt", data, with_git=True)
 
     def stamp(self, files: list[str], drop: list[str] | None = None) -> Outcome:
         """Record the sha256 of each file (the checks report one that changes), or drop files from the stamps."""
+        from rehydrate.store.evidence import paths  # a write's modules (see _write)
+
         data: dict[str, Any] = {"files": paths.stamp_files(self, files) if files else {}}
         if drop:
             data["dropped"] = paths.drop_paths(self, drop)
         if not files and not drop:
             raise UsageError("no file named", "name the files to stamp")
-        return write(self, "stamp", data)
+        return self._write("stamp", data)
 
     def accept(self, data: dict[str, Any]) -> Outcome:
         """Record an approval file accepted against its reviewer's transcript (store/evidence/, cli/evidence.py)."""
-        return write(self, "accept", data)
+        return self._write("accept", data)
 
     def register_key(self, signer: Any, previous: Any = None) -> Outcome:
         """Register signer's public key for this actor: a `key` record signed by it (naming the key it replaces, and
@@ -380,7 +374,7 @@ class State:
         if previous is not None and old is not None and previous.id == old.id:
             data["endorsed"] = previous.endorse(self.actor, signer)
         self.signer, self.keyed_dir = signer, True
-        out = write(self, "key", data)
+        out = self._write("key", data)
         name = sign.pub_name(self.actor)
         fsio.ensure_dir(self.path(layout.KEYS_DIR), "mkdir.keys", WORDS)
         text = sign.Public.of(signer.public, name).text(self.actor).encode()
@@ -393,10 +387,20 @@ class State:
 
         if op in records.OWN or not re.match(records.NAME, op):
             raise UsageError(f"{op!r} cannot be recorded this way", "use the method of the same name")
-        return write(self, op, data)
+        return self._write(op, data)
+
+    def _write(self, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:
+        """One write under the lock (store/write/command.py). The write path's modules (write/, evidence/prepare,
+        git/info) are loaded here, by the first write: a read, which every hook and resume is, never loads them
+        (tests/cli/test_cli_imports.py)."""
+        from rehydrate.store.write.command import write
+
+        return write(self, op, data, with_git=with_git)
 
     def rotate(self) -> Outcome:
         """Archive the WAL (end of a task) and start a new one whose first record is anchored to the old last hash."""
+        from rehydrate.store.write.rules import rotate  # a write's modules (see _write)
+
         return rotate(self)
 
     def reconcile(self, repair: bool = True) -> Outcome:
@@ -428,6 +432,8 @@ class State:
     def status(self) -> Outcome:
         """One screen: the goal, the last checkpoint, the next action, and what is wrong (safe repairs applied)."""
         out = self.reconcile(repair=True)
+        from rehydrate.store.write.rules import status_extra  # a write's modules (see _write)
+
         out.extra = status_extra(self, out)
         return out
 

@@ -3,8 +3,6 @@ the WAL, whatever the cheap path's hashes say. The caller (State.verify) holds t
 
 from __future__ import annotations
 
-import os
-
 from rehydrate.errors import RehydrateError, StateMissing
 from rehydrate.store import Problem
 from rehydrate.store.latches import latch as latches
@@ -68,10 +66,6 @@ def _full_invariants(state: State, snap: Snapshot, repair: bool) -> None:
         latches.reconcile_invariants(state, snap, repair, full=True)
 
 
-def _path(state: State, actor: str) -> str:
-    return os.path.join(state.wal_dir, actor + ".jsonl")
-
-
 def _scan(
     state: State,
     actor: str,
@@ -79,7 +73,7 @@ def _scan(
     heads: walscan.Heads | None = None,
     on_load: Callable[[Record], None] | None = None,
 ) -> list[Problem]:
-    path, rel = _path(state, actor), state.rel(WAL_DIR, actor + ".jsonl")
+    path, rel = state.log_path(actor), state.log_rel(actor)
     try:
         return walscan.scan_log(path, rel, visit=visit, heads=heads, on_load=on_load)
     except RehydrateError as e:
@@ -100,7 +94,7 @@ class Logs:
             self._read(actor)
 
     def _read(self, actor: str) -> None:
-        path = _path(self.state, actor)
+        path = self.state.log_path(actor)
         own = actor == self.state.actor
         # each actor's recorded lines as a graph of records (lineorder.Collector), as latches.recorded_lines reads them
         # (in memory that does not grow with a log that is one line: ScanInfo)
@@ -119,13 +113,13 @@ class Logs:
 
     def close(self) -> None:
         for actor in self.found:
-            latches.READ.pop(_path(self.state, actor), None)
+            latches.READ.pop(self.state.log_path(actor), None)
 
     def _fresh(self, actor: str) -> list[Problem] | None:
         """The problems the pass found in the actor's log, if the log is as the pass read it."""
         found = self.found.get(actor)
         try:
-            return found[1] if found is not None and found[0] == file_fingerprint(_path(self.state, actor)) else None
+            return found[1] if found is not None and found[0] == file_fingerprint(self.state.log_path(actor)) else None
         except OSError:
             return None
 

@@ -8,7 +8,7 @@ import os
 
 from rehydrate.errors import RehydrateError, UnsafeFile
 from rehydrate.fs import write as fsio
-from rehydrate.store import WORDS, Problem, actors, records, tasks
+from rehydrate.store import WORDS, Problem, actors, records
 from rehydrate.store.layout import (
     HANDOFF,
     MAX_EDITED,
@@ -21,7 +21,6 @@ from rehydrate.store.layout import (
     tasks_view,
     view_kind,
 )
-from rehydrate.store.wal import graph
 from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
@@ -133,6 +132,8 @@ def summary(rec: Record) -> str:
         capture = value["capture"]
         value = {**value, "capture": records.capture_counts(capture) if isinstance(capture, dict) else "not a capture"}
     if records.op_of(rec) is records.TASKS_OP and isinstance(value, dict):  # the list is in its view: here, its counts
+        from rehydrate.store import tasks  # loaded where a task list is: see render_view
+
         active, waiting, done = tasks.counts(value)
         value = {k: v for k, v in value.items() if k != "items"}
         value["items"] = {"open": active + waiting, "in_progress": active, "done": done}
@@ -297,10 +298,14 @@ def render_view(name: str, rec: Record) -> str:
         carried = rec["data"][_CARRIED[kind]]
         return render_view(name, carried)
     if kind == TASKS:
+        from rehydrate.store import tasks  # a project without a task list never loads it (test_cli_imports.py)
+
         return tasks.render(rec["data"])
     if kind != NEXT:
         return render_handoff(rec["data"]["text"])
     if records.op_of(rec) is records.MERGE:
+        from rehydrate.store.wal import graph  # see render_record
+
         return str(graph.render_merged(rec))
     return render_next_record(rec)
 
@@ -389,8 +394,12 @@ def render_record(rec: Record) -> str:
     (graph.py), 20_handoff.md for a handoff, 30_tasks.md for a tasks record (tasks.py)."""
     op = records.op_of(rec)
     if op is records.TASKS_OP:
+        from rehydrate.store import tasks  # see render_view
+
         return tasks.render(rec["data"])
     if op is records.MERGE:
+        from rehydrate.store.wal import graph  # a log without a merge never loads it (tests/cli/test_cli_imports.py)
+
         return str(graph.render_merged(rec))
     if op is records.HANDOFF_OP:
         return render_handoff(rec["data"]["text"])

@@ -1,14 +1,11 @@
-"""store/write/command.py: a write appends its record under the lock and redoes the views from it; a read holds the
-lock while the state is reconciled."""
+"""store/write/command.py: a write appends its record under the lock and redoes the views from it."""
 
 from __future__ import annotations
 
-import fcntl
-import os
 from pathlib import Path
 
 from rehydrate.store.state import State
-from rehydrate.store.write.command import Reading, write
+from rehydrate.store.write.command import write
 
 
 def test_a_checkpoint_appends_one_record_and_writes_its_view(state: State) -> None:
@@ -27,18 +24,3 @@ def test_an_invariant_is_minted_its_id_and_line(state: State) -> None:
     data = out.record["data"]
     assert data["id"].startswith("D-") and data["line"].startswith(f"- {data['id']} ")
     assert data["line"] in Path(state.root, "10_invariants.md").read_text().splitlines()
-
-
-def test_a_reading_holds_the_lock_on_a_reconciled_snapshot(state: State) -> None:
-    with Reading(state) as snap:
-        assert snap.last["op"] == "checkpoint" and snap.problems == []
-        fd = os.open(state.root, os.O_RDONLY)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                taken = True
-            except BlockingIOError:
-                taken = False
-        finally:
-            os.close(fd)
-        assert not taken

@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 
 from rehydrate import proc
-from rehydrate.checks.git import config as gitconfig
 from rehydrate.checks.git.files import MAIN_REFS, files, is_hash, origin_main
 from rehydrate.store.git import info as gitinfo
 from rehydrate.text import quoted
@@ -123,6 +122,8 @@ class Probe:
             assert self._files is not None
             self._early = (main, {})
             early = direction_calls(main, self._ckpt_head)
+            from rehydrate.checks.git import config as gitconfig  # a repository without origin's main never needs it
+
             email = gitconfig.user_email(self._files.common, self._files.gitdir, env)
             if email is not gitconfig.UNKNOWN:  # from the config files: no process for it
                 del early["config"]

@@ -22,8 +22,8 @@ Paths are the project's (the state folder's parent), relative and with `/`. Ever
 untrusted (it arrived by git pull): a path must pass `safe_rel` before a file is opened, a hash is compared, never
 used as an argument, and a command line is shown as data, never suggested as a command to run.
 
-paths: the files a user names and the paths a record holds, and their sha256; inforce: what the records say (a
-receipt's id, the claims, the set in force), read without a file; worktree: the work tree as a git tree; prepare: the
-write's side, under the lock (the log read back to the last checkpoint, the set carried forward, the claims
-resolved). Each imports only those named before it.
+inforce: what the records say (a receipt's id, the claims, the set in force, a recorded path or hash checked), read
+without a file; paths: the files a user names and the paths a record holds, and their sha256; worktree: the work
+tree as a git tree; prepare: the write's side, under the lock (the log read back to the last checkpoint, the set
+carried forward, the claims resolved). Each imports only those named before it.
 """

@@ -1,5 +1,6 @@
 """What the records say, read without opening a file: a receipt's id, the claims a checkpoint binds to receipts,
-and the set of stamps and approvals in force (untrusted as recorded, filtered by `in_force`)."""
+and the set of stamps and approvals in force (untrusted as recorded, filtered by `in_force`: a recorded path must be
+`safe_rel` before a file is opened, a hash `is_hex`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import itertools
 
 from rehydrate.errors import UsageError
 from rehydrate.store import records
-from rehydrate.store.evidence.paths import is_hex, safe_rel
 from rehydrate.store.wal.back import anchor_of
 from rehydrate.text import clean
 
@@ -113,3 +113,21 @@ def clean_claim(text: str) -> str:
     if len(claim) > MAX_CLAIM:
         raise UsageError(f"a claim is {len(claim)} characters, more than {MAX_CLAIM}", field="claim")
     return claim
+
+
+def safe_rel(path: object) -> str | None:
+    """A recorded path (untrusted) when it is a plain relative path inside the project, else None: no absolute
+    path, no `..`, no empty or `.` part, no NUL or control character, at most 4,096 characters."""
+    if not isinstance(path, str) or not 0 < len(path) <= 4096 or path.startswith("/"):
+        return None
+    if any(ord(c) < 32 or c == "\x7f" for c in path):
+        return None
+    parts = path.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return None
+    return path
+
+
+def is_hex(text: object) -> bool:
+    """A git or sha256 hash in lower-case hex."""
+    return isinstance(text, str) and len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)

@@ -1,6 +1,6 @@
 """Paths and hashes: the files a user names to stamp, as the project's relative paths (refused outside the project,
-inside the state folder, or through a symlink), a recorded path checked before a file is opened (`safe_rel`: it
-arrived by git pull), and a file's sha256, never following a symlink nor blocking on a FIFO."""
+inside the state folder, or through a symlink), a recorded path checked before a file is opened (inforce.safe_rel:
+it arrived by git pull), and a file's sha256, never following a symlink nor blocking on a FIFO."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import stat
 
 from rehydrate.errors import UsageError
 from rehydrate.fs import write as fsio
+from rehydrate.store.evidence.inforce import safe_rel
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,23 +48,10 @@ def rel_path(state: State, given: str) -> str:
     return rel.replace(os.sep, "/")
 
 
-def safe_rel(path: object) -> str | None:
-    """A recorded path (untrusted) when it is a plain relative path inside the project, else None: no absolute
-    path, no `..`, no empty or `.` part, no NUL or control character, at most 4,096 characters."""
-    if not isinstance(path, str) or not 0 < len(path) <= 4096 or path.startswith("/"):
-        return None
-    if any(ord(c) < 32 or c == "\x7f" for c in path):
-        return None
-    parts = path.split("/")
-    if any(p in ("", ".", "..") for p in parts):
-        return None
-    return path
-
-
 def file_sha(full: str, limit: int = HASH_LIMIT) -> str | None:
     """The sha256 of a regular file (not following a symlink, never blocking on a FIFO), None when it is absent, not
     a regular file, or larger than limit."""
-    import hashlib  # here: safe_rel is read on the hook path (store/git/info.py), and hashlib loads OpenSSL
+    import hashlib  # here: hashlib loads OpenSSL, and a stamp's check hashes only the files it names
 
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -124,8 +112,3 @@ def check_file(project: str, rel: str, limit: int = HASH_LIMIT) -> str | None:
     if os.path.realpath(full) != os.path.join(top, *path.split("/")):
         return None  # a folder on the way is a symlink (out of the project, or round in it): not followed
     return file_sha(full, limit)
-
-
-def is_hex(text: object) -> bool:
-    """A git or sha256 hash in lower-case hex."""
-    return isinstance(text, str) and len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import RehydrateError
-from rehydrate.store.evidence.paths import is_hex
+from rehydrate.store.evidence.inforce import is_hex
 from rehydrate.store.git import index as gitindex
 from rehydrate.store.git.plumb import Git, GitFailed
 from rehydrate.store.local import place as local

@@ -230,7 +230,7 @@ def _inside(where: str, rel: object, folders: dict[str, bool]) -> str | None:
     (its text is hashed, never followed)."""
     import stat
 
-    from rehydrate.store.evidence.paths import safe_rel
+    from rehydrate.store.evidence.inforce import safe_rel
 
     path = safe_rel(rel)
     if path is None or "\ufffd" in path:  # an undecodable name git printed: the file it names cannot be opened

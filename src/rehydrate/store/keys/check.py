@@ -82,7 +82,7 @@ def _key(
             problems.append(problem)
             return None, False
         if actor != state.actor and _seen_unkeyed(state, actor):
-            log = state.rel("wal", f"{actor}.jsonl")
+            log = state.log_rel(actor)
             problems.append(Problem("key-registered", rel, None, _registered_text(actor, filed, log)))
         trust[actor] = pins.pin_entry(filed)
         return filed, True
@@ -118,7 +118,7 @@ def _endorsed(state: State, actor: str, known: sign.Public, filed: sign.Public) 
     """Whether the actor's log holds the `key` record of filed, signed by it and endorsed by the key this clone
     pinned (read back from the end, at most HOOK_BYTES)."""
     try:
-        for _, raw in walback.Back(state.path(f"wal/{actor}.jsonl"), HOOK_BYTES).lines():
+        for _, raw in walback.Back(state.log_path(actor), HOOK_BYTES).lines():
             if b'"op":"key"' not in raw:
                 continue
             rec = walback.decode(raw, 0)
@@ -168,7 +168,7 @@ def _check_actor(
 ) -> tuple[list[tuple[str, int | None]], Problem | None]:
     """(the records newly verified, newest first; the forged one found, if any)."""
     hashes = {h for h, _ in done}
-    rel = state.rel("wal", f"{actor}.jsonl")
+    rel = state.log_rel(actor)
     heads: list[Record] | None = None
     if actor == state.actor:
         heads = list(snap.heads) if snap.heads else [snap.last]
@@ -192,8 +192,8 @@ def _walk(
 ) -> tuple[list[tuple[str, int | None]], Problem | None]:
     """Another actor's log read back from its end: each record verified, to one this clone verified at the same
     place (a repeated line elsewhere is not that place), to the record that registered the key, or HOOK_BYTES."""
-    path = state.path(f"wal/{actor}.jsonl")
-    rel = state.rel("wal", f"{actor}.jsonl")
+    path = state.log_path(actor)
+    rel = state.log_rel(actor)
     if fsio.lstat(path) is None:
         if done:
             text = f"{rel} is gone; this clone verified {actor}'s signed records before (state/keys/ names {actor})"
@@ -224,7 +224,7 @@ def _archives(state: State, actor: str) -> list[Problem]:
     """A keyed log that starts with a rotate record: the archive it names must be whole (its chain intact) and end in
     that very record (the archive holds the rotate record as its last line). The rotate record's signature then
     vouches for the archive, and so on back through each archive that starts with a rotate. Read in `verify` only."""
-    path, rel = state.path(f"wal/{actor}.jsonl"), state.rel("wal", f"{actor}.jsonl")
+    path, rel = state.log_path(actor), state.log_rel(actor)
     seen: set[str] = set()
     try:
         rec = wallines.first_record(path, rel) if fsio.lstat(path) is not None else None

@@ -43,7 +43,7 @@ def first_sight_once(state: State, actor: str, filed: sign.Public) -> Problem | 
 
 def _depends(state: State, actor: str, filed: sign.Public) -> str:
     parts = [filed.id]
-    for path in (state.path(f"wal/{actor}.jsonl"), state.wal_dir, sign.key_file()):
+    for path in (state.log_path(actor), state.wal_dir, sign.key_file()):
         st = fsio.lstat(path)
         parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}" if st is not None else "-")
     return "|".join(parts)

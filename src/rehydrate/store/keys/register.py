@@ -61,7 +61,7 @@ def first_sight(state: State, actor: str, filed: sign.Public) -> Problem | None:
     back through the archives the log was rotated from); the registration names this state (or, written before
     registrations named one, binds this state's goal). The actor of this clone pins a key only when this user's key
     file holds it: anyone who can push can register a key of theirs in another's log."""
-    rel = state.rel("wal", f"{actor}.jsonl")
+    rel = state.log_rel(actor)
     found = registration(state, actor, filed)
     if isinstance(found, Problem):
         return found
@@ -90,7 +90,7 @@ def registered_here(state: State, actor: str, key: sign.Public, known: frozenset
     elsewhere = other_state(state, found) if found is not None else None
     if elsewhere is None:
         return []
-    rel = state.rel("wal", f"{actor}.jsonl")
+    rel = state.log_rel(actor)
     return [Problem("other-state", rel, None, f"{rel} belongs to another state: {elsewhere}")]
 
 
@@ -110,7 +110,7 @@ def registration(
     (`forged`), or a record before it that is not, short of any registration of pub (`key-unregistered`). None when
     the log is damaged on the way, or an archive is gone (the chain check and verify name them)."""
     first = True
-    where = state.rel("wal", f"{actor}.jsonl")
+    where = state.log_rel(actor)
     try:
         for where, offset, raw in back(state, actor):
             rec = walback.decode(raw, offset)
@@ -139,7 +139,7 @@ def back(state: State, actor: str) -> Iterator[tuple[str, int, bytes]]:
     on (at most MAX_ARCHIVES): (where, byte offset, line). An archive ends in the rotate record that archived it,
     given once. BadRecord for a line that does not decode where one must be read (the oldest, to follow its
     archive); ArchiveGone when an archive named is not there."""
-    path, where, skip = state.path(f"wal/{actor}.jsonl"), state.rel("wal", f"{actor}.jsonl"), b""
+    path, where, skip = state.log_path(actor), state.log_rel(actor), b""
     for _ in range(MAX_ARCHIVES):
         oldest = None
         for offset, raw in walback.Back(path, 1 << 62).lines():
@@ -183,9 +183,9 @@ def starts(state: State) -> dict[str, tuple[str, str]]:
     log gone) binds nothing."""
     out: dict[str, tuple[str, str]] = {}
     for actor in state.actor_names():
-        path, seen = state.path(f"wal/{actor}.jsonl"), 0
+        path, seen = state.log_path(actor), 0
         try:
-            rec: Record | None = wallines.first_record(path, state.rel("wal", f"{actor}.jsonl"))
+            rec: Record | None = wallines.first_record(path, state.log_rel(actor))
             while rec is not None and records.op_of(rec) is records.ROTATE and seen < MAX_ARCHIVES:
                 name, seen = rec["data"].get("archive"), seen + 1
                 if walscan.archive_error(rec) is not None or not isinstance(name, str):

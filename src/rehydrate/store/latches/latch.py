@@ -82,7 +82,7 @@ def recorded_lines(state: State) -> dict[str, list[Bound]]:
     """Every actor's recorded lines of 10_invariants.md, each in its actor's order (reads every log)."""
     out: dict[str, list[Bound]] = {}
     for a in state.actor_names():
-        path = os.path.join(state.wal_dir, a + ".jsonl")
+        path = state.log_path(a)
         known = READ.get(path)
         if known is not None and known[0] == file_fingerprint(path):
             out[a] = list(known[1].lines())
@@ -319,7 +319,7 @@ def _minted(state: State, ident: str, line: str) -> bool:
     record is looked for in every log (this is asked only for such a line: rare); an entry whose time cannot be
     confirmed (its own text does not give its id with its record's time) counts as edited."""
     for a in state.actor_names():
-        for rec in wallines.records(os.path.join(state.wal_dir, a + ".jsonl")):
+        for rec in wallines.records(state.log_path(a)):
             data = records.data_of(rec)
             if not records.op_of(rec).appends or data.get("id") != ident:
                 continue

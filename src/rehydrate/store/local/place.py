@@ -134,6 +134,13 @@ def head(found: Repo) -> tuple[str | None, str | None]:
     return branch, resolve_ref(found, ref)
 
 
+def branch(state_root: str) -> str | None:
+    """The branch of the worktree the state folder is in (HEAD read without a git process); None detached or outside
+    git."""
+    found = repo(state_root)
+    return head(found)[0] if found is not None else None
+
+
 def resolve_ref(found: Repo, ref: str) -> str | None:
     """A ref's commit, from its loose file or packed-refs (one level: a symbolic ref is not followed further)."""
     if ".." in ref.split("/") or not ref.startswith("refs/"):

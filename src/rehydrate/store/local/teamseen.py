@@ -74,14 +74,14 @@ def check(state: State) -> list[Problem]:
     changed = False
     branch: Any = False  # the worktree's branch, read once when a log changed
     for actor in sorted(set(others) | set(known)):
-        log, rel = os.path.join(state.wal_dir, f"{actor}.jsonl"), state.rel("wal", f"{actor}.jsonl")
+        log, rel = state.log_path(actor), state.log_rel(actor)
         entry = known.get(actor)
         st = fsio.lstat(log)
         fp = f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}" if st is not None else ""
         if entry is not None and entry["fp"] == fp and entry.get("lost") is None:
             continue  # the log is as this worktree last saw it
         if branch is False:
-            branch = _branch(state)
+            branch = local.branch(state.root)
         if entry is not None and entry.get("branch") == branch and not _present(log, entry):
             if entry.get("lost") is None:
                 entry["lost"] = {"fp": fp}
@@ -111,11 +111,6 @@ def acknowledge(state: State) -> list[str]:
             del known[actor]
         _save(state, known)
     return gone
-
-
-def _branch(state: State) -> str | None:
-    found = local.repo(state.root)
-    return local.head(found)[0] if found is not None else None
 
 
 def _message(actor: str, rel: str, entry: dict[str, Any], missing: bool) -> str:

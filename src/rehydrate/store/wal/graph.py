@@ -296,3 +296,45 @@ def heads_text(graph: Graph, heads: list[tuple[int, Record]]) -> str:
         node = graph.index.get(rec["prev"]) if isinstance(rec["prev"], str) else None
         out.append(f"{int(rec['seq'])}:{str(rec['h'])[:16]}:{offset}:{node.offset if node is not None else -1}")
     return " ".join(out)
+
+
+def after_pass(
+    path: str, snap: Snapshot, found: walscan.Heads, merges: int, hint: str | None, last_offset: int, end: int | None
+) -> int:
+    """After a whole pass over the log at path: its heads (found), this worktree's head (snap.last: the head hint
+    names, else by snap.branch), the merged lines of work not yet chosen and each head's view producers. Returns my
+    head's byte offset. A log that is one line and never merged costs nothing more; otherwise the pass held every
+    record's place (Graph.of)."""
+    heads = found.records()
+    if len(heads) <= 1 and not merges:
+        if heads and heads[0][1]["h"] != snap.last["h"]:  # the last line repeats an earlier record: the head is the
+            return _one_head(path, snap, heads[0], end)  # record no later one follows (a signature check's too)
+        return last_offset
+    # several heads or a merge record: the chain check held every record's place from its read-back on (a fork or a
+    # merge's parents sent it back); else (no such record seen: damage) the log is read once more, parsed
+    g = Graph.of(path, found) or Graph(path, end)
+    mine_first = ordered(heads, my_head(heads, hint, g, snap.branch)) if heads else []
+    if mine_first:
+        offset, rec = mine_first[0]
+        if rec["h"] != snap.last["h"]:
+            snap.last, last_offset = rec, offset
+            snap.prev = g.read(rec["prev"]) if isinstance(rec["prev"], str) else None
+        snap.heads = [r for _, r in mine_first]
+    if len(mine_first) > 1:
+        snap.merged = lines(g, mine_first, snap.branch)
+        snap.head_views = head_views(g, snap.heads)
+        snap.heads_text = heads_text(g, mine_first[:16])
+    else:
+        merge = g.merged_since(str(snap.last["h"]))
+        snap.merged = valid_lines(merge["data"]) if merge is not None else None
+    return last_offset
+
+
+def _one_head(path: str, snap: Snapshot, head: tuple[int, Record], end: int | None) -> int:
+    """The log is one line whose last record is not its last line (a line repeated after it, as a union merge can
+    leave): that record is this worktree's head."""
+    offset, rec = head
+    g = Graph(path, end)
+    snap.last, snap.heads = rec, [rec]
+    snap.prev = g.read(rec["prev"]) if isinstance(rec["prev"], str) else None
+    return offset

@@ -14,7 +14,6 @@ from rehydrate.store.local.seen import fingerprint
 from rehydrate.store.views import render_goal, render_next_record, render_record
 from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
-from rehydrate.store.wal import scan as walscan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -26,6 +25,8 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 def check_archive(state: State, rec: Record, line: int | None) -> None:
     """A rotate record's archive must be a plain file in this state folder's archive/, a real folder: the
     record may have come with a `git pull`, and finishing it writes there. Raises, naming the record."""
+    from rehydrate.store.wal import scan as walscan  # a rotate's alone (tests/cli/test_cli_imports.py)
+
     why = walscan.archive_error(rec)
     folder = state.path(layout.ARCHIVE_DIR)
     st = fsio.lstat(folder)

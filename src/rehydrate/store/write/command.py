@@ -1,5 +1,5 @@
-"""One command under the state's lock: a write (reconcile, append the record, redo the views from it, write the
-cache) and a read (`with state.reading() as snapshot:`)."""
+"""One write under the state's lock: reconcile, append the record, redo the views from it, write the cache (a read
+under the lock is session.Reading)."""
 
 from __future__ import annotations
 
@@ -21,26 +21,6 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from typing import Any
 
     from rehydrate.store.state import State
-
-
-class Reading:
-    """`with state.reading() as snapshot:` the state locked and reconciled (safe repairs applied)."""
-
-    def __init__(self, state: State) -> None:
-        self.state = state
-        self.lock = fslock.locked(state.root, words=WORDS)
-
-    def __enter__(self) -> Snapshot:
-        self.lock.__enter__()
-        try:
-            return self.state.begin()
-        except BaseException:
-            self.lock.__exit__(None, None, None)
-            raise
-
-    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: object) -> None:
-        flush(self.state)  # never raises
-        self.lock.__exit__(kind, e, tb)
 
 
 def write(state: State, op: str, data: dict[str, Any], *, with_git: bool = False) -> Outcome:

@@ -11,7 +11,8 @@ from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, Problem, layout, records, views
 from rehydrate.store.evidence import inforce, prepare
 from rehydrate.store.layout import INVARIANTS
-from rehydrate.store.reconcile import current_branch
+from rehydrate.store.local import place as local
+from rehydrate.store.local import teamseen
 from rehydrate.store.session import Outcome, flush
 from rehydrate.store.wal import record as wal
 from rehydrate.store.write.apply import apply, check_archive
@@ -21,8 +22,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
+    from rehydrate.store.local.seen import Seen
     from rehydrate.store.session import Outcome, Snapshot
     from rehydrate.store.state import State
+    from rehydrate.store.wal.record import Record
 
 
 def refuse_unsafe(state: State, snap: Snapshot, touches: tuple[str, ...] = ()) -> None:
@@ -81,14 +84,31 @@ def upgrade_attributes(state: State, snap: Snapshot) -> None:
     )
 
 
+def acknowledge(state: State, snap: Snapshot, rec: Record, acknowledged: dict[str, Any] | None, cache: Seen) -> None:
+    """A checkpoint after a rollback was named ends its report: this log's (the record carries what was lost, in
+    data.rolled_back) and each teammate's (store/local/teamseen.py)."""
+    if any(p.code == "rolled-back" and p.file != state.wal_rel for p in snap.problems):
+        for actor in teamseen.acknowledge(state):
+            snap.repaired.append(
+                f"recorded at checkpoint {rec['seq']} that {state.log_rel(actor)} was rolled back upstream; "
+                "no longer reported"
+            )
+    if acknowledged is not None:
+        snap.lost = cache.lost = None
+        snap.repaired.append(
+            f"recorded in checkpoint {rec['seq']} that {state.wal_rel} "
+            f"was rolled back ({acknowledged['count']} record(s) this clone had seen); no longer reported"
+        )
+
+
 def written_on(state: State, git: Any) -> str | None:
-    """The branch a write was made on: from the git facts a checkpoint gathered, else HEAD read (local.py)."""
+    """The branch a write was made on: from the git facts a checkpoint gathered, else HEAD read (local/place.py)."""
     if isinstance(git, dict) and "head" in git:
         branch = git.get("branch")
         return branch if isinstance(branch, str) else None
     if isinstance(git, dict):  # not in a repository
         return None
-    return current_branch(state)
+    return local.branch(state.root)
 
 
 def mint_entry(state: State, data: dict[str, Any], kind: str) -> str:
