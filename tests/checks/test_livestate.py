@@ -291,7 +291,8 @@ def test_the_checkpoint_s_work_committed_as_it_was_is_ok_and_edited_before_the_c
     git(agent, "add", "src/x.py", "calc/parser.py")
     git(agent, "commit", "-qm", "Step one")
     found = _ledger(agent / "state", ckpt)[0]
-    assert found[0].status == "ok" and "each holding only state/ and the files" in found[0].message
+    assert found[0].status == "ok"
+    assert "each holding only state/, rehydrate's own set-up and the files" in found[0].message
     assert [f.status for f in _content(found)] == ["ok"]
     commit(agent, "src/x.py", "def step_one(): ...\ndef step_two(): ...\n", "Step two, too")
     found = _ledger(agent / "state", ckpt)[0]

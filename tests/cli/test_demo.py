@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import rehydrate
+from rehydrate.harness.setup import NEXT_STEPS
 
 
 def test_demo_shows_the_loop_and_exits_0(tmp_path: Path) -> None:
@@ -23,6 +24,8 @@ def test_demo_shows_the_loop_and_exits_0(tmp_path: Path) -> None:
     assert "confidence: degraded (state)" in out
     assert "     ok: state/ verified" in out[out.index("9. A person restores") :]
     assert list(tmp_path.iterdir()) == []  # it cleaned up after itself
+    assert out.rstrip().endswith(NEXT_STEPS[-1])  # it ends with the set-up of one's own project, install included
+    assert all(step in out for step in NEXT_STEPS) and "rehydrate install claude" in out
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")

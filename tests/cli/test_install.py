@@ -24,3 +24,44 @@ def test_a_user_wide_install_of_mcp_names_the_flag(repo: Path) -> None:
     r = rehydrate("install", "mcp", "--user", cwd=repo)
     assert r.code == 2 and r.err.startswith("rehydrate: --user"), r.err
     assert not (repo / ".mcp.json").exists()
+
+
+def test_install_from_a_subfolder_writes_at_the_repository_root_and_says_there_is_no_state(repo: Path) -> None:
+    """install finds the project as init does (the repository's root, where the harness looks), and, before init,
+    says that the hooks have nothing to read yet."""
+    (repo / "sub" / "deeper").mkdir(parents=True)
+    r = rehydrate("install", "claude", cwd=repo / "sub" / "deeper")
+    assert r.code == 0, r
+    assert (repo / ".claude" / "settings.json").is_file() and not (repo / "sub" / ".claude").exists()
+    assert "no state in state/ yet" in r.out and "rehydrate init" in r.out
+    assert rehydrate("init", "--goal", "Ship it", cwd=repo / "sub").code == 0
+    assert (repo / "state" / "wal").is_dir()
+    r = rehydrate("install", "claude", cwd=repo / "sub")
+    assert r.code == 0 and "no state" not in r.out and "already as it should be" in r.out, r
+
+
+def test_install_claude_writes_the_boot_rule_in_claude_md_and_uninstall_takes_it_out(repo: Path) -> None:
+    """The boot rule is install's too (after an init without --rules): CLAUDE.md is created if needed, a user's
+    own CLAUDE.md keeps every line, and --uninstall gives both back as they were."""
+    assert rehydrate("init", "--goal", "Ship it", cwd=repo).code == 0
+    assert not (repo / "CLAUDE.md").exists()
+    assert rehydrate("install", "claude", cwd=repo).code == 0
+    text = (repo / "CLAUDE.md").read_text()
+    assert "rehydrate resume" in text and "rehydrate checkpoint" in text
+    assert rehydrate("install", "claude", "--uninstall", cwd=repo).code == 0
+    assert not (repo / "CLAUDE.md").exists()
+    mine = "# My rules\n\nTabs, never spaces.\n"
+    (repo / "CLAUDE.md").write_text(mine)
+    assert rehydrate("install", "claude", cwd=repo).code == 0
+    assert (repo / "CLAUDE.md").read_text().startswith(mine) and "rehydrate resume" in (repo / "CLAUDE.md").read_text()
+    assert rehydrate("install", "claude", "--uninstall", cwd=repo).code == 0
+    assert (repo / "CLAUDE.md").read_text() == mine
+
+
+def test_init_prints_the_next_steps_and_the_demo_ends_with_them(repo: Path) -> None:
+    from rehydrate.harness.setup import NEXT_STEPS
+
+    r = rehydrate("init", "--goal", "Ship it", cwd=repo)
+    assert r.code == 0
+    assert all(step in r.out for step in NEXT_STEPS[1:]), r.out
+    assert "rehydrate install claude" in r.out and "rehydrate install --check claude" in r.out

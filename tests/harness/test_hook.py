@@ -25,6 +25,7 @@ import pytest
 
 from conftest import HOOK_FIXTURES, caller, claude_event, hook_answer, hook_event, records, run_hook, tree
 from rehydrate import brief
+from rehydrate.brief.compose import RECORD
 from rehydrate.harness import hook
 from rehydrate.store.local import journal
 from rehydrate.store.state import State
@@ -216,7 +217,8 @@ def test_a_reduced_brief_after_a_compaction_keeps_its_end(repo: Path, state: Sta
     next_line = f"next safe action: fix the state first: {err.splitlines()[0]}"
     assert "line 2" in next_line and next_line in context.split("\n")
     assert "confidence: degraded" in context and "Ship the parser" in context
-    assert context.split(next_line)[1].strip() in ("", err.strip())  # after it, the whole problem or nothing
+    after = context.split(next_line)[1].strip()  # after it, the whole problem or nothing, then how to record
+    assert after.removesuffix(RECORD).strip() in ("", err.strip())
 
 
 def test_blocking_only_when_the_user_asked_for_it(repo: Path, state: State) -> None:

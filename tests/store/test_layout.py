@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from rehydrate.store import layout
 
 
@@ -32,3 +35,16 @@ def test_an_entry_line_gives_back_its_id_and_its_guard() -> None:
     assert layout.entry_guard(decision) == (None, None)
     for not_one in ("- X-0a1b2c 2026", "- D-0A1B2C 2026", "* D-0a1b2c 2026", "- D-0a1b2c"):
         assert layout.entry_id(not_one) is None, not_one
+
+
+def test_the_set_up_files_are_what_each_install_writes_in_a_project(tmp_path: Path) -> None:
+    """live-state passes over layout.SETUP_FILES as rehydrate's own: exactly the files `install` (each harness, and
+    the MCP entries) and `init --rules` write in a project."""
+    from rehydrate.harness.setup import install, rules
+    from rehydrate.harness.setup.install import registry
+
+    written = set(rules.FILES.values())
+    for name in registry.TARGETS:
+        for target in install.targets(name, str(tmp_path), "state", False):
+            written.add(os.path.relpath(target[0], tmp_path).replace(os.sep, "/"))
+    assert written == set(layout.SETUP_FILES)

@@ -47,6 +47,14 @@ class Sections:
         self.cuts.append((rank, long, short))
 
 
+# the brief's last line: how the agent records what the next session must know (given up early to fit a budget:
+# brief/fit.py)
+RECORD = (
+    "record as you go: `rehydrate checkpoint --done WHAT --next STEP` after each step, `rehydrate invariant TEXT "
+    "--because WHY` for a decision, `rehydrate reject APPROACH --because WHY` for a dead end"
+)
+
+
 def compose(d: Draft, p: Plan) -> tuple[str, list[str], list[str]]:
     """The brief's text for a plan, and what it left out (in full words, and short), in the order it gave way."""
     o = Sections(d, p)
@@ -414,4 +422,6 @@ def _ledger_lines(d: Draft, p: Plan, out: Cuts) -> list[str]:
         lines.append(f"ask a human: {ask}")
     if d.deferred and not p.terse:
         lines.append(d.deferred)
+    if p.howto:  # an agent that only reads the state never keeps it: the brief says how to write it
+        lines.append(RECORD)
     return lines

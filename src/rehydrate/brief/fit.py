@@ -74,6 +74,7 @@ class _Fit:
         quarter = min(self.budget, self.max_bytes or self.budget) // 4
         return [
             lambda: self.set("record", False),
+            lambda: self.set("howto", False),
             lambda: self.shrink("extras", 0, p.extras),
             # a handoff too long to read whole (its start and end shown) gives its middle down to a quarter of the
             # budget before the newest decisions give way
@@ -135,6 +136,8 @@ class _Fit:
                 self.shrink("capture", lo, whole + 1)
             else:
                 p.capture = cap
+        if not p.howto and not self.set("howto", True):
+            p.howto = False
 
 
 def fit(d: Draft, p: Plan, budget: int, max_bytes: int | None = None) -> None:

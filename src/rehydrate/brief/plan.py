@@ -158,6 +158,7 @@ class Plan:
         self.ledger = 0  # 0 every finding; 1 ok ones counted; 2 one per check and status; 3 counts; 4 one count
         self.head: int | None = 120  # the most characters of the path and of the checkpoint title
         self.terse = False  # "Left out" in short words
+        self.howto = True  # the last line, how to record (compose.RECORD): given up second, given back last
 
 
 class Draft:

@@ -34,10 +34,13 @@ Contract:
 
 from __future__ import annotations
 
+import os
+
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
 from rehydrate.checks.git import gh
 from rehydrate.checks.git import probe as gitnow
 from rehydrate.store.git import info as gitinfo
+from rehydrate.store.layout import SETUP_FILES
 from rehydrate.text import named
 
 TYPE_CHECKING = False
@@ -98,9 +101,10 @@ class LiveStateCheck:
         since = context.since
         reached = since is None or since.complete
         problem = since.problem if since is not None else None
+        setup = Setup(context.state.root)
         return [
-            *_head(now, ckpt, label, reached, problem),
-            *_dirty(now, ckpt, label),
+            *_head(now, ckpt, label, reached, problem, setup),
+            *_dirty(now, ckpt, label, setup),
             *_content(context.state.root, ckpt, label, since.next if since is not None else None),
             _upstream(now),
             *_pr(context, now),
@@ -132,7 +136,12 @@ def _no_repository(root: str, ckpt: dict[str, Any] | None, label: str) -> Findin
 
 
 def _head(
-    now: GitNow, ckpt: dict[str, Any] | None, label: str, complete: bool = True, problem: str | None = None
+    now: GitNow,
+    ckpt: dict[str, Any] | None,
+    label: str,
+    complete: bool = True,
+    problem: str | None = None,
+    setup: Setup | None = None,
 ) -> list[Finding]:
     """HEAD and branch against the checkpoint's: one finding. complete: whether the WAL's back-scan reached the
     checkpoint's record (else its git fields are unknown, and HEAD was not compared: skipped)."""
@@ -171,7 +180,7 @@ def _head(
         nxt = f"check that {label}'s work survived: git diff {_short(head)} HEAD"
         return [Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)]
     if now.commits:
-        return [_commits(now, head, label, ckpt)]
+        return [_commits(now, head, label, ckpt, setup)]
     return [Finding(NAME, OK, f"HEAD {where} is {label}'s (git status, git log {_short(head)}..HEAD)")]
 
 
@@ -188,18 +197,23 @@ def _subjects(q: Quoting, commits: list[Any], more: str = "") -> str:
     return ", ".join(f"{_short(c.sha)} {q('commit subject', 'git log', c.subject[:120])}" for c in commits) + more
 
 
-def _commits(now: GitNow, head: str, label: str, ckpt: dict[str, Any] | None) -> Finding:
-    """The commits since the checkpoint. Those that changed only state/ and the files the checkpoint recorded as
-    changed are its own work being committed (checkpoint, then commit): ok when every commit is such."""
+def _commits(now: GitNow, head: str, label: str, ckpt: dict[str, Any] | None, setup: Setup | None = None) -> Finding:
+    """The commits since the checkpoint. Those that changed only state/, rehydrate's own set-up and the files the
+    checkpoint recorded as changed are its own work being committed (checkpoint, then commit), or rehydrate's set-up
+    being committed: ok when every commit is such."""
     recorded = ckpt.get("dirty") if ckpt else None
     before = {p for p in recorded if isinstance(p, str)} if isinstance(recorded, list) else set()
-    news = [c for c in now.commits if c.files is None or not set(c.files) <= before]
+
+    def own(path: str) -> bool:
+        return path in before or (setup is not None and setup(path))
+
+    news = [c for c in now.commits if c.files is None or not all(map(own, c.files))]
     q = Quoting()
     if not news:
         named = _subjects(q, now.commits[:NAMED_COMMITS])
         text = (
-            f"{len(now.commits)} commit(s) since {label}, each holding only state/ and the files {label} recorded "
-            f"as changed: {named} (git log --name-only {_short(head)}..HEAD)"
+            f"{len(now.commits)} commit(s) since {label}, each holding only state/, rehydrate's own set-up and the "
+            f"files {label} recorded as changed: {named} (git log --name-only {_short(head)}..HEAD)"
         )
         return Finding(NAME, OK, text, quotes=q.quotes)
     count = f"more than {len(news)}" if now.more else str(len(news))
@@ -211,11 +225,18 @@ def _commits(now: GitNow, head: str, label: str, ckpt: dict[str, Any] | None) ->
     return Finding(NAME, DEGRADED, text, nxt, quotes=q.quotes)
 
 
-def _dirty(now: GitNow, ckpt: dict[str, Any] | None, label: str) -> list[Finding]:
-    """Files changed now that the checkpoint did not record as changed (state/ is left out by git's pathspec)."""
+def _dirty(now: GitNow, ckpt: dict[str, Any] | None, label: str, setup: Setup | None = None) -> list[Finding]:
+    """Files changed now that the checkpoint did not record as changed (state/ is left out by git's pathspec).
+    rehydrate's own set-up (its hooks and boot rules, as `install` wrote them) is no work since the checkpoint: ok,
+    named."""
     recorded = ckpt.get("dirty") if ckpt else None
     before = {p for p in recorded if isinstance(p, str)} if isinstance(recorded, list) else set()
     new = [p for p in now.dirty if p not in before]
+    ours = [p for p in new if setup is not None and setup(p)]
+    if ours and len(ours) == len(new) and now.dirty_count == len(now.dirty):
+        listed = ", ".join(named(p) for p in ours[:NAMED_FILES]) + (" and more" if len(ours) > NAMED_FILES else "")
+        return [Finding(NAME, OK, f"only rehydrate's own set-up changed since {label}: {listed} (git status)")]
+    new = [p for p in new if p not in ours]
     if not new:
         return []
     listed = ", ".join(named(p) for p in new[:NAMED_FILES])
@@ -226,6 +247,44 @@ def _dirty(now: GitNow, ckpt: dict[str, Any] | None, label: str) -> list[Finding
     text = f"{len(new) + max(extra, 0)} file(s) changed now that {label} did not record: {listed} (git status)"
     diff = _diff(new[:NAMED_FILES])
     return [Finding(NAME, DEGRADED, text, f"look at git status and {diff}: no checkpoint recorded them")]
+
+
+class Setup:
+    """Whether a path as git names it (relative to the work tree's top) is rehydrate's own set-up: one of
+    layout.SETUP_FILES in the project (the state folder's parent), or an untracked folder (git names it `dir/`) that
+    holds only such files. The top is found, and a folder listed (never through a symbolic link, at most 64
+    entries), only when a path is asked about."""
+
+    LISTED = 64
+
+    def __init__(self, state_root: str) -> None:
+        self.state_root = state_root
+        self.found: tuple[str, str] | None = None  # (top, the project's path from it, "" or "sub/")
+
+    def __call__(self, path: str) -> bool:
+        if self.found is None:
+            top = gitinfo.top(self.state_root) or ""
+            rel = os.path.relpath(os.path.dirname(os.path.realpath(self.state_root)), os.path.realpath(top or "/"))
+            self.found = (top, "" if rel == "." else rel.replace(os.sep, "/") + "/")
+        top, prefix = self.found
+        if not top or not path.startswith(prefix):
+            return False
+        rel = path[len(prefix) :]
+        if not rel.endswith("/"):
+            return rel in SETUP_FILES
+        return self._only_setup(os.path.join(top, path), rel)
+
+    def _only_setup(self, folder: str, rel: str) -> bool:
+        seen = 0
+        for where, dirs, files in os.walk(folder):
+            if any(os.path.islink(os.path.join(where, d)) for d in dirs):
+                return False  # a linked folder is not walked: what it holds is not known to be ours
+            inside = os.path.relpath(where, folder).replace(os.sep, "/")
+            for name in files:
+                seen += 1
+                if seen > self.LISTED or rel + ("" if inside == "." else inside + "/") + name not in SETUP_FILES:
+                    return False
+        return seen > 0
 
 
 def _content(root: str, ckpt: dict[str, Any] | None, label: str, step: str | None) -> list[Finding]:

@@ -226,5 +226,9 @@ def _recognize_and_repair() -> int:
     _say("   $ git checkout -- state/10_invariants.md")
     code = _run("verify")
     _say("\nThat is the loop: externalize (files, WAL first), recognize (checks), rehydrate (the brief).")
-    _say("Start in a repository of your own: rehydrate init --goal '...' --rules agents,claude")
+    _say("Start in a repository of your own:")
+    from rehydrate.harness.setup import NEXT_STEPS
+
+    for line in NEXT_STEPS:
+        _say(f"   {line}")
     return ExitCode.OK if code == 0 else ExitCode.DISCREPANCY

@@ -9,7 +9,8 @@ from rehydrate.cli import emit_json
 from rehydrate.errors import ExitCode, UsageError
 from rehydrate.harness import HOOKS, RUNS_PROGRAM, TARGETS
 from rehydrate.harness.setup import install, program
-from rehydrate.store.locate import locate
+from rehydrate.store.layout import WAL_DIR
+from rehydrate.store.locate import init_location, locate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +24,8 @@ def args_install(p: argparse.ArgumentParser) -> None:
 
     p.description = (
         "Merge rehydrate into each harness's own files, keeping every other hook, key and line; "
-        "installing twice changes nothing. claude: hooks in .claude/settings.json (~/.claude with --user); "
+        "installing twice changes nothing. claude: hooks in .claude/settings.json (~/.claude with --user) and the "
+        "boot rule in CLAUDE.md; "
         "codex: hooks in .codex/hooks.json and the boot rule in AGENTS.md; gemini: hooks in "
         ".gemini/settings.json and the boot rule in GEMINI.md; cursor: .cursor/rules/rehydrate.mdc; copilot: "
         "the boot rule in .github/copilot-instructions.md; mcp: the MCP server in .mcp.json, "
@@ -45,14 +47,24 @@ def args_install(p: argparse.ArgumentParser) -> None:
         help="change nothing; say whether the harness will run the hooks (installed, program found, project and "
         "hooks trusted) and what to do if not; exit 1 if it will not",
     )
-    p.add_argument("--project", metavar="DIR", help="the project folder (default: the current folder)")
+    p.add_argument(
+        "--project",
+        metavar="DIR",
+        help="the project folder (default: the state folder's, found as `init` finds it: the repository's root)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
 
 
 def cmd_install(args: argparse.Namespace) -> int:
 
-    project = os.path.abspath(args.project or os.getcwd())
-    state_rel = os.path.relpath(locate(None, project), project)
+    if args.project:
+        project = os.path.abspath(args.project)
+        state_dir = locate(None, project)
+    else:  # where init puts the state (or found it): the repository's root, where the harness looks for its files
+        project = os.path.dirname(init_location(None))
+        state_dir = locate(None, project)
+    state_rel = os.path.relpath(state_dir, project)
+    args.no_state = not os.path.isdir(os.path.join(state_dir, WAL_DIR))
     if args.check:  # change nothing: will the harness run the hooks?
         if args.uninstall or args.dry_run:
             raise UsageError("--check changes nothing: it takes neither --uninstall nor --dry-run")
@@ -120,11 +132,14 @@ def _install(args: argparse.Namespace, names: tuple[str, ...], project: str, sta
             uninstall=args.uninstall,
             files=results,
             program={"command": prog.argv0, "bare": prog.bare, "note": note},
+            state=not args.no_state,
             next=steps,
         )
         return 0
     if note:
         print(f"note: {note}")
+    if args.no_state and not args.uninstall and not args.user:
+        print(f"note: no state in {state_rel}/ yet: the hooks have nothing to read until `rehydrate init --goal ...`")
     for harness, todo in steps.items():
         for step in todo:
             print(f"next ({harness}): {step}")

@@ -37,7 +37,7 @@ def args_init(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from rehydrate.harness.setup import rules
+    from rehydrate.harness.setup import NEXT_STEPS, rules
     from rehydrate.store.locate import init_location
     from rehydrate.store.state import State
 
@@ -57,6 +57,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             actor=state.actor,
             record=out.record,
             rules=dict(installed),
+            next=list(NEXT_STEPS[1:]),
             **problems_json(out),
         )
         return 0
@@ -73,8 +74,9 @@ def cmd_init(args: argparse.Namespace) -> int:
     )
     for name, what in installed:
         print(f"boot rule: {name} {what}")
-    if not installed:
-        print("boot rule: no AGENTS.md, CLAUDE.md or GEMINI.md here; add one with --rules agents,claude,gemini")
+    print("next:")
+    for line in NEXT_STEPS[1:]:
+        print(f"  {line}")
     return 0
 
 

@@ -80,12 +80,16 @@ def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def targets(project: str, state_rel: str, user: bool, prog: Program) -> list[Target]:
-    """Hooks in .claude/settings.json (the user's: in home())."""
-    from rehydrate.harness.setup.settings import merge_hooks  # install's, never loaded on the hook path
+    """Hooks in .claude/settings.json (the user's: in home()); in a project, the boot rule in CLAUDE.md."""
+    from rehydrate.harness.setup import rules  # install's, never loaded on the hook path
+    from rehydrate.harness.setup.settings import merge_hooks
 
     path = os.path.join(home() if user else os.path.join(project, ".claude"), "settings.json")
     events = hook_groups(prog.shell("hook", "claude"))
-    return [(path, lambda old, rm: merge_hooks(old, events, remove=rm), "hooks")]
+    out: list[Target] = [(path, lambda old, rm: merge_hooks(old, events, remove=rm), "hooks")]
+    if not user:
+        out.append(rules.target(os.path.join(project, "CLAUDE.md"), state_rel))
+    return out
 
 
 def trust_checks(

@@ -21,6 +21,18 @@ MAIL_DIR = "mail"  # the actors' messages (store/mail/), a folder per recipient
 PIPELINES = "pipelines.json"  # the registered pipelines: {name: {"output", "progress", "key", "total"}}
 GITIGNORE = ".gitignore"
 VIEWS = (GOAL, INVARIANTS, HANDOFF, TASKS, NEXT)
+# rehydrate's own set-up in a project, relative to it (the state folder's parent): the hooks, boot rules and MCP
+# entries `install` and `init --rules` write. A change to these is not work since a checkpoint (checks/livestate.py);
+# tests/store/test_layout.py holds the list to what each harness's install writes.
+SETUP_FILES = frozenset(
+    (
+        *(".claude/settings.json", "CLAUDE.md", ".mcp.json"),
+        *(".codex/hooks.json", ".codex/config.toml", "AGENTS.md"),
+        *(".gemini/settings.json", "GEMINI.md", ".qwen/settings.json", "QWEN.md"),
+        *(".cursor/hooks.json", ".cursor/rules/rehydrate.mdc"),
+        *(".github/hooks/rehydrate.json", ".github/copilot-instructions.md"),
+    )
+)
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
