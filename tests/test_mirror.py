@@ -23,6 +23,7 @@ REPOSITORY = (
     "test_mirror.py",
     "test_bench.py",
     "test_bench_transcripts.py",
+    "test_docs.py",
 )
 # Modules with no test file of their own, and where they are tested instead.
 ELSEWHERE: dict[str, str] = {

@@ -94,20 +94,20 @@ def test_missing_state_exits_3_with_a_hint(repo: Path) -> None:
 
 
 def test_every_command_has_help_and_is_documented() -> None:
-    readme = (Path(__file__).parent.parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parent.parent.parent / "docs" / "commands.md").read_text()
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     assert set(sub.choices) == set(COMMANDS)  # type: ignore[arg-type]
     for name in COMMANDS:
         r = rehydrate(name, "--help")
         assert r.code == 0 and r.out.startswith(f"usage: rehydrate {name}"), name
-        assert f"### {name}" in readme or ("### invariant and reject" in readme and name in ("invariant", "reject"))
+        assert f"## {name}" in readme or ("## invariant and reject" in readme and name in ("invariant", "reject"))
         assert f"rehydrate {name}" in readme, name
 
 
-def test_exit_code_table_matches_readme() -> None:
+def test_exit_code_table_matches_the_files_page() -> None:
     from rehydrate.errors import ExitCode
 
-    readme = (Path(__file__).parent.parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parent.parent.parent / "docs" / "files.md").read_text()
     for code in ExitCode.ALL:
         assert f"| {int(code)} |" in readme
 

@@ -15,6 +15,7 @@ import textwrap
 
 from rehydrate.cli import main
 from rehydrate.errors import ExitCode, RehydrateError
+from rehydrate.harness.setup import NEXT_STEPS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -227,8 +228,6 @@ def _recognize_and_repair() -> int:
     code = _run("verify")
     _say("\nThat is the loop: externalize (files, WAL first), recognize (checks), rehydrate (the brief).")
     _say("Start in a repository of your own:")
-    from rehydrate.harness.setup import NEXT_STEPS
-
     for line in NEXT_STEPS:
         _say(f"   {line}")
     return ExitCode.OK if code == 0 else ExitCode.DISCREPANCY

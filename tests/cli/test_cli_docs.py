@@ -1,6 +1,7 @@
-"""The README against the parser: every command has help text and a section, and every section shows each option and
-choice of its command (like sqlite-utils' tests/test_docs.py). What the README says of the shared options is true.
-The licence and the package metadata."""
+"""The documentation against the code: every command has help text and a section in docs/commands.md, and every
+section shows each option and choice of its command (like sqlite-utils' tests/test_docs.py); what it says of the
+shared options is true; the ledger's and the harnesses' pages name what the code does. The README stays short and
+gives no stale advice. The licence and the package metadata."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from rehydrate.cli import COMMANDS, build_parser
 
 ROOT = Path(__file__).parent.parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-SHARED = re.search(r"The commands that work on a state folder \(([^)]*)\) take `--dir DIR`", README)
+DOCS = ROOT / "docs"
+COMMANDS_PAGE = (DOCS / "commands.md").read_text(encoding="utf-8")
+SHARED = re.search(r"The commands that work on a state folder \(([^)]*)\) take `--dir DIR`", COMMANDS_PAGE)
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
@@ -24,15 +27,15 @@ def _subparsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def _section(name: str) -> str:
-    title = "### invariant and reject" if name in ("invariant", "reject") else f"### {name}"
-    assert title + "\n" in README, f"README has no section {title!r}"
-    start = README.index(title + "\n")
-    nxt = re.compile(r"^##", re.M).search(README, start + len(title))
-    return README[start : nxt.start() if nxt else len(README)]
+    title = "## invariant and reject" if name in ("invariant", "reject") else f"## {name}"
+    assert title + "\n" in COMMANDS_PAGE, f"docs/commands.md has no section {title!r}"
+    start = COMMANDS_PAGE.index(title + "\n")
+    nxt = re.compile(r"^##? ", re.M).search(COMMANDS_PAGE, start + len(title))
+    return COMMANDS_PAGE[start : nxt.start() if nxt else len(COMMANDS_PAGE)]
 
 
 def _shared() -> set[str]:
-    assert SHARED, "the README's sentence on the shared options is gone"
+    assert SHARED, "docs/commands.md's sentence on the shared options is gone"
     return set(re.findall(r"`([a-z]+)`", SHARED.group(1)))
 
 
@@ -63,13 +66,13 @@ def test_every_command_is_documented_with_each_option_and_choice(name: str) -> N
             continue
         for option in longs[-1:]:
             if option not in exempt:
-                assert re.search(rf"{re.escape(option)}\b", text), f"README's {name} section does not show {option}"
+                assert re.search(rf"{re.escape(option)}\b", text), f"docs/commands.md's {name} omits {option}"
         for choice in action.choices or ():
             if isinstance(choice, str):
-                assert re.search(rf"\b{re.escape(choice)}\b", text), f"README's {name} section omits {choice!r}"
+                assert re.search(rf"\b{re.escape(choice)}\b", text), f"docs/commands.md's {name} omits {choice!r}"
 
 
-def test_what_the_readme_says_of_the_shared_options_is_true() -> None:
+def test_what_the_commands_page_says_of_the_shared_options_is_true() -> None:
     parsers = _subparsers()
     shared = _shared()
     assert shared <= set(COMMANDS)
@@ -79,7 +82,7 @@ def test_what_the_readme_says_of_the_shared_options_is_true() -> None:
         return "--dir" in opts and "--actor" in opts and opts["--actor"].help.startswith("whose WAL")  # type: ignore[union-attr]
 
     assert shared == {n for n, p in parsers.items() if writes_as_actor(p)}
-    sentence = README[SHARED.end() : README.index("`rehydrate COMMAND --help` describes each")]  # type: ignore[union-attr]
+    sentence = COMMANDS_PAGE[SHARED.end() : COMMANDS_PAGE.index("`rehydrate COMMAND --help` describes each")]  # type: ignore[union-attr]
     neither = re.search(r"`hook`,\s+`install`, `audit` and `demo` take neither", sentence)
     assert neither
     for name in ("hook", "install", "audit", "demo"):
@@ -93,12 +96,16 @@ def test_what_the_readme_says_of_the_shared_options_is_true() -> None:
 def test_no_stale_or_unpublished_install_advice() -> None:
     cli = sorted((ROOT / "src" / "rehydrate" / "cli").glob("*.py"))
     assert {p.name for p in cli} >= {"__init__.py", "demo.py"} and len(cli) > 2  # every module of the cli package
-    for where, text in (("README.md", README), *((f"cli/{p.name}", p.read_text(encoding="utf-8")) for p in cli)):
+    pages = [(f"docs/{p.name}", p.read_text(encoding="utf-8")) for p in sorted(DOCS.glob("*.md"))]
+    marketplace = ROOT / ".claude-plugin" / "marketplace.json"
+    texts = [("README.md", README), (".claude-plugin/marketplace.json", marketplace.read_text(encoding="utf-8"))]
+    for where, text in (*texts, *pages, *((f"cli/{p.name}", p.read_text(encoding="utf-8")) for p in cli)):
         assert not re.search(r"pipx? install '?rehydrate\b", text), f"{where} installs rehydrate from an index"
         assert "comes next" not in text, where
         assert "content-hash" not in text, where
-    assert "updates the block in\nplace" not in README and "rule step again" not in README
-    assert not re.search(r"every command takes `--dir", README, re.I)
+    for where, text in (*texts, *pages):
+        assert "updates the block in\nplace" not in text and "rule step again" not in text, where
+        assert not re.search(r"every command takes `--dir", text, re.I), where
 
 
 def test_the_licence_and_the_package_metadata() -> None:
@@ -115,19 +122,11 @@ def test_the_licence_and_the_package_metadata() -> None:
 
 
 def _ledger_section() -> str:
-    """The Recovery ledger section, up to the next `## ` heading outside a fenced block (a brief quoted there has
-    its own)."""
-    assert "\n## Recovery ledger\n" in README, "the README has no Recovery ledger section"
-    lines = README[README.index("\n## Recovery ledger\n") + 1 :].split("\n")
-    fenced = False
-    for n, line in enumerate(lines[1:], 1):
-        fenced = fenced != line.startswith("```")
-        if not fenced and line.startswith("## "):
-            return "\n".join(lines[:n])
-    return "\n".join(lines)
+    """The recovery ledger's page (docs/ledger.md)."""
+    return (DOCS / "ledger.md").read_text(encoding="utf-8")
 
 
-def test_the_recovery_ledger_section_names_every_check_in_order_and_every_status() -> None:
+def test_the_recovery_ledger_page_names_every_check_in_order_and_every_status() -> None:
     from rehydrate.checks import _MODULES, ORDER, STATUSES
     from rehydrate.checks.ledger import GOAL_FIRST
 
@@ -136,17 +135,17 @@ def test_the_recovery_ledger_section_names_every_check_in_order_and_every_status
     cells = [row.split("|")[1] for row in first.split("\n") if row.startswith("| ")]
     table = [n for cell in cells for n in re.findall(r"`([a-z-]+)`", cell) if n in ORDER]
     assert table == list(ORDER), "the order table differs from checks.ORDER"
-    titles = re.findall(r"^#### ([a-z-]+)$", text, re.M)
+    titles = re.findall(r"^### ([a-z-]+)$", text, re.M)
     assert titles == [n for n in ORDER if n in _MODULES], "a built-in check has no sub-section, or not in order"
     for status in STATUSES:
         assert re.search(rf"^\| `{re.escape(status)}` \|", text, re.M), f"the status table omits {status}"
     flat = " ".join(text.split())
     assert GOAL_FIRST in flat and "ask a human:" in flat and "not run at session start:" in flat
-    for title in ("### The checks", "### Capture at compaction", "### Your own checks"):
+    for title in ("## The checks", "## Capture at compaction", "## Your own checks"):
         assert f"\n{title}\n" in text, title
 
 
-def test_the_recovery_ledger_section_states_the_real_bounds_and_switches() -> None:
+def test_the_recovery_ledger_page_states_the_real_bounds_and_switches() -> None:
     from rehydrate.checks import recency, user
     from rehydrate.checks.git import probe
     from rehydrate.harness.compaction import capture
@@ -183,14 +182,14 @@ HARNESS_SECTIONS = {
 
 @pytest.mark.parametrize("name", sorted(HARNESS_SECTIONS))
 def test_each_harness_s_event_table_names_exactly_the_events_install_writes(name: str) -> None:
-    """The README's table of what each hook event does, per harness, against the registry: every event `install`
-    writes for it has a row, and no row names an event it does not write (the table cannot drift)."""
+    """docs/harnesses.md's table of what each hook event does, per harness, against the registry: every event
+    `install` writes for it has a row, and no row names an event it does not write (the table cannot drift)."""
     import re
 
     from rehydrate import harness
 
     assert set(HARNESS_SECTIONS) == set(harness.HOOKS)  # a harness with hooks has its section
-    text = (ROOT / "README.md").read_text()
+    text = (DOCS / "harnesses.md").read_text()
     section = text.split(f"\n## {HARNESS_SECTIONS[name]}\n", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.split("\n") if line.startswith("| `")]
     named = {event for row in rows for event in re.findall(r"`([A-Za-z]+)`", row.split(" | ")[0])}
