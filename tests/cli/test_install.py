@@ -65,3 +65,37 @@ def test_init_prints_the_next_steps_and_the_demo_ends_with_them(repo: Path) -> N
     assert r.code == 0
     assert all(step in r.out for step in NEXT_STEPS[1:]), r.out
     assert "rehydrate install claude" in r.out and "rehydrate install --check claude" in r.out
+
+
+def test_uninstall_takes_everything_out_byte_for_byte_and_again_changes_nothing(repo: Path) -> None:
+    """A user's own CLAUDE.md, AGENTS.md and Claude Code settings, committed; init, then install for every harness;
+    `uninstall` leaves every user file as it was and no rehydrate file but the state; a second run changes nothing;
+    the state goes only with --state, confirmed."""
+    from conftest import git
+
+    mine = {
+        "CLAUDE.md": "# House rules\n\nTabs, never spaces.\n",
+        "AGENTS.md": "# Agents\n",
+        ".claude/settings.json": '{\n  "permissions": {"allow": ["Bash(make test)"]}\n}\n',
+    }
+    for name, text in mine.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "My project")
+    assert rehydrate("init", "--goal", "Ship it", cwd=repo).code == 0
+    assert rehydrate("install", "all", cwd=repo).code == 0
+    assert (repo / ".codex" / "hooks.json").exists() and "rehydrate" in (repo / "AGENTS.md").read_text()
+    r = rehydrate("uninstall", cwd=repo)
+    assert r.code == 0 and "kept state/" in r.out, r
+    assert {name: (repo / name).read_text() for name in mine} == mine
+    assert git(repo, "status", "--porcelain", "--untracked-files=all").split("\n")[0].startswith("?? state/")
+    assert all(line.startswith("?? state/") for line in git(repo, "status", "--porcelain", "-uall").splitlines())
+    again = rehydrate("uninstall", cwd=repo)
+    assert again.code == 0 and "nothing changed" in again.out, again
+    refused = rehydrate("uninstall", "--state", cwd=repo)  # no terminal to confirm at
+    assert refused.code == 2 and "--yes" in refused.err and (repo / "state" / "wal").is_dir()
+    gone = rehydrate("uninstall", "--state", "--yes", cwd=repo)
+    assert gone.code == 0 and "removed" in gone.out, gone
+    assert not (repo / "state").exists() and not (repo / ".git" / "rehydrate").exists()
+    assert git(repo, "status", "--porcelain", "-uall") == ""

@@ -119,3 +119,15 @@ def test_an_entry_id_hashes_the_actor_the_time_and_the_text(repo: Path, monkeypa
     monkeypatch.setattr(wal, "now", lambda: at)
     rec = State.open(repo / "state").invariant("Use a WAL", because="crashes").record
     assert rec["data"]["id"] == "D-" + wal.sha256(f"agent\0{at}\0Use a WAL".encode())[:6]
+
+
+def test_an_empty_guard_or_contains_is_refused_never_dropped(repo: Path) -> None:
+    """`reject X --guard ''` would record a rejected approach that watches nothing, without a word: refused."""
+    assert rehydrate("init", "--goal", "g").code == 0
+    before = (repo / "state" / "10_invariants.md").read_bytes()
+    for flag in ("--guard", "--contains"):
+        for empty in ("", "   "):
+            r = rehydrate("reject", "Regex tokenizer", "--because", "nesting", flag, empty)
+            assert r.code == 2 and f"the {flag[2:]} is empty" in r.err and f"leave {flag} out" in r.err, r
+    assert (repo / "state" / "10_invariants.md").read_bytes() == before
+    assert rehydrate("reject", "Regex tokenizer", "--because", "nesting", "--guard", "src/*.py").code == 0

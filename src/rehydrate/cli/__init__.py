@@ -64,10 +64,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "promise": ("actors", "record a promise to other actors, or that one is done (`promise done ID`)"),
     "hook": ("hook", "answer a harness's hook call (JSON on stdin); always exits 0"),
     "install": ("install", "merge rehydrate's hooks into a harness's settings (and take them out)"),
+    "uninstall": ("install", "take every hook and boot rule rehydrate installed out of the project (and the state)"),
     "mcp": ("mcp", "serve the state as an MCP server over stdio (needs the mcp extra)"),
     "audit": ("audit", "find every compaction in agent transcripts, and what followed it that suggests lost context"),
     "cursor": ("cursor", "pipelines: check or repair a cursor against its JSONL output; register one in the state"),
     "demo": ("demo", "show the whole loop on a throwaway git repository"),
+}
+# `rehydrate --help` lists the commands in these groups, in this order (every command in exactly one)
+GROUPS: dict[str, tuple[str, ...]] = {
+    "everyday": ("init", "invariant", "reject", "checkpoint", "handoff", "resume", "status", "log"),
+    "recovery": ("recover", "verify", "ack", "rotate"),
+    "teams": ("sync", "team", "resolve", "mail", "promise", "key"),
+    "evidence": ("run", "stamp", "accept", "canary", "cursor"),
+    "integration": ("install", "uninstall", "hook", "mcp", "audit", "demo"),
 }
 DIR_HELP = "the state folder (default: $REHYDRATE_DIR, else ./state found upward)"
 ACTOR_HELP = "whose WAL to write (default: $REHYDRATE_ACTOR, else 'agent')"
@@ -87,7 +96,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         found: Callable[[argparse.ArgumentParser], None] = getattr(command_module(name), f"args_{name}")
         return found
 
-    return build(DESCRIPTION, {name: help_text for name, (_, help_text) in COMMANDS.items()}, arguments, only)
+    helps = {name: help_text for name, (_, help_text) in COMMANDS.items()}
+    return build(DESCRIPTION, helps, arguments, only, GROUPS)
 
 
 # ---------------------------------------------------------------------------------------------------- shared by the

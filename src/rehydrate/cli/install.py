@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import sys
 
 from rehydrate.cli import emit_json
@@ -10,6 +12,7 @@ from rehydrate.errors import ExitCode, UsageError
 from rehydrate.harness import HOOKS, RUNS_PROGRAM, TARGETS
 from rehydrate.harness.setup import install, program
 from rehydrate.store.layout import WAL_DIR
+from rehydrate.store.local import place
 from rehydrate.store.locate import init_location, locate
 
 TYPE_CHECKING = False
@@ -56,15 +59,7 @@ def args_install(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-
-    if args.project:
-        project = os.path.abspath(args.project)
-        state_dir = locate(None, project)
-    else:  # where init puts the state (or found it): the repository's root, where the harness looks for its files
-        project = os.path.dirname(init_location(None))
-        state_dir = locate(None, project)
-    state_rel = os.path.relpath(state_dir, project)
-    args.no_state = not os.path.isdir(os.path.join(state_dir, WAL_DIR))
+    project, state_rel, args.no_state = _project(args)
     if args.check:  # change nothing: will the harness run the hooks?
         if args.uninstall or args.dry_run:
             raise UsageError("--check changes nothing: it takes neither --uninstall nor --dry-run")
@@ -73,6 +68,17 @@ def cmd_install(args: argparse.Namespace) -> int:
     if args.uninstall:  # the reverse of the install: a file or folder two harnesses share goes with the first
         names = tuple(reversed(names))
     return _install(args, names, project, state_rel)
+
+
+def _project(args: argparse.Namespace) -> tuple[str, str, bool]:
+    """The project folder, the state folder's path from it, and whether there is no state there yet."""
+    if args.project:
+        project = os.path.abspath(args.project)
+        state_dir = locate(None, project)
+    else:  # where init puts the state (or found it): the repository's root, where the harness looks for its files
+        project = os.path.dirname(init_location(None))
+        state_dir = locate(None, project)
+    return project, os.path.relpath(state_dir, project), not os.path.isdir(os.path.join(state_dir, WAL_DIR))
 
 
 def _named(args: argparse.Namespace) -> tuple[str, ...]:
@@ -102,12 +108,15 @@ def _check(args: argparse.Namespace, names: tuple[str, ...], project: str, state
     return 0 if ok else ExitCode.DISCREPANCY
 
 
-def _install(args: argparse.Namespace, names: tuple[str, ...], project: str, state_rel: str) -> int:
-
+def _apply(
+    args: argparse.Namespace, names: tuple[str, ...], project: str, state_rel: str
+) -> tuple[list[dict[str, Any]], list[str], Any]:
+    """Each harness's files planned, then written unless --dry-run: (each file's result, the diffs, the program)."""
     # every harness's files are read and checked before any is written: a refusal leaves nothing half-installed
     install.preflight(names, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel)
     prog = program.program()
     results: list[dict[str, Any]] = []
+    diffs: list[str] = []
     for harness in names:  # one after the other: two harnesses can share a file (Gemini's settings.json)
         changes = install.plan(
             harness, project, user=args.user, uninstall=args.uninstall, state_rel=state_rel, prog=prog
@@ -116,12 +125,19 @@ def _install(args: argparse.Namespace, names: tuple[str, ...], project: str, sta
             install.apply(changes, uninstall=args.uninstall)
         for change in changes:
             results.append({"harness": harness, "path": change.path, "changed": change.changed, "what": change.note})
-            if args.json:
-                continue
+            diffs.append(change.diff() or f"{change.path}: no change\n")
+    return results, diffs, prog
+
+
+def _install(args: argparse.Namespace, names: tuple[str, ...], project: str, state_rel: str) -> int:
+    results, diffs, prog = _apply(args, names, project, state_rel)
+    if not args.json:
+        for result, diff in zip(results, diffs, strict=True):
             if args.dry_run:
-                sys.stdout.write(change.diff() or f"{change.path}: no change\n")
+                sys.stdout.write(diff)
             else:
-                print(f"{harness}: {change.path}: {change.note if change.changed else 'already as it should be'}")
+                what = result["what"] if result["changed"] else "already as it should be"
+                print(f"{result['harness']}: {result['path']}: {what}")
     note = None if args.uninstall or not set(names) & set(RUNS_PROGRAM) else program.program_note(prog)
     steps = {} if args.uninstall or args.dry_run else _next_steps(args, names, project, state_rel)
     if args.json:
@@ -156,3 +172,82 @@ def _next_steps(args: argparse.Namespace, names: tuple[str, ...], project: str, 
             checks = install.check(harness, project, user=args.user, state_rel=state_rel)
             steps[harness] = [c.fix for c in checks if c.ok is not True and c.fix and c.name != "command"]
     return steps
+
+
+def args_uninstall(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Take rehydrate out of the project: every harness's hooks and boot rule, and the MCP entries (with --user, "
+        "the user's hooks instead). Each file goes back byte for byte as it was before rehydrate when nothing else "
+        "changed it since (a file rehydrate created is removed); otherwise only rehydrate's own parts go. Running it "
+        "again changes nothing. The state folder is kept unless --state is given, with --yes or confirmed at the "
+        "terminal."
+    )
+    p.add_argument("--user", action="store_true", help="the user's settings instead of the project's")
+    p.add_argument("--dry-run", action="store_true", help="print the diff and change nothing")
+    p.add_argument(
+        "--state", action="store_true", help="remove the state folder too, and what this clone keeps of it in .git"
+    )
+    p.add_argument("--yes", action="store_true", help="with --state: do not ask (the state's history goes with it)")
+    p.add_argument(
+        "--project",
+        metavar="DIR",
+        help="the project folder (default: the state folder's, found as `init` finds it: the repository's root)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    if args.state and args.user:
+        raise UsageError("--state is the project's: it takes no --user", field="state")
+    if args.yes and not args.state:
+        raise UsageError("--yes confirms --state: without it the state is kept anyway", field="yes")
+    project, state_rel, args.no_state = _project(args)
+    state_dir = os.path.join(project, state_rel)
+    remove = args.state and not args.no_state
+    if remove and not args.dry_run and not (args.yes or _confirmed(state_dir)):
+        raise UsageError(
+            f"not removing {state_dir}: its whole history goes with it",
+            "confirm with --yes (or answer yes at a terminal); without --state the state is kept",
+            field="yes",
+        )
+    args.uninstall = True
+    names = tuple(reversed(TARGETS)) if not args.user else tuple(reversed(HOOKS))
+    results, diffs, _ = _apply(args, names, project, state_rel)
+    removed = _remove_state(state_dir) if remove and not args.dry_run else []
+    if args.json:
+        emit_json("uninstall", True, dry_run=args.dry_run, files=results, state_removed=removed)
+        return 0
+    changed = [(r, d) for r, d in zip(results, diffs, strict=True) if r["changed"]]
+    for result, diff in changed:
+        sys.stdout.write(diff if args.dry_run else f"{result['harness']}: {result['path']}: {result['what']}\n")
+    if not changed:
+        print("nothing of rehydrate's is installed here: nothing changed")
+    if removed:
+        print("removed " + ", ".join(removed))
+    elif not args.no_state:
+        print(f"kept {state_rel}/ (`rehydrate uninstall --state` removes it)")
+    return 0
+
+
+def _confirmed(state_dir: str) -> bool:
+    """At a terminal, the user types yes; elsewhere (a script, a hook) nobody can: no."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return False
+    answer = input(f"remove {state_dir} and its whole history? type yes: ")
+    return answer.strip().lower() == "yes"
+
+
+def _remove_state(state_dir: str) -> list[str]:
+    """The state folder (only a real folder holding a WAL: never through a link), then what this worktree keeps
+    of it in its git folder. The paths removed."""
+    if os.path.islink(state_dir) or not os.path.isdir(os.path.join(state_dir, WAL_DIR)):
+        raise UsageError(f"{state_dir} is not a state folder (a real folder holding wal/): not removed")
+    local = place.local_dir(state_dir)
+    shutil.rmtree(state_dir)
+    removed = [state_dir]
+    if os.path.isdir(local) and not os.path.islink(local):
+        shutil.rmtree(local)
+        removed.append(local)
+        with contextlib.suppress(OSError):  # .git/rehydrate/ itself, when no other state folder keeps anything there
+            os.rmdir(os.path.dirname(local))
+    return removed

@@ -48,12 +48,46 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{where}: {message}" if where else message, f"see `{self.prog} --help`")
 
 
+class _Top(_Parser):
+    """`rehydrate`'s own parser: its help lists the commands by group, and a mistyped option is named with the
+    invoked command's help (check_options)."""
+
+    groups: Mapping[str, tuple[str, ...]] = {}
+    commands: Mapping[str, str] = {}
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        check_options(self, list(sys.argv[1:] if args is None else args))
+        return super().parse_args(args, namespace)
+
+    def format_help(self) -> str:
+        if not self.groups:
+            return super().format_help()
+        width = max(map(len, self.commands)) + 2
+        wrap = max(60, self._get_formatter()._width) - width - 2
+        out = [self.format_usage().rstrip(), "", (self.description or "").rstrip()]
+        for title, names in self.groups.items():
+            out += ["", f"{title}:"]
+            for name in names:
+                lines = textwrap.wrap(self.commands[name], wrap) or [""]
+                out.append(f"  {name:<{width}}{lines[0]}")
+                out += [" " * (width + 2) + line for line in lines[1:]]
+        out += ["", "options:", "  -h, --help    show this help message and exit", "  --version     show the version"]
+        out += ["", "`rehydrate COMMAND --help` describes each command."]
+        return "\n".join(out) + "\n"
+
+
 def build(
-    description: str, commands: Mapping[str, str], arguments: Callable[[str], Arguments], only: str | None = None
+    description: str,
+    commands: Mapping[str, str],
+    arguments: Callable[[str], Arguments],
+    only: str | None = None,
+    groups: Mapping[str, tuple[str, ...]] | None = None,
 ) -> argparse.ArgumentParser:
-    """The parser of `rehydrate`: commands, name -> one-line help, in the order --help lists them; arguments(name),
-    the function that adds a command's options; with `only`, just that command's subparser."""
-    parser = _Parser(prog="rehydrate", description=description)
+    """The parser of `rehydrate`: commands, name -> one-line help; arguments(name), the function that adds a
+    command's options; with `only`, just that command's subparser; groups, title -> names, how --help lists them
+    (else in the commands' order)."""
+    parser = _Top(prog="rehydrate", description=description)
+    parser.groups, parser.commands = groups or {}, commands
     parser.add_argument("--version", action="version", version=f"rehydrate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, help_text in commands.items():
@@ -62,3 +96,35 @@ def build(
             arguments(name)(command)
             command.set_defaults(command_parser=command)  # flagged() reads which options this command has
     return parser
+
+
+def check_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """A mistyped option of the command named first in argv, before argparse reads it: argparse would report a
+    required option as missing (`checkpoint --nxt b`) or point to the top-level help (`resume --budjet 100`). The
+    error names the option, the closest the command has, and the command's own help."""
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    command = sub.choices.get(argv[0]) if sub is not None and argv else None
+    if command is None:
+        return
+    known = sorted(_options(command))
+    for token in argv[1:]:
+        if token == "--":
+            return
+        name = token.split("=", 1)[0]
+        if not name.startswith("--") or name in known or sum(o.startswith(name) for o in known) == 1:
+            continue  # a value, an option, or an abbreviation argparse takes (one option starts with it)
+        import difflib
+
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        guess = f"did you mean {close[0]}? " if close else ""
+        raise UsageError(f"{argv[0]}: unknown option {name}", f"{guess}see `rehydrate {argv[0]} --help`")
+
+
+def _options(parser: argparse.ArgumentParser) -> set[str]:
+    """The long options of a parser and of every subcommand under it (`mail send --to`)."""
+    found = {o for action in parser._actions for o in action.option_strings if o.startswith("--")}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _options(sub)
+    return found

@@ -230,6 +230,9 @@ def args_log(p: argparse.ArgumentParser) -> None:
         "valid record is named on stderr and skipped (exit 1). Read-only: it takes no lock and repairs nothing."
     )
     p.add_argument("--op", action="append", metavar="OP", help="only records of this op (repeatable)")
+    p.add_argument(
+        "--grep", metavar="TEXT", help="only records whose data holds TEXT (case-insensitive; archives included)"
+    )
     p.add_argument("--actor", action="append", metavar="NAME", help="only this actor's records (repeatable)")
     p.add_argument(
         "--since", metavar="TIME", help="only records at or after TIME (UTC: YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS])"
@@ -242,7 +245,13 @@ def cmd_log(args: argparse.Namespace) -> int:
     from rehydrate.store.locate import locate
     from rehydrate.store.wal import history
 
-    found = history.read(locate(args.dir), ops=args.op, actors=args.actor, since=args.since)
+    root = locate(args.dir)
+    missing = history.unknown_op(root, args.op or [])
+    if missing is not None:  # a mistyped --op would list nothing and exit 0
+        op, close, names = missing
+        hint = f"did you mean {close!r}? " if close else ""
+        raise UsageError(f"no record has the op {op!r}", f"{hint}the ops: {', '.join(names)}", field="op")
+    found = history.read(root, ops=args.op, actors=args.actor, since=args.since, grep=args.grep)
     for d in found.damaged:  # a file's name, too, came with `git pull`: one line, cleaned
         print(f"rehydrate: skipped {clean(str(d), one_line=True)}", file=sys.stderr)
     if args.json:  # ASCII-only JSON: whatever a record holds, the line is valid and carries no control byte

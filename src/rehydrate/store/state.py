@@ -281,8 +281,8 @@ class State:
     def _entry(self, kind: str, text: str, because: str, guard: str | None, contains: str | None = None) -> Outcome:
         text = clean(text, one_line=True)
         because = clean(because, one_line=True)
-        guard = clean(guard, one_line=True) if guard else None
-        contains = clean(contains, one_line=True) if contains else None
+        guard = clean(guard, one_line=True) if guard is not None else None  # "" is refused, never dropped
+        contains = clean(contains, one_line=True) if contains is not None else None
         from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_cli_imports.py)
 
         latches.check_entry("decision" if kind == "D" else "approach", text, because, guard, contains)

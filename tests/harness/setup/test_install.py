@@ -98,8 +98,8 @@ def test_broken_settings_are_refused_untouched(repo: Path) -> None:
 
 def test_install_all_writes_every_harness_and_uninstall_restores(repo: Path) -> None:
     (repo / "AGENTS.md").write_text("# Agents\n\nBe brief.\n")
-    assert rehydrate("init", "--goal", "g").code == 0
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts}
+    assert rehydrate("init", "--goal", "g").code == 0  # (its boot rule in AGENTS.md goes with the uninstall too)
     r = rehydrate("install", "all")
     assert r.code == 0, r.err
     claude = json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]

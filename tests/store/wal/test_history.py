@@ -146,3 +146,26 @@ def test_library_returns_damage_and_never_prints(state: State, capsys: pytest.Ca
 def test_no_state_exits_3(repo: Path) -> None:
     r = rehydrate("log")
     assert r.code == 3 and "rehydrate init" in r.err and "Traceback" not in r.err
+
+
+def test_a_mistyped_op_is_refused_with_the_closest_name_and_an_op_a_record_has_is_listed(state: State) -> None:
+    """`log --op chekpoint` would list nothing and exit 0: refused, naming `checkpoint`. An op this version does not
+    define is still a filter where a record carries it (unknown ops are kept and shown)."""
+    r = rehydrate("log", "--op", "chekpoint")
+    assert r.code == 2 and "no record has the op 'chekpoint'" in r.err and "did you mean 'checkpoint'?" in r.err, r
+    assert rehydrate("log", "--op", "note").code == 2
+    _forge(Path(state.wal_path), op="note", data={"text": "kept"})
+    r = rehydrate("log", "--json", "--op", "note")
+    assert r.code == 0 and [d["op"] for d in _lines(r.out)] == ["note"]
+
+
+def test_grep_finds_text_in_any_record_s_data_archives_included_case_insensitively(state: State) -> None:
+    state.checkpoint(done="Wrote the PRATT parser", next="wire it into the CLI")
+    state.rotate()  # the checkpoint now lies in an archive (and is carried by the rotate record)
+    state.invariant("Keep the lexer pure", because="the parser is tested without I/O")
+    found = _lines(rehydrate("log", "--json", "--grep", "pratt").out)
+    assert found and all("pratt" in json.dumps(d["data"]).lower() for d in found)
+    assert any(d["op"] == "checkpoint" for d in found)  # the archived record itself, not only the rotate
+    assert [d["op"] for d in _lines(rehydrate("log", "--json", "--grep", "LEXER PURE").out)] == ["invariant"]
+    assert _lines(rehydrate("log", "--json", "--grep", "lexer impure").out) == []
+    assert history.read(state.root, grep="nothing like this").entries == []

@@ -44,6 +44,9 @@ class Change:
         self.old = old
         self.new = new
         self.note = note
+        # the file as it would be without rehydrate's part: what uninstall restores. Not always `old`: init
+        # writes the boot rule before any install, and a file rehydrate created holds nothing else (None)
+        self.base = old
 
     @property
     def changed(self) -> bool:
@@ -143,6 +146,7 @@ def plan(
                 change = Change(place, old, merge(old, True), f"rehydrate's {what} taken out{place.through}")
             else:
                 change = Change(place, old, merge(old, False), f"rehydrate's {what} merged in{place.through}")
+                change.base = merge(old, True)
             if change.changed:
                 try:
                     settings.check_parses(path, change.new)
@@ -182,7 +186,7 @@ def apply(changes: list[Change], *, uninstall: bool = False) -> None:
             if isinstance(first, dict):
                 original = first.get("original")
             else:
-                original = None if change.old is None else change.old.decode("utf-8", "surrogateescape")
+                original = None if change.base is None else change.base.decode("utf-8", "surrogateescape")
             record[key] = {
                 "original": original,
                 "written_sha256": wal.sha256(change.new or b""),

@@ -97,6 +97,9 @@ def check_entry(word: str, text: str, because: str, guard: str | None, contains:
         raise UsageError(f"the {word} is empty")
     if not because:
         raise UsageError("the reason is empty: say why, so that a later session does not undo it", field="because")
+    for name, value, what in (("guard", guard, "a path glob or a command pattern"), ("contains", contains, "a text")):
+        if value is not None and not value.strip():  # an empty watch would silently watch nothing
+            raise UsageError(f"the {name} is empty", f"give {what}, or leave --{name} out", field=name)
     fields = (("text", text), ("because", because), ("guard", guard or ""), ("contains", contains or ""))
     for name, value in fields:
         cap(name, value, MAX_FIELD)

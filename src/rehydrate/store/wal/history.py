@@ -8,6 +8,7 @@ arrive with `git pull`): nothing here follows a link, blocks on a FIFO or trusts
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 
@@ -84,8 +85,10 @@ def read(
     ops: list[str] | None = None,
     actors: list[str] | None = None,
     since: str | None = None,
+    grep: str | None = None,
 ) -> History:
-    """Every record under root/wal/*.jsonl and root/archive/*.jsonl, filtered, oldest first, each once.
+    """Every record under root/wal/*.jsonl and root/archive/*.jsonl, filtered, oldest first, each once. grep: only
+    the records whose data holds that text, case-insensitively (the data as `rehydrate log --json` shows it).
 
     since is compared with each record's `ts` as text (see normalize_since). A record that a rotate carried into a
     new log is also the archive's last: it is listed once. StateMissing-like RehydrateError if root is no state
@@ -111,11 +114,27 @@ def read(
             rel = os.path.join(base, folder, name)
             files.append(rel)
             try:
-                _read_file(os.path.join(path, name), rel, entries, damaged, ops, actors, since)
+                _read_file(os.path.join(path, name), rel, entries, damaged, ops, actors, since, grep)
             except (RehydrateError, OSError) as e:
                 damaged.append(Damaged(rel, None, _why(e)))
     ordered = sorted(entries.values(), key=lambda e: (e.ts, e.actor, e.seq))
     return History(ordered, damaged, files)
+
+
+def unknown_op(root: str, ops: list[str]) -> tuple[str, str | None, list[str]] | None:
+    """The first of ops that no version defines and no record under root carries, the closest op name, and every
+    op name (defined or carried); None when each is one or the other. (An op this version does not define is still
+    a filter where a record has it: unknown ops are kept and shown.)"""
+    unknown = [op for op in ops if op not in records.OPS]
+    if not unknown:
+        return None
+    present = {e.op for e in read(root).entries}
+    missing = [op for op in unknown if op not in present]
+    if not missing:
+        return None
+    names = sorted(set(records.OPS) | present)
+    close = difflib.get_close_matches(missing[0], names, n=1)
+    return missing[0], close[0] if close else None, names
 
 
 def _why(e: BaseException) -> str:
@@ -132,7 +151,9 @@ def _read_file(
     ops: list[str] | None,
     actors: list[str] | None,
     since: str | None,
+    grep: str | None = None,
 ) -> None:
+    needle = grep.casefold() if grep else None
     for line, rec, why in wallines.scan(path):
         if line.raw is not None and not line.newline and rec is None:  # (a valid record only lost its newline)
             if line.raw.strip(b"\0 \t\r"):
@@ -149,6 +170,8 @@ def _read_file(
         if actors and rec["actor"] not in actors:
             continue
         if since and rec["ts"] < since:
+            continue
+        if needle is not None and needle not in records.text(rec["data"]).casefold():
             continue
         entries.setdefault((rec["actor"], rec["seq"], rec["h"]), Entry(rec, rel, line.number))
 
