@@ -43,9 +43,12 @@ def test_every_tool_works_over_stdio(repo: Path, state: State) -> None:
         ("handoff", {"text": "The MCP server works."}),
         ("verify", {}),
         ("status", {}),
+        ("recover", {}),
+        ("log", {"grep": "STDIO"}),
+        ("log", {"op": "checkpoint"}),
     ]
     tools, results = asyncio.run(_drive(repo, calls))
-    assert tools == ["checkpoint", "handoff", "invariant", "reject", "resume", "status", "verify"]
+    assert tools == ["checkpoint", "handoff", "invariant", "log", "recover", "reject", "resume", "status", "verify"]
     assert not any(r.is_error for r in results), [_text(r) for r in results]
     assert "Ship the parser" in _text(results[0]) and "confidence: recovered" in _text(results[0])
     assert json.loads(_text(results[1]))["id"].startswith("D-")
@@ -55,6 +58,28 @@ def test_every_tool_works_over_stdio(repo: Path, state: State) -> None:
     assert json.loads(_text(results[6]))["next"]["next"] == "test it"
     assert Path(state.path("20_handoff.md")).read_text() == "The MCP server works.\n"
     assert state.verify().ok
+    ledger = json.loads(_text(results[7]))
+    assert "recovered" in ledger and ledger["checks"] and "confidence" in ledger, ledger
+    grep = json.loads(_text(results[8]))  # any case, every record's data
+    assert [r["op"] for r in grep["records"]] == ["invariant"] and grep["left_out"] == 0
+    assert {r["op"] for r in json.loads(_text(results[9]))["records"]} == {"checkpoint"}
+
+
+def test_argument_errors_are_said_in_the_tool_s_words(repo: Path, state: State) -> None:
+    """pydantic's report (and its link) was what the model read; now: which argument, what it must be, and the
+    tool's arguments. A mistyped op for the log names the closest."""
+    calls = [
+        ("checkpoint", {"done": "x"}),
+        ("resume", {"budget": "lots"}),
+        ("log", {"op": "chekpoint"}),
+    ]
+    _, results = asyncio.run(_drive(repo, calls))
+    assert all(r.is_error for r in results)
+    said = [_text(r) for r in results]
+    assert said[0].startswith("checkpoint: `next` is required (its arguments: done, next, goal (optional)"), said[0]
+    assert said[1].startswith("resume: `budget` must be a whole number"), said[1]
+    assert "pydantic" not in said[0] + said[1] and "http" not in said[0] + said[1]
+    assert "no record has the op 'chekpoint'; did you mean 'checkpoint'?" in said[2], said[2]
 
 
 def test_errors_come_back_as_tool_errors(repo: Path, tmp_path: Path) -> None:

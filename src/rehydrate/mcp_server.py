@@ -9,12 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from pydantic import ValidationError
 
 from rehydrate import __version__, brief
+from rehydrate.brief.recover import recover as recover_ledger
 from rehydrate.errors import RehydrateError
+from rehydrate.store.locate import locate
 from rehydrate.store.session import Outcome
 from rehydrate.store.state import State
+from rehydrate.store.wal import history
 
 INSTRUCTIONS = (
     "rehydrate keeps this task's working state on disk. Call `resume` first and after any context compaction; "
@@ -27,8 +31,46 @@ def _problems(out: Outcome) -> list[dict[str, Any]]:
     return [p.as_dict() for p in out.problems]
 
 
+# how an argument of the wrong kind is named (pydantic's error type, before its first "_")
+KINDS = {"string": "text", "int": "a whole number", "bool": "true or false", "list": "a list", "dict": "an object"}
+MAX_LOG = 200  # the most records the log tool returns (the newest): the rest stay on disk for `rehydrate log`
+
+
+class _Server(MCPServer[Any]):
+    """The SDK's server, with argument errors said in the tool's own words: which argument, what it must be, and
+    the tool's arguments, instead of pydantic's report and its link."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            cause = e.__cause__
+            if isinstance(e, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(argument_error(name, cause, self._tool_input_schema(name))) from cause
+
+
+def argument_error(tool: str, error: ValidationError, schema: dict[str, Any] | None) -> str:
+    """What was wrong with a tool's arguments, in words: "checkpoint: `next` is required (its arguments: done, ...)"."""
+    said = []
+    for err in error.errors():
+        field = ".".join(str(part) for part in err["loc"]) or "the arguments"
+        kind = str(err["type"])
+        base = kind.split("_", 1)[0]
+        if kind == "missing":
+            said.append(f"`{field}` is required")
+        elif base in KINDS:
+            said.append(f"`{field}` must be {KINDS[base]}")
+        else:
+            said.append(f"`{field}`: {err['msg']}")
+    properties = (schema or {}).get("properties") or {}
+    required = set((schema or {}).get("required") or ())
+    names = ", ".join(n if n in required else f"{n} (optional)" for n in properties)
+    return f"{tool}: {'; '.join(said)}" + (f" (its arguments: {names})" if names else "")
+
+
 def build(state_dir: str | None, actor: str | None) -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(name="rehydrate", version=__version__, instructions=INSTRUCTIONS)
+    server: MCPServer[Any] = _Server(name="rehydrate", version=__version__, instructions=INSTRUCTIONS)
 
     def state() -> State:
         try:
@@ -86,6 +128,37 @@ def build(state_dir: str | None, actor: str | None) -> MCPServer[Any]:
     def status() -> dict[str, Any]:
         out = guarded(lambda: state().status())
         return {"ok": out.ok, **out.extra, "problems": _problems(out), "repaired": out.repaired}
+
+    @server.tool(
+        description="The recovery ledger, read-only: every check in full (git, gh, your own checks), the "
+        "confidence, and the next safe action or the one question for a human. Use it when the brief said degraded."
+    )
+    def recover() -> dict[str, Any]:
+        got = guarded(lambda: recover_ledger(state_dir, actor))
+        if got.state is None and got.error is not None:
+            raise ToolError(str(got.error))
+        return {"recovered": got.recovered, **got.summed.as_json()}
+
+    @server.tool(
+        description="The history of records, oldest first: every actor's log and the archives. op and actor keep "
+        f"only those; grep keeps the records whose data holds that text (any case). At most {MAX_LOG}, the newest."
+    )
+    def log(op: str | None = None, actor: str | None = None, grep: str | None = None) -> dict[str, Any]:
+        def read() -> history.History:
+            root = locate(state_dir)
+            missing = history.unknown_op(root, [op] if op else [])
+            if missing is not None:
+                close = f"; did you mean {missing[1]!r}?" if missing[1] else ""
+                raise ToolError(f"log: no record has the op {missing[0]!r}{close}")
+            return history.read(root, ops=[op] if op else None, actors=[actor] if actor else None, grep=grep)
+
+        found = guarded(read)
+        shown = found.entries[-MAX_LOG:]
+        return {
+            "records": [e.as_dict() for e in shown],
+            "left_out": len(found.entries) - len(shown),
+            "damaged": [str(d) for d in found.damaged],
+        }
 
     return server
 

@@ -1,12 +1,4 @@
-"""`rehydrate recover`: the recovery ledger, computed by code, read-only.
-
-It opens the state under a shared lock and reconciles it without repairing anything on disk (what a repair would
-change is reported by the state check, `rehydrate verify --repair` applies it), reads back the WAL to the last
-checkpoint (store/wal/since.py), reads state/config.json, and releases the lock before any check runs: git and gh may
-take seconds, and a writer must not wait for them. Then every built-in check in ledger order, in recover scope (git
-10 s a call, gh, the user's own checks from config.json), summed up by checks/ledger.py. It writes nothing: no
-record, no repair, no cache. `resume` stays the logged rehydration.
-"""
+"""`rehydrate recover`: the recovery ledger (brief/recover.py computes it, read-only), printed as text or JSON."""
 
 from __future__ import annotations
 
@@ -14,22 +6,14 @@ import os
 import stat
 import sys
 
-from rehydrate import checks
-from rehydrate.brief import ack, receipt, with_line
-from rehydrate.checks import ledger, user
+from rehydrate.brief.recover import Recovery, recover
 from rehydrate.cli import cli_hint, common_options, emit_json, flagged
-from rehydrate.errors import ExitCode, RehydrateError, StateMissing, UsageError
-from rehydrate.fs import lock as fslock
-from rehydrate.store import WORDS, actors, config, layout, views
-from rehydrate.store.reconcile import reconcile
-from rehydrate.store.state import State
-from rehydrate.store.wal import since
+from rehydrate.errors import ExitCode, UsageError
 from rehydrate.text import clean, named, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from typing import Any
 
     from rehydrate.checks.ledger import Ledger
 
@@ -58,57 +42,20 @@ def args_recover(p: argparse.ArgumentParser) -> None:
             )
 
 
-class _Read:
-    """What recover read under the lock: the state (None when it did not load), and everything the checks need."""
-
-    def __init__(self) -> None:
-        self.state: Any = None
-        self.outcome: Any = None
-        self.since: Any = None
-        self.views: dict[str, str | None] = {}
-        self.config: dict[str, Any] = {}
-        self.error: str | None = None
-        self.hint: str | None = None
-        self.empty = False  # the state did not load because there is none (an empty or missing folder)
-
-
 def cmd_recover(args: argparse.Namespace) -> int:
-    transcript = _transcript(args.transcript)
-    got = _read(args)
-    context = checks.Context(
-        got.state,
-        got.outcome,
-        got.error,
-        got.views,
-        scope="recover",
-        since=got.since,
-        transcript=transcript,
-        config=got.config,
-        env=os.environ,
+    got = recover(
+        args.dir, args.actor, _transcript(args.transcript), words=lambda e: (flagged(e, args), cli_hint(e, args))
     )
-    chosen = checks.registry("recover")
-    if got.state is not None:
-        chosen += user.load(got.config, os.environ)
-    findings = checks.run_all(context, chosen)
-    if got.state is not None:  # judged, not recorded: recover writes nothing
-        with_line(findings, receipt.finding(receipt.settle(got.state, record=False)))
-        with_line(findings, ack.finding(ack.last(got.state, got.since.ts if got.since is not None else None)))
-    if got.state is not None:
-        step = views.parse_next(got.views.get(layout.NEXT) or "").get("next") or None
-    else:  # nothing to act on: an empty folder asks for the task, a broken one says to fix it first
-        step = (
-            None if got.empty else "fix the state first: " + (got.error or "") + (f" ({got.hint})" if got.hint else "")
-        )
-    summed = ledger.summarize(
-        findings, checkpoint_next=step, goal_present=bool((got.views.get(layout.GOAL) or "").strip())
-    )
+    summed = got.summed
+    assert summed is not None
     code = ExitCode.STATE if got.state is None else (0 if summed.recovered else ExitCode.DISCREPANCY)
     if args.json:
         emit_json("recover", summed.recovered, **summed.as_json())
     else:
         _print(got, summed)
-        if got.error:
-            print(f"rehydrate: {got.error}" + (f"\n  hint: {got.hint}" if got.hint else ""), file=sys.stderr)
+        if got.error is not None:
+            hint = cli_hint(got.error, args)
+            print(f"rehydrate: {flagged(got.error, args)}" + (f"\n  hint: {hint}" if hint else ""), file=sys.stderr)
     return code
 
 
@@ -126,34 +73,7 @@ def _transcript(path: str | None) -> str | None:
     return os.path.abspath(path)
 
 
-def _read(args: argparse.Namespace) -> _Read:
-    """The state reconciled under a shared lock, nothing repaired or written; the lock is released on return."""
-    got = _Read()
-    try:
-        state = State.open(args.dir, args.actor)
-        if state.joining:  # an actor that has not written yet: its first write joins (store/actors.py)
-            raise actors.no_history(state)
-        with fslock.locked(state.root, shared=True, words=WORDS):
-            snap = reconcile(state, repair=False)
-            state.session.pending = None  # the seen-cache is not written either: recover leaves every file as it was
-            for name in (layout.GOAL, layout.NEXT):  # 99, or an actor's own next/<actor>.md
-                raw = state.view_bytes(
-                    actors.pc_names(state.actor, snap.last)[0] if name == layout.NEXT else name, snap
-                )
-                got.views[name] = None if raw is None else raw.decode("utf-8", "replace")
-            got.since = since.find(state, snap, since.RECOVER_BYTES)
-            got.outcome = snap.outcome()
-        got.config = config.read(state.root)
-        got.state = state
-    except UsageError:
-        raise
-    except RehydrateError as e:
-        got.error, got.hint = flagged(e, args), cli_hint(e, args)
-        got.empty = isinstance(e, StateMissing) and e.field is None
-    return got
-
-
-def _print(got: _Read, summed: Ledger) -> None:
+def _print(got: Recovery, summed: Ledger) -> None:
     """The ledger as text: a header naming the checkpoint, one line per finding (a non-ok one's next under it), the
     confidence, the next safe action or the question for a human, then what the findings quote (Q1, ...)."""
 
@@ -179,7 +99,7 @@ def _print(got: _Read, summed: Ledger) -> None:
     sys.stdout.write("\n".join(lines) + "\n")
 
 
-def _header(got: _Read) -> str:
+def _header(got: Recovery) -> str:
     """`rehydrate recover · state/ · actor agent · checkpoint 42 at 2026-11-29T22:04Z (HEAD a1b2c3d on feat)`."""
 
     state, found = got.state, got.since
