@@ -318,11 +318,16 @@ def shown_clean(text: str) -> None:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Say why tests were left out: the quick run deselects the end-to-end ones (pyproject's addopts)."""
     left_out = [item for item in terminalreporter.stats.get("deselected", []) if item.get_closest_marker("e2e")]
+    why = "they drive the real harness CLIs (node and npm needed); `python -m pytest -m e2e` runs them, as .ci/run does"
     if left_out:
-        terminalreporter.write_line(
-            f"{len(left_out)} e2e tests deselected: they drive the real harness CLIs (node and npm needed); "
-            "`python -m pytest -m e2e` runs them, as .ci/run does"
-        )
+        terminalreporter.write_line(f"{len(left_out)} e2e tests deselected: {why}")
+    elif _distributed(terminalreporter.config) and "not e2e" in (terminalreporter.config.option.markexpr or ""):
+        # under pytest-xdist the workers deselect, and this process, which prints the summary, collects nothing
+        terminalreporter.write_line(f"the e2e tests were deselected (-m 'not e2e'): {why}")
+
+
+def _distributed(config: pytest.Config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
 
 
 def paths_touched(monkeypatch: pytest.MonkeyPatch) -> list[str]:

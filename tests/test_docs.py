@@ -104,3 +104,17 @@ def test_the_quickstart_run_literally_gives_a_first_session_that_opens_recovered
     brief = _brief(repo, env)
     assert "confidence: recovered" in brief, brief[-1500:]
     assert "rehydrate checkpoint --done" in brief.splitlines()[-1]  # the brief ends with how to record
+
+
+def test_the_test_command_says_that_the_e2e_tests_were_left_out_with_or_without_workers() -> None:
+    """The README's test command (`pytest -n auto`) deselects the end-to-end tests: the summary says so, under
+    pytest-xdist too (where the workers deselect and the summary's process collects nothing)."""
+
+    def pytest(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+        return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
+
+    spread = pytest("-n", "2", "tests/test_text.py")
+    assert spread.returncode == 0 and "the e2e tests were deselected (-m 'not e2e')" in spread.stdout, spread.stdout
+    alone = pytest("tests/e2e/test_e2e_claude.py")
+    assert re.search(r"^\d+ e2e tests deselected: .*`python -m pytest -m e2e`", alone.stdout, re.M), alone.stdout

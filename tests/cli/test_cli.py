@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -336,3 +337,45 @@ def test_the_hook_path_runs_without_the_cyclic_collector(monkeypatch: pytest.Mon
         ("verify", True),
         *[("resume", False)],
     ]
+
+
+def _on_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> bytes:
+    """What the CLI writes to stdout when stdout is a terminal (a pseudo-terminal the test reads)."""
+    primary, secondary = os.openpty()
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "rehydrate", *argv], cwd=cwd, stdout=secondary, env=env, timeout=60, check=False
+        )
+        os.close(secondary)
+        secondary = -1
+        out = b""
+        while True:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:  # EIO: the other end is closed and everything was read
+                break
+            if not chunk:
+                break
+            out += chunk
+        return out
+    finally:
+        os.close(primary)
+        if secondary >= 0:
+            os.close(secondary)
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_colour_on_a_terminal_for_rehydrate_s_own_words_only_and_never_with_no_color(repo: Path) -> None:
+    """verify, status and recover colour their own labels (ok, problem, the confidence) on a terminal; piped output,
+    NO_COLOR, TERM=dumb and --json are plain; text from files never carries a colour of its own."""
+    assert rehydrate("init", "--goal", "Ship \x1b[32mthe parser").code == 0
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
+    out = _on_a_terminal(["verify"], repo, env)
+    assert b"\x1b[32mok:\x1b[0m state/ verified" in out, out
+    assert b"\x1b[32mconfidence: recovered\x1b[0m" in _on_a_terminal(["recover"], repo, env)
+    (repo / "state" / "99_next.md").write_text("edited by hand\n")
+    status = _on_a_terminal(["status"], repo, env)
+    assert b"\x1b[31mproblem:\x1b[0m" in status and status.count(b"\x1b[") == 2, status  # the label alone
+    for plain in ({"NO_COLOR": "1"}, {"TERM": "dumb"}):
+        assert b"\x1b[" not in _on_a_terminal(["status"], repo, {**env, **plain})
+    assert "\x1b[" not in rehydrate("status").out and "\x1b[" not in rehydrate("--json", "status").out

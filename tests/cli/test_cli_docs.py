@@ -83,9 +83,11 @@ def test_what_the_commands_page_says_of_the_shared_options_is_true() -> None:
 
     assert shared == {n for n, p in parsers.items() if writes_as_actor(p)}
     sentence = COMMANDS_PAGE[SHARED.end() : COMMANDS_PAGE.index("`rehydrate COMMAND --help` describes each")]  # type: ignore[union-attr]
-    neither = re.search(r"`hook`,\s+`install`,\s+`uninstall`,\s+`audit` and `demo` take neither", sentence)
+    neither = re.search(
+        r"`hook`,\s+`install`,\s+`uninstall`,\s+`audit`,\s+`demo` and\s+`completion` take neither", sentence
+    )
     assert neither
-    for name in ("hook", "install", "uninstall", "audit", "demo"):
+    for name in ("hook", "install", "uninstall", "audit", "demo", "completion"):
         opts = {o for a in parsers[name]._actions for o in a.option_strings}
         assert not {"--dir", "--actor"} & opts, name
     for name, parser in parsers.items():  # every command that takes --json shows it in its synopsis

@@ -69,6 +69,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("audit", "find every compaction in agent transcripts, and what followed it that suggests lost context"),
     "cursor": ("cursor", "pipelines: check or repair a cursor against its JSONL output; register one in the state"),
     "demo": ("demo", "show the whole loop on a throwaway git repository"),
+    "completion": ("install", "print (or install) the completion script for bash, zsh or fish"),
 }
 # `rehydrate --help` lists the commands in these groups, in this order (every command in exactly one)
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -76,7 +77,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "recovery": ("recover", "verify", "ack", "rotate"),
     "teams": ("sync", "team", "resolve", "mail", "promise", "key"),
     "evidence": ("run", "stamp", "accept", "canary", "cursor"),
-    "integration": ("install", "uninstall", "hook", "mcp", "audit", "demo"),
+    "integration": ("install", "uninstall", "hook", "mcp", "audit", "demo", "completion"),
 }
 DIR_HELP = "the state folder (default: $REHYDRATE_DIR, else ./state found upward)"
 ACTOR_HELP = "whose WAL to write (default: $REHYDRATE_ACTOR, else 'agent')"
@@ -323,6 +324,24 @@ def _fail(args_list: list[str], code: int, message: str, hint: str | None = None
             )
         )
     return code
+
+
+_TONES = {"good": "32", "bad": "31", "note": "33"}  # green, red, yellow
+
+
+def say(label: str, tone: str, rest: str = "") -> None:
+    """A line whose label (rehydrate's own fixed words: "ok:", "problem:", "confidence: degraded") is coloured on a
+    terminal, the rest plain. The colour goes to the raw stream and never through text from files: the rest is
+    written through the stream that strips control characters, so no quoted text can colour itself. No colour with
+    NO_COLOR set (any value: no-color.org), TERM=dumb, or output that is not a terminal (--json never comes here)."""
+    out = sys.stdout
+    raw = getattr(out, "_stream", out)
+    plain = os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb" or not raw.isatty()
+    if plain:
+        out.write(label)
+    else:
+        raw.write(f"\033[{_TONES[tone]}m{label}\033[0m")
+    out.write(rest + "\n")
 
 
 class _SafeStream:

@@ -1,4 +1,6 @@
-"""`rehydrate install`: merge rehydrate into harnesses' settings, take it out, or check that the hooks will run."""
+"""`rehydrate install`: merge rehydrate into harnesses' settings, take it out, or check that the hooks will run;
+`rehydrate uninstall`, all of it out at once; `rehydrate completion`, the shells' completion scripts. None of this is
+on the hook path."""
 
 from __future__ import annotations
 
@@ -7,7 +9,9 @@ import os
 import shutil
 import sys
 
-from rehydrate.cli import emit_json
+import shtab
+
+from rehydrate.cli import build_parser, emit_json
 from rehydrate.errors import ExitCode, UsageError
 from rehydrate.harness import HOOKS, RUNS_PROGRAM, TARGETS
 from rehydrate.harness.setup import install, program
@@ -251,3 +255,56 @@ def _remove_state(state_dir: str) -> list[str]:
         with contextlib.suppress(OSError):  # .git/rehydrate/ itself, when no other state folder keeps anything there
             os.rmdir(os.path.dirname(local))
     return removed
+
+
+# ------------------------------------------------------------------------------------------------ completion
+# The shells' completion scripts, generated from the parser by shtab (so that they cannot drift from the commands and
+# their options); with --install, written where the shell loads them by itself.
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+def args_completion(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Print the completion script for bash, zsh or fish: commands, options and their choices, generated from "
+        "this version's parser. With --install it is written where the shell loads it: bash-completion's folder "
+        "($XDG_DATA_HOME/bash-completion/completions), fish's ($XDG_CONFIG_HOME/fish/completions), or ~/.zfunc for "
+        "zsh (then add `fpath+=~/.zfunc; autoload -Uz compinit; compinit` to ~/.zshrc). Run it again after an upgrade."
+    )
+    p.add_argument("shell", choices=SHELLS, help="the shell to complete for")
+    p.add_argument("--install", action="store_true", help="write the script where the shell loads it, and say where")
+    p.add_argument("--json", action="store_true", help="with --install: print one JSON object (with a version field)")
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    parser = build_parser()
+    parser.prog = "rehydrate"
+    script = shtab.complete(parser, shell=args.shell)
+    script += "" if script.endswith("\n") else "\n"
+    if not args.install:
+        sys.stdout.write(script)
+        return 0
+    path = where(args.shell)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write(script)
+    os.replace(temporary, path)
+    then = "new shells complete rehydrate" if args.shell != "zsh" else "add `fpath+=~/.zfunc` to ~/.zshrc"
+    if args.json:
+        emit_json("completion", True, shell=args.shell, path=path)
+    else:
+        print(f"wrote {path}: {then}")
+    return 0
+
+
+def where(shell: str) -> str:
+    """Where the shell loads a completion script by itself (the XDG folders honoured, as the shells do)."""
+    home = os.path.expanduser("~")
+    if shell == "bash":
+        data = os.environ.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
+        return os.path.join(data, "bash-completion", "completions", "rehydrate")
+    if shell == "fish":
+        config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+        return os.path.join(config, "fish", "completions", "rehydrate.fish")
+    return os.path.join(home, ".zfunc", "_rehydrate")

@@ -7,7 +7,16 @@ from __future__ import annotations
 
 import sys
 
-from rehydrate.cli import DIR_HELP, common_options, crash_log, emit_json, flagged, open_state, problems_json
+from rehydrate.cli import (
+    DIR_HELP,
+    common_options,
+    crash_log,
+    emit_json,
+    flagged,
+    open_state,
+    problems_json,
+    say,
+)
 from rehydrate.errors import ExitCode, RehydrateError, UsageError
 from rehydrate.text import clean, named, quoted
 
@@ -97,15 +106,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
         emit_json("verify", out.ok, state=state.root, records=seq, **problems_json(out))
         return 0 if out.ok else ExitCode.DISCREPANCY
     for r in out.repaired:
-        print(f"repaired: {r}")
+        say("repaired:", "note", f" {r}")
     for p in out.problems:
         where = p.file + (f":{p.line}" if p.line else "")
         fix = " (safe to repair: rehydrate verify --repair)" if p.repairable and not args.repair else ""
-        print(f"{'info' if p.info else 'problem'}: {where}: {p.message} [{p.code}]{fix}")
+        say("info:" if p.info else "problem:", "note" if p.info else "bad", f" {where}: {p.message} [{p.code}]{fix}")
     if out.ok:
-        print(f"ok: {state.rel('')} verified: {seq} record(s), hash chain intact, latches hold, views match the WAL")
+        said = f"{seq} record(s), hash chain intact, latches hold, views match the WAL"
+        say("ok:", "good", f" {state.rel('')} verified: {said}")
         return 0
-    print(f"{sum(not p.info for p in out.problems)} problem(s) in {state.rel('')}")
+    say(f"{sum(not p.info for p in out.problems)} problem(s)", "bad", f" in {state.rel('')}")
     return ExitCode.DISCREPANCY
 
 
@@ -191,13 +201,14 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"last brief:  given at {when}Z; its delivery is not judged yet ({delivery.get('detail')})")
     _print_lines(x["lines"])
     for r in out.repaired:
-        print(f"repaired:    {r}")
+        say("repaired:", "note", f"    {r}")
     for p in out.problems:
         where = p.file + (f":{p.line}" if p.line else "")
-        print(f"{'info:       ' if p.info else 'problem:    '} {where}: {p.message} [{p.code}]")
+        pad = " " * (8 if p.info else 5)  # the values line up after "problem:" as after "next action:"
+        say("info:" if p.info else "problem:", "note" if p.info else "bad", f"{pad}{where}: {p.message} [{p.code}]")
     if out.ok:
         if not out.problems:
-            print("problems:    none")
+            say("problems:", "good", "    none")
         return 0
     return ExitCode.DISCREPANCY
 

@@ -7,7 +7,7 @@ import stat
 import sys
 
 from rehydrate.brief.recover import Recovery, recover
-from rehydrate.cli import cli_hint, common_options, emit_json, flagged
+from rehydrate.cli import cli_hint, common_options, emit_json, flagged, say
 from rehydrate.errors import ExitCode, UsageError
 from rehydrate.text import clean, named, quoted
 
@@ -85,7 +85,11 @@ def _print(got: Recovery, summed: Ledger) -> None:
         lines.append(one(f"- {f.check}: {f.status}: {f.message}"))
         if f.status not in ("ok", "n/a") and f.next_action:
             lines.append("  next: " + one(f.next_action))
-    lines.append(one(f"confidence: {summed.confidence}"))
+    if lines:
+        sys.stdout.write("\n".join(lines) + "\n")
+    # the confidence's words are the ledger's own (checks/ledger.py): coloured on a terminal, never quoted text
+    say(one(f"confidence: {summed.confidence}"), "good" if summed.recovered else "bad")
+    lines = []
     if summed.next is not None:
         lines.append(one(f"next safe action: {summed.next}"))
     else:
@@ -96,7 +100,8 @@ def _print(got: Recovery, summed: Ledger) -> None:
         lines.append("quoted by the checks (text they read, data only):")
         for q in summed.quotes:
             lines.append(f"  {one(f'{q.ref} ({q.what}, {q.source}):')} {quoted(q.text)}")
-    sys.stdout.write("\n".join(lines) + "\n")
+    if lines:
+        sys.stdout.write("\n".join(lines) + "\n")
 
 
 def _header(got: Recovery) -> str:
