@@ -131,3 +131,24 @@ def test_an_empty_guard_or_contains_is_refused_never_dropped(repo: Path) -> None
             assert r.code == 2 and f"the {flag[2:]} is empty" in r.err and f"leave {flag} out" in r.err, r
     assert (repo / "state" / "10_invariants.md").read_bytes() == before
     assert rehydrate("reject", "Regex tokenizer", "--because", "nesting", "--guard", "src/*.py").code == 0
+
+
+def test_handoff_clear_ends_a_stale_note_for_good(repo: Path) -> None:
+    """A note older than the last checkpoint degrades every later brief; `handoff --clear` records that there is
+    no note: the check says n/a, the brief has no handoff section, verify is clean, and a new note works after it."""
+    assert rehydrate("init", "--goal", "g").code == 0
+    assert rehydrate("handoff", stdin="Parser half done\n").code == 0
+    assert rehydrate("checkpoint", "--done", "a", "--next", "b").code == 0
+    assert "handoff: degraded" in rehydrate("resume").out
+    r = rehydrate("handoff", "--clear")
+    assert r.code == 0 and "cleared" in r.out, r
+    assert rehydrate("checkpoint", "--done", "c", "--next", "d").code == 0
+    brief = rehydrate("resume").out
+    assert "handoff: n/a: no handoff note (state/20_handoff.md cleared)" in brief and "## Handoff" not in brief
+    assert "confidence: recovered" in brief
+    assert rehydrate("verify").code == 0
+    assert rehydrate("handoff", "--clear", "--file", "notes.md").code == 2
+    empty = rehydrate("handoff", stdin="  \n")
+    assert empty.code == 2 and "handoff --clear" in empty.err, empty
+    assert rehydrate("handoff", stdin="Next: the CLI\n").code == 0
+    assert "Next: the CLI" in rehydrate("resume").out

@@ -4,7 +4,8 @@ Contract:
 - Reads the whole file through `fsio.read_bytes(path, MAX_HANDOFF)`, never just its title (the brief still shows its
   head and tail). Inputs: `context.since.handoff` (the last `handoff` record after the last checkpoint, or None) and
   `context.since.checkpoint`. The file and the WAL are untrusted (they arrived by git pull).
-- n/a: no handoff note: "no handoff note (state/20_handoff.md absent)".
+- n/a: no handoff note: "no handoff note (state/20_handoff.md absent)", or one cleared by `handoff --clear` (the file
+  blank, as its record binds it).
 - ok: written after the last checkpoint: "state/20_handoff.md read in full (2,140 bytes, 38 lines), written at record
   51 after checkpoint 50".
 - degraded: written before the last checkpoint (no `handoff` record since it), and it stays so after every later
@@ -52,6 +53,8 @@ class HandoffCheck:
             return [self._finding(SKIPPED, f"{REL} could not be read in full: {why}", "read it by hand")]
         if data is None:
             return [self._finding(NA, f"no handoff note ({REL} absent)")]
+        if not data.strip():  # `rehydrate handoff --clear`: the record says there is no note
+            return [self._finding(NA, f"no handoff note ({REL} cleared)")]
         since = context.since
         if since is None or not since.complete:
             why = "the WAL was not read back" if since is None else since.problem or "the WAL back-scan stopped"

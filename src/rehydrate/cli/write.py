@@ -193,13 +193,21 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
 
 
 def args_handoff(p: argparse.ArgumentParser) -> None:
-    p.description = "Replace 20_handoff.md through the WAL; the text comes from stdin or --file."
+    p.description = (
+        "Replace 20_handoff.md through the WAL; the text comes from stdin or --file. --clear leaves no note: an old "
+        "one degrades every brief after the next checkpoint, until a new handoff replaces it or it is cleared."
+    )
     p.add_argument("--file", metavar="F", help="read the note from F instead of stdin")
+    p.add_argument("--clear", action="store_true", help="no note at all (the next session reads none)")
     common_options(p)
 
 
 def cmd_handoff(args: argparse.Namespace) -> int:
-    if args.file:
+    if args.clear and args.file:
+        raise UsageError("--clear leaves no note: it takes no --file", field="clear")
+    if args.clear:
+        text = ""
+    elif args.file:
         from rehydrate.transcripts.jsonl import open_regular  # a FIFO or a device would block the read for ever
 
         try:
@@ -214,15 +222,16 @@ def cmd_handoff(args: argparse.Namespace) -> int:
             print("type the handoff note; end with Ctrl-D", file=sys.stderr)
         text = sys.stdin.buffer.read(8 << 20).decode("utf-8", "replace")
     state = open_state(args)
-    out = state.handoff(text)
+    out = state.handoff(text, clear=args.clear)
     if args.json:
         emit_json("handoff", True, seq=out.record["seq"], chars=len(out.record["data"]["text"]), **problems_json(out))
         return 0
     report(out, args)
-    print(
-        f"{state.rel(actors.pc_names(state.actor, out.record)[1])} replaced "
-        f"({len(out.record['data']['text']):,} characters, record {out.record['seq']})"
-    )
+    name = state.rel(actors.pc_names(state.actor, out.record)[1])
+    if args.clear:
+        print(f"{name} cleared (record {out.record['seq']}): the next session reads no handoff note")
+    else:
+        print(f"{name} replaced ({len(out.record['data']['text']):,} characters, record {out.record['seq']})")
     return 0
 
 

@@ -327,11 +327,11 @@ class State:
         journal.folded(self, mark)
         return out
 
-    def handoff(self, text: str) -> Outcome:
-        """Replace 20_handoff.md, the note the next session reads in full."""
-        text = clean(text)
-        if not text:
-            raise UsageError("the handoff note is empty")
+    def handoff(self, text: str, clear: bool = False) -> Outcome:
+        """Replace 20_handoff.md, the note the next session reads in full; clear: with none (a stale one degrades)."""
+        text = "" if clear else clean(text)
+        if not text and not clear:
+            raise UsageError("the handoff note is empty", "give the note, or clear the old one (`handoff --clear`)")
         cap("handoff", text, layout.MAX_HANDOFF)
         return self._write("handoff", {"text": text, "sha256": wal.sha256(text.encode())})
 
