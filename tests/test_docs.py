@@ -50,11 +50,15 @@ def test_every_page_is_in_the_nav_and_the_site_builds_strictly(tmp_path: Path) -
     assert (tmp_path / "site" / "commands" / "index.html").is_file()
 
 
-def _quickstart() -> list[str]:
-    """The commands of the README's quickstart block, in order."""
-    section = README[README.index("## Quickstart in your own project") :]
+def _block(heading: str) -> list[str]:
+    """The commands of the first shell block under a README heading, in order, without their comments."""
+    section = README[README.index(heading) :]
     block = section[section.index("```sh\n") + 6 :]
-    return [line for line in block[: block.index("```")].splitlines() if line.strip()]
+    return [line.split("  #")[0].strip() for line in block[: block.index("```")].splitlines() if line.strip()]
+
+
+def _quickstart() -> list[str]:
+    return _block("## Quickstart in your own project")
 
 
 def _brief(repo: Path, env: dict[str, str]) -> str:
@@ -73,11 +77,13 @@ def _brief(repo: Path, env: dict[str, str]) -> str:
 
 def test_the_quickstart_run_literally_gives_a_first_session_that_opens_recovered(repo: Path, tmp_path: Path) -> None:
     """A newcomer's project: their own CLAUDE.md and Claude Code settings, committed; then the README's quickstart,
-    each line as the README writes it; the first brief is `recovered`, and so is the one after the commit."""
+    each line as the README writes it; the first brief is `recovered`, and so is the one after the commit; then the
+    README's uninstall, as written, leaves every user file as it was and nothing of rehydrate behind."""
     mine = "# House rules\n\nTabs, never spaces.\n"
     (repo / "CLAUDE.md").write_text(mine)
     (repo / ".claude").mkdir()
-    (repo / ".claude" / "settings.json").write_text('{\n  "permissions": {"allow": ["Bash(make test)"]}\n}\n')
+    settings_text = '{\n  "permissions": {"allow": ["Bash(make test)"]}\n}\n'
+    (repo / ".claude" / "settings.json").write_text(settings_text)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "My project")
     commands = _quickstart()
@@ -104,6 +110,17 @@ def test_the_quickstart_run_literally_gives_a_first_session_that_opens_recovered
     brief = _brief(repo, env)
     assert "confidence: recovered" in brief, brief[-1500:]
     assert "rehydrate checkpoint --done" in brief.splitlines()[-1]  # the brief ends with how to record
+    for command in _block("## Uninstall"):  # the README's uninstall, as written: every user file as it was
+        r = subprocess.run(command, shell=True, cwd=repo, capture_output=True, text=True, env=env, check=False)
+        assert r.returncode == 0, (command, r.stdout, r.stderr)
+    assert (repo / "CLAUDE.md").read_text() == mine
+    assert (repo / ".claude" / "settings.json").read_text() == settings_text
+    left = git(repo, "status", "--porcelain", "-uall").splitlines()
+    # against the commit of the set-up: the user's two files changed back, the state deleted, nothing else
+    assert left and all(
+        line.startswith(" D state/") or line in (" M CLAUDE.md", " M .claude/settings.json") for line in left
+    ), left
+    assert not (repo / "state").exists() and not (repo / ".git" / "rehydrate").exists()
 
 
 def test_the_test_command_says_that_the_e2e_tests_were_left_out_with_or_without_workers() -> None:
