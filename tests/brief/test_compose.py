@@ -49,3 +49,15 @@ def test_the_brief_ends_with_how_to_record_given_up_second_under_pressure() -> N
     p = Plan(d)
     p.howto = False
     assert RECORD not in compose(d, p)[0]
+
+
+def test_only_the_cleared_note_has_no_handoff_section_a_blank_one_is_still_shown_or_named() -> None:
+    """`handoff --clear` writes one newline: no section. Any other note, blank or not, is shown or named as cut
+    (a property test found a long run of spaces left unnamed when blank counted as cleared)."""
+    for cleared in ("", "\n"):
+        inp = big_input(0)
+        inp.handoff = cleared
+        assert "20_handoff.md" not in brief.render(inp, brief.DEFAULT_BUDGET).text
+    inp = big_input(0)
+    inp.handoff = " " * 30000
+    assert "20_handoff.md" in brief.render(inp, 2000).text

@@ -256,7 +256,7 @@ class Draft:
     def _handoff(self, inp: BriefInput, room: int, piece: Callable[..., Piece]) -> None:
         """The handoff's start and, when it is too long to show whole, its end (from its first whole line)."""
         raw, tail = inp.handoff or "", inp.handoff_tail
-        if not raw.strip() and not (tail or "").strip():  # a cleared note (`handoff --clear`): no section
+        if raw in ("", "\n") and not tail:  # a cleared note (`handoff --clear` writes one newline): no section
             self.handoff, self.handoff_body, self.handoff_tail = Piece("", room, None), "", ""
             return
         if tail is None and len(raw) > 2 * room:

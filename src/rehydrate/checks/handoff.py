@@ -53,7 +53,7 @@ class HandoffCheck:
             return [self._finding(SKIPPED, f"{REL} could not be read in full: {why}", "read it by hand")]
         if data is None:
             return [self._finding(NA, f"no handoff note ({REL} absent)")]
-        if not data.strip():  # `rehydrate handoff --clear`: the record says there is no note
+        if data in (b"", b"\n"):  # `rehydrate handoff --clear` writes one newline: the record says there is no note
             return [self._finding(NA, f"no handoff note ({REL} cleared)")]
         since = context.since
         if since is None or not since.complete:
