@@ -233,6 +233,33 @@ def is_our_command(command: object) -> bool:
     )
 
 
+def is_our_powershell(command: object) -> bool:
+    """Exactly rehydrate's hook command as PowerShell runs it (program.Program.powershell): `& '<path>' hook HARNESS
+    [EVENT]`, the path a single-quoted string ('' for a quote in it), or the bare form is_our_command takes."""
+    text = str(command)
+    if not text.startswith("& '"):
+        return is_our_command(text)
+    at, path = 3, []
+    while True:  # the quoted path: '' is one quote, a lone ' ends it
+        end = text.find("'", at)
+        if end < 0:
+            return False
+        path.append(text[at:end])
+        if text[end + 1 : end + 2] != "'":
+            break
+        path.append("'")
+        at = end + 2
+    rest = text[end + 1 :].split(" ")
+    name = os.path.basename("".join(path))
+    return (
+        name == "rehydrate"
+        and rest[:1] == [""]
+        and len(rest) in (3, 4)
+        and rest[1] == "hook"
+        and all(w.replace("_", "").isalnum() for w in rest[2:])
+    )
+
+
 def mentions_our_command(command: object) -> bool:
     """A command that runs `rehydrate hook` among other things (is_our_command says whether it is only that)."""
     argv = _words(command)

@@ -128,8 +128,9 @@ def wrapped_hooks(path: str) -> list[str]:
             return
         if isinstance(node, dict):
             for key, value in node.items():
-                if key in ("command", "bash") and isinstance(value, str):
-                    if settings.mentions_our_command(value) and not settings.is_our_command(value):
+                if key in ("command", "bash", "powershell") and isinstance(value, str):
+                    ours = settings.is_our_powershell if key == "powershell" else settings.is_our_command
+                    if settings.mentions_our_command(value) and not ours(value):
                         found.append(value)
                 else:
                     walk(value, depth + 1)
