@@ -48,6 +48,8 @@ def test_every_page_is_in_the_nav_and_the_site_builds_strictly(tmp_path: Path) -
     )
     assert r.returncode == 0, r.stderr[-3000:]
     assert (tmp_path / "site" / "commands" / "index.html").is_file()
+    api = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")  # the reference, from docstrings
+    assert "One state folder, written by one actor" in api and "Record a rejected approach" in api
 
 
 def _block(heading: str) -> list[str]:
