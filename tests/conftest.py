@@ -356,3 +356,31 @@ def rehydrate_on_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     folder.mkdir()
     (folder / "rehydrate").symlink_to(own)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}/usr/bin{os.pathsep}/bin")
+
+
+def on_a_terminal(
+    argv: list[str], *, stream: str = "stdout", **run: Any
+) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+    """argv run with its stdout (or stderr) on a pseudo-terminal the test reads; the other stream piped. The
+    process's result, and every byte it wrote to the terminal."""
+    primary, secondary = os.openpty()
+    other = "stderr" if stream == "stdout" else "stdout"
+    try:
+        streams = {stream: secondary, other: subprocess.PIPE}
+        proc = subprocess.run(argv, **{"timeout": 60, **streams, **run}, check=False)
+        os.close(secondary)
+        secondary = -1
+        out = b""
+        while True:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:  # EIO: the terminal's other end is closed and everything was read
+                break
+            if not chunk:
+                break
+            out += chunk
+        return proc, out
+    finally:
+        os.close(primary)
+        if secondary >= 0:
+            os.close(secondary)

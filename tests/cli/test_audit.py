@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import rehydrate
+from conftest import on_a_terminal, rehydrate
 
 
 def test_audit_of_a_path_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> None:
@@ -39,31 +38,8 @@ def test_the_progress_line_is_drawn_on_a_terminal_and_cleared(tmp_path: Path) ->
     """The audit reports progress through a callback; the CLI draws it on stderr when stderr is a terminal."""
     for i in range(25):
         (tmp_path / f"s{i:02d}\x1b[2J.jsonl").write_text('{"type":"user","message":{"content":"hi"}}\n')
-    primary, secondary = os.openpty()
-    try:
-        code = "import sys; from rehydrate.cli import main; sys.exit(main(sys.argv[1:]))"
-        proc = subprocess.run(
-            [sys.executable, "-c", code, "audit", str(tmp_path), "--json"],
-            stdout=subprocess.PIPE,
-            stderr=secondary,
-            timeout=60,
-            check=False,
-        )
-        os.close(secondary)
-        secondary = -1
-        err = b""
-        while True:
-            try:
-                chunk = os.read(primary, 4096)
-            except OSError:  # EIO: the other end is closed and everything was read
-                break
-            if not chunk:
-                break
-            err += chunk
-    finally:
-        os.close(primary)
-        if secondary >= 0:
-            os.close(secondary)
+    code = "import sys; from rehydrate.cli import main; sys.exit(main(sys.argv[1:]))"
+    proc, err = on_a_terminal([sys.executable, "-c", code, "audit", str(tmp_path), "--json"], stream="stderr")
     assert proc.returncode == 0 and json.loads(proc.stdout)["summary"]["files"] == 25
     assert b"\r[1/25] s00[2J.jsonl" in err and b"\r[25/25] s24[2J.jsonl" in err  # each file, shown clean
     assert b"\x1b" not in err and err.endswith(b"\r" + b" " * 72 + b"\r")  # and cleared at the end

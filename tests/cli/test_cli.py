@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, rehydrate
+from conftest import git, on_a_terminal, rehydrate
 from rehydrate import cli
 from rehydrate.cli import COMMANDS, build_parser
 from test_text import CONTROLS
@@ -340,28 +340,8 @@ def test_the_hook_path_runs_without_the_cyclic_collector(monkeypatch: pytest.Mon
 
 
 def _on_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> bytes:
-    """What the CLI writes to stdout when stdout is a terminal (a pseudo-terminal the test reads)."""
-    primary, secondary = os.openpty()
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "rehydrate", *argv], cwd=cwd, stdout=secondary, env=env, timeout=60, check=False
-        )
-        os.close(secondary)
-        secondary = -1
-        out = b""
-        while True:
-            try:
-                chunk = os.read(primary, 4096)
-            except OSError:  # EIO: the other end is closed and everything was read
-                break
-            if not chunk:
-                break
-            out += chunk
-        return out
-    finally:
-        os.close(primary)
-        if secondary >= 0:
-            os.close(secondary)
+    """What the CLI writes to stdout when stdout is a terminal."""
+    return on_a_terminal([sys.executable, "-m", "rehydrate", *argv], cwd=cwd, env=env)[1]
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")

@@ -68,7 +68,7 @@ def test_hook_path_imports_only_the_standard_library(repo: Path) -> None:
             heavy |= {"json", "json.decoder", "json.encoder", "re", "enum", "functools", "collections"}
             heavy.add("unicodedata")  # text.clean decides with str.isprintable: no Unicode database to load
             heavy.add("rehydrate.store.latches.latch")  # 00 and 10 as the last record binds them: no line to check
-            # each module is some 60 us to find and load: what this state (no claim, stamp, task list, remote,
+            # each module costs the time to find and load it: what this state (no claim, stamp, task list, remote,
             # rollback or rotate) never calls is not loaded, and a read loads none of the write path
             heavy |= {"rehydrate.checks.claims", "rehydrate.checks.git.config", "rehydrate.store.tasks"}
             heavy |= {"rehydrate.store.evidence.paths", "rehydrate.store.local.rollback", "rehydrate.fs.create"}

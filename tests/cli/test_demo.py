@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import rehydrate
+from conftest import on_a_terminal, rehydrate
 from rehydrate.harness.setup import NEXT_STEPS
 
 
@@ -34,31 +33,8 @@ def test_the_demo_heading_is_bold_on_a_terminal_unless_no_color(no_color: str | 
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     if no_color:
         env["NO_COLOR"] = no_color
-    primary, secondary = os.openpty()
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-c", "from rehydrate.cli import demo; demo._step(1, 'A task starts')"],
-            stdout=secondary,
-            stderr=subprocess.PIPE,
-            env=env,
-            timeout=60,
-            check=False,
-        )
-        os.close(secondary)
-        secondary = -1
-        out = b""
-        while True:
-            try:
-                chunk = os.read(primary, 4096)
-            except OSError:  # EIO: the terminal's other end is closed and everything was read
-                break
-            if not chunk:
-                break
-            out += chunk
-    finally:
-        os.close(primary)
-        if secondary >= 0:
-            os.close(secondary)
+    step = "from rehydrate.cli import demo; demo._step(1, 'A task starts')"
+    proc, out = on_a_terminal([sys.executable, "-c", step], env=env)
     assert proc.returncode == 0, proc.stderr
     assert b"1. A task starts" in out
     assert (b"\x1b[" in out) is (no_color is None), out

@@ -263,9 +263,10 @@ class Setup:
 
     def __call__(self, path: str) -> bool:
         if self.found is None:
-            top = gitinfo.top(self.state_root) or ""
-            rel = os.path.relpath(os.path.dirname(os.path.realpath(self.state_root)), os.path.realpath(top or "/"))
-            self.found = (top, "" if rel == "." else rel.replace(os.sep, "/") + "/")
+            top = gitinfo.top(self.state_root)
+            real = os.path.realpath
+            rel = "" if top is None else os.path.relpath(os.path.dirname(real(self.state_root)), real(top))
+            self.found = (top or "", "" if rel in ("", ".") else rel.replace(os.sep, "/") + "/")
         top, prefix = self.found
         if not top or not path.startswith(prefix):
             return False

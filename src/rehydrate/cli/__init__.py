@@ -368,9 +368,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     raw_streams = sys.stdout, sys.stderr
     if not args_list or args_list[0] != "demo":  # the demo prints its own (fixed) bold headings, nothing from files
         sys.stdout, sys.stderr = _SafeStream(sys.stdout), _SafeStream(sys.stderr)
-    # The hook path is a process of milliseconds that loads some seventy modules: the cyclic collector runs about ten
-    # times while they load and costs more than the whole cycle-free garbage it could find (bench/startup.py);
-    # reference counting still frees everything else. Other commands (the MCP server, a long verify) keep it.
+    # The hook path is a process of milliseconds that loads dozens of modules: the cyclic collector runs several
+    # times while they load (gc.callbacks shows each run) for garbage that reference counting frees anyway
+    # (bench/startup.py measures the whole process). Other commands (the MCP server, a long verify) keep it.
     collecting = gc.isenabled()
     if args_list[:1] in (["hook"], ["checkpoint"], ["resume"]):
         gc.disable()

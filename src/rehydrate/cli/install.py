@@ -45,15 +45,25 @@ def args_install(p: argparse.ArgumentParser) -> None:
         choices=[*TARGETS, "all"],
         help="the harnesses to install for (all: every one built)",
     )
-    p.add_argument("--user", action="store_true", help="the user's settings instead of the project's")
     p.add_argument("--uninstall", action="store_true", help="take rehydrate's hooks out")
-    p.add_argument("--dry-run", action="store_true", help="print the diff and change nothing")
+    _scope_options(p)
     p.add_argument(
         "--check",
         action="store_true",
         help="change nothing; say whether the harness will run the hooks (installed, program found, project and "
         "hooks trusted) and what to do if not; exit 1 if it will not",
     )
+    _project_options(p)
+
+
+def _scope_options(p: argparse.ArgumentParser) -> None:
+    """--user and --dry-run, as install and uninstall take them."""
+    p.add_argument("--user", action="store_true", help="the user's settings instead of the project's")
+    p.add_argument("--dry-run", action="store_true", help="print the diff and change nothing")
+
+
+def _project_options(p: argparse.ArgumentParser) -> None:
+    """--project and --json, as install and uninstall take them (the project found as `_project` finds it)."""
     p.add_argument(
         "--project",
         metavar="DIR",
@@ -186,18 +196,12 @@ def args_uninstall(p: argparse.ArgumentParser) -> None:
         "again changes nothing. The state folder is kept unless --state is given, with --yes or confirmed at the "
         "terminal."
     )
-    p.add_argument("--user", action="store_true", help="the user's settings instead of the project's")
-    p.add_argument("--dry-run", action="store_true", help="print the diff and change nothing")
+    _scope_options(p)
     p.add_argument(
         "--state", action="store_true", help="remove the state folder too, and what this clone keeps of it in .git"
     )
     p.add_argument("--yes", action="store_true", help="with --state: do not ask (the state's history goes with it)")
-    p.add_argument(
-        "--project",
-        metavar="DIR",
-        help="the project folder (default: the state folder's, found as `init` finds it: the repository's root)",
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object (with a version field)")
+    _project_options(p)
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
