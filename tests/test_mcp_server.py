@@ -48,7 +48,9 @@ def test_every_tool_works_over_stdio(repo: Path, state: State) -> None:
         ("log", {"op": "checkpoint"}),
     ]
     tools, results = asyncio.run(_drive(repo, calls))
-    assert tools == ["checkpoint", "handoff", "invariant", "log", "recover", "reject", "resume", "status", "verify"]
+    assert tools == [
+        *("checkpoint", "handoff", "invariant", "log", "recover", "reject", "resume", "status", "verify", "withdraw")
+    ]
     assert not any(r.is_error for r in results), [_text(r) for r in results]
     assert "Ship the parser" in _text(results[0]) and "confidence: recovered" in _text(results[0])
     assert json.loads(_text(results[1]))["id"].startswith("D-")
@@ -63,6 +65,30 @@ def test_every_tool_works_over_stdio(repo: Path, state: State) -> None:
     grep = json.loads(_text(results[8]))  # any case, every record's data
     assert [r["op"] for r in grep["records"]] == ["invariant"] and grep["left_out"] == 0
     assert {r["op"] for r in json.loads(_text(results[9]))["records"]} == {"checkpoint"}
+
+
+def test_entries_are_superseded_and_withdrawn_over_stdio(repo: Path, state: State) -> None:
+    """A rejected approach superseded by a decision and a decision withdrawn, by the model through the tools: the
+    brief it reads next shows only what is in force, and taking an entry out twice is said in the tool's words."""
+    mistaken = state.invariant("Vendor the parser", "one less dependency").record["data"]["id"]
+    ruled_out = state.reject("Use the C parser", "no compiler on CI", guard="*cparser*").record["data"]["id"]
+    calls = [
+        ("invariant", {"text": "Use the C parser", "because": "CI has a compiler now", "supersedes": ruled_out}),
+        ("withdraw", {"id": mistaken, "because": "recorded by mistake"}),
+        ("withdraw", {"id": mistaken, "because": "again"}),
+        ("reject", {"approach": "x", "because": "y", "supersedes": "R-000000"}),
+        ("resume", {}),
+    ]
+    _, results = asyncio.run(_drive(repo, calls))
+    new = json.loads(_text(results[0]))
+    assert f"decision, superseding {ruled_out}: Use the C parser" in new["line"]
+    assert json.loads(_text(results[1]))["line"].endswith(f"withdrawn: {mistaken} because: recorded by mistake")
+    assert results[2].is_error and f"{mistaken} is no longer in force" in _text(results[2])
+    assert results[3].is_error and "no entry R-000000" in _text(results[3])
+    brief = _text(results[4])
+    assert new["id"] in brief and "Vendor the parser" not in brief and "no compiler on CI" not in brief
+    assert "2 entries superseded or withdrawn" in brief
+    assert state.verify().ok
 
 
 def test_argument_errors_are_said_in_the_tool_s_words(repo: Path, state: State) -> None:

@@ -27,6 +27,11 @@ INSTRUCTIONS = (
 )
 
 
+def _entry(out: Any) -> dict[str, Any]:
+    """What an entry's tool answers: its id and line, and the problems found on the way."""
+    return {"id": out.record["data"]["id"], "line": out.record["data"]["line"], "problems": _problems(out)}
+
+
 def _problems(out: Outcome) -> list[dict[str, Any]]:
     return [p.as_dict() for p in out.problems]
 
@@ -101,18 +106,33 @@ def build(state_dir: str | None, actor: str | None) -> MCPServer[Any]:
         found = out.record["data"].get("claims", [])
         return {"seq": out.record["seq"], "claims": found, "repaired": out.repaired, "problems": _problems(out)}
 
-    @server.tool(description="Record a decision in 10_invariants.md, with the reason a later session must respect.")
-    def invariant(text: str, because: str) -> dict[str, Any]:
-        out = guarded(lambda: state().invariant(text, because))
-        return {"id": out.record["data"]["id"], "line": out.record["data"]["line"], "problems": _problems(out)}
+    @server.tool(
+        description="Record a decision in 10_invariants.md, with the reason a later session must respect; supersedes: "
+        "the id of an earlier entry (D-xxxxxx or R-xxxxxx) this one replaces, out of force from then on."
+    )
+    def invariant(text: str, because: str, supersedes: str | None = None) -> dict[str, Any]:
+        return _entry(guarded(lambda: state().invariant(text, because, supersedes)))
 
     @server.tool(
         description="Record an approach that was ruled out, and why; guard is a path glob or command pattern, contains "
-        "a text the hooks watch for in what is written or run (with both, both must match)."
+        "a text the hooks watch for in what is written or run (with both, both must match); supersedes as for "
+        "invariant."
     )
-    def reject(approach: str, because: str, guard: str | None = None, contains: str | None = None) -> dict[str, Any]:
-        out = guarded(lambda: state().reject(approach, because, guard, contains))
-        return {"id": out.record["data"]["id"], "line": out.record["data"]["line"], "problems": _problems(out)}
+    def reject(
+        approach: str,
+        because: str,
+        guard: str | None = None,
+        contains: str | None = None,
+        supersedes: str | None = None,
+    ) -> dict[str, Any]:
+        return _entry(guarded(lambda: state().reject(approach, because, guard, contains, supersedes)))
+
+    @server.tool(
+        description="Take a decision or rejected approach recorded by mistake out of force (id: D-xxxxxx or "
+        "R-xxxxxx): the log keeps it, the brief no longer shows it and its guard no longer watches."
+    )
+    def withdraw(id: str, because: str) -> dict[str, Any]:
+        return _entry(guarded(lambda: state().withdraw(id, because)))
 
     @server.tool(description="Replace 20_handoff.md, the note the next session reads in full.")
     def handoff(text: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from conftest import record_lines
 from rehydrate import brief
 from rehydrate.brief import read
 from rehydrate.store import layout
-from rehydrate.store.latches import binding, index
+from rehydrate.store.latches import binding, index, summary
 from rehydrate.store.local import seen
 from rehydrate.store.state import State
 
@@ -37,16 +37,17 @@ def _line(kind: str, i: int, long: int = 0) -> str:
 
 
 def _shown(inv: index.Invariants, keep: int) -> tuple[object, ...]:
-    """What a brief can show of a scan: counts, the first and the newest keep + 1 rejected approaches, the end."""
+    """What a brief can show of a scan: counts, the first and the newest keep + 1 rejected approaches, the end, and
+    what is out of force."""
     k = min(len(inv.ids), keep + 1)
     first = (inv.ids[:1], inv.lines[:1], inv.offsets[:1])
     newest = (inv.ids[len(inv.ids) - k :], inv.lines[len(inv.ids) - k :], inv.offsets[len(inv.ids) - k :])
-    return len(inv.ids), inv.dashes, first, newest, inv.heads, inv.tail, inv.tail_start, inv.size
+    return len(inv.ids), inv.dashes, first, newest, inv.heads, inv.tail, inv.tail_start, inv.size, inv.out
 
 
 PIECES = [
     "- D", "- R", "- R", "- Rlong", "", "# a heading", "- R-abcdef rejected", "- R-ABCDEF not one", "plain text",
-    "\r", "- R-12345 short",
+    "\r", "- R-12345 short", "- W", "- Dsup",
 ]  # fmt: skip
 
 
@@ -57,6 +58,10 @@ def _file(pieces: list[str], end: bool) -> bytes:
             out.append(_line(p[2], i))
         elif p == "- Rlong":
             out.append(_line("R", i, long=700))  # longer than index.HEAD
+        elif p == "- W":  # withdraws the line before, if it is a rejected approach
+            out.append(layout.entry_line("W", f"W-{i:06x}", "2026-11-30", f"R-{i - 1:06x}", "a mistake", None))
+        elif p == "- Dsup":  # supersedes the rejected approach two lines before, if there is one
+            out.append(layout.entry_line("D", f"D-{i:06x}", "2026-11-30", "anew", "why", None, None, f"R-{i - 2:06x}"))
         else:
             out.append(p)
     return ("\n".join(out) + ("\n" if end else "")).encode()
@@ -68,9 +73,9 @@ def test_the_summary_shows_what_the_whole_scan_shows(pieces: list[str], end: boo
     data = _file(pieces, end)
     lines = binding.lines_of(data)
     full = index.scan_invariants(index.Source(data), keep, 4 * 64)
-    text = index.summary(full, lines.text(), keep)
+    text = summary.summary(full, lines.text(), keep)
     assert text is not None
-    got = index.from_summary(index.Source(data), text, lines.text(), lines.n, keep, 4 * 64)
+    got = summary.from_summary(index.Source(data), text, lines.text(), lines.n, keep, 4 * 64)
     assert got is not None and _shown(got, keep) == _shown(full, keep)
     assert len(got.ids) == len(full.ids) and len(got.lines) == len(full.lines)
     # extended line by line from the header's summary: the same as the summary of a whole scan
@@ -78,13 +83,13 @@ def test_the_summary_shows_what_the_whole_scan_shows(pieces: list[str], end: boo
     parts = parts[:-1] if end else parts
     head = b"\n".join(parts[:2]) + b"\n"
     now = binding.lines_of(head)
-    ext = index.summary(index.scan_invariants(index.Source(head), keep, 64), now.text(), keep)
+    ext = summary.summary(index.scan_invariants(index.Source(head), keep, 64), now.text(), keep)
     for part in parts[2:]:
         after = now.add(part)
-        ext = index.extend_summary(ext or "", now.text(), after.text(), part) if ext else None
+        ext = summary.extend_summary(ext or "", now.text(), after.text(), part) if ext else None
         now = after
     if end and ext is not None:  # (an unterminated last line is not what an append writes)
-        got = index.from_summary(index.Source(data), ext, lines.text(), lines.n, keep, 4 * 64)
+        got = summary.from_summary(index.Source(data), ext, lines.text(), lines.n, keep, 4 * 64)
         assert got is not None and _shown(got, keep) == _shown(full, keep)
 
 
@@ -138,8 +143,8 @@ def test_a_resume_on_an_unchanged_10_reads_only_what_it_shows(
         cached = _brief(state)
     assert scans.calls == 0
     read_bytes = reads.by_name.get(layout.INVARIANTS, 0)
-    assert read_bytes <= 16 * ROOM + (KEEP + 2) * index._PEEK * 2, (read_bytes, size)
-    monkeypatch.setattr(index, "from_summary", lambda *a: None)  # the whole scan, for comparison
+    assert read_bytes <= 16 * ROOM + (KEEP + 2) * summary.PEEK * 2, (read_bytes, size)
+    monkeypatch.setattr(summary, "from_summary", lambda *a: None)  # the whole scan, for comparison
     assert _brief(state) == cached
     assert scans.calls == 1
     assert_every_rejected_id_named_or_covered(Path(state.path(layout.INVARIANTS)).read_text(), cached)
@@ -165,7 +170,7 @@ def test_an_append_extends_the_summary_and_a_change_by_hand_is_scanned(
     newest = [ln for ln in Path(state.path(layout.INVARIANTS)).read_text().split("\n") if ln.startswith("- R-")][-1]
     assert scans.calls == 0 and "the newest way" in newest and newest[2:10] in text
     with monkeypatch.context() as m:
-        m.setattr(index, "from_summary", lambda *a: None)
+        m.setattr(summary, "from_summary", lambda *a: None)
         assert _brief(state) == text
     scans.calls = 0
     # a change by hand: the binding no longer matches, the file is scanned whole and the brief shows the change
@@ -178,7 +183,7 @@ def test_an_append_extends_the_summary_and_a_change_by_hand_is_scanned(
 
 def _forgeries(real: str, data: bytes) -> dict[str, str]:
     """Summaries that do not hold for this file, each in a way the checks must catch."""
-    b, dashes, n, first, newest = real.split(" ")
+    b, dashes, n, first, newest, lifted = real.split(" ")
     pairs = newest.split(",")
     o, ln = (int(x) for x in pairs[-1].split("."))
     before = sum(int(p.split(".")[0]) for p in pairs[:-1])  # the offset of the newest but one
@@ -186,14 +191,18 @@ def _forgeries(real: str, data: bytes) -> dict[str, str]:
     decision = data.rfind(b"\n- D-") + 1  # the last decision: after the newest rejected approach
     second_line = data.count(b"\n", 0, second) + 1
     return {
-        "stale binding": " ".join([b[:-4] + "0000", dashes, n, first, newest]),
+        "stale binding": " ".join([b[:-4] + "0000", dashes, n, first, newest, lifted]),
         "garbage": "lines-sha256 x y z",
         "points at a decision": _newest(real, f"{decision - before}.{ln}"),
         "mid-line": _newest(real, f"{o + 5}.{ln}"),
-        "newest left out": " ".join([b, dashes, str(int(n) - 1), first, ",".join(pairs[:-1])]),
+        "newest left out": " ".join([b, dashes, str(int(n) - 1), first, ",".join(pairs[:-1]), lifted]),
         "line number off": _newest(real, f"{o}.{ln + 1}"),
-        "first is the second": " ".join([b, dashes, n, f"{second}.{second_line}", newest]),
-        "too many": " ".join([b, dashes, str(int(n) + 5000), first, newest]),
+        "first is the second": " ".join([b, dashes, n, f"{second}.{second_line}", newest, lifted]),
+        "too many": " ".join([b, dashes, str(int(n) + 5000), first, newest, lifted]),
+        # a rejected approach (the newest) or a decision named as a line that takes an entry out of force
+        "a lift that is none": " ".join([b, dashes, n, first, newest, f"o:{before + o}"]),
+        "a lift at a decision": " ".join([b, dashes, n, first, newest, f"o:{decision}"]),
+        "no lifts part": " ".join([b, dashes, n, first, newest]),
         "an older one mid-line": _oldest(real, 5, 0),
         "an older one a line off": _oldest(real, 0, 1),
     }
@@ -202,23 +211,24 @@ def _forgeries(real: str, data: bytes) -> dict[str, str]:
 def _oldest(real: str, by: int, lines: int) -> str:
     """The summary with the oldest of its newest rejected approaches moved by `by` bytes and `lines` lines (the
     others left where they are)."""
-    b, dashes, n, first, newest = real.split(" ")
+    b, dashes, n, first, newest, lifted = real.split(" ")
     pairs = [[int(x) for x in p.split(".")] for p in newest.split(",")]
     pairs[0] = [pairs[0][0] + by, pairs[0][1] + lines]
     pairs[1] = [pairs[1][0] - by, pairs[1][1] - lines]
-    return " ".join([b, dashes, n, first, ",".join(f"{o}.{ln}" for o, ln in pairs)])
+    return " ".join([b, dashes, n, first, ",".join(f"{o}.{ln}" for o, ln in pairs), lifted])
 
 
 def _newest(real: str, pair: str) -> str:
     """The summary with its newest rejected approach's "offset delta.line delta" replaced."""
-    b, dashes, n, first, newest = real.split(" ")
-    return " ".join([b, dashes, n, first, ",".join([*newest.split(",")[:-1], pair])])
+    b, dashes, n, first, newest, lifted = real.split(" ")
+    return " ".join([b, dashes, n, first, ",".join([*newest.split(",")[:-1], pair]), lifted])
 
 
 @pytest.mark.parametrize(
     "kind",
     ["stale binding", "garbage", "points at a decision", "mid-line", "newest left out", "line number off",
-     "first is the second", "too many", "an older one mid-line", "an older one a line off"],
+     "first is the second", "too many", "an older one mid-line", "an older one a line off", "a lift that is none",
+     "a lift at a decision", "no lifts part"],
 )  # fmt: skip
 @pytest.mark.parametrize("every", [40, 7, 3])  # 75 or 430 rejected approaches (all named), 1,001 (more than named)
 def test_a_forged_or_stale_summary_shows_nothing_wrong(
@@ -272,10 +282,10 @@ def test_a_summary_moved_anywhere_never_shows_a_line_that_is_not_a_rejected_appr
     data = _file(pieces, True)
     lines = binding.lines_of(data)
     full = index.scan_invariants(index.Source(data), keep, 256)
-    text = index.summary(full, lines.text(), keep) or ""
+    text = summary.summary(full, lines.text(), keep) or ""
     b, _, rest = text.partition(" ")
     forged = b + " " + _mutate(rest, which % max(1, sum(c.isdigit() for c in rest)), by)
-    got = index.from_summary(index.Source(data), forged, lines.text(), lines.n, keep, 256)
+    got = summary.from_summary(index.Source(data), forged, lines.text(), lines.n, keep, 256)
     if got is None:
         return
     for i, (ident, at) in enumerate(zip(got.ids, got.offsets, strict=True)):

@@ -37,7 +37,7 @@ def test_rejected_lines_are_the_regex_s(raw: str, cut: int) -> None:
     end = min(cut, len(buf))
     first = REJECTED.match(b"\n" + buf[:11]) if buf.startswith(b"- R-") else None
     starts = ([0] if first else []) + [m.start() + 1 for m in REJECTED.finditer(buf, 0, end)]
-    assert index._starts(buf, end) == starts
+    assert index.rejected_starts(buf, end) == starts
 
 
 @pytest.mark.slow  # version-independent and long: on the main Python only (.ci/run)

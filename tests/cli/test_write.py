@@ -133,6 +133,47 @@ def test_an_empty_guard_or_contains_is_refused_never_dropped(repo: Path) -> None
     assert rehydrate("reject", "Regex tokenizer", "--because", "nesting", "--guard", "src/*.py").code == 0
 
 
+def test_an_entry_is_superseded_or_withdrawn_by_a_line_of_its_own(repo: Path) -> None:
+    """`--supersedes` and `withdraw` append (the file only grows), say what is out of force, and refuse what cannot
+    be taken out (exit 2, nothing written); the brief, status and verify follow."""
+    assert rehydrate("init", "--goal", "g").code == 0
+    inv = repo / "state" / "10_invariants.md"
+    rejected = json.loads(rehydrate("reject", "Regex tokenizer", "--because", "nesting", "--json").out)["id"]
+    mistaken = json.loads(rehydrate("invariant", "Use tabs", "--because", "taste", "--json").out)["id"]
+    before = inv.read_text()
+    r = rehydrate(
+        "invariant", "Regex tokenizer for numbers only", "--because", "no nesting there", "--supersedes", rejected
+    )
+    assert r.code == 0 and f"{rejected} is out of force from now on" in r.out, r
+    w = json.loads(rehydrate("withdraw", mistaken, "--because", "wrong project", "--json").out)
+    assert w["ok"] and w["lifted"] == mistaken and w["id"].startswith("W-")
+    assert w["line"].endswith(f"withdrawn: {mistaken} because: wrong project")
+    after = inv.read_text()
+    assert after.startswith(before) and len(after.split("\n")) == len(before.split("\n")) + 2
+    refused = {
+        (rejected, "no longer in force"),
+        (mistaken, "no longer in force"),
+        (w["id"], "a withdrawal is not an entry"),
+        ("D-ffffff", "no entry D-ffffff in state/10_invariants.md"),
+        ("tabs", "not an entry id"),
+    }
+    for ident, why in refused:
+        for args in (
+            ("withdraw", ident, "--because", "x"),
+            ("invariant", "y", "--because", "x", "--supersedes", ident),
+        ):
+            r = rehydrate(*args)
+            assert r.code == 2 and why in r.err, (args, r)
+    assert rehydrate("withdraw", rejected, "--because", "").code == 2
+    assert inv.read_text() == after
+    brief = rehydrate("resume").out
+    assert "Use tabs" not in brief and "Regex tokenizer because" not in brief and "for numbers only" in brief
+    assert "Not shown: 2 entries superseded or withdrawn" in brief
+    assert rehydrate("verify").code == 0
+    log = rehydrate("log", "--op", "withdraw").out
+    assert f"withdrawn: {mistaken}" in log
+
+
 def test_handoff_clear_ends_a_stale_note_for_good(repo: Path) -> None:
     """A note older than the last checkpoint degrades every later brief; `handoff --clear` records that there is
     no note: the check says n/a, the brief has no handoff section, verify is clean, and a new note works after it."""

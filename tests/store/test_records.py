@@ -19,7 +19,7 @@ STORE = SRC / "store"
 _NAME = re.compile(records.NAME)
 
 # where a call names the op it writes: the function's name and the position of the op among its arguments
-_WRITERS = {"record": 0, "write": 1, "_write": 0, "append": 1, "append_many": 1, "seal": 1, "log": 2}
+_WRITERS = {"record": 0, "write": 1, "_write": 0, "_entry": 0, "append": 1, "append_many": 1, "seal": 1, "log": 2}
 
 
 def _strings(node: ast.expr) -> list[str]:
@@ -72,12 +72,13 @@ def test_the_table_names_each_op_once_by_its_own_name() -> None:
 
     assert named(lambda op: op.journal) == {"resume", "delivery", "ack", "precompress"}
     recovery, entries, own = records.RECOVERY_POINTS, records.ENTRIES, records.OWN
-    assert recovery == {"checkpoint", "init", "join", "rotate"} and entries == {"invariant", "reject"}
+    assert recovery == {"checkpoint", "init", "join", "rotate"} and entries == {"invariant", "reject", "withdraw"}
     assert named(lambda op: op.evidence in ("carried", "set")) == {"checkpoint", "stamp", "accept"}
     assert named(lambda op: op.starts) == {"init", "join"} and named(lambda op: op.known) == {"read", "promise"}
-    assert named(lambda op: op.binds) == {"init", "invariant", "reject", "rotate"}
+    assert named(lambda op: op.binds) == {"init", "invariant", "reject", "withdraw", "rotate"}
     assert named(lambda op: op.transcript) == {"compaction", "precompress", "resume"}
-    verbs = ("init", "invariant", "reject", "checkpoint", "handoff", "tasks", "rotate", "receipt", "stamp", "accept")
+    verbs = ("init", "invariant", "reject", "withdraw", "checkpoint", "handoff", "tasks", "rotate", "receipt", "stamp")
+    verbs = (*verbs, "accept")
     assert own == {*verbs, "key"}
     producers = records.PRODUCERS
     assert producers == {layout.NEXT: ("init", "checkpoint"), layout.HANDOFF: ("handoff",), layout.TASKS: ("tasks",)}

@@ -16,6 +16,7 @@ from rehydrate.checks import DEGRADED, OK, Finding
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import lock as fslock
 from rehydrate.store import WORDS, layout, records, views
+from rehydrate.store.latches import lifts
 from rehydrate.store.local import journal
 from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
@@ -76,9 +77,10 @@ def words(text: str) -> set[str]:
 
 
 def rejected_ids(text: str) -> list[str]:
-    """The ids of the rejected approaches in 10_invariants.md's text, in file order."""
+    """The ids of the rejected approaches in force in 10_invariants.md's text, in file order."""
+    out = lifts.out_of_force(text.encode("utf-8", "replace"))
     found = (layout.entry_id(line) for line in text.split("\n"))
-    return [i for i in found if i is not None and i.startswith("R-")]
+    return [i for i in found if i is not None and i.startswith("R-") and i not in out]
 
 
 def compare(said_next: str, named: list[str], state_next: str, rejected: list[str]) -> dict[str, Any]:

@@ -219,6 +219,9 @@ def _invariants(o: Sections) -> None:
         o.cut(2, f"{dropped} older decision(s) in {inv_src}{size}", f"{dropped} older decisions")
     if d.invariants_partial:
         o.cut(2, f"the part of {inv_src} past what was read", f"end of {layout.INVARIANTS}")
+    if d.out_of_force and not p.terse:
+        gone = plural(d.out_of_force, "entry", "entries")
+        inv.append(f"Not shown: {gone} superseded or withdrawn, no longer in force ({inv_src})")
     o.sections.append("## Decisions and rejected approaches\n" + ("\n".join(inv) or "(none yet)"))
 
 

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from rehydrate.store.latches.index import Invariants
 
 _HEX = frozenset("0123456789abcdef")
-_HEADER_LINES = {ln for ln in layout.INVARIANTS_HEADER.split("\n") if ln.strip()}
+_HEADER_LINES = {  # (a state made before supersede and withdraw keeps the header it was made with)
+    ln for h in (layout.INVARIANTS_HEADER, layout.INVARIANTS_HEADER_V1) for ln in h.split("\n") if ln.strip()
+}
 ENTRY_MIN = 40  # the shortest a rejected approach gets: its id and the start of its text
 REJECTED_CAP = 1200  # the longest a rejected approach is shown
 _DECISION_CAP = 500  # the longest a decision is shown
@@ -231,6 +233,8 @@ class Draft:
         # the rejected approaches' part of the brief by (how many shown, the cap of each, terse): see compose
         self.rejected_parts: dict[tuple[int, int | None, bool], tuple[str | None, list[tuple[int, str, str]]]] = {}
         self.rejected_lines: dict[int | None, list[tuple[str, bool]]] = {}  # each entry as shown, by the cap
+        out = {ident.decode("ascii", "replace") for ident in inv.out}
+        self.out_of_force = len(out)  # entries superseded or withdrawn: never shown
         raw = inv.tail.decode("utf-8", "replace")
         newest: list[_Entry] = []
         taken = dashes = 0
@@ -243,6 +247,8 @@ class Draft:
                 continue
             if line.startswith("- R-") and line[10:11] == " " and set(line[4:10]) <= _HEX:  # a rejected approach
                 continue
+            if out and line.startswith("- ") and (line[2:10] in out or (line[2] == "W" and layout.entry_lifts(line))):
+                continue  # out of force, or the withdrawal that took it out
             entry = _Entry(line, _DECISION_CAP, self.token)
             dashes += line.startswith("- ")
             if entry.line:

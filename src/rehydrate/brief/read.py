@@ -8,7 +8,7 @@ from __future__ import annotations
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, layout
-from rehydrate.store.latches import index
+from rehydrate.store.latches import index, summary
 from rehydrate.store.latches.binding import MAX_INVARIANTS
 
 TYPE_CHECKING = False
@@ -78,7 +78,7 @@ def _bounded(
     snap: Snapshot | None = None,
 ) -> str | None:
     """10 or 20 read as far as a brief of this budget could show them (see read_views); its text, or None if absent.
-    10 as the cache's summary of its last scan says, checked (index.from_summary), when the summary is for 10's
+    10 as the cache's summary of its last scan says, checked (store/latches/summary.py), when the summary is for 10's
     binding as reconciliation found it; else scanned whole, and the summary kept for the next time."""
     src = index.open_view(path, seen, name)
     if src is None:
@@ -93,10 +93,10 @@ def _bounded(
             if snap is not None and lines is not None and lines.size == src.size:
                 bound = lines.text()
                 if snap.cache.scan:
-                    inv = index.from_summary(src, snap.cache.scan, bound, lines.n, keep, room)
+                    inv = summary.from_summary(src, snap.cache.scan, bound, lines.n, keep, room)
                 if inv is None:
                     inv = index.scan_invariants(src, keep, room)
-                    snap.cache.remember_scan(index.summary(inv, bound, keep))
+                    snap.cache.remember_scan(summary.summary(inv, bound, keep))
             else:
                 inv = index.scan_invariants(src, keep, room)
             parts[name] = inv
@@ -111,7 +111,7 @@ def _bounded(
 
 # --- lines of work merged, and the entries' authors ------------------------------------------------------------------
 #
-# The entries' authors are cached as a 6th part of the scan summary (the binding it names is the first part): the
+# The entries' authors are cached as a 7th part of the scan summary (the binding it names is the first part): the
 # newest AUTHORS_MOST entries of 10 (those a brief could show) grouped by the actor whose record binds each,
 # "actor=ID,ID;actor=ID", found once by binding every actor's recorded lines (which reads every log), then used while
 # 10 is as bound. Untrusted: an actor's name and an id are used only if well formed.
@@ -132,8 +132,8 @@ def entry_authors(state: State, snap: Snapshot) -> dict[str, str]:
     """Entry id -> actor for the newest entries of 10 (from the cache while 10 is as bound; else found and kept)."""
     bound = snap.inv.text() if snap.inv is not None and snap.inv_ok and not snap.repaired else None
     parts = snap.cache.scan.split(" ") if bound is not None else []
-    if len(parts) == 6 and parts[0] == bound:
-        return parse_authors(parts[5])
+    if len(parts) == 7 and parts[0] == bound:
+        return parse_authors(parts[6])
     # latch and order are not on the hook path (order loads collections): only a state of several actors needs them
     from rehydrate.store.latches.latch import lines, recorded_lines
     from rehydrate.store.latches.order import line_authors
@@ -153,8 +153,8 @@ def entry_authors(state: State, snap: Snapshot) -> dict[str, str]:
         if actor is not None and layout.is_actor(actor):
             by.setdefault(actor, []).append(ident)
     field = ";".join(f"{a}={','.join(ids)}" for a, ids in sorted(by.items())) or "-"
-    if len(parts) >= 5 and parts[0] == bound:
-        snap.cache.remember_scan(" ".join(parts[:5]) + " " + field)
+    if len(parts) >= 6 and parts[0] == bound:
+        snap.cache.remember_scan(" ".join(parts[:6]) + " " + field)
     return parse_authors(field)
 
 

@@ -36,7 +36,8 @@ exit codes: 0 ok, 1 discrepancy or degraded, 2 usage error, 3 state missing or u
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("write", "create the state folder with a write-once goal and install the boot rule"),
     "invariant": ("write", "record a decision (append-only, one line)"),
-    "reject": ("write", "record a rejected approach (it stays rejected)"),
+    "reject": ("write", "record a rejected approach (it stays rejected unless a new entry supersedes it)"),
+    "withdraw": ("write", "take an entry recorded by mistake out of force (the log keeps it, the brief drops it)"),
     "checkpoint": ("write", "record the step just finished and the next allowed action"),
     "handoff": ("write", "replace 20_handoff.md, the note the next session reads in full"),
     "run": ("evidence", "run a command and record a receipt (exit code, output hash, the tree it ran on)"),
@@ -73,7 +74,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 # `rehydrate --help` lists the commands in these groups, in this order (every command in exactly one)
 GROUPS: dict[str, tuple[str, ...]] = {
-    "everyday": ("init", "invariant", "reject", "checkpoint", "handoff", "resume", "status", "log"),
+    "everyday": ("init", "invariant", "reject", "withdraw", "checkpoint", "handoff", "resume", "status", "log"),
     "recovery": ("recover", "verify", "ack", "rotate"),
     "teams": ("sync", "team", "resolve", "mail", "promise", "key"),
     "evidence": ("run", "stamp", "accept", "canary", "cursor"),

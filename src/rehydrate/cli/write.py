@@ -1,4 +1,4 @@
-"""The commands that write the state: init, invariant, reject, checkpoint, handoff, rotate.
+"""The commands that write the state: init, invariant, reject, withdraw, checkpoint, handoff, rotate.
 
 `checkpoint` is on the hook path: this module imports at load time only what a checkpoint loads anyway; each other
 command imports what it alone needs (argparse too: a checkpoint's command line is read without it) in its handler.
@@ -87,7 +87,17 @@ def args_invariant(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("text", help="the decision")
     p.add_argument("--because", required=True, help="why: so that a later session does not undo it")
+    _supersedes(p)
     common_options(p)
+
+
+def _supersedes(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--supersedes",
+        metavar="ID",
+        help="an earlier entry (D-xxxxxx or R-xxxxxx) this one replaces: it is out of force from now on (the log "
+        "keeps it; the brief and the guard follow the new entry). --because says why",
+    )
 
 
 def cmd_invariant(args: argparse.Namespace) -> int:
@@ -105,6 +115,7 @@ def args_reject(p: argparse.ArgumentParser) -> None:
         help="a text the hook watches for in what is written (file content, replacement text, patch lines) or "
         "run (the command); with --guard, both must match",
     )
+    _supersedes(p)
     common_options(p)
 
 
@@ -112,18 +123,41 @@ def cmd_reject(args: argparse.Namespace) -> int:
     return _entry(args, "reject")
 
 
+def args_withdraw(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Take a decision or rejected approach recorded by mistake out of force: a line of its own is appended to "
+        "10_invariants.md (nothing is removed: the file stays append-only and bound); the brief no longer shows "
+        "the entry and a rejected approach's guard no longer watches. To replace an entry with a better one, record "
+        "the new one with --supersedes instead."
+    )
+    p.add_argument("id", help="the entry's id (D-xxxxxx or R-xxxxxx)")
+    p.add_argument("--because", required=True, help="why it was a mistake")
+    common_options(p)
+
+
+def cmd_withdraw(args: argparse.Namespace) -> int:
+    return _entry(args, "withdraw")
+
+
 def _entry(args: argparse.Namespace, kind: str) -> int:
     state = open_state(args)
     if kind == "invariant":
-        out = state.invariant(args.text, args.because)
+        out = state.invariant(args.text, args.because, args.supersedes)
+    elif kind == "reject":
+        out = state.reject(args.approach, args.because, args.guard, args.contains, args.supersedes)
     else:
-        out = state.reject(args.approach, args.because, args.guard, args.contains)
+        out = state.withdraw(args.id, args.because)
     rec = out.record
+    data = rec["data"]
+    lifted = data["text"] if kind == "withdraw" else data.get("supersedes")
     if args.json:
-        emit_json(kind, True, id=rec["data"]["id"], line=rec["data"]["line"], seq=rec["seq"], **problems_json(out))
+        extra = {"lifted": lifted} if lifted else {}
+        emit_json(kind, True, id=data["id"], line=data["line"], seq=rec["seq"], **extra, **problems_json(out))
         return 0
     report(out, args)
-    print(f"recorded {rec['data']['id']} in {state.rel('10_invariants.md')} (record {rec['seq']})")
+    print(f"recorded {data['id']} in {state.rel('10_invariants.md')} (record {rec['seq']})")
+    if lifted:
+        print(f"{lifted} is out of force from now on: the brief and the guard no longer follow it")
     return 0
 
 

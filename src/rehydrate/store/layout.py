@@ -76,6 +76,14 @@ GITATTRIBUTES_V1 = (
 INVARIANTS_HEADER = (
     "# Decisions and rejected approaches\n"
     "\n"
+    "Append-only, one line per entry, written by `rehydrate invariant`, `reject` and `withdraw`.\n"
+    "An entry holds until a later line supersedes or withdraws it. Edit nothing: each line is bound by state/wal/.\n"
+    "\n"
+)
+# the header's text in states made before supersede and withdraw (bound by their init record: never rewritten)
+INVARIANTS_HEADER_V1 = (
+    "# Decisions and rejected approaches\n"
+    "\n"
     "Append-only, one line per entry, written by `rehydrate invariant` and `rehydrate reject`.\n"
     "A rejected approach stays rejected. Edit nothing above the last line: each line is bound by state/wal/.\n"
     "\n"
@@ -107,7 +115,7 @@ MAX_VIEW = 4 << 20  # a view file larger than this is not read into a brief
 MAX_EDITED = 64 << 20  # a replaceable view (a hand edit: the WAL writes far less) is compared and kept up to this
 
 
-_ID = r"^- ([DR]-[0-9a-f]{6}) "
+_ID = r"^- ([DRW]-[0-9a-f]{6}) "  # a decision, a rejected approach, a withdrawal
 
 
 # The labels that end a rejected approach's line: the hooks read its guard back from the line, so no field before
@@ -117,15 +125,61 @@ CONTAINS_LABEL = " contains: "
 
 
 def entry_line(
-    kind: str, ident: str, day: str, text: str, because: str, guard: str | None, contains: str | None = None
+    kind: str,
+    ident: str,
+    day: str,
+    text: str,
+    because: str,
+    guard: str | None,
+    contains: str | None = None,
+    supersedes: str | None = None,
 ) -> str:
+    """An entry's line: a decision (kind D) or a rejected approach (R), which may supersede an earlier entry (its id
+    in a fixed place, before the text: no text can fake or hide it), or a withdrawal (W), whose text is the id of
+    the entry it withdraws."""
+    if kind == "W":
+        return f"- {ident} {day} {WITHDRAWN}{text} because: {because}"
     word = "decision" if kind == "D" else "rejected"
-    line = f"- {ident} {day} {word}: {text} because: {because}"
+    line = f"- {ident} {day} {word}{SUPERSEDING}{supersedes}: " if supersedes else f"- {ident} {day} {word}: "
+    line += f"{text} because: {because}"
     if guard:
         line += f"{GUARD_LABEL}{guard}"
     if contains:
         line += f"{CONTAINS_LABEL}{contains}"
     return line
+
+
+# A line that takes an earlier entry out of force: `- D-xxxxxx YYYY-MM-DD decision, superseding R-yyyyyy: TEXT
+# because: WHY` (a rejected approach likewise) or `- W-xxxxxx YYYY-MM-DD withdrawn: R-yyyyyy because: WHY`. The id it
+# names stands at a fixed offset, read with str methods (no re on the hook path): LIFT_AT for a superseding entry,
+# WITHDRAWN_AT for a withdrawal. The file stays append-only: what is in force is every entry less those named so.
+SUPERSEDING = ", superseding "
+WITHDRAWN = "withdrawn: "
+LIFT_AT = 44  # "- D-xxxxxx YYYY-MM-DD decision" is 30 characters, SUPERSEDING 14
+WITHDRAWN_AT = 33  # "- W-xxxxxx YYYY-MM-DD " is 22 characters, WITHDRAWN 11
+
+
+def entry_lifts(line: str) -> str | None:
+    """The id of the entry a line takes out of force (a withdrawal's, or the one a new entry supersedes), None for
+    any other line. Only an entry (D- or R-) can be taken out of force."""
+    ident = entry_id(line)
+    if ident is None or not _day(line[11:22]):
+        return None
+    if ident[0] == "W":
+        at, before, after = WITHDRAWN_AT, line[22:WITHDRAWN_AT] == WITHDRAWN, " "
+    else:
+        at, after = LIFT_AT, ": "
+        before = line[22:30] in ("decision", "rejected") and line[30:LIFT_AT] == SUPERSEDING
+    target = line[at : at + 8]
+    if not before or line[at + 8 : at + 8 + len(after)] != after or target[:2] not in ("D-", "R-"):
+        return None
+    return target if entry_id(f"- {target} ") == target else None
+
+
+def _day(text: str) -> bool:
+    """`YYYY-MM-DD ` (str methods: no re on the hook path)."""
+    digits = text[:4] + text[5:7] + text[8:10]
+    return len(text) == 11 and text[4] + text[7] + text[10] == "-- " and digits.isascii() and digits.isdigit()
 
 
 def entry_guard(line: str) -> tuple[str | None, str | None]:
@@ -143,7 +197,7 @@ def entry_id(line: str) -> str | None:
     if (
         line[:2] == "- "
         and line[10:11] == " "
-        and ident[:2] in ("D-", "R-")
+        and ident[:2] in ("D-", "R-", "W-")
         and not ident[2:].strip("0123456789abcdef")
     ):
         return ident

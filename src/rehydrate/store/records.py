@@ -199,7 +199,10 @@ def _resume(data: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------------------------------------ the table
 
-_ENTRY = (("text", str), ("because", str), ("guard", str), ("contains", str), ("id", str), ("line", str))
+_ENTRY = (
+    *(("text", str), ("because", str), ("guard", str), ("contains", str), ("id", str), ("line", str)),
+    ("supersedes", str),  # the id of the earlier entry this one takes out of force (layout.entry_lifts)
+)
 _EVIDENCE = ("evidence", dict)  # {"stamps": {path: sha256}, "approvals": {path: {...}}}: store/evidence/
 _EVENT = (("session_id", str), ("transcript_path", str), ("transcript_size", int), ("harness", str))
 
@@ -227,6 +230,16 @@ INVARIANT = Op(
 )
 REJECT = Op(
     "reject", (*_ENTRY, ("adopted", bool)), needs=("line",), moves=INVARIANTS, appends=True, render=_entry, verb=True
+)
+# an entry recorded by mistake taken out of force (its `text` is the entry's id): a line of its own in 10
+WITHDRAW = Op(
+    "withdraw",
+    (("text", str), ("because", str), ("id", str), ("line", str)),
+    needs=("line",),
+    moves=INVARIANTS,
+    appends=True,
+    render=_entry,
+    verb=True,
 )
 CHECKPOINT = Op(
     "checkpoint",
@@ -298,6 +311,7 @@ OPS: dict[str, Op] = {
         JOIN,
         INVARIANT,
         REJECT,
+        WITHDRAW,
         CHECKPOINT,
         HANDOFF_OP,
         TASKS_OP,

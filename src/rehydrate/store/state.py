@@ -111,8 +111,6 @@ class State:
     def actor_names(self) -> list[str]:
         return actors.listed(self.root)
 
-    # ----------------------------------------------------------------------------------------------- redo
-
     # ----------------------------------------------------------------------------------------------- reconcile
 
     def recorded_lines(self) -> dict[str, list[Bound]]:
@@ -278,32 +276,34 @@ class State:
 
     # ----------------------------------------------------------------------------------------------- commands
 
-    def _entry(self, kind: str, text: str, because: str, guard: str | None, contains: str | None = None) -> Outcome:
-        text = clean(text, one_line=True)
-        because = clean(because, one_line=True)
-        guard = clean(guard, one_line=True) if guard is not None else None  # "" is refused, never dropped
-        contains = clean(contains, one_line=True) if contains is not None else None
-        from rehydrate.store.latches import latch as latches  # off the hook path (tests/cli/test_cli_imports.py)
+    def _entry(self, op: str, text: str, because: str, *more: str | None) -> Outcome:
+        from rehydrate.store.write.rules import entry_data  # a write's modules (see _write)
 
-        latches.check_entry("decision" if kind == "D" else "approach", text, because, guard, contains)
-        data: dict[str, Any] = {"text": text, "because": because}  # id and line minted under the lock (write.command)
-        if guard:
-            data["guard"] = guard
-        if contains:
-            data["contains"] = contains
         try:
-            return self._write("invariant" if kind == "D" else "reject", data)
+            return self._write(op, entry_data(op, text, because, *more))
         finally:
             self.session.entry_ts = None
 
-    def invariant(self, text: str, because: str) -> Outcome:
-        """Record a decision in 10_invariants.md (append-only)."""
-        return self._entry("D", text, because, None)
+    def invariant(self, text: str, because: str, supersedes: str | None = None) -> Outcome:
+        """Record a decision in 10_invariants.md (append-only); supersedes: an earlier entry it takes out of force."""
+        return self._entry("invariant", text, because, None, None, supersedes)
 
-    def reject(self, approach: str, because: str, guard: str | None = None, contains: str | None = None) -> Outcome:
+    def reject(
+        self,
+        approach: str,
+        because: str,
+        guard: str | None = None,
+        contains: str | None = None,
+        supersedes: str | None = None,
+    ) -> Outcome:
         """Record a rejected approach. A hook watches for it: guard is a path glob or command pattern, contains a
-        text that the content being written (or the command) must hold; with both, both must match."""
-        return self._entry("R", approach, because, guard, contains)
+        text that the content being written (or the command) must hold; with both, both must match. supersedes: as
+        for invariant."""
+        return self._entry("reject", approach, because, guard, contains, supersedes)
+
+    def withdraw(self, ident: str, because: str) -> Outcome:
+        """Take an entry recorded by mistake out of force: a withdrawal's line in 10_invariants.md (append-only)."""
+        return self._entry("withdraw", ident, because, None, None, None)
 
     def checkpoint(
         self, done: str, next: str, goal: str | None = None, claims: list[tuple[str, str | None]] | None = None

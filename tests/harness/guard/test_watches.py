@@ -71,11 +71,58 @@ def test_an_unchanged_view_is_not_scanned_again(repo: Path, state: State, monkey
     scans: list[str] = []
     real = watches.rejected
 
-    def counted(root: str) -> list[watches.Watch]:
+    def counted(root: str, unconfirmed: list[str] | None = None) -> list[watches.Watch]:
         scans.append(root)
-        return real(root)
+        return real(root, unconfirmed)
 
     monkeypatch.setattr(watches, "rejected", counted)
     assert _decision_of(hook.run("claude", event).stdout) == "ask" and scans == []
     state.invariant("Keep the lexer hand-written", because="it is measured")  # the view changes: scanned again
     assert _decision_of(hook.run("claude", event).stdout) == "ask" and len(scans) == 1
+
+
+def _rejected_id(state: State, text: str) -> str:
+    line = next(ln for ln in Path(state.path(layout.INVARIANTS)).read_text().split("\n") if text in ln)
+    ident = layout.entry_id(line)
+    assert ident is not None
+    return ident
+
+
+def _lockfile(repo: Path) -> dict[str, object]:
+    return claude_event(repo, "PreToolUse", tool_name="Write", tool_input={"file_path": "uv.lock", "content": "x"})
+
+
+def test_an_approach_taken_out_of_force_no_longer_guards(repo: Path, state: State) -> None:
+    """Superseded by a recorded decision, the schema's rejected approach stops asking, through the real hook and its
+    cached snapshot; the lockfile's, withdrawn by a line added by hand, still asks (fail closed) until the next
+    write records that line, and then stops."""
+    assert _decision_of(run_hook("claude", _edit(repo), repo)[1]) == "ask"
+    schema = _rejected_id(state, "Edit db/schema.sql directly")
+    state.invariant("Edit db/schema.sql for seed data", because="seeds are not migrations", supersedes=schema)
+    code, out, err = run_hook("claude", _edit(repo), repo)
+    assert code == 0 and out == "", (out, err)
+    assert [g for g, _, _ in watches.rejected(state.root)] == []
+
+    state.reject("Touch the lockfile by hand", because="the tool owns it", guard="uv.lock")
+    lock = _rejected_id(state, "Touch the lockfile by hand")
+    assert _decision_of(run_hook("claude", _lockfile(repo), repo)[1]) == "ask"
+    with open(state.path(layout.INVARIANTS), "a") as f:  # by hand: a withdrawal no record carries yet
+        f.write(f"- W-0a0b0c 2026-12-02 withdrawn: {lock} because: typed by hand\n")
+        f.write(f"- D-0d0e0f 2026-12-02 decision, superseding {lock}: anything because: forged\n")
+    unconfirmed: list[str] = []
+    assert [g for g, _, _ in watches.rejected(state.root, unconfirmed)] == ["uv.lock"]
+    assert sorted(unconfirmed) == ["D-0d0e0f", "W-0a0b0c"]
+    for _ in range(2):  # the snapshot built with the watch still on, then used
+        assert _decision_of(run_hook("claude", _lockfile(repo), repo)[1]) == "ask"
+    State.open(state.root).checkpoint("lifted the lock rule", "carry on")  # adopts (records) both lines
+    code, out, err = run_hook("claude", _lockfile(repo), repo)
+    assert code == 0 and out == "", (out, err)
+
+
+def test_a_lift_recorded_before_a_rotate_still_lifts(repo: Path, state: State) -> None:
+    """After a rotate, the lifting entry's record is in the archive: the rotate record's lines carry it."""
+    schema = _rejected_id(state, "Edit db/schema.sql directly")
+    state.withdraw(schema, "recorded by mistake")
+    State.open(state.root).rotate()
+    assert [g for g, _, _ in watches.rejected(state.root)] == []
+    assert run_hook("claude", _edit(repo), repo)[1] == ""

@@ -1,12 +1,11 @@
 """store/latches/index.py: one bounded pass over 10_invariants.md finds every rejected approach (its id, line and
-offset, the start of the newest kept) and the file's end; its summary, checked against the bytes, stands in for the
-pass. (The cache of summaries across commands: tests/brief/test_brief_scan_cache.py.)"""
+offset, the start of the newest kept) and the file's end. (Its summary: tests/store/latches/test_summary.py.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rehydrate.store.latches import binding, index
+from rehydrate.store.latches import index
 
 LINES = [
     b"# Invariants",
@@ -38,13 +37,33 @@ def test_one_pass_finds_every_rejected_approach_with_its_line_and_offset(tmp_pat
     assert index.open_view(str(tmp_path / "missing.md"), None, "x") is None
 
 
-def test_a_summary_stands_in_for_the_pass_only_over_the_bytes_it_was_made_for() -> None:
-    inv = index.scan_invariants(index.Source(DATA), keep=2, tail_room=1 << 10)
-    bound = binding.lines_of(DATA)
-    text = index.summary(inv, bound.text(), 2)
-    assert text is not None and text.startswith(f"{bound.text()} 5 2 ")
-    got = index.from_summary(index.Source(DATA), text, bound.text(), bound.n, 2, 1 << 10)
-    assert got is not None and (got.ids, got.lines, got.offsets) == (inv.ids, inv.lines, inv.offsets)
-    other = DATA.replace(b"R-00000b", b"D-00000b")
-    assert index.from_summary(index.Source(other), text, bound.text(), bound.n, 2, 1 << 10) is None
-    assert index.from_summary(index.Source(DATA), text, "another binding", bound.n, 2, 1 << 10) is None
+def test_what_is_out_of_force_is_left_out_and_the_newest_in_force_read_again(tmp_path: Path) -> None:
+    """The newest rejected approach withdrawn and another superseded: the scan names only those in force, its
+    newest kept as if the others had never been written (read again at its offset), and counts no decision for the
+    entries out of force nor for the withdrawal."""
+    lines = [
+        *LINES[:6],
+        b"- R-00000c 2026-11-29 rejected: five because: e",
+        b"- D-00000d 2026-11-29 decision, superseding R-00000a: six because: f",
+        b"- W-00000e 2026-11-29 withdrawn: R-00000c because: a mistake",
+        b"- W-00000f 2026-11-29 withdrawn: D-000001 because: a mistake",
+    ]
+    data = b"\n".join(lines) + b"\n"
+    (tmp_path / "10.md").write_bytes(data)
+    for keep in (1, 3):
+        src = index.open_view(str(tmp_path / "10.md"), None, "x")
+        assert src is not None
+        try:
+            for inv in (index.scan_invariants(index.Source(data), keep, 1 << 10), index.scan_invariants(src, keep, 9)):
+                assert inv.ids == [b"R-00000b"] and inv.lines == [6]
+                assert inv.heads == [(LINES[5], False)] and inv.head_at == [data.index(LINES[5])]
+                assert inv.out == {b"R-00000a", b"R-00000c", b"D-000001"}
+                assert [lift[1:] for lift in inv.lifts] == [
+                    ("D-00000d", "R-00000a"),
+                    ("W-00000e", "R-00000c"),
+                    ("W-00000f", "D-000001"),
+                ]
+                # `- ` lines: 8, less two withdrawals, two rejected approaches and a decision out of force
+                assert inv.dashes == 3
+        finally:
+            src.close()

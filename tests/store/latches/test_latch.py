@@ -154,3 +154,19 @@ def test_verify_cleans_the_recorded_lines_it_quotes(state: State) -> None:
     no_crash(r)
     assert r.code == 1 and "[latch-missing]" in r.out and "pwned" in r.out, r
     shown_clean(r.out)
+
+
+def test_a_line_that_takes_an_entry_out_is_bound_like_any_other(state: State) -> None:
+    """A withdrawal or a superseding line, once recorded, cannot be turned to another entry by hand: the edit is a
+    latch violation (and the brief's reading of what is out of force never follows an edited line silently)."""
+    view = Path(state.path("10_invariants.md"))
+    ids = [line[2:10] for line in view.read_text().split("\n") if line.startswith("- ")]
+    decision, rejected = ids
+    state.withdraw(decision, "recorded by mistake")
+    state.invariant("Edit the schema through migrations only", "one way in", supersedes=rejected)
+    assert verify_codes(State.open(state.root)) == []
+    text = view.read_text()
+    view.write_text(text.replace(f"withdrawn: {decision}", f"withdrawn: {rejected}"))
+    assert verify_codes(State.open(state.root)) == [("latch-changed", 8)]
+    view.write_text(text.replace(f"superseding {rejected}", f"superseding {decision}"))
+    assert verify_codes(State.open(state.root)) == [("latch-changed", 9)]

@@ -34,7 +34,7 @@ def test_a_write_is_refused_through_an_unsafe_file_or_into_a_conflicted_view(sta
 
 def test_an_entry_is_minted_from_its_actor_time_and_text(state: State) -> None:
     data = {"text": "Keep the parser pure", "because": "tests", "guard": "src/*.py"}
-    ts = rules.mint_entry(state, data, "R")
+    ts = rules.mint_entry(state, data, "reject")
     assert data["id"] == "R-" + wal.sha256(f"agent\0{ts}\0Keep the parser pure".encode())[:6]
     assert data["line"] == f"- {data['id']} {ts[:10]} rejected: Keep the parser pure because: tests guard: src/*.py"
     assert data["line_sha256"] == wal.sha256(data["line"].encode())

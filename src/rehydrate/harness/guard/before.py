@@ -219,7 +219,8 @@ def _reason(harness: Harness, tool: object, what: str, where: str, hits: list[st
         quoted = "\n".join(_entry(harness, h) for h in hits[:5])
         return (
             f"rehydrate: {what} matches an approach rejected in {where}:\n{quoted}\n"
-            "A rejected approach stays rejected: do not retry it unless the human says the reason no longer holds."
+            "A rejected approach stays rejected: do not retry it unless the human says the reason no longer holds "
+            "(then record why first: `rehydrate invariant TEXT --because WHY --supersedes ID`)."
         )
     quoted = "\n".join(_entry(harness, line) for _, _, line in watches[:5])
     more = f"\n(and {len(watches) - 5} more)" if len(watches) > 5 else ""

@@ -19,6 +19,7 @@ import os
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, layout, records
+from rehydrate.store.latches import lifts
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
@@ -41,16 +42,25 @@ class Blind(Exception):
     rejected line too long to be one rehydrate wrote): the guard cannot tell what is rejected, so it fails closed."""
 
 
-def rejected(root: str) -> list[Watch]:
-    """(path or command pattern, text to look for in what is written, the line) for each rejected approach that
-    10_invariants.md shows with a watch, read from its record; in the order the file shows them. Blind when the
-    file cannot be read."""
-    shown = _shown(os.path.join(root, layout.INVARIANTS))
+def rejected(root: str, unconfirmed: list[str] | None = None) -> list[Watch]:
+    """(path or command pattern, text to look for in what is written, the line) for each rejected approach in force
+    that 10_invariants.md shows with a watch, read from its record; in the order the file shows them. Blind when the
+    file cannot be read. A line that takes a watched approach out of force (store/latches/lifts.py) lifts its watch
+    only when a record carries it: one added by hand and not yet recorded leaves the watch on (fail closed), and its
+    id goes into `unconfirmed` (the snapshot that caches the watches is then built again on the next call: the
+    next write records such a line without changing the file)."""
+    shown, lifted = _shown(os.path.join(root, layout.INVARIANTS))
     if not shown:
         return []
-    found = _recorded(os.path.join(root, layout.WAL_DIR), set(shown))
+    lifting = {ident: target for ident, target in lifted.items() if target in shown}
+    found, confirmed = _recorded(os.path.join(root, layout.WAL_DIR), set(shown) | set(lifting))
+    gone = {target for ident, target in lifting.items() if confirmed.get(ident) == target}
+    if unconfirmed is not None:
+        unconfirmed += [ident for ident, target in lifting.items() if confirmed.get(ident) != target]
     out = []
     for ident, line in shown.items():
+        if ident in gone:
+            continue
         # no record within reach: what the line shows still watches (fail closed)
         guard, contains, recorded = found.get(ident) or (*layout.entry_guard(line), line)
         if guard or contains:
@@ -58,10 +68,11 @@ def rejected(root: str) -> list[Watch]:
     return out
 
 
-def _shown(path: str) -> dict[str, str]:
-    """Each rejected approach's line that shows a watch, by id (the first line naming an id wins), found by a scan
-    of the file's bytes, chunk by chunk, for the watches' labels: the cost is one read of the file, whatever its size
-    (up to MAX_INVARIANTS), and only the lines holding a label are decoded."""
+def _shown(path: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Each rejected approach's line that shows a watch, by id (the first line naming an id wins), and the id each
+    line that takes an entry out of force names, by the line's own id; found by a scan of the file's bytes, chunk by
+    chunk, for the watches' labels and the lifts' marks: the cost is one read of the file, whatever its size (up to
+    MAX_INVARIANTS), and only the lines holding a label or a mark are decoded."""
     try:
         fd = fsio.open_read(path, WORDS)
     except RehydrateError as e:
@@ -69,6 +80,7 @@ def _shown(path: str) -> dict[str, str]:
     if fd is None:
         raise Blind(f"{layout.INVARIANTS} is missing")
     shown: dict[str, str] = {}
+    lifted: dict[str, str] = {}
     try:
         carry = b""
         skipping = False  # inside a line too long to be an entry rehydrate wrote (not a rejected one): dropped
@@ -88,6 +100,7 @@ def _shown(path: str) -> dict[str, str]:
             buf = carry + chunk if carry else chunk
             end = buf.rfind(b"\n") + 1
             _labelled(buf, end, shown)
+            _lifts(buf, end, lifted)
             carry = buf[end:]
             if len(carry) > MAX_LINE:
                 if carry.startswith(b"- R-"):
@@ -99,7 +112,15 @@ def _shown(path: str) -> dict[str, str]:
         os.close(fd)
     if carry and not skipping:
         _labelled(carry, len(carry), shown)
-    return shown
+        _lifts(carry, len(carry), lifted)
+    return shown, lifted
+
+
+def _lifts(buf: bytes, end: int, lifted: dict[str, str]) -> None:
+    """The lines in buf[:end] that take an entry out of force: the id each names, by the line's own id."""
+    if b"- W-" in buf or lifts.SUPERSEDING in buf:  # (mostly neither)
+        for _, ident, target in lifts.found(buf, end):
+            lifted.setdefault(ident, target)
 
 
 def _labelled(buf: bytes, end: int, shown: dict[str, str]) -> None:
@@ -122,23 +143,24 @@ def _labelled(buf: bytes, end: int, shown: dict[str, str]) -> None:
             shown.setdefault(ident, line)
 
 
-def _recorded(wal_dir: str, wanted: set[str]) -> dict[str, Watch]:
-    """The watches of the rejected approaches named in wanted, from their records in the actors' logs, as far as
-    LOOKBACK bytes of them reach."""
+def _recorded(wal_dir: str, wanted: set[str]) -> tuple[dict[str, Watch], dict[str, str]]:
+    """The watches of the rejected approaches named in wanted, and the id each line named in wanted takes out of
+    force, from their records in the actors' logs, as far as LOOKBACK bytes of them reach."""
     found: dict[str, Watch] = {}
+    lifted: dict[str, str] = {}
     try:
         logs = sorted(n for n in os.listdir(wal_dir) if n.endswith(".jsonl"))
     except OSError:
         logs = []
     room = LOOKBACK
     for name in logs:
-        if not wanted - set(found) or room <= 0:
+        if not wanted - set(found) - set(lifted) or room <= 0:
             break
-        room -= _read_log(os.path.join(wal_dir, name), wanted, found, room)
-    return found
+        room -= _read_log(os.path.join(wal_dir, name), wanted, found, lifted, room)
+    return found, lifted
 
 
-def _read_log(path: str, wanted: set[str], found: dict[str, Watch], room: int) -> int:
+def _read_log(path: str, wanted: set[str], found: dict[str, Watch], lifted: dict[str, str], room: int) -> int:
     """Read the last `room` bytes of one log, in one read, and decode (strictly) only its lines that name a wanted
     id, newest first, until each is found; the bytes read. A log that cannot be read, a line that does not decode
     (torn, damaged, a conflict marker's) or a record cut off by the reach gives nothing."""
@@ -162,25 +184,26 @@ def _read_log(path: str, wanted: set[str], found: dict[str, Watch], room: int) -
         if not any(key in line for key in keys):
             continue
         try:
-            _take(wal.decode(line), wanted, found)
+            _take(wal.decode(line), wanted, found, lifted)
         except wal.BadRecord:
             continue
-        if not wanted - set(found):
+        if not wanted - set(found) - set(lifted):
             break
     return len(data)
 
 
-def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch]) -> None:
-    """The watches a record carries: a reject's own fields; the lines of a rotate or an adoption, as recorded."""
+def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch], lifted: dict[str, str]) -> None:
+    """What a record carries: a reject's own watch, an entry's own lift (what it supersedes, what a withdrawal
+    withdraws); the lines of a rotate or an adoption, as recorded."""
     data, op = records.data_of(rec), records.op_of(rec)
-    if (
-        op is records.REJECT
-        and data.get("id") in wanted
-        and data["id"] not in found
-        and isinstance(data.get("line"), str)
-    ):
+    ident = data.get("id")
+    if op.appends and ident in wanted and ident not in lifted and isinstance(data.get("line"), str):
+        target = data.get("text") if op is records.WITHDRAW else data.get("supersedes")
+        if isinstance(target, str) and target:
+            lifted[ident] = target
+    if op is records.REJECT and ident in wanted and ident not in found and isinstance(data.get("line"), str):
         guard, contains = data.get("guard"), data.get("contains")
-        found[data["id"]] = (
+        found[ident] = (
             guard if isinstance(guard, str) and guard else None,
             contains if isinstance(contains, str) and contains else None,
             data["line"],
@@ -192,10 +215,15 @@ def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch]) -> Non
     elif op is records.INVARIANT and data.get("adopted") and isinstance(data.get("line"), str):
         lines = [data["line"]]
     for line in lines:
-        ident = layout.entry_id(line) if isinstance(line, str) else None
-        if ident in wanted and ident not in found:
-            assert isinstance(line, str) and ident is not None
-            found[ident] = (*layout.entry_guard(line), line)  # a line as it was recorded, with its watch on it
+        named = layout.entry_id(line) if isinstance(line, str) else None
+        if named not in wanted:
+            continue
+        assert isinstance(line, str) and named is not None
+        if named not in found:
+            found[named] = (*layout.entry_guard(line), line)  # a line as it was recorded, with its watch on it
+        target = layout.entry_lifts(line)
+        if target is not None and named not in lifted:
+            lifted[named] = target
 
 
 # ------------------------------------------------------------------------------------------------ matching

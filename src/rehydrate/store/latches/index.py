@@ -5,7 +5,8 @@ streamed in chunks and never decoded as text; each one's id, line number and off
 newest few kept (only those could be shown). The newest decisions come from a bounded read of its end. A view too
 long to show whole (20_handoff.md) is read the same way: its start and its end, each a bounded read (head_tail).
 
-A view reconciliation already read (`snap.seen`) is read from memory the same way; any other, from the file (never
+Its summary, cached per clone, stands in for the scan where it holds (store/latches/summary.py). A view
+reconciliation already read (`snap.seen`) is read from memory the same way; any other, from the file (never
 following a link, never blocking: fs/read.py).
 """
 
@@ -15,7 +16,7 @@ import os
 
 from rehydrate.fs import read as fsread
 from rehydrate.store import WORDS
-from rehydrate.store.latches.binding import Lines
+from rehydrate.store.latches import lifts
 
 CHUNK = 1 << 20  # bytes read at a time by the scan
 HEAD = 4 * 1200 + 64  # bytes kept of each rejected approach's line: its longest shown form (plan.REJECTED_CAP)
@@ -74,16 +75,21 @@ def head_tail(src: Source, room: int) -> tuple[bytes, bytes | None]:
 
 
 class Invariants:
-    """What the brief reads of 10_invariants.md: every rejected approach (id, line number, offset; the start of the
-    newest `keep`), how many lines start with `- `, and the end of the file."""
+    """What the brief reads of 10_invariants.md: every rejected approach in force (id, line number, offset; the
+    start of the newest `keep`), how many lines start with `- `, what is out of force, and the end of the file."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.ids: list[bytes] = []  # every rejected approach's id (ASCII), in file order
+        self.ids: list[bytes] = []  # every rejected approach's id (ASCII) in force, in file order
         self.lines: list[int] = []  # its line number (from 1)
         self.offsets: list[int] = []  # its offset in the file
         self.heads: list[tuple[bytes, bool]] = []  # the newest ones: the start of the line, whether there is more
-        self.dashes = 0  # lines starting with `- `, rejected approaches included
+        self.head_at: list[int] = []  # each one's offset
+        # lines starting with `- `, rejected approaches included, less the entries out of force and the lines that
+        # took them out of force (withdrawals; an entry that supersedes another is itself in force)
+        self.dashes = 0
+        self.lifts: list[lifts.Lift] = []  # the lines that take an entry out of force (store/latches/lifts.py)
+        self.out: set[bytes] = set()  # the ids (ASCII) they take out of force
         self.tail = b""  # the end of the file, from a line's start (whole lines)
         self.tail_start = 0  # its offset
 
@@ -91,9 +97,10 @@ class Invariants:
 _HEX = frozenset(b"0123456789abcdef")
 
 
-def _starts(buf: bytes, end: int) -> list[int]:
+def rejected_starts(buf: bytes, end: int, gone: set[bytes] | None = None) -> list[int]:
     """The offsets of the lines in buf[:end] (buf starts a line) that start a rejected approach: `- R-`, six
-    lowercase hex digits and a space (the first line may run past end). Bytes methods: no `re` on the hook path."""
+    lowercase hex digits and a space (the first line may run past end), less those whose id is in `gone` (out of
+    force). Bytes methods: no `re` on the hook path."""
 
     def rejected(at: int, stop: int) -> bool:
         return at + 11 <= stop and buf[at + 10] == 32 and all(c in _HEX for c in buf[at + 4 : at + 10])
@@ -104,14 +111,21 @@ def _starts(buf: bytes, end: int) -> list[int]:
         if rejected(i + 1, end):
             out.append(i + 1)
         i = buf.find(b"\n- R-", i + 1, end)
-    return out
+    return [at for at in out if buf[at + 2 : at + 10] not in gone] if gone else out
+
+
+def _lifts(inv: Invariants, buf: bytes, end: int, base: int) -> None:
+    """The lines in buf[:end] that take an entry out of force, noted with their offsets in the file."""
+    if b"- W-" in buf or lifts.SUPERSEDING in buf:  # (mostly neither: one pass of find each)
+        inv.lifts += [(base + at, ident, target) for at, ident, target in lifts.found(buf, end)]
 
 
 def _lines(inv: Invariants, buf: bytes, end: int, nl: int, base: int, keep: int, cut: bool = False) -> None:
     """The whole lines buf[:end] (buf starts a line; end 0: buf is one unfinished line, which goes on past buf if
     cut), the first being line nl + 1: their rejected approaches noted, the start of the newest `keep` kept."""
     inv.dashes += buf.count(b"\n- ", 0, end) + buf.startswith(b"- ")
-    starts = _starts(buf, end)
+    _lifts(inv, buf, end or len(buf), base)
+    starts = rejected_starts(buf, end)
     if not starts:
         return
     inv.ids += [buf[at + 2 : at + 10] for at in starts]
@@ -127,8 +141,9 @@ def _lines(inv: Invariants, buf: bytes, end: int, nl: int, base: int, keep: int,
         stop = buf.find(b"\n", at, min(limit, at + HEAD + 1))
         more = stop < 0 and (limit > at + HEAD or cut)
         inv.heads.append((buf[at : (stop if stop >= 0 else min(limit, at + HEAD))], more))
+        inv.head_at.append(base + at)
     if len(inv.heads) > 2 * keep:
-        del inv.heads[: len(inv.heads) - keep]
+        del inv.heads[: len(inv.heads) - keep], inv.head_at[: len(inv.head_at) - keep]
 
 
 def scan_invariants(src: Source, keep: int, tail_room: int) -> Invariants:
@@ -163,12 +178,38 @@ def scan_invariants(src: Source, keep: int, tail_room: int) -> Invariants:
             buf, skipping = b"", True
     if buf:
         _lines(inv, buf, 0, nl, base, keep)
-    del inv.heads[: max(0, len(inv.heads) - keep)]
-    _tail(inv, src, tail_room, keep)
+    if inv.lifts:
+        _in_force(inv, src, keep)
+    del inv.heads[: max(0, len(inv.heads) - keep)], inv.head_at[: max(0, len(inv.head_at) - keep)]
+    fill_tail(inv, src, tail_room, keep)
     return inv
 
 
-def _tail(inv: Invariants, src: Source, room: int, most: int) -> None:
+def _in_force(inv: Invariants, src: Source, keep: int) -> None:
+    """The scan made what is in force: the rejected approaches taken out of force dropped (the newest `keep` left
+    read again where the scan had not kept them), and the count of entries less those out and the withdrawals."""
+    inv.out = {target.encode() for _, _, target in inv.lifts}
+    kept = [i for i, ident in enumerate(inv.ids) if ident not in inv.out]
+    dropped = len(inv.ids) - len(kept)
+    withdrawals = sum(1 for _, ident, _ in inv.lifts if ident[0] == "W")
+    decisions = sum(1 for ident in inv.out if ident.startswith(b"D-"))  # (a line took each out: it is there)
+    inv.ids = [inv.ids[i] for i in kept]
+    inv.lines = [inv.lines[i] for i in kept]
+    inv.offsets = [inv.offsets[i] for i in kept]
+    inv.dashes = max(len(inv.ids), inv.dashes - dropped - withdrawals - decisions)
+    had = dict(zip(inv.head_at, inv.heads, strict=True))
+    inv.head_at = inv.offsets[max(0, len(inv.offsets) - keep) :] if keep else []
+    inv.heads = [had.get(off) or _head(src, off) for off in inv.head_at]
+
+
+def _head(src: Source, off: int) -> tuple[bytes, bool]:
+    """The start of the line at off (at most HEAD bytes), and whether there is more."""
+    line = src.read(off, HEAD + 1)
+    stop = line.find(b"\n", 0, HEAD + 1)
+    return line[: stop if stop >= 0 else HEAD], stop < 0 and src.size > off + HEAD
+
+
+def fill_tail(inv: Invariants, src: Source, room: int, most: int) -> None:
     """The end of the file, from a line's start: grown until it holds about room bytes of lines that are not rejected
     approaches, or more than `most` rejected approaches (no brief could show a decision older than those: decisions
     give way before rejected approaches do), or 16 * room bytes, or the whole file."""
@@ -193,192 +234,3 @@ def _tail(inv: Invariants, src: Source, room: int, most: int) -> None:
             break
         n = min(src.size, 2 * n)
     inv.tail, inv.tail_start = data, start
-
-
-# --- the scan's summary, cached per clone (store/local/seen.py: Seen.scan) --------------------------------------------
-#
-# "<binding> <dashes> <n> <first> <newest>": 10's running binding when it was scanned (store/latches/binding.py: a
-# sha256 over its lines, so that a summary is never used for other bytes), the lines starting with `- `, the number of
-# rejected approaches, the first one's "offset.line", and the newest ones' (at most SUMMARY_MOST) as "offset.line"
-# then deltas, comma-separated. Untrusted: it is used only for the binding it names and only if it is consistent
-# (offsets and line numbers increasing, a line at least a byte, within the file and its line count), and what it
-# points at is read and checked: each rejected approach a brief could show (and the first) must be one, at a line's
-# start, its id read from the file; where two of them are read together, the lines between are counted and hold no
-# other; the first, when it lies in the first 64 KiB (as it mostly does), has none before it and its line number is
-# counted; the end of the file, read anyway for the newest decisions, must hold exactly the rejected approaches the
-# summary places there, at its line numbers (counted back from the binding's line count). A summary that fails any of
-# these is dropped and the file scanned whole. What is not read is taken on trust from the summary of these very
-# bytes: the counts (rejected approaches, decisions) and where the older rejected approaches lie.
-
-SUMMARY_MOST = 1024  # the most rejected approaches a summary names (a brief of 12,288 characters shows 1,024)
-_PEEK = 512  # bytes first read at a rejected approach's offset (its line is read on, up to HEAD, if longer)
-_SPAN = 64 << 10  # the most read in one piece: rejected approaches that follow each other closely
-
-
-def summary(inv: Invariants, bound: str, keep: int) -> str | None:
-    """The scan's summary for the binding 10 had (None if it would name more than SUMMARY_MOST)."""
-    k = min(len(inv.offsets), keep + 1)
-    if k > SUMMARY_MOST:
-        return None
-    first = f"{inv.offsets[0]}.{inv.lines[0]}" if inv.offsets else "-"
-    return f"{bound} {inv.dashes} {len(inv.offsets)} {first} " + _pairs(
-        inv.offsets[len(inv.offsets) - k :], inv.lines[len(inv.lines) - k :]
-    )
-
-
-def _pairs(offsets: list[int], lines: list[int]) -> str:
-    out, o, n = [], 0, 0
-    for off, line in zip(offsets, lines, strict=True):
-        out.append(f"{off - o}.{line - n}")
-        o, n = off, line
-    return ",".join(out) or "-"
-
-
-def _unpairs(text: str) -> tuple[list[int], list[int]]:
-    """Offsets and line numbers as _pairs writes them: each line at least a byte after the one before (ValueError
-    if not)."""
-    offsets: list[int] = []
-    lines: list[int] = []
-    o = n = 0
-    for pair in text.split(",") if text != "-" else ():
-        a, _, b = pair.partition(".")
-        if not (a.isascii() and a.isdigit() and b.isascii() and b.isdigit() and len(a) < 16 and len(b) < 16):
-            raise ValueError(pair)
-        da, db = int(a), int(b)
-        if (offsets or n) and not 1 <= db <= da:
-            raise ValueError(pair)
-        o, n = o + da, n + db
-        if n < 1 or n - 1 > o:
-            raise ValueError(pair)
-        offsets.append(o)
-        lines.append(n)
-    return offsets, lines
-
-
-def extend_summary(text: str, old: str, new: str, line: bytes) -> str | None:
-    """The summary after an append of `line` took 10 from binding `old` to `new` (None: dropped, rescanned later)."""
-    parts = text.split(" ")
-    if len(parts) not in (5, 6) or parts[0] != old:  # (the entries' authors, a 6th part, are dropped: annotate)
-        return None
-    was = Lines.parse(old)
-    if was is None or was.add(line).text() != new:
-        return None
-    try:
-        dashes, n = int(parts[1]), int(parts[2])
-        offsets, lines = _unpairs(parts[4])
-    except ValueError:
-        return None
-    dashes += line.startswith(b"- ")
-    first = parts[3]
-    if _starts(line + b"\n", len(line) + 1):
-        at, number = was.size + (0 if was.ends else 1), was.n + 1
-        offsets.append(at)
-        lines.append(number)
-        if len(offsets) > SUMMARY_MOST:
-            del offsets[0], lines[0]
-        first = first if n else f"{at}.{number}"
-        n += 1
-    return f"{new} {dashes} {n} {first} {_pairs(offsets, lines)}"
-
-
-def from_summary(src: Source, text: str, bound: str, lines_n: int, keep: int, tail_room: int) -> Invariants | None:
-    """What scan_invariants would find, from the summary: only what a brief could show is read, and checked (see
-    above). None if the summary is not for this binding (of lines_n lines), names too few, or does not hold."""
-    parts = text.split(" ")[:5]  # (a 6th part: the entries' authors, annotate's)
-    if len(parts) != 5 or parts[0] != bound:
-        return None
-    try:
-        dashes, n = int(parts[1]), int(parts[2])
-        offsets, lines = _unpairs(parts[4])
-        first = _unpairs(parts[3])
-    except ValueError:
-        return None
-    need = min(n, keep + 1)
-    if len(offsets) < need or len(first[0]) != (1 if n else 0) or not 0 <= n <= dashes <= lines_n:
-        return None
-    at, numbers, gap = offsets[len(offsets) - need :], lines[len(lines) - need :], max(0, n - need - 1)
-    if n > need:  # the first, then (after `gap` others) the newest: each line at least a byte
-        at, numbers = [first[0][0], *at], [first[1][0], *numbers]
-        if not 1 <= numbers[1] - numbers[0] <= at[1] - at[0]:
-            return None
-    elif n and (first[0][0], first[1][0]) != (at[0], numbers[0]):
-        return None
-    if n and (at[-1] >= src.size or numbers[-1] > lines_n):
-        return None
-    inv = Invariants(src.size)
-    inv.dashes = dashes
-    inv.offsets = at[:1] * (gap + 1) + at[1:]  # placeholders keep the indexes (and the order _tail bisects)
-    inv.lines = numbers[:1] * (gap + 1) + numbers[1:]
-    _tail(inv, src, tail_room, keep)
-    if not _tail_holds(inv, lines_n, at, numbers, gap) or not _read_rejected(inv, src, at, numbers, keep, gap):
-        return None
-    if n and at[0] <= _SPAN:  # near the start (as it mostly is): none before the first, its line number counted
-        head = src.read(0, at[0])
-        if _starts(head, len(head)) or head.count(b"\n") + 1 != numbers[0]:
-            return None
-    return inv
-
-
-def _tail_holds(inv: Invariants, lines_n: int, at: list[int], numbers: list[int], gap: int) -> bool:
-    """The end of the file holds exactly the rejected approaches the summary names there, at its line numbers (and
-    the ones it does not name, between the first and the newest, only after the first)."""
-    tail, base = inv.tail, inv.tail_start
-    nl = lines_n - tail.count(b"\n") - (0 if not tail or tail.endswith(b"\n") else 1)
-    found, last = [], 0
-    for s in _starts(tail, len(tail)):
-        nl += tail.count(b"\n", last, s)
-        last = s
-        found.append((base + s, nl + 1))
-    named = list(zip(at, numbers, strict=True))
-    if not gap:  # every one from the first on is named
-        return found == [x for x in named if x[0] >= base]
-    lo = named[1][0]  # the first, then `gap` not named, then the newest from lo on
-    older = [x for x in found if x[0] < lo]
-    if older and older[0][0] <= at[0]:  # the first in the end too: as named
-        if older[0] != named[0]:
-            return False
-        older = older[1:]
-    if len(older) > gap or (older and older[0][0] <= at[0]):
-        return False
-    return [x for x in found if x[0] >= lo] == [x for x in named[1:] if x[0] >= base]
-
-
-def _read_rejected(inv: Invariants, src: Source, at: list[int], numbers: list[int], keep: int, gap: int) -> bool:
-    """Each rejected approach the summary names (the first, the newest a brief could show) read at its offset: one
-    it must be, at a line's start; its id noted, the start of the newest `keep` kept. Read together where close."""
-    ids: list[bytes] = []
-    heads: list[tuple[bytes, bool]] = []
-    buf, base = b"", 0
-    for i, off in enumerate(at):
-        end = min(src.size, off + _PEEK)
-        if not base <= off or end > base + len(buf):  # not in what was read
-            stop = off
-            for j in range(i + 1, len(at)):  # the next ones, while each follows closely
-                if at[j] - stop > _PEEK or at[j] + _PEEK - off > _SPAN:
-                    break
-                stop = at[j]
-            base = off - (1 if off else 0)  # from the newline before it
-            buf = src.read(base, min(src.size, stop + _PEEK) - base)
-        rel = off - base
-        if off and buf[rel - 1 : rel] != b"\n":
-            return False
-        line_end = buf.find(b"\n", rel)
-        if line_end < 0 and base + len(buf) < src.size:  # a long line: read on, up to HEAD
-            line = src.read(off, HEAD + 1)
-            line = line[: line.find(b"\n") + 1 or len(line)]
-        else:
-            line = buf[rel : line_end + 1 if line_end >= 0 else len(buf)]
-        if _starts(line, len(line)) != [0]:
-            return False
-        if i and base <= at[i - 1] and not (i == 1 and gap):  # read with the one before: lines between counted
-            prev = at[i - 1] - base
-            if buf.count(b"\n", prev, rel) != numbers[i] - numbers[i - 1] or _starts(buf[prev:rel], rel - prev)[1:]:
-                return False
-        ids.append(line[2:10])
-        if i >= len(at) - keep:
-            stop = line.find(b"\n", 0, HEAD + 1)
-            more = stop < 0 and src.size > off + HEAD
-            heads.append((line[: stop if stop >= 0 else HEAD], more))
-    inv.ids = ids[:1] + [b""] * gap + ids[1:]
-    inv.heads = heads
-    return len(inv.ids) == len(inv.offsets)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.errors import UsageError
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, Problem, actors, records
 from rehydrate.store.latches.binding import MAX_INVARIANTS, Lines, is_bound, lines_of
@@ -25,12 +24,9 @@ from rehydrate.store.latches.order import (
 )
 from rehydrate.store.layout import (
     ARCHIVE_DIR,
-    CONTAINS_LABEL,
     GOAL,
-    GUARD_LABEL,
     HANDOFF,
     INVARIANTS,
-    MAX_FIELD,
     NEXT,
     TASKS,
     entry_id,
@@ -40,7 +36,7 @@ from rehydrate.store.views import conflict_lines, last_producer, read_view, rend
 from rehydrate.store.wal import digest
 from rehydrate.store.wal import lines as wallines
 from rehydrate.store.wal import record as wal
-from rehydrate.text import cap, quoted
+from rehydrate.text import quoted
 
 __all__ = ["DUPLICATE", "Bound", "actor_lines", "bound_lines", "check_lines", "minted_as"]  # (lineorder's)
 
@@ -89,28 +85,6 @@ def recorded_lines(state: State) -> dict[str, list[Bound]]:
         else:
             out[a] = actor_lines(wallines.records(path))
     return out
-
-
-def check_entry(word: str, text: str, because: str, guard: str | None, contains: str | None) -> None:
-    """UsageError for an entry of 10_invariants.md that cannot be written: empty, too long, or faking a guard."""
-    if not text:
-        raise UsageError(f"the {word} is empty")
-    if not because:
-        raise UsageError("the reason is empty: say why, so that a later session does not undo it", field="because")
-    for name, value, what in (("guard", guard, "a path glob or a command pattern"), ("contains", contains, "a text")):
-        if value is not None and not value.strip():  # an empty watch would silently watch nothing
-            raise UsageError(f"the {name} is empty", f"give {what}, or leave --{name} out", field=name)
-    fields = (("text", text), ("because", because), ("guard", guard or ""), ("contains", contains or ""))
-    for name, value in fields:
-        cap(name, value, MAX_FIELD)
-    labels = (GUARD_LABEL, CONTAINS_LABEL)
-    for name, value in fields[:3]:  # the line's guard is read back from its end: nothing before may fake one
-        label = next((lb.strip() for lb in labels if lb in f" {value} "), None)
-        if label:
-            raise UsageError(
-                f"the {name} holds {label!r}, which marks a guard in {INVARIANTS}",
-                f"write it another way (for example {label[:-1]!r} without the colon)",
-            )
 
 
 # --- 00_goal.md ---------------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator
 
 from rehydrate.store import records
-from rehydrate.store.layout import entry_id
+from rehydrate.store.layout import SUPERSEDING, WITHDRAWN, entry_id
 from rehydrate.store.wal import record as wal
 from rehydrate.text import quoted
 
@@ -328,13 +328,14 @@ def _texts(recorded: dict[str, list[Bound]] | dict[str, list[str]]) -> Iterator[
 def minted_as(actor: str, ts: str, ident: str, line: str, recorded: str | None = None) -> bool:
     """Whether an entry line's text gives its id under this actor and time (the id is 6 hex of
     sha256(actor NUL ts NUL text)): a line minted by that formula, not an edit of the recorded one. The text is read
-    between the line's "decision: " or "rejected: " and a " because: " (each place tried: either may hold it); the
-    recorded entry's own text (`recorded`) does not count: a line with that text and other words is its edit."""
-    for word in (" decision: ", " rejected: "):
+    between the line's "decision: ", "rejected: ", "withdrawn: " or the id it supersedes and a " because: " (each
+    place tried: either may hold it); the recorded entry's own text (`recorded`) does not count: a line with that
+    text and other words is its edit."""
+    for word in (" decision: ", " rejected: ", " " + WITHDRAWN, SUPERSEDING):
         at = line.find(word)
         if at < 0:
             continue
-        rest = line[at + len(word) :]
+        rest = line[at + len(word) + (10 if word == SUPERSEDING else 0) :]  # past the id it names and ": "
         cut = rest.find(" because: ")
         while cut >= 0:
             text = rest[:cut]

@@ -310,7 +310,7 @@ class Seen:
         old, new = self.scan.partition(" ")[0], rec["views"].get(INVARIANTS)
         if new == old or INVARIANTS not in stats:  # 10 not written (or said later: write/command.write)
             return
-        from rehydrate.store.latches.index import extend_summary  # not on a checkpoint's path: it does not write 10
+        from rehydrate.store.latches.summary import extend_summary  # not on a checkpoint's path: it does not write 10
 
         line = records.data_of(rec).get("line")
         scan = None

@@ -14,7 +14,7 @@ from rehydrate.store.session import Outcome, Snapshot, flush
 from rehydrate.store.views import keep_edit, render_handoff, render_record
 from rehydrate.store.wal import record as wal
 from rehydrate.store.write.apply import apply
-from rehydrate.store.write.rules import current_goal, mint_entry, refuse_unsafe, upgrade_attributes
+from rehydrate.store.write.rules import check_lift, current_goal, mint_entry, refuse_unsafe, upgrade_attributes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -47,7 +47,8 @@ def write(state: State, op: str, data: dict[str, Any], *, with_git: bool = False
         if len(snap.heads) > 1:  # the merge record this write starts with replaces the program counter
             keep_edit(state, next_name, snap, out)
         if kind.appends:  # the binding extended by the line: the file is not read again
-            state.session.entry_ts = mint_entry(state, data, "D" if kind is records.INVARIANT else "R")
+            check_lift(state, snap, data, op)
+            state.session.entry_ts = mint_entry(state, data, op)
             snap.set_invariants((snap.inv or binding.Lines()).add(data["line"].encode()))
         elif kind is records.HANDOFF_OP:
             views[handoff_name] = wal.sha256(render_handoff(data["text"]).encode())

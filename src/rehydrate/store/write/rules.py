@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.errors import RehydrateError
+from rehydrate.errors import RehydrateError, UsageError
 from rehydrate.fs import lock as fslock
 from rehydrate.fs import write as fsio
 from rehydrate.store import WORDS, Problem, layout, records, views
 from rehydrate.store.evidence import inforce, prepare
-from rehydrate.store.layout import INVARIANTS
+from rehydrate.store.latches import lifts
+from rehydrate.store.layout import CONTAINS_LABEL, GUARD_LABEL, INVARIANTS, MAX_FIELD
 from rehydrate.store.local import place as local
 from rehydrate.store.local import teamseen
 from rehydrate.store.session import Outcome, flush
 from rehydrate.store.wal import record as wal
 from rehydrate.store.write.apply import apply, check_archive
-from rehydrate.text import clean
+from rehydrate.text import cap, clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -111,13 +112,95 @@ def written_on(state: State, git: Any) -> str | None:
     return local.branch(state.root)
 
 
-def mint_entry(state: State, data: dict[str, Any], kind: str) -> str:
+_KINDS = {records.INVARIANT.name: "D", records.REJECT.name: "R", records.WITHDRAW.name: "W"}  # an id's first letter
+
+
+def entry_data(
+    op: str, text: str, because: str, guard: str | None, contains: str | None, supersedes: str | None
+) -> dict[str, Any]:
+    """A decision's, rejected approach's or withdrawal's data (its id and line are minted under the lock: mint_entry),
+    each field cleaned to one line; UsageError for one that cannot be written. A withdrawal's text is the id of the
+    entry it withdraws."""
+    kind = _KINDS[op]
+    text, because = clean(text, one_line=True), clean(because, one_line=True)
+    guard = clean(guard, one_line=True) if guard is not None else None  # "" is refused, never dropped
+    contains = clean(contains, one_line=True) if contains is not None else None
+    target = text if kind == "W" else supersedes
+    if target is not None:
+        target = _entry_id(target.strip(), "withdraw" if kind == "W" else "supersedes")
+        text = target if kind == "W" else text
+    word = {"D": "decision", "R": "approach", "W": "withdrawal's entry id"}[kind]
+    check_entry(word, text, because, guard, contains)
+    data: dict[str, Any] = {"text": text, "because": because}
+    for name, value in (("guard", guard), ("contains", contains), ("supersedes", None if kind == "W" else target)):
+        if value:
+            data[name] = value
+    return data
+
+
+def check_entry(word: str, text: str, because: str, guard: str | None, contains: str | None) -> None:
+    """UsageError for an entry of 10_invariants.md that cannot be written: empty, too long, or faking a guard."""
+    if not text:
+        raise UsageError(f"the {word} is empty")
+    if not because:
+        raise UsageError("the reason is empty: say why, so that a later session does not undo it", field="because")
+    for name, value, what in (("guard", guard, "a path glob or a command pattern"), ("contains", contains, "a text")):
+        if value is not None and not value.strip():  # an empty watch would silently watch nothing
+            raise UsageError(f"the {name} is empty", f"give {what}, or leave --{name} out", field=name)
+    fields = (("text", text), ("because", because), ("guard", guard or ""), ("contains", contains or ""))
+    for name, value in fields:
+        cap(name, value, MAX_FIELD)
+    labels = (GUARD_LABEL, CONTAINS_LABEL)
+    for name, value in fields[:3]:  # the line's guard is read back from its end: nothing before may fake one
+        label = next((lb.strip() for lb in labels if lb in f" {value} "), None)
+        if label:
+            raise UsageError(
+                f"the {name} holds {label!r}, which marks a guard in {INVARIANTS}",
+                f"write it another way (for example {label[:-1]!r} without the colon)",
+            )
+
+
+def _entry_id(ident: str, field: str) -> str:
+    """An id that names a decision or a rejected approach (UsageError if not)."""
+    if layout.entry_id(f"- {ident} ") is None or ident[0] == "W":
+        why = "a withdrawal is not an entry" if layout.entry_id(f"- {ident} ") else "not an entry id"
+        raise UsageError(
+            f"{ident[:40]!r}: {why}",
+            "name a decision (D-xxxxxx) or a rejected approach (R-xxxxxx) of 10_invariants.md",
+            field=field,
+        )
+    return ident
+
+
+def check_lift(state: State, snap: Snapshot, data: dict[str, Any], op: str) -> None:
+    """Under the lock: the entry a write would take out of force is in 10_invariants.md and still in force (the
+    file is read for it: taking an entry out of force is rare, every other write reads none of it)."""
+    target = data["text"] if _KINDS[op] == "W" else data.get("supersedes")
+    if target is None:
+        return
+    have = state.view_bytes(INVARIANTS, snap) or b""
+    rel = state.rel(INVARIANTS)
+    key = f"- {target} ".encode()
+    if not (have.startswith(key) or b"\n" + key in have):
+        raise UsageError(
+            f"no entry {target} in {rel}", f"name one of its entries (`rehydrate log --grep {target}` searches)"
+        )
+    by = lifts.out_of_force(have).get(target)
+    if by is not None:
+        raise UsageError(
+            f"{target} is no longer in force: {by} took it out in {rel}",
+            "an entry out of force stays out; record a new entry that says why it holds again",
+        )
+
+
+def mint_entry(state: State, data: dict[str, Any], op: str) -> str:
     """An entry's id and line, minted under the lock from the time returned (its record carries the same time:
     latches._minted confirms an id from its record): data gains id, line and line_sha256."""
     ts = wal.now()
-    text = data["text"]
+    text, kind = data["text"], _KINDS[op]
     ident = f"{kind}-" + wal.sha256(f"{state.actor}\0{ts}\0{text}".encode())[:6]
-    line = layout.entry_line(kind, ident, ts[:10], text, data["because"], data.get("guard"), data.get("contains"))
+    guard, contains, sup = data.get("guard"), data.get("contains"), data.get("supersedes")
+    line = layout.entry_line(kind, ident, ts[:10], text, data["because"], guard, contains, sup)
     data.update(id=ident, line=line, line_sha256=wal.sha256(line.encode()))
     return ts
 
