@@ -87,7 +87,7 @@ def test_entries_are_superseded_and_withdrawn_over_stdio(repo: Path, state: Stat
     assert results[3].is_error and "no entry R-000000" in _text(results[3])
     brief = _text(results[4])
     assert new["id"] in brief and "Vendor the parser" not in brief and "no compiler on CI" not in brief
-    assert "2 entries superseded or withdrawn" in brief
+    assert f"(no longer in force): {ruled_out}, {mistaken} (state/10_invariants.md)" in brief
     assert state.verify().ok
 
 

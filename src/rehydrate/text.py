@@ -101,6 +101,15 @@ def cut_line(line: str, most: int) -> str:
     return (kept[:-1] if state == "escape" else kept) + '…"'
 
 
+def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    """ "did you mean X? " for the closest of choices to a mistyped word, else "" (difflib is loaded only for a
+    mistake: the hook path never pays for it)."""
+    import difflib
+
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f"did you mean {close[0]}? " if close else ""
+
+
 def _open_quote(text: str) -> str:
     """ "" when every quotation in text is closed; "open" when text ends inside one; "escape" when it ends inside
     one on a backslash that escapes the next character."""

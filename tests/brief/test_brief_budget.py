@@ -19,6 +19,7 @@ from rehydrate import brief, text
 from rehydrate.brief import MIN_BUDGET, BriefInput
 from rehydrate.checks import Finding
 from rehydrate.store import layout, views
+from rehydrate.store.latches import lifts
 from rehydrate.store.state import State
 from rehydrate.text import clean
 
@@ -116,9 +117,11 @@ def check_promises(inp: BriefInput, text: str, budget: int) -> None:  # noqa: PL
             assert named(word), (name, left)
     # every rejected approach's id, up to the promised number; a shortened entry is named
     lines = (inp.invariants or "").split("\n")
-    rejected = [ln for ln in lines if (layout.entry_id(ln) or "D")[0] == "R"]
+    out = _out_of_force(inp.invariants or "")
+    rejected = [ln for ln in lines if (layout.entry_id(ln) or "D")[0] == "R" and layout.entry_id(ln) not in out]
     header = set(layout.INVARIANTS_HEADER.split("\n"))
-    rejected_set = set(rejected)
+    gone = {ln for ln in lines if layout.entry_id(ln) in out or (ln[2:3] == "W" and layout.entry_lifts(ln))}
+    rejected_set = set(rejected) | gone | {ln for ln in lines if (layout.entry_id(ln) or "D")[0] == "R"}
     decisions = [ln for ln in lines if ln.strip() and ln[0] != "#" and ln not in header and ln not in rejected_set]
     if rejected:
         got_rej = quotes.get(f"{f}/{layout.INVARIANTS}, rejected", ([], ""))[0]
@@ -196,6 +199,10 @@ RANGE = re.compile(
 )
 
 
+def _out_of_force(invariants: str) -> set[str]:
+    return set(lifts.out_of_force(invariants.encode("utf-8", "replace")))
+
+
 def assert_every_rejected_id_named_or_covered(invariants: str, text: str) -> None:
     """Every rejected approach's id is named one by one (quoted, `- R-…`), or lies in a range the brief names by its
     first and last ids, their number and the file's line numbers (its own text, outside any quote)."""
@@ -203,7 +210,10 @@ def assert_every_rejected_id_named_or_covered(invariants: str, text: str) -> Non
     quotes: dict[str, tuple[list[str], str]] = b["quotes"]  # type: ignore[assignment]
     named = {layout.entry_id(ln) for src, (lines, _) in quotes.items() if src.endswith(", rejected") for ln in lines}
     ranges = [m for m in map(RANGE.match, b["own"]) if m]  # type: ignore[call-overload]
-    at = [(i, ln) for i, ln in enumerate(invariants.split("\n"), 1) if (layout.entry_id(ln) or "D")[0] == "R"]
+    out = _out_of_force(invariants)  # (named by id when the brief is not terse; never quoted)
+    lines = invariants.split("\n")
+    at = [(i, ln) for i, ln in enumerate(lines, 1) if (layout.entry_id(ln) or "D")[0] == "R" and ln[2:10] not in out]
+    assert not any(i in out for i in named), named
     for m in ranges:
         first, last = int(m.group(4).replace(",", "")), int((m.group(5) or m.group(4)).replace(",", ""))
         inside = [layout.entry_id(ln) for i, ln in at if first <= i <= last]
@@ -245,7 +255,16 @@ def brief_inputs(draw: st.DrawFn) -> tuple[BriefInput, int]:
         layout.entry_line("D", f"D-{i:06x}", "2026-11-29", some(i + 3), some(i)[:200], None)
         for i in range(draw(st.integers(0, 30)))
     ]
-    lines = rejected + decisions
+    # some taken out of force: a withdrawal, or a decision that supersedes (either names an entry, maybe none there)
+    lifted = [
+        layout.entry_line("W", f"W-{i:06x}", "2026-11-29", f"{kind}-{i:06x}", some(i), None)
+        if kind == "R"
+        else layout.entry_line(
+            "D", f"D-{i + 256:06x}", "2026-11-29", some(i), some(i + 1)[:50], None, None, f"R-{i:06x}"
+        )
+        for i, kind in draw(st.lists(st.tuples(st.integers(0, 40), st.sampled_from("RD")), max_size=4))
+    ]
+    lines = rejected + decisions + lifted
     order = draw(st.permutations(range(len(lines)))) if len(lines) < 12 else range(len(lines))
     invariants = layout.INVARIANTS_HEADER + "\n".join(clean(lines[i], one_line=True) for i in order) + "\n"
     names = draw(st.lists(st.from_regex(r"[0-9]{2}_[a-z]{1,8}\.md", fullmatch=True), max_size=12, unique=True))

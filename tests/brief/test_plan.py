@@ -80,3 +80,21 @@ def test_50000_rejected_approaches_are_each_named_and_only_the_newest_cleaned(mo
     assert shows.calls <= 16 * kept, shows.calls
     check_promises(inp, text, brief.DEFAULT_BUDGET)  # every id named, or covered by a named range
     assert "R-000000 to R-" in text
+
+
+def test_what_is_out_of_force_is_named_not_shown_whatever_else_the_file_holds() -> None:
+    """Bare `- ` lines, a withdrawal of a decision, a superseded rejected approach: the brief quotes only what is in
+    force, names what is not by id, and counts no decision for a withdrawal."""
+    d, r = entries("D", 3), entries("R", 2)
+    sup = layout.entry_line("D", "D-0000aa", "2026-11-30", "the new way", "measured", None, None, "R-000000")
+    gone = layout.entry_line("W", "W-0000bb", "2026-11-30", "D-000001", "a mistake", None)
+    inp = brief_input([*d, "- ", "-", *r, sup, gone, "- "])
+    text = brief.render(inp, brief.DEFAULT_BUDGET).text
+    quotes = parse(text)["quotes"]
+    shown = [*quotes["state/10_invariants.md, decisions"][0], *quotes["state/10_invariants.md, rejected"][0]]  # type: ignore[index]
+    assert not any("D-000001" in x or "R-000000 " in x or "W-0000bb" in x for x in shown), shown
+    assert any("D-0000aa" in x for x in shown) and any("R-000001" in x for x in shown)
+    assert (
+        "Not shown, superseded or withdrawn (no longer in force): R-000000, D-000001 (state/10_invariants.md)" in text
+    )
+    check_promises(inp, text, brief.DEFAULT_BUDGET)

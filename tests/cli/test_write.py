@@ -156,6 +156,7 @@ def test_an_entry_is_superseded_or_withdrawn_by_a_line_of_its_own(repo: Path) ->
         (w["id"], "a withdrawal is not an entry"),
         ("D-ffffff", "no entry D-ffffff in state/10_invariants.md"),
         ("tabs", "not an entry id"),
+        (f"{rejected} 2026-12-02", "not an entry id"),  # an id with more after it: the line would not name it
     }
     for ident, why in refused:
         for args in (
@@ -168,10 +169,36 @@ def test_an_entry_is_superseded_or_withdrawn_by_a_line_of_its_own(repo: Path) ->
     assert inv.read_text() == after
     brief = rehydrate("resume").out
     assert "Use tabs" not in brief and "Regex tokenizer because" not in brief and "for numbers only" in brief
-    assert "Not shown: 2 entries superseded or withdrawn" in brief
+    assert f"Not shown, superseded or withdrawn (no longer in force): {rejected}, {mistaken} (" in brief
     assert rehydrate("verify").code == 0
     log = rehydrate("log", "--op", "withdraw").out
     assert f"withdrawn: {mistaken}" in log
+
+
+def test_the_mistakes_made_taking_an_entry_out_get_help(repo: Path) -> None:
+    """An id written loosely is read as meant; a near miss gets "did you mean"; --supersedes twice is refused, never
+    the last one kept silently; a withdrawn superseding entry says that what it superseded stays out."""
+    assert rehydrate("init", "--goal", "g").code == 0
+    first = json.loads(rehydrate("invariant", "Use tabs", "--because", "taste", "--json").out)["id"]
+    other = json.loads(rehydrate("reject", "Use spaces", "--because", "taste", "--json").out)["id"]
+    twice = rehydrate("invariant", "x", "--because", "y", "--supersedes", first, "--supersedes", other)
+    assert twice.code == 2 and "--supersedes is given more than once" in twice.err, twice
+    near = first[:-1] + ("0" if first[-1] != "0" else "1")
+    r = rehydrate("withdraw", near, "--because", "x")
+    assert r.code == 2 and f"no entry {near}" in r.err and f"did you mean {first}?" in r.err, r
+    r = rehydrate("withdraw", first, other, "--because", "x")
+    assert r.code == 2 and "unrecognized arguments" in r.err and "rehydrate withdraw --help" in r.err, r
+    r = rehydrate("withdraw", "R-0a0b0c", "--because", "guard: no")
+    assert r.code == 2 and "the reason holds 'guard:'" in r.err, r
+    loose = first[0].lower() + first[1:].upper() + ","
+    new = json.loads(
+        rehydrate("invariant", "Use tabs, width 4", "--because", "taste", "--supersedes", loose, "--json").out
+    )
+    assert f"decision, superseding {first}: Use tabs, width 4" in new["line"]
+    r = rehydrate("withdraw", new["id"], "--because", "wrong width")
+    assert r.code == 0 and f"{first}, which {new['id']} superseded, stays out" in r.out, r
+    brief = rehydrate("resume").out
+    assert f"(no longer in force): {first}, {new['id']} (" in brief and "Use tabs" not in brief
 
 
 def test_handoff_clear_ends_a_stale_note_for_good(repo: Path) -> None:

@@ -111,7 +111,7 @@ def test_a_guard_answer_for_codex_is_within_its_bytes(repo: Path, state: State) 
     assert code == 0, err
     for text in (answer["systemMessage"], answer["hookSpecificOutput"]["additionalContext"]):
         assert len(text.encode("utf-8")) <= 9000
-        assert text.endswith("`rehydrate invariant TEXT --because WHY --supersedes ID`).")
+        assert text.endswith("`rehydrate invariant TEXT --because WHY --supersedes ID`).")  # (five matched: no one id)
         assert len(re.findall(r"R-[0-9a-f]{6}", text)) == 5
 
 

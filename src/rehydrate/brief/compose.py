@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from rehydrate.brief.plan import Draft, Piece, Plan
 
 _DROPPED_NAMED = 5  # dropped files named one by one; the rest are counted
+_OUT_NAMED = 10  # entries out of force named by id (the newest taken out); the rest are counted
 
 Cuts = list[tuple[int, str, str]]  # (rank in the drop order, long name, short name) of each cut
 
@@ -219,9 +220,11 @@ def _invariants(o: Sections) -> None:
         o.cut(2, f"{dropped} older decision(s) in {inv_src}{size}", f"{dropped} older decisions")
     if d.invariants_partial:
         o.cut(2, f"the part of {inv_src} past what was read", f"end of {layout.INVARIANTS}")
-    if d.out_of_force and not p.terse:
-        gone = plural(d.out_of_force, "entry", "entries")
-        inv.append(f"Not shown: {gone} superseded or withdrawn, no longer in force ({inv_src})")
+    if d.out_of_force and not p.terse:  # named, so that a memory of one is known to be out on purpose
+        ids = d.out_of_force  # (ids layout.entry_lifts checked: a letter, `-`, six hex digits)
+        more = f" and {len(ids) - _OUT_NAMED:,} more" if len(ids) > _OUT_NAMED else ""
+        listed = ", ".join(ids[-_OUT_NAMED:])
+        inv.append(f"Not shown, superseded or withdrawn (no longer in force): {listed}{more} ({inv_src})")
     o.sections.append("## Decisions and rejected approaches\n" + ("\n".join(inv) or "(none yet)"))
 
 

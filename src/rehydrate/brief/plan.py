@@ -234,7 +234,8 @@ class Draft:
         self.rejected_parts: dict[tuple[int, int | None, bool], tuple[str | None, list[tuple[int, str, str]]]] = {}
         self.rejected_lines: dict[int | None, list[tuple[str, bool]]] = {}  # each entry as shown, by the cap
         out = {ident.decode("ascii", "replace") for ident in inv.out}
-        self.out_of_force = len(out)  # entries superseded or withdrawn: never shown
+        # superseded or withdrawn: never shown (named, in the order they were taken out)
+        self.out_of_force = list(dict.fromkeys(t for _, _, t in inv.lifts if t.encode() in inv.out))
         raw = inv.tail.decode("utf-8", "replace")
         newest: list[_Entry] = []
         taken = dashes = 0
@@ -247,7 +248,7 @@ class Draft:
                 continue
             if line.startswith("- R-") and line[10:11] == " " and set(line[4:10]) <= _HEX:  # a rejected approach
                 continue
-            if out and line.startswith("- ") and (line[2:10] in out or (line[2] == "W" and layout.entry_lifts(line))):
+            if out and line.startswith("- ") and (line[2:10] in out or (line[2:3] == "W" and layout.entry_lifts(line))):
                 continue  # out of force, or the withdrawal that took it out
             entry = _Entry(line, _DECISION_CAP, self.token)
             dashes += line.startswith("- ")

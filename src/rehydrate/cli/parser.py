@@ -11,10 +11,11 @@ import textwrap
 
 from rehydrate import __version__
 from rehydrate.errors import UsageError
+from rehydrate.text import did_you_mean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
     Arguments = Callable[[argparse.ArgumentParser], None]  # a command's args_NAME: adds its options to its parser
@@ -54,10 +55,19 @@ class _Top(_Parser):
 
     groups: Mapping[str, tuple[str, ...]] = {}
     commands: Mapping[str, str] = {}
+    argv: Sequence[str] = ()
 
     def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
-        check_options(self, list(sys.argv[1:] if args is None else args))
+        self.argv = list(sys.argv[1:] if args is None else args)
+        check_options(self, self.argv)
         return super().parse_args(args, namespace)
+
+    def error(self, message: str) -> Any:
+        """A word too many after a command (`withdraw D-1 D-2`) is its command's to explain, not the top's."""
+        command = self.argv[0] if self.argv and message.startswith("unrecognized arguments") else ""
+        if command in self.commands:
+            raise UsageError(f"{command}: {message}", f"see `rehydrate {command} --help` for what it takes")
+        return super().error(message)
 
     def format_help(self) -> str:
         if not self.groups:
@@ -113,10 +123,7 @@ def check_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
         name = token.split("=", 1)[0]
         if not name.startswith("--") or name in known or sum(o.startswith(name) for o in known) == 1:
             continue  # a value, an option, or an abbreviation argparse takes (one option starts with it)
-        import difflib
-
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-        guess = f"did you mean {close[0]}? " if close else ""
+        guess = did_you_mean(name, known)
         raise UsageError(f"{argv[0]}: unknown option {name}", f"{guess}see `rehydrate {argv[0]} --help`")
 
 

@@ -11,7 +11,7 @@ import sys
 
 from rehydrate.cli import common_options, emit_json, open_state, problems_json, report
 from rehydrate.errors import UsageError
-from rehydrate.store import actors
+from rehydrate.store import actors, layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -95,6 +95,7 @@ def _supersedes(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--supersedes",
         metavar="ID",
+        action="append",  # given twice: refused (_entry), never the last one silently
         help="an earlier entry (D-xxxxxx or R-xxxxxx) this one replaces: it is out of force from now on (the log "
         "keeps it; the brief and the guard follow the new entry). --because says why",
     )
@@ -140,25 +141,44 @@ def cmd_withdraw(args: argparse.Namespace) -> int:
 
 
 def _entry(args: argparse.Namespace, kind: str) -> int:
+    sup = getattr(args, "supersedes", None) or [None]
+    if len(sup) > 1:
+        raise UsageError(
+            "--supersedes is given more than once: an entry supersedes one earlier entry",
+            f"take the others out with `rehydrate withdraw ID --because WHY` (or a {kind} of their own each)",
+            field="supersedes",
+        )
     state = open_state(args)
     if kind == "invariant":
-        out = state.invariant(args.text, args.because, args.supersedes)
+        out = state.invariant(args.text, args.because, sup[0])
     elif kind == "reject":
-        out = state.reject(args.approach, args.because, args.guard, args.contains, args.supersedes)
+        out = state.reject(args.approach, args.because, args.guard, args.contains, sup[0])
     else:
         out = state.withdraw(args.id, args.because)
     rec = out.record
     data = rec["data"]
     lifted = data["text"] if kind == "withdraw" else data.get("supersedes")
+    was = _superseded_by(state, lifted) if kind == "withdraw" else None
     if args.json:
         extra = {"lifted": lifted} if lifted else {}
+        if was:
+            extra["stays_out"] = was
         emit_json(kind, True, id=data["id"], line=data["line"], seq=rec["seq"], **extra, **problems_json(out))
         return 0
     report(out, args)
     print(f"recorded {data['id']} in {state.rel('10_invariants.md')} (record {rec['seq']})")
     if lifted:
         print(f"{lifted} is out of force from now on: the brief and the guard no longer follow it")
+    if was:
+        print(f"{was}, which {lifted} superseded, stays out: record it again if it still holds")
     return 0
+
+
+def _superseded_by(state: Any, ident: str) -> str | None:
+    """The entry an entry itself superseded, if it did (read from its line)."""
+    key = f"- {ident} "
+    text = state.view_text(layout.INVARIANTS) or ""
+    return next((layout.entry_lifts(line) for line in text.split("\n") if line.startswith(key)), None)
 
 
 def args_checkpoint(p: argparse.ArgumentParser) -> None:

@@ -161,7 +161,7 @@ WITHDRAWN_AT = 33  # "- W-xxxxxx YYYY-MM-DD " is 22 characters, WITHDRAWN 11
 
 def entry_lifts(line: str) -> str | None:
     """The id of the entry a line takes out of force (a withdrawal's, or the one a new entry supersedes), None for
-    any other line. Only an entry (D- or R-) can be taken out of force."""
+    any other line. Only an entry (D- or R-) can be taken out of force, and never by itself."""
     ident = entry_id(line)
     if ident is None or not _day(line[11:22]):
         return None
@@ -173,7 +173,7 @@ def entry_lifts(line: str) -> str | None:
     target = line[at : at + 8]
     if not before or line[at + 8 : at + 8 + len(after)] != after or target[:2] not in ("D-", "R-"):
         return None
-    return target if entry_id(f"- {target} ") == target else None
+    return target if entry_id(f"- {target} ") == target and target != ident else None
 
 
 def _day(text: str) -> bool:

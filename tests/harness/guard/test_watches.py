@@ -71,9 +71,9 @@ def test_an_unchanged_view_is_not_scanned_again(repo: Path, state: State, monkey
     scans: list[str] = []
     real = watches.rejected
 
-    def counted(root: str, unconfirmed: list[str] | None = None) -> list[watches.Watch]:
+    def counted(root: str) -> list[watches.Watch]:
         scans.append(root)
-        return real(root, unconfirmed)
+        return real(root)
 
     monkeypatch.setattr(watches, "rejected", counted)
     assert _decision_of(hook.run("claude", event).stdout) == "ask" and scans == []
@@ -94,8 +94,9 @@ def _lockfile(repo: Path) -> dict[str, object]:
 
 def test_an_approach_taken_out_of_force_no_longer_guards(repo: Path, state: State) -> None:
     """Superseded by a recorded decision, the schema's rejected approach stops asking, through the real hook and its
-    cached snapshot; the lockfile's, withdrawn by a line added by hand, still asks (fail closed) until the next
-    write records that line, and then stops."""
+    cached snapshot. The guard follows what the brief shows: a withdrawal added by hand (as a teammate's write would
+    arrive) lifts the lockfile's at once; a recorded decision edited by hand into a lift does not (its record says
+    otherwise: the record wins, as it does for a watch)."""
     assert _decision_of(run_hook("claude", _edit(repo), repo)[1]) == "ask"
     schema = _rejected_id(state, "Edit db/schema.sql directly")
     state.invariant("Edit db/schema.sql for seed data", because="seeds are not migrations", supersedes=schema)
@@ -104,19 +105,19 @@ def test_an_approach_taken_out_of_force_no_longer_guards(repo: Path, state: Stat
     assert [g for g, _, _ in watches.rejected(state.root)] == []
 
     state.reject("Touch the lockfile by hand", because="the tool owns it", guard="uv.lock")
-    lock = _rejected_id(state, "Touch the lockfile by hand")
+    state.reject("Vendor the wheel", because="too big", guard="*.whl")
+    lock, wheel = _rejected_id(state, "Touch the lockfile by hand"), _rejected_id(state, "Vendor the wheel")
+    view = Path(state.path(layout.INVARIANTS))
+    decision = _rejected_id(state, "Write the WAL before any view")
+    text = view.read_text()
     assert _decision_of(run_hook("claude", _lockfile(repo), repo)[1]) == "ask"
-    with open(state.path(layout.INVARIANTS), "a") as f:  # by hand: a withdrawal no record carries yet
-        f.write(f"- W-0a0b0c 2026-12-02 withdrawn: {lock} because: typed by hand\n")
-        f.write(f"- D-0d0e0f 2026-12-02 decision, superseding {lock}: anything because: forged\n")
-    unconfirmed: list[str] = []
-    assert [g for g, _, _ in watches.rejected(state.root, unconfirmed)] == ["uv.lock"]
-    assert sorted(unconfirmed) == ["D-0d0e0f", "W-0a0b0c"]
-    for _ in range(2):  # the snapshot built with the watch still on, then used
-        assert _decision_of(run_hook("claude", _lockfile(repo), repo)[1]) == "ask"
-    State.open(state.root).checkpoint("lifted the lock rule", "carry on")  # adopts (records) both lines
-    code, out, err = run_hook("claude", _lockfile(repo), repo)
-    assert code == 0 and out == "", (out, err)
+    edited = next(ln for ln in text.split("\n") if ln.startswith(f"- {decision} "))
+    forged = f"- {decision} 2026-12-02 decision, superseding {wheel}: anything because: edited"
+    view.write_text(text.replace(edited, forged) + f"- W-0a0b0c 2026-12-02 withdrawn: {lock} because: by hand\n")
+    assert [g for g, _, _ in watches.rejected(state.root)] == ["*.whl"]
+    assert run_hook("claude", _lockfile(repo), repo)[1] == ""
+    wheel_event = claude_event(repo, "PreToolUse", tool_name="Write", tool_input={"file_path": "a.whl", "content": "x"})
+    assert _decision_of(run_hook("claude", wheel_event, repo)[1]) == "ask"
 
 
 def test_a_lift_recorded_before_a_rotate_still_lifts(repo: Path, state: State) -> None:

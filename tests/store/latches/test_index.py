@@ -67,3 +67,20 @@ def test_what_is_out_of_force_is_left_out_and_the_newest_in_force_read_again(tmp
                 assert inv.dashes == 3
         finally:
             src.close()
+
+
+def test_a_line_that_names_an_entry_not_there_takes_nothing_out(tmp_path: Path) -> None:
+    """Withdrawals of ids the file does not hold (by hand, or from another project) count as lines, not as
+    decisions, and take nothing out: the counts stay true, and nothing is named out of force."""
+    phantom = [f"- W-00010{i} 2026-11-29 withdrawn: D-99999{i} because: not here".encode() for i in range(3)]
+    data = b"\n".join([*LINES, b"- W-000110 2026-11-29 withdrawn: R-999990 because: not here", *phantom]) + b"\n"
+    (tmp_path / "10.md").write_bytes(data)
+    src = index.open_view(str(tmp_path / "10.md"), None, "x")
+    assert src is not None
+    try:
+        for inv in (index.scan_invariants(index.Source(data), 2, 1 << 10), index.scan_invariants(src, 2, 9)):
+            assert inv.out == set() and len(inv.lifts) == 4
+            assert inv.ids == [b"R-00000a", b"R-00000b"] and inv.dashes == 5  # the entries of LINES, no more
+    finally:
+        src.close()
+    assert index.present(index.Source(data), {b"D-000001", b"D-999990", b"R-00000b"}) == {b"D-000001", b"R-00000b"}

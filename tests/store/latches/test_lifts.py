@@ -24,6 +24,7 @@ LINES = [
     "- W-000002 2026-12-02 withdrawn: W-00000e because: a withdrawal is not an entry",
     "- W-000003 20261202xx withdrawn: R-00000b because: no date",
     "- D-000004 2026-12-02 decision, superseding R-00000b because: no colon after the id",
+    "- D-000005 2026-12-02 decision, superseding D-000005: itself because: an entry cannot take itself out",
     WITHDRAWAL,
     REJECTING,
 ]
@@ -37,7 +38,7 @@ def test_each_line_is_read_by_its_marks_fixed_place() -> None:
     assert SUPERSEDING.startswith("- D-00000c 2026-12-02 decision, superseding D-00000a: Use postgres because: joins")
     assert WITHDRAWAL == "- W-00000e 2026-12-02 withdrawn: R-00000b because: recorded by mistake"
     assert layout.entry_guard(REJECTING) == ("*.db", None)  # a superseding rejected approach keeps its watch
-    for line in LINES[4:10]:
+    for line in LINES[4:11]:
         assert layout.entry_lifts(line) is None, line
 
 

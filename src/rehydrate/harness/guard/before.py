@@ -217,10 +217,11 @@ def _copied(sources: list[str]) -> str:
 def _reason(harness: Harness, tool: object, what: str, where: str, hits: list[str], watches: list[Watch]) -> str:
     if hits:
         quoted = "\n".join(_entry(harness, h) for h in hits[:5])
+        ident = (layout.entry_id(hits[0]) if len(hits) == 1 else None) or "ID"
         return (
             f"rehydrate: {what} matches an approach rejected in {where}:\n{quoted}\n"
             "A rejected approach stays rejected: do not retry it unless the human says the reason no longer holds "
-            "(then record why first: `rehydrate invariant TEXT --because WHY --supersedes ID`)."
+            f"(then record why first: `rehydrate invariant TEXT --because WHY --supersedes {ident}`)."
         )
     quoted = "\n".join(_entry(harness, line) for _, _, line in watches[:5])
     more = f"\n(and {len(watches) - 5} more)" if len(watches) > 5 else ""

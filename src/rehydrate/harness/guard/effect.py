@@ -130,22 +130,17 @@ def _checked(
     changes = list(snap.get("pending", [])) if snap else []
     if snap:
         changes += snapshot.compare(snap, restore, folder, os.path.dirname(os.path.abspath(root)))
-    # (unconfirmed: a watch kept on while a line that lifts it is not recorded; the write that records it leaves
-    # 10_invariants.md as it is, so the snapshot is built again until then)
-    if snap is None or head is None or head[0] != view or rebuild or snap.get("unconfirmed") is True:
+    if snap is None or head is None or head[0] != view or rebuild:
         from rehydrate.harness.guard import watches  # fnmatch and re, and the logs' reader: only for a rebuild
 
-        unconfirmed: list[str] = []
         try:
-            found = watches.rejected(root, unconfirmed)
+            found = watches.rejected(root)
         except watches.Blind:
             if want:
                 raise
             found = None  # the old snapshot is kept, and the check before each call fails closed
         if found is not None:
             snap = snapshot.build(root, snap, found)
-            if unconfirmed:
-                snap["unconfirmed"] = True
     if snap is None:
         return None, []
     snap["pending"] = [] if report else changes

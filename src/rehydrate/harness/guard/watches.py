@@ -42,29 +42,26 @@ class Blind(Exception):
     rejected line too long to be one rehydrate wrote): the guard cannot tell what is rejected, so it fails closed."""
 
 
-def rejected(root: str, unconfirmed: list[str] | None = None) -> list[Watch]:
+def rejected(root: str) -> list[Watch]:
     """(path or command pattern, text to look for in what is written, the line) for each rejected approach in force
     that 10_invariants.md shows with a watch, read from its record; in the order the file shows them. Blind when the
-    file cannot be read. A line that takes a watched approach out of force (store/latches/lifts.py) lifts its watch
-    only when a record carries it: one added by hand and not yet recorded leaves the watch on (fail closed), and its
-    id goes into `unconfirmed` (the snapshot that caches the watches is then built again on the next call: the
-    next write records such a line without changing the file)."""
+    file cannot be read. The guard follows what the brief shows: a line that takes a watched approach out of force
+    (store/latches/lifts.py) lifts its watch, unless a record carries that line's id with other content (a recorded
+    line edited by hand into a lift: the record wins, as it does for a watch)."""
     shown, lifted = _shown(os.path.join(root, layout.INVARIANTS))
     if not shown:
         return []
     lifting = {ident: target for ident, target in lifted.items() if target in shown}
-    found, confirmed = _recorded(os.path.join(root, layout.WAL_DIR), set(shown) | set(lifting))
-    gone = {target for ident, target in lifting.items() if confirmed.get(ident) == target}
-    if unconfirmed is not None:
-        unconfirmed += [ident for ident, target in lifting.items() if confirmed.get(ident) != target]
+    found, recorded = _recorded(os.path.join(root, layout.WAL_DIR), set(shown) | set(lifting))
+    gone = {target for ident, target in lifting.items() if recorded.get(ident, target) == target}
     out = []
     for ident, line in shown.items():
         if ident in gone:
             continue
         # no record within reach: what the line shows still watches (fail closed)
-        guard, contains, recorded = found.get(ident) or (*layout.entry_guard(line), line)
+        guard, contains, recorded_line = found.get(ident) or (*layout.entry_guard(line), line)
         if guard or contains:
-            out.append((guard, contains, recorded))
+            out.append((guard, contains, recorded_line))
     return out
 
 
@@ -145,7 +142,8 @@ def _labelled(buf: bytes, end: int, shown: dict[str, str]) -> None:
 
 def _recorded(wal_dir: str, wanted: set[str]) -> tuple[dict[str, Watch], dict[str, str]]:
     """The watches of the rejected approaches named in wanted, and the id each line named in wanted takes out of
-    force, from their records in the actors' logs, as far as LOOKBACK bytes of them reach."""
+    force as its record says ("" for none), from their records in the actors' logs, as far as LOOKBACK bytes of
+    them reach."""
     found: dict[str, Watch] = {}
     lifted: dict[str, str] = {}
     try:
@@ -199,8 +197,7 @@ def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch], lifted
     ident = data.get("id")
     if op.appends and ident in wanted and ident not in lifted and isinstance(data.get("line"), str):
         target = data.get("text") if op is records.WITHDRAW else data.get("supersedes")
-        if isinstance(target, str) and target:
-            lifted[ident] = target
+        lifted[ident] = target if isinstance(target, str) else ""
     if op is records.REJECT and ident in wanted and ident not in found and isinstance(data.get("line"), str):
         guard, contains = data.get("guard"), data.get("contains")
         found[ident] = (
@@ -221,9 +218,8 @@ def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch], lifted
         assert isinstance(line, str) and named is not None
         if named not in found:
             found[named] = (*layout.entry_guard(line), line)  # a line as it was recorded, with its watch on it
-        target = layout.entry_lifts(line)
-        if target is not None and named not in lifted:
-            lifted[named] = target
+        if named not in lifted:
+            lifted[named] = layout.entry_lifts(line) or ""
 
 
 # ------------------------------------------------------------------------------------------------ matching

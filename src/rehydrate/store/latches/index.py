@@ -187,19 +187,40 @@ def scan_invariants(src: Source, keep: int, tail_room: int) -> Invariants:
 
 def _in_force(inv: Invariants, src: Source, keep: int) -> None:
     """The scan made what is in force: the rejected approaches taken out of force dropped (the newest `keep` left
-    read again where the scan had not kept them), and the count of entries less those out and the withdrawals."""
-    inv.out = {target.encode() for _, _, target in inv.lifts}
+    read again where the scan had not kept them), and the count of entries less those out and the withdrawals. Only
+    an entry the file holds is out of force: a line may name one that is not there (by hand, or from elsewhere)."""
+    named = {target.encode() for _, _, target in inv.lifts}
+    decisions = present(src, {t for t in named if t.startswith(b"D-")})
+    inv.out = {t for t in named if t in set(inv.ids)} | decisions
     kept = [i for i, ident in enumerate(inv.ids) if ident not in inv.out]
     dropped = len(inv.ids) - len(kept)
     withdrawals = sum(1 for _, ident, _ in inv.lifts if ident[0] == "W")
-    decisions = sum(1 for ident in inv.out if ident.startswith(b"D-"))  # (a line took each out: it is there)
     inv.ids = [inv.ids[i] for i in kept]
     inv.lines = [inv.lines[i] for i in kept]
     inv.offsets = [inv.offsets[i] for i in kept]
-    inv.dashes = max(len(inv.ids), inv.dashes - dropped - withdrawals - decisions)
+    inv.dashes = max(len(inv.ids), inv.dashes - dropped - withdrawals - len(decisions))
     had = dict(zip(inv.head_at, inv.heads, strict=True))
     inv.head_at = inv.offsets[max(0, len(inv.offsets) - keep) :] if keep else []
     inv.heads = [had.get(off) or _head(src, off) for off in inv.head_at]
+
+
+def present(src: Source, ids: set[bytes]) -> set[bytes]:
+    """Those of ids whose entry's line the file holds (`- ID ` at a line's start), found by one more read of the file
+    (only when a line takes a decision out of force: rare)."""
+    if not ids:
+        return set()
+    keys = {ident: b"\n- " + ident + b" " for ident in ids}
+    found = {ident for ident in ids if src.read(0, 11) == b"- " + ident + b" "}
+    carry, off = b"", 0
+    while off < src.size and len(found) < len(ids):
+        chunk = src.read(off, CHUNK)
+        if not chunk:
+            break
+        off += len(chunk)
+        buf = carry + chunk
+        found |= {ident for ident, key in keys.items() if key in buf}
+        carry = buf[-12:]
+    return found
 
 
 def _head(src: Source, off: int) -> tuple[bytes, bool]:

@@ -13,7 +13,8 @@ from rehydrate.store.latches.index import HEAD, Invariants, Source, fill_tail, r
 # (store/latches/binding.py: a sha256 over its lines, so that a summary is never used for other bytes), the lines
 # starting with `- ` (as the scan counts them: less what is out of force), the number of rejected approaches in force,
 # the first one's "offset.line", the newest ones' (at most SUMMARY_MOST) as "offset.line" then deltas, comma-separated,
-# and the offsets of the lines that take an entry out of force (store/latches/lifts.py), comma-separated ("-": none).
+# and the offsets of the lines that take an entry out of force (store/latches/lifts.py), comma-separated ("-": none),
+# each followed by `!` when the entry it names is not in the file (it takes nothing out).
 # Untrusted: it is used only for the binding it names and only if it is consistent (offsets and line numbers increasing,
 # a line at least a byte, within the file and its line count), and what it points at is read and checked: each rejected
 # approach a brief could show (and the first) must be one, at a line's start, its id read from the file; where two of
@@ -39,7 +40,7 @@ def summary(inv: Invariants, bound: str, keep: int) -> str | None:
     first = f"{inv.offsets[0]}.{inv.lines[0]}" if inv.offsets else "-"
     newest = _pairs(inv.offsets[len(inv.offsets) - k :], inv.lines[len(inv.lines) - k :])
     return f"{bound} {inv.dashes} {len(inv.offsets)} {first} {newest} o:" + (
-        ",".join(str(at) for at, _, _ in inv.lifts) or "-"
+        ",".join(f"{at}{'' if target.encode() in inv.out else '!'}" for at, _, target in inv.lifts) or "-"
     )
 
 
@@ -75,8 +76,8 @@ def _unpairs(text: str) -> tuple[list[int], list[int]]:
 def extend_summary(text: str, old: str, new: str, line: bytes) -> str | None:
     """The summary after an append of `line` took 10 from binding `old` to `new` (None: dropped, rescanned later)."""
     parts = text.split(" ")
-    if len(parts) not in (6, 7) or parts[0] != old or not parts[5].startswith("o:"):  # (a 7th: annotate's, dropped)
-        return None
+    if len(parts) not in (6, 7) or parts[0] != old or not parts[5].startswith("o:") or "!" in parts[5]:
+        return None  # (a 7th part, annotate's, is dropped; a lift of an entry not there may name the line appended)
     was = Lines.parse(old)
     if was is None or was.add(line).text() != new or lifts.at_line(line[: lifts.PREFIX]) is not None:
         return None  # (a line that takes an entry out of force: scanned whole next time)
@@ -125,7 +126,7 @@ def from_summary(src: Source, text: str, bound: str, lines_n: int, keep: int, ta
         return None
     inv = Invariants(src.size)
     inv.dashes = dashes
-    inv.lifts, inv.out = found, {target.encode() for _, _, target in found}
+    inv.lifts, inv.out = [lift for lift, _ in found], {lift[2].encode() for lift, there in found if there}
     inv.offsets = at[:1] * (gap + 1) + at[1:]  # placeholders keep the indexes (and the order _tail bisects)
     inv.lines = numbers[:1] * (gap + 1) + numbers[1:]
     fill_tail(inv, src, tail_room, keep)
@@ -138,20 +139,21 @@ def from_summary(src: Source, text: str, bound: str, lines_n: int, keep: int, ta
     return inv
 
 
-def _read_lifts(src: Source, text: str) -> list[lifts.Lift]:
+def _read_lifts(src: Source, text: str) -> list[tuple[lifts.Lift, bool]]:
     """The lines a summary names as taking an entry out of force, each read at its offset: one it must be, at a
-    line's start, in file order (ValueError if not)."""
-    out: list[lifts.Lift] = []
+    line's start, in file order (ValueError if not); with whether the entry it names is in the file (no `!`)."""
+    out: list[tuple[lifts.Lift, bool]] = []
     last = -1
     for part in text.split(",") if text != "-" else ():
-        if not (part.isascii() and part.isdigit() and len(part) < 16) or int(part) <= last:
+        digits = part.removesuffix("!")
+        if not (digits.isascii() and digits.isdigit() and len(digits) < 16) or int(digits) <= last:
             raise ValueError(part)
-        last = at = int(part)
+        last = at = int(digits)
         head = src.read(at - 1, lifts.PREFIX + 1) if at else b"\n" + src.read(0, lifts.PREFIX)
         lift = lifts.at_line(head[1:]) if head[:1] == b"\n" else None
         if lift is None:
             raise ValueError(part)
-        out.append((at, *lift))
+        out.append(((at, *lift), digits == part))
     if len(out) > SUMMARY_MOST:
         raise ValueError(text[:40])
     return out

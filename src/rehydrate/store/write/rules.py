@@ -17,7 +17,7 @@ from rehydrate.store.local import teamseen
 from rehydrate.store.session import Outcome, flush
 from rehydrate.store.wal import record as wal
 from rehydrate.store.write.apply import apply, check_archive
-from rehydrate.text import cap, clean
+from rehydrate.text import cap, clean, did_you_mean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -127,7 +127,7 @@ def entry_data(
     contains = clean(contains, one_line=True) if contains is not None else None
     target = text if kind == "W" else supersedes
     if target is not None:
-        target = _entry_id(target.strip(), "withdraw" if kind == "W" else "supersedes")
+        target = _entry_id(target, "withdraw" if kind == "W" else "supersedes")
         text = target if kind == "W" else text
     word = {"D": "decision", "R": "approach", "W": "withdrawal's entry id"}[kind]
     check_entry(word, text, because, guard, contains)
@@ -144,6 +144,7 @@ def check_entry(word: str, text: str, because: str, guard: str | None, contains:
         raise UsageError(f"the {word} is empty")
     if not because:
         raise UsageError("the reason is empty: say why, so that a later session does not undo it", field="because")
+    named = {"text": word, "because": "reason"}
     for name, value, what in (("guard", guard, "a path glob or a command pattern"), ("contains", contains, "a text")):
         if value is not None and not value.strip():  # an empty watch would silently watch nothing
             raise UsageError(f"the {name} is empty", f"give {what}, or leave --{name} out", field=name)
@@ -155,15 +156,19 @@ def check_entry(word: str, text: str, because: str, guard: str | None, contains:
         label = next((lb.strip() for lb in labels if lb in f" {value} "), None)
         if label:
             raise UsageError(
-                f"the {name} holds {label!r}, which marks a guard in {INVARIANTS}",
+                f"the {named.get(name, name)} holds {label!r}, which marks a guard in {INVARIANTS}",
                 f"write it another way (for example {label[:-1]!r} without the colon)",
             )
 
 
 def _entry_id(ident: str, field: str) -> str:
-    """An id that names a decision or a rejected approach (UsageError if not)."""
-    if layout.entry_id(f"- {ident} ") is None or ident[0] == "W":
-        why = "a withdrawal is not an entry" if layout.entry_id(f"- {ident} ") else "not an entry id"
+    """An id that names a decision or a rejected approach, as written in a line (`d-6D463D,` is D-6d463d; UsageError
+    if not one)."""
+    ident = ident.strip().strip(",;:.")
+    if len(ident) == 8 and ident[1] == "-":
+        ident = ident[0].upper() + "-" + ident[2:].lower()
+    if len(ident) != 8 or layout.entry_id(f"- {ident} ") is None or ident[0] == "W":
+        why = "a withdrawal is not an entry" if ident[:2] == "W-" and len(ident) == 8 else "not an entry id"
         raise UsageError(
             f"{ident[:40]!r}: {why}",
             "name a decision (D-xxxxxx) or a rejected approach (R-xxxxxx) of 10_invariants.md",
@@ -182,9 +187,9 @@ def check_lift(state: State, snap: Snapshot, data: dict[str, Any], op: str) -> N
     rel = state.rel(INVARIANTS)
     key = f"- {target} ".encode()
     if not (have.startswith(key) or b"\n" + key in have):
-        raise UsageError(
-            f"no entry {target} in {rel}", f"name one of its entries (`rehydrate log --grep {target}` searches)"
-        )
+        ids = [line[2:10] for line in have.decode("utf-8", "replace").split("\n") if layout.entry_id(line)]
+        hint = did_you_mean(target, [i for i in ids if i[0] != "W"]).strip()
+        raise UsageError(f"no entry {target} in {rel}", hint or "an entry's id starts its line (`- D-xxxxxx ...`)")
     by = lifts.out_of_force(have).get(target)
     if by is not None:
         raise UsageError(
