@@ -238,3 +238,30 @@ def test_guard_effect_runs_small_and_prints_its_lines(
     for name in ("python -c pass", "PostToolUse Bash, nothing guarded", "PreToolUse Bash writes a guarded file"):
         assert any(line.startswith(name) for line in out.splitlines()), name
     assert "big view / small view" in out
+
+
+@pytest.fixture
+def percall() -> Iterator[ModuleType]:
+    yield from bench_module("percall")
+
+
+def test_percall_s_events_are_answered_as_their_kind_says(percall: ModuleType, tmp_path: Path) -> None:
+    """The per-call bench's state verifies, and each of its events is one the hook answers (exit 0): one a guard
+    asks about is classed as applying, one nothing matches as not (so that its targets hold what they say)."""
+    import json
+
+    from conftest import run_hook
+
+    repo = tmp_path / "repo"
+    percall.build(str(repo))
+    assert State.open(repo / "state").verify().ok
+    for harness, name, kind, change in percall.EVENTS:
+        event = json.loads(percall.event(str(repo), harness, name, change))
+        code, out, err = run_hook(percall.command_args(harness, name), event, repo)
+        assert code == 0 and "Traceback" not in err, (harness, name, err)
+        if kind == percall.START:
+            assert "rehydrate brief" in out, (harness, name)
+            continue
+        asks = "matches an approach rejected" in out
+        assert asks == (name in ("PreToolUse-Write", "preToolUse-edit", "preToolUse-Write")), (harness, name, out[:300])
+        assert not (kind == percall.NOTHING and (asks or out)), (harness, name, out[:300])

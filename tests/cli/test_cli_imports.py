@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -27,8 +28,8 @@ SRC = str(Path(rehydrate_package.__file__).resolve().parent.parent)  # the check
 SITE = str(Path(orjson.__file__).resolve().parent.parent)
 
 
-def _modules(cwd: Path, *argv: str) -> list[str]:
-    event = json.dumps({"hook_event_name": "SessionStart", "source": "compact", "cwd": str(cwd)})
+def _modules(cwd: Path, *argv: str, event: str | None = None) -> list[str]:
+    event = event or json.dumps({"hook_event_name": "SessionStart", "source": "compact", "cwd": str(cwd)})
     # -S: no site, whose .pth files (an editable install's finder, setuptools' hack) load re and more before main;
     # PYTHONPATH finds this checkout instead, then the installed dependencies (their .pth files not run): a module
     # that tries one (orjson, tomlkit) finds it, and the test sees it
@@ -125,3 +126,66 @@ def test_dirty_files_are_hashed_by_the_built_in_sha1_on_the_hook_path(repo: Path
         mods = set(_modules(repo, *argv))
         assert "_sha1" in mods, argv  # the content was hashed, in this process
         assert not {"hashlib", "_hashlib"} & mods, argv
+
+
+# What a hook that runs on every tool call or model request loads when nothing applies (no watch matches, no task
+# tool, no compression): no json (safejson calls its C accelerator), no re (a guard of literal parts and `*` is
+# matched with str methods), none of the logs' readers.
+PER_CALL_HEAVY = {"json", "re", "fnmatch", "enum", "functools", "collections", "hashlib", "_hashlib", "argparse"}
+PER_CALL_HEAVY |= {"rehydrate.harness.guard.watches", "rehydrate.store.wal.record", "rehydrate.store.records"}
+PER_CALL_HEAVY |= {"rehydrate.harness.events", "rehydrate.brief", "rehydrate.checks", "rehydrate.store.state"}
+
+
+def _edit(repo: Path, name: str, path: str) -> dict[str, object]:
+    tool = {"file_path": str(repo / path), "old_string": "a", "new_string": "b"}
+    return {"hook_event_name": name, "tool_name": "Edit", "tool_input": tool, "cwd": str(repo), "session_id": "s"}
+
+
+@pytest.mark.parametrize(
+    ("harness", "event"),
+    [
+        ("claude", lambda r: _edit(r, "PreToolUse", "src/a.py")),
+        ("claude", lambda r: {**_edit(r, "PostToolUse", "src/a.py"), "tool_response": {"success": True}}),
+        ("gemini", lambda r: {**_edit(r, "BeforeTool", "x"), "tool_name": "write_file", "tool_input": {
+            "file_path": str(r / "src/a.py"), "content": "x"}}),
+        ("gemini", lambda r: {**_edit(r, "AfterTool", "x"), "tool_name": "read_file", "tool_input": {
+            "file_path": str(r / "src/a.py")}}),
+        ("gemini", lambda r: {"hook_event_name": "BeforeModel", "cwd": str(r), "session_id": "s",
+            "llm_request": {"model": "m", "messages": [{"role": "user", "content": "hi"}]}}),
+    ],
+)  # fmt: skip
+def test_a_per_call_hook_where_nothing_applies_loads_little(repo: Path, harness: str, event: Any) -> None:
+    assert rehydrate("init", "--goal", "g").code == 0
+    assert rehydrate("reject", "Edit the schema by hand", "--because", "migrations", "--guard", "db/*").code == 0
+    assert rehydrate("reject", "Run migrations by hand", "--because", "deploys", "--guard", "*migrate*").code == 0
+    for _ in range(2):  # the first call builds the check by effect's snapshot; the next one reads it
+        mods = set(_modules(repo, "hook", harness, event=json.dumps(event(repo))))
+    assert not PER_CALL_HEAVY & mods, sorted(PER_CALL_HEAVY & mods)
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex"])
+def test_a_shell_command_is_read_by_the_shell_s_rules_and_no_more(repo: Path, harness: str) -> None:
+    """A command is split by shlex (which loads re) to find what it writes, whenever a rejected approach has a
+    guard: that is the check itself. The rest stays out."""
+    assert rehydrate("init", "--goal", "g").code == 0
+    assert rehydrate("reject", "Edit the schema by hand", "--because", "migrations", "--guard", "db/*").code == 0
+    event = {**_edit(repo, "PreToolUse", "x"), "tool_name": "Bash", "tool_input": {"command": "ls -l > out.txt"}}
+    for _ in range(2):
+        mods = set(_modules(repo, "hook", harness, event=json.dumps(event)))
+    assert "rehydrate.harness.guard.shellwrites" in mods
+    assert not (PER_CALL_HEAVY - {"re", "fnmatch", "enum", "functools", "collections"}) & mods
+
+
+def test_a_watch_that_matches_loads_no_json_and_no_re_either(repo: Path) -> None:
+    assert rehydrate("init", "--goal", "g").code == 0
+    assert rehydrate("reject", "Edit the schema by hand", "--because", "migrations", "--guard", "db/*").code == 0
+    event = json.dumps(_edit(repo, "PreToolUse", "db/schema.sql"))
+    _modules(repo, "hook", "claude", event=event)
+    r = subprocess.run(
+        [sys.executable, "-S", "-c", PROBE.replace("code = main", "code = 0; main"), "hook", "claude"],
+        cwd=repo, capture_output=True, text=True, check=True, input=event,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join((SRC, SITE))},
+    )  # fmt: skip
+    assert '"permissionDecision": "ask"' in r.stdout, r
+    mods = set(r.stderr.strip().splitlines()[-1].split())
+    assert not {"json", "re", "fnmatch", "rehydrate.harness.guard.watches"} & mods, mods

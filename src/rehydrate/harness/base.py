@@ -68,6 +68,11 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     Handler = Callable[[Harness, dict[str, Any], "Located", bool], "Answer"]
 
 
+# the tools whose call gives the whole task list (Claude Code's old TodoWrite, Codex CLI's update_plan, Gemini CLI's
+# write_todos): harness/tasks.py reads each; the hook loads that module only for these and Claude Code's task tools
+TASK_LIST_TOOLS = ("TodoWrite", "update_plan", "write_todos")
+
+
 class Answer:
     """What the hook prints, and its exit code (always 0 unless the user asked for blocking)."""
 

@@ -157,6 +157,19 @@ def first_messages(text: str) -> tuple[list[Any], bool] | None:
     return out, True
 
 
+def wants_brief(event: dict[str, Any]) -> tuple[list[Any], int | None] | None:
+    """A BeforeModel input's messages and where its summary is (None: no compressed history) when the request needs
+    the brief; None when it does not (the common case: the hook answers without loading the brief's modules)."""
+    request = event.get("llm_request")
+    messages = request.get("messages") if isinstance(request, dict) else None
+    if not isinstance(messages, list) or not isinstance(event.get("session_id"), str):
+        return None
+    at = summary_at(messages)
+    if at is None and ((isinstance(request, dict) and request.get("cut")) or not lacks_brief(messages)):
+        return None  # (a message not read whole may hold the brief)
+    return messages, at
+
+
 def summary_at(messages: list[Any]) -> int | None:
     """The index of the message that holds the summary a compression put into the request (see ACK; the message
     also holds the environment's context: summary_of), or None when its history was not compressed: its first model

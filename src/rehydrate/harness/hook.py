@@ -14,7 +14,7 @@ import time
 from rehydrate import harness as registry
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
-from rehydrate.harness.base import Answer, Located
+from rehydrate.harness.base import TASK_LIST_TOOLS, Answer, Located
 from rehydrate.store import layout
 
 TYPE_CHECKING = False
@@ -368,6 +368,9 @@ def _stop(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -
 
 
 def _model_request(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    """Before each model request: the brief's modules loaded only for a request that needs the brief."""
+    if getattr(harness, "wants_brief", lambda _: True)(event) is None:
+        return Answer()
     from rehydrate.harness.compaction import request  # loaded when called (see above)
 
     return request.model_request(harness, event, here, whole)
@@ -398,6 +401,13 @@ def _guard(harness: Harness, event: dict[str, Any], here: Located, whole: bool) 
 
 
 def _tasks(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
+    """After a tool call: the task list's mirror, its modules loaded only for a task tool."""
+    name = event.get("tool_name")
+    if name not in TASK_LIST_TOOLS:
+        from rehydrate.transcripts.claude import TASK_TOOLS  # Claude Code's task tools: one task a call
+
+        if name not in TASK_TOOLS:
+            return Answer()
     from rehydrate.harness import tasks  # loaded when called (see above)
 
     return tasks.tasks(harness, event, here, whole)

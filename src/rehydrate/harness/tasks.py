@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.harness.base import Answer
+from rehydrate.harness.base import TASK_LIST_TOOLS, Answer
 from rehydrate.harness.events import recent_records, session_of
 from rehydrate.store import actors, layout, records
 from rehydrate.store import tasks as store
@@ -111,7 +111,7 @@ def _write_todos(tool_input: dict[str, Any]) -> list[Any] | None:
     return [_item(t.get("description"), t.get("status")) for t in todos if isinstance(t, dict)]
 
 
-_WHOLE = {"TodoWrite": _todo_write, "update_plan": _update_plan, "write_todos": _write_todos}
+_WHOLE = dict(zip(TASK_LIST_TOOLS, (_todo_write, _update_plan, _write_todos), strict=True))  # (base's order)
 
 
 def _task_tools(state: _Where, name: str, tool_input: dict[str, Any], response: object, session: str | None) -> Any:

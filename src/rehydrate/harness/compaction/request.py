@@ -32,18 +32,13 @@ def model_request(harness: Harness, event: dict[str, Any], here: Located, whole:
     brief at its start (after `/clear`: harness.gemini.lacks_brief) gets it in its first message, without the notice.
     What BeforeModel adds goes into that one request, not into the conversation: the brief rides in every such
     request, once in each."""
-    request = event.get("llm_request")
-    messages = request.get("messages") if isinstance(request, dict) else None
-    session = session_of(event)
-    if not isinstance(messages, list) or session is None:
-        return Answer()
     gemini: Any = harness  # its request readers: Gemini CLI's alone
-    at = gemini.summary_at(messages)
+    wanted = gemini.wants_brief(event)
+    session = session_of(event)
+    if wanted is None or session is None:
+        return Answer()
+    messages, at = wanted
     if at is None:
-        if (isinstance(request, dict) and request.get("cut")) or not gemini.lacks_brief(
-            messages
-        ):  # a message not read whole may hold the brief
-            return Answer()
         text = _request_brief(harness, event, here, session, None)
         return Answer(stdout=safejson.dumps(gemini.with_brief(messages, 0, text)))
     summary = gemini.summary_of(messages[at]["content"])

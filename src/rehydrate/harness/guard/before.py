@@ -4,14 +4,13 @@ or a state whose rejected approaches cannot be read, gets it too: the guard fail
 
 from __future__ import annotations
 
-import fnmatch
-import json
 import os
 import stat
 
+from rehydrate import safejson
 from rehydrate.harness.base import Answer
 from rehydrate.harness.guard import effect
-from rehydrate.harness.guard.watches import Blind, Watch, hit
+from rehydrate.harness.guard.match import Blind, Glob, Watch, hit
 from rehydrate.store import layout
 from rehydrate.text import clean
 
@@ -112,7 +111,7 @@ def _answer(harness: Harness, event: dict[str, Any], here: Located, reason: str)
     decision = here.config.get("guard", "ask")
     if decision not in GUARD_DECISIONS:
         decision = "ask"
-    return Answer(stdout=json.dumps(harness.decision(str(event.get("hook_event_name")), decision, reason)))
+    return Answer(stdout=safejson.dumps(harness.decision(str(event.get("hook_event_name")), decision, reason)))
 
 
 def _where(root: str) -> str:
@@ -185,7 +184,7 @@ def _inside(guard: str | None, contains: str | None, rel: str | None) -> bool:
     if guard is None or contains is not None or not rel or rel.startswith(".."):
         return False
     folder = "" if rel == "." else rel.rstrip("/") + "/"
-    return guard.startswith(folder) or fnmatch.fnmatchcase(folder + os.path.basename(guard), guard)
+    return guard.startswith(folder) or Glob(guard).match(folder + os.path.basename(guard))
 
 
 COPIED_BYTES = 1 << 20  # the most bytes of the files a command copies that are read for a `contains`

@@ -17,9 +17,9 @@ import os
 from rehydrate import safejson
 from rehydrate.harness.base import Answer, said
 from rehydrate.harness.guard import snapshot
+from rehydrate.harness.guard.match import Blind
 from rehydrate.store import layout
 from rehydrate.store.local import place as local
-from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -109,7 +109,7 @@ def check(here: Located, what: str, *, rebuild: bool = False, report: bool = Tru
 def watched(here: Located) -> list[tuple[str | None, str | None, str]]:
     """The rejected approaches' watches, for the guard before a call: the snapshot's while 10_invariants.md is the
     one it was built from (a view of 200,000 lines is then not scanned on every call), else scanned again
-    (watches.rejected; watches.Blind when it cannot be read) and the snapshot rebuilt with them. The guarded files are
+    (watches.rejected; match.Blind when it cannot be read) and the snapshot rebuilt with them. The guarded files are
     compared on the way; what changed is kept for the next check to say."""
     return _checked(here, "", False, False, want=True)[1]
 
@@ -135,7 +135,7 @@ def _checked(
 
         try:
             found = watches.rejected(root)
-        except watches.Blind:
+        except Blind:
             if want:
                 raise
             found = None  # the old snapshot is kept, and the check before each call fails closed
@@ -171,6 +171,8 @@ def _folder(root: str) -> str:
 def _log(folder: str, changes: list[dict[str, Any]], what: str) -> None:
     """Each change, one line of JSON in <local_dir>/guard/changes.jsonl (this worktree's own record, never
     committed: past MAX_LOG the file becomes changes.1.jsonl). Never fails the hook."""
+    from rehydrate.store.wal import record as wal  # its clock: only a check that found a change loads it
+
     path = os.path.join(folder, LOG)
     lines = b"".join(
         safejson.dumps({"ts": wal.now(), "by": what, **{k: c[k] for k in ("path", "how", "sha256", "restored")},

@@ -22,6 +22,7 @@ import os
 import stat
 
 from rehydrate import safejson
+from rehydrate.harness.guard.match import matches
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -252,7 +253,6 @@ def _guarded(project: str, state_root: str, pattern: str, walked: list[int]) -> 
     """The files of the work tree a guard names: a plain path as it is (existing or not: its creation is a change),
     a glob matched against the tree from its longest folder without a wildcard (the whole tree for a bare file-name
     glob, which matches a file's name anywhere), MAX_WALK entries in all at most."""
-    from rehydrate.harness.guard.watches import matches  # fnmatch and re: only a rebuild matches the tree
 
     pattern = pattern.lstrip("/")  # a guard is the project's: `/etc/x` or `../x` never names a file outside it
     if not any(c in pattern for c in "*?[") and "/" in pattern:

@@ -1,6 +1,6 @@
 """What the rejected approaches watch (their `guard`, a path glob or command pattern, and their `contains`, a text in
-what is written or run), and whether a tool call's target matches one: read by the guard before a call (before.py)
-and by its check by effect (effect.py, snapshot.py).
+what is written or run): read when the check by effect builds its snapshot (effect.py, snapshot.py), which the guard
+before a call reads (before.py; whether a call matches a watch is match.py's).
 
 The watches are read from the state's records, not from the rendered lines of 10_invariants.md: each `reject`
 record carries its `guard` and `contains`, and where a line was edited by hand, the recorded watch wins. The cost
@@ -13,11 +13,11 @@ read) watches what it shows: the guard fails closed, never open.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 
 from rehydrate.errors import RehydrateError
 from rehydrate.fs import write as fsio
+from rehydrate.harness.guard.match import Blind, Watch
 from rehydrate.store import WORDS, layout, records
 from rehydrate.store.latches import lifts
 from rehydrate.store.wal import record as wal
@@ -31,15 +31,9 @@ MAX_INVARIANTS = 1 << 30
 SCAN_CHUNK = 1 << 20  # bytes of 10_invariants.md read at a time
 MAX_LINE = 1 << 20  # a longer rejected line is not one rehydrate wrote (its fields are capped): fail closed
 LOOKBACK = 4 << 20  # the most bytes of the logs one guard call reads, looking for records (on every tool call)
-Watch = tuple["str | None", "str | None", str]  # (guard, contains, the rejected approach's line)
 
 
 # ------------------------------------------------------------------------------------------------ the watches
-
-
-class Blind(Exception):
-    """The rejected approaches cannot be read (10_invariants.md absent, not a regular file, unreadable, or holding a
-    rejected line too long to be one rehydrate wrote): the guard cannot tell what is rejected, so it fails closed."""
 
 
 def rejected(root: str) -> list[Watch]:
@@ -220,31 +214,3 @@ def _take(rec: dict[str, Any], wanted: set[str], found: dict[str, Watch], lifted
             found[named] = (*layout.entry_guard(line), line)  # a line as it was recorded, with its watch on it
         if named not in lifted:
             lifted[named] = layout.entry_lifts(line) or ""
-
-
-# ------------------------------------------------------------------------------------------------ matching
-
-
-def hit(
-    guard: str | None, contains: str | None, path: str | None, rel_path: str | None, command: str | None, written: str
-) -> bool:
-    """A rejected approach's watch matches a tool call: its guard (if any) matches the path or command, and its
-    `contains` (if any) is in what the call writes or runs. A plain substring, never a pattern: 10_invariants.md
-    arrives by git pull, and a planted regular expression could make the hook run for ever."""
-    if guard is None and contains is None:
-        return False
-    if guard is not None and not matches(guard, path, rel_path, command):
-        return False
-    return contains is None or contains in written
-
-
-def matches(guard: str, path: str | None, rel_path: str | None, command: str | None) -> bool:
-    """A guard is a path glob or a command pattern: it matches a target path, a command, or a word of it."""
-    for target in (path, rel_path):
-        if target and (fnmatch.fnmatchcase(target, guard) or fnmatch.fnmatchcase(os.path.basename(target), guard)):
-            return True
-    if command:
-        if guard in command or fnmatch.fnmatchcase(command, guard):
-            return True
-        return any(fnmatch.fnmatchcase(word.strip("'\""), guard) for word in command.split())
-    return False
