@@ -62,13 +62,13 @@ def read_input(
     soon as the writer pauses, anything else after `seconds`. Past limit, the rest is read and dropped (the writer is
     never left blocked), its last STDIN_TAIL bytes kept: an event's fields may come after a huge value.
 
-    A model request of megabytes (Gemini CLI's BeforeModel) comes through here before every request: the pipe is
-    widened where the system allows it (fewer wake-ups on both sides), and what is read is kept as the chunks that
-    came, joined once at the end (never copied chunk by chunk). cap, given the input's first CAP_PROBE bytes, may
-    say that only its first N bytes are needed (the harness's read_cap): the rest is then drained without being
-    copied where the system can (Linux: splice into /dev/null) and the Input is `capped`.
+    A model request of megabytes (Gemini CLI's BeforeModel) comes through here before every request: once a first
+    read finds the pipe full, it is widened where the system allows it (fewer wake-ups on both sides), and what is
+    read is kept as the chunks that came, joined once at the end (never copied chunk by chunk). cap, given the
+    input's first CAP_PROBE bytes, may say that only its first N bytes are needed (the harness's read_cap): the rest
+    is then drained without being copied where the system can (Linux: splice into /dev/null) and the Input is
+    `capped`.
     """
-    _widen(fd)
     parts: list[bytes] = []
     kept = 0
     tail = b""
@@ -97,6 +97,7 @@ def read_input(
             break
         if not chunk:
             break
+        _widen(fd, first=not size, read=len(chunk))
         size += len(chunk)
         room = limit - kept
         if room >= len(chunk):
@@ -163,9 +164,11 @@ def _discard(fd: int, null: list[int]) -> int:
     return len(os.read(fd, 1 << 20))
 
 
-def _widen(fd: int) -> None:
+def _widen(fd: int, first: bool, read: int) -> None:
     """The pipe at fd widened to 1 MiB where the system allows it (Linux: F_SETPIPE_SZ; up to pipe-max-size without
-    privileges); anything else is left as it is."""
+    privileges), once a first read found it full: a small input never loads fcntl."""
+    if not first or read < 1 << 16:
+        return
     try:
         import fcntl  # not on Windows
     except ImportError:

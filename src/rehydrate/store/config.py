@@ -14,7 +14,7 @@ import os
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
-from rehydrate.fs import write as fsio
+from rehydrate.fs import read as fsio  # (reads only: a per-call hook never loads the write path)
 from rehydrate.store import WORDS
 
 TYPE_CHECKING = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from rehydrate.errors import StateMissing, UsageError
-from rehydrate.fs import write as fsio
+from rehydrate.fs import read as fsio  # (reads only: a per-call hook never loads the write path)
 from rehydrate.store import layout
 
 DEFAULT_DIR = "state"
