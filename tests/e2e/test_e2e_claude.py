@@ -129,6 +129,30 @@ def test_a_guarded_call_is_denied_and_the_model_is_told_which_rejected_approach(
     assert (claude.repo / "db" / "schema.sql").read_text() == SCHEMA  # not written, not removed
 
 
+def test_a_superseded_rejection_stops_nothing_and_the_brief_names_it_out_of_force(
+    claude: Harness, tmp_path: Path
+) -> None:
+    """The rejected approach that guards db/schema.sql, superseded by a decision that says why: the real Claude Code,
+    under guard=deny, writes the file, and the brief in its first request quotes the new decision, not the old
+    rejection, and names the old one's id as out of force."""
+    claude.config(guard="deny")
+    rejected = claude.ops("reject")[0]["data"]
+    lift = ["invariant", "Edit db/schema.sql for the seed data", "--because", "seeds are not migrations"]
+    assert rehydrate(*lift, "--supersedes", rejected["id"], cwd=claude.repo).code == 0
+    read = Reply(tool="Read", args={"file_path": str(claude.repo / "db" / "schema.sql")})
+    with MockModel("anthropic", turns(read, _guarded_call("Write", claude.repo)), tmp_path / "r.jsonl") as mock:
+        _run(claude, mock, "change the schema", "--permission-mode", "acceptEdits", "--allowedTools", "Bash")
+    main = _main(mock.requests)
+    assert len(main) == 3, [r.text[-300:] for r in main]
+    results = _tool_results(main[2])
+    assert len(results) == 1 and not results[0].get("is_error"), results
+    assert (claude.repo / "db" / "schema.sql").read_text() == "drop table t;\n"
+    brief = json.dumps(main[0].body["messages"][0], ensure_ascii=False)
+    assert BRIEF in brief and f"superseding {rejected['id']}: Edit db/schema.sql for the seed data" in brief
+    assert "Edit db/schema.sql directly" not in brief
+    assert f"(no longer in force): {rejected['id']} (" in brief
+
+
 @pytest.mark.parametrize("tool", ["Write", "Bash"])
 def test_an_unguarded_call_goes_through(claude: Harness, tmp_path: Path, tool: str) -> None:
     claude.config(guard="deny")
