@@ -27,7 +27,7 @@ REPOSITORY = (
 )
 # Modules with no test file of their own, and where they are tested instead.
 ELSEWHERE: dict[str, str] = {
-    "__main__": "`python -m rehydrate` runs cli.main: tests/cli/test_cli.py",
+    "__main__": "`python -m rehydrate` and the script: tests/cli/test_cli_imports.py, every hook test (run_hook)",
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import run_hook as _run_hook
-from rehydrate.harness import hook
+from rehydrate.harness import percall
 from rehydrate.store.state import State
 
 TIMEOUT = 60  # far above the harnesses' own (10 s for PreToolUse and Stop): only a hang reaches it
@@ -109,7 +109,7 @@ def test_a_stdin_that_never_closes_hangs_no_hook(repo: Path, state: State, tmp_p
     assert code == 0 and "4 tool calls since the last checkpoint" in json.loads(out)["systemMessage"]
     # Half an event: answered after the stdin deadline, from what came; a tool event still gets a decision.
     code, out, err = run_hook_stdin_open(json.dumps(guarded_write(repo)).encode()[:-40], repo)
-    assert code == 0 and f"stdin still open after {hook.STDIN_SECONDS:g} s" in err
+    assert code == 0 and f"stdin still open after {percall.STDIN_SECONDS:g} s" in err
     answer = json.loads(out)["hookSpecificOutput"]
     assert answer["hookEventName"] == "PreToolUse" and answer["permissionDecision"] == "ask"
     # Nothing at all: the reduced brief, and the reason.

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import run_hook as _run_hook
-from rehydrate.harness import hook
+from rehydrate.harness import percall
 from rehydrate.store.state import State
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -84,7 +84,7 @@ def _huge(repo: Path, path: str, before: int, after: int = 0) -> bytes:
 
 
 def test_an_input_past_the_bound_still_gets_its_decision(repo: Path, state: State) -> None:
-    over = hook.MAX_STDIN + (1 << 20)
+    over = percall.MAX_STDIN + (1 << 20)
     code, out, err = run_hook(_huge(repo, "db/schema.sql", over), repo)  # the path in the input's last bytes
     assert code == 0 and "could not read the hook's input" in err and "more than the" in err
     answer = decision(out)
@@ -93,7 +93,7 @@ def test_an_input_past_the_bound_still_gets_its_decision(repo: Path, state: Stat
     )
     assert run_hook(_huge(repo, "app.py", over), repo)[:2] == (0, "")  # the target is known and not guarded
     Path(state.path("config.json")).write_text('{"guard": "deny"}')
-    lost = _huge(repo, "app.py", hook.MAX_STDIN + 16, after=2 * hook.STDIN_TAIL)  # the path read by neither end
+    lost = _huge(repo, "app.py", percall.MAX_STDIN + 16, after=2 * percall.STDIN_TAIL)  # the path read by neither end
     code, out, err = run_hook(lost, repo)
     answer = decision(out)
     assert code == 0 and answer["permissionDecision"] == "deny"  # fails closed: the configured decision
@@ -171,14 +171,14 @@ def test_a_model_request_is_read_up_to_its_cap_and_the_rest_drained(tmp_path: Pa
     from rehydrate.harness import gemini
 
     data = _model_request(tmp_path, 6)
-    need = gemini.read_cap(data[: hook.CAP_PROBE])
+    need = gemini.read_cap(data[: percall.CAP_PROBE])
     assert need is not None and need < len(data)
     for cap in (gemini.read_cap, None):
         r, w = os.pipe()
         writer = threading.Thread(target=_write_all, args=(w, data))
         writer.start()
         try:
-            got = hook.read_input(r, cap=cap)
+            got = percall.read_input(r, cap=cap)
         finally:
             writer.join(30)
             os.close(r)

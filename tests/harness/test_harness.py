@@ -16,10 +16,11 @@ from rehydrate.transcripts import claude as transcripts_claude
 from rehydrate.transcripts import codex as transcripts_codex
 
 
-def test_edit_tools_are_each_harness_s_own_named_once_with_the_transcript_format() -> None:
+def test_edit_tools_are_each_harness_s_own_and_the_same_as_the_transcript_format_s() -> None:
     """Each harness names its own edit tools (no tool is two harnesses'); Claude Code's and Codex's, and their home
-    folders, are their transcript format's (transcripts.claude, transcripts.codex); the audit's are the union of
-    the formats it reads."""
+    folders, are their transcript format's (transcripts.claude, transcripts.codex: the hook holds a copy of the
+    names, so that a tool call loads no transcript module, and only the two hold them); the audit's are the union
+    of the formats it reads."""
     # the harnesses whose transcripts are read (a fork may share its parent's tools: Qwen Code Gemini CLI's
     # write_file; Cursor names its own Write)
     own = [t for name in ("claude", "codex", "gemini") for t in harness.get(name).EDIT_TOOLS]
@@ -28,7 +29,7 @@ def test_edit_tools_are_each_harness_s_own_named_once_with_the_transcript_format
         tools = harness.get(name).EDIT_TOOLS
         assert len(tools) == len(set(tools)), name
     for name, fmt in (("claude", transcripts_claude), ("codex", transcripts_codex)):
-        assert harness.get(name).EDIT_TOOLS is fmt.EDIT_TOOLS
+        assert harness.get(name).EDIT_TOOLS == fmt.EDIT_TOOLS
         assert harness.get(name).home() == fmt.home()
     src = Path(harness.__file__).parent.parent
     for fact, place in (
@@ -37,7 +38,9 @@ def test_edit_tools_are_each_harness_s_own_named_once_with_the_transcript_format
         ('"MultiEdit"', "claude/__init__.py"),
     ):
         holders = [p.relative_to(src).as_posix() for p in sorted(src.rglob("*.py")) if fact in p.read_text()]
-        assert holders == [f"transcripts/{place}"], (fact, holders)
+        copy = ["harness/claude.py"] if fact == '"MultiEdit"' else []
+        assert holders == [*copy, f"transcripts/{place}"], (fact, holders)
+    assert harness.get("claude").TASK_TOOLS == transcripts_claude.TASK_TOOLS
     assert sorted(AUDIT_EDIT_TOOLS) == sorted({*transcripts_claude.EDIT_TOOLS, *transcripts_codex.EDIT_TOOLS})
     assert not set(AUDIT_EDIT_TOOLS) & set(harness.get("gemini").EDIT_TOOLS)  # no Gemini transcripts are read
 

@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from types import ModuleType
     from typing import Any
 
+    from rehydrate.harness.percall import Input
+
 DESCRIPTION = """\
 Working state for AI coding agents that survives context compaction, crashes and hand-offs.
 The state lives in plain files (state/ by default); every command checks them first and
@@ -360,7 +362,9 @@ class _SafeStream:
         return getattr(self._stream, name)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, hook_input: Input | None = None) -> int:
+    """Run the command argv (default: sys.argv[1:]); its exit code. hook_input: for `hook`, its input when it was
+    already read from stdin (rehydrate.__main__)."""
     for stream in (sys.stdout, sys.stderr):  # undecodable bytes in paths or text must never crash the output
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
@@ -376,21 +380,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] in (["hook"], ["checkpoint"], ["resume"]):
         gc.disable()
     try:
-        return _main(args_list)
+        return _main(args_list, hook_input)
     finally:
         sys.stdout, sys.stderr = raw_streams
         if collecting:
             gc.enable()
 
 
-def _main(args_list: list[str]) -> int:
+def _main(args_list: list[str], hook_input: Input | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         if len(args_list) in (2, 3) and args_list[0] == "hook":  # every harness's call on every hook event: no
             from rehydrate.cli import hook  # options, so no argparse (nor the gettext and locale it loads) to answer it
 
             if hook.answers(args_list[1]) and not args_list[-1].startswith("-"):
-                return hook.answer(args_list[1], args_list[2] if len(args_list) == 3 else None)
+                return hook.answer(args_list[1], args_list[2] if len(args_list) == 3 else None, hook_input)
         args = fast_args(args_list)  # checkpoint and resume as hooks and agents run them: no argparse either
         if args is not None:
             return int(getattr(command_module(args.command), f"cmd_{args.command}")(args))

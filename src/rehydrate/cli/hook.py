@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from rehydrate import harness as registry
-from rehydrate.harness import hook
+from rehydrate.harness import hook, percall
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,27 +35,13 @@ def answers(harness: str) -> bool:
     return harness in registry.HOOKS
 
 
-def answer(harness: str, event: str | None = None) -> int:
-    """Read the harness's event on stdin, answer it on stdout; the exit code the harness expects (always 0)."""
-    cap = getattr(registry.get(harness), "read_cap", None) if harness in registry.HOOKS else None
-    try:
-        data = hook.read_input(sys.stdin.fileno(), cap=cap) if sys.stdin is not None else None
-    except (OSError, ValueError):  # no usable stdin (closed, or not a file): an empty input
-        data = None
+def answer(harness: str, event: str | None = None, data: percall.Input | None = None) -> int:
+    """Read the harness's event on stdin (unless data holds it, read already), answer it on stdout; the exit code
+    the harness expects (always 0)."""
     if data is None:
-        reply = hook.run(harness, b"", event_name=event)
-    else:
-        reply = hook.run(
-            harness,
-            data.head,
-            tail=data.tail,
-            size=data.size,
-            ended=data.ended,
-            capped=data.capped,
-            event_name=event,
-        )
-    if reply.stdout:
-        sys.stdout.write(reply.stdout if reply.stdout.endswith("\n") else reply.stdout + "\n")
-    if reply.stderr:
-        sys.stderr.write(reply.stderr)
-    return reply.code
+        cap = getattr(registry.get(harness), "read_cap", None) if harness in registry.HOOKS else None
+        try:
+            data = percall.read_input(sys.stdin.fileno(), cap=cap) if sys.stdin is not None else None
+        except (OSError, ValueError):  # no usable stdin (closed, or not a file): an empty input
+            data = None
+    return percall.told(hook.answer(harness, data if data is not None else percall.Input(b""), event))

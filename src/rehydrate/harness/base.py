@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 
 from rehydrate import safejson
-from rehydrate.store import config as project
-from rehydrate.store.locate import locate
+from rehydrate.store import layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -71,6 +70,15 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
 # the tools whose call gives the whole task list (Claude Code's old TodoWrite, Codex CLI's update_plan, Gemini CLI's
 # write_todos): harness/tasks.py reads each; the hook loads that module only for these and Claude Code's task tools
 TASK_LIST_TOOLS = ("TodoWrite", "update_plan", "write_todos")
+# Claude Code's task tools (since 2.1.17), one task a call: its transcripts' names (transcripts.claude), a copy kept
+# equal by tests/harness/test_harness.py, so that a tool call loads no transcript module
+TASK_TOOLS = ("TaskCreate", "TaskUpdate", "TaskList", "TaskGet")
+
+
+def task_tool(tool: object) -> bool:
+    """Whether a tool's call gives the task list (TASK_LIST_TOOLS) or one of its tasks (Claude Code's task tools):
+    the calls whose list is mirrored into the state after they run (harness/tasks.py)."""
+    return tool in TASK_LIST_TOOLS or tool in TASK_TOOLS
 
 
 class Answer:
@@ -112,8 +120,32 @@ def warning(event_name: str, reason: str) -> dict[str, Any]:
 
 
 def config(root: str) -> dict[str, Any]:
-    """state/config.json, or {} (the defaults): store/config.read, as the hooks read it."""
+    """state/config.json, or {} (the defaults): store/config.read, as the hooks read it (loaded when a call needs the
+    config: a tool call that nothing applies to never does)."""
+    from rehydrate.store import config as project
+
     return project.read(root)
+
+
+STATE_MARKS = (layout.WAL_DIR, *layout.VIEWS)  # a folder holding none of these is not a rehydrate state
+
+
+def located(event: dict[str, Any]) -> Located | None:
+    """The rehydrate state the event's cwd finds, or None where there is none: none found, one that belongs to
+    another user, or a `state/` of something else (no WAL, no view file). A state folder that exists but cannot be
+    read is found: it gets the reduced brief and its problem."""
+    try:
+        here = Located.find(event)
+    except Exception as e:
+        from rehydrate.errors import RehydrateError  # (loaded only here: a call that finds its state never needs it)
+
+        if isinstance(e, RehydrateError):  # the only candidate belongs to another user: not ours
+            return None
+        raise
+    root = here.root
+    if root and os.path.isdir(root) and any(os.path.lexists(os.path.join(root, n)) for n in STATE_MARKS):
+        return here
+    return None
 
 
 class Located:
@@ -130,6 +162,8 @@ class Located:
     @classmethod
     def find(cls, event: dict[str, Any] | None) -> Located:
         """The folder the event's cwd finds (store.locate; StateMissing where it belongs to another user)."""
+        from rehydrate.store.locate import locate
+
         cwd = event.get("cwd") if event else None
         start = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None
         return cls(start, locate(None, start))

@@ -19,10 +19,12 @@ if TYPE_CHECKING:
     from rehydrate.harness.setup.program import Program
     from rehydrate.harness.setup.trust import TrustReport
 
-    EDIT_TOOLS: tuple[str, ...]  # a tool input's file_path or notebook_path: transcripts.claude's, see __getattr__
-
 NAME = "claude"
 TITLE = "Claude Code"
+# Its tools as its hooks name them, the same names as its transcripts' (transcripts.claude, which cannot import from
+# here): a copy, kept equal by tests/harness/test_harness.py, so that a tool call loads no transcript module.
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")  # a tool input's file_path or notebook_path
+TASK_TOOLS = base.TASK_TOOLS  # the task list since 2.1.17, one task a call
 SHELL_TOOLS = ("Bash",)
 PATCH_TOOLS: tuple[str, ...] = ()
 TOOL_EVENT = "PreToolUse"
@@ -52,20 +54,9 @@ def home() -> str:
     return home()
 
 
-def __getattr__(name: str) -> Any:
-    """EDIT_TOOLS, named once with the transcript format (transcripts.claude), loaded when first asked for (the guard,
-    install): the other hook calls do without it."""
-    if name == "EDIT_TOOLS":
-        from rehydrate.transcripts.claude import EDIT_TOOLS  # loaded when first asked for (see above)
-
-        return EDIT_TOOLS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
     """The hook groups install writes into its settings.json (timeouts in seconds)."""
     from rehydrate.harness.setup.settings import hook_group  # install's, never loaded on the hook path
-    from rehydrate.transcripts.claude import EDIT_TOOLS, TASK_TOOLS  # its transcript format's (see __getattr__)
 
     return {
         "SessionStart": hook_group("startup|resume|clear|compact", command, 30),

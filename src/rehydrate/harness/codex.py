@@ -18,10 +18,11 @@ if TYPE_CHECKING:
     from rehydrate.harness.setup.program import Program
     from rehydrate.harness.setup.trust import TrustReport
 
-    EDIT_TOOLS: tuple[str, ...]  # transcripts.codex's, see __getattr__
-
 NAME = "codex"
 TITLE = "Codex CLI"
+# Its edit tool, the same name as its transcripts' (transcripts.codex, which cannot import from here): a copy, kept
+# equal by tests/harness/test_harness.py, so that a tool call loads no transcript module.
+EDIT_TOOLS = ("apply_patch",)
 SHELL_TOOLS = ("Bash",)
 PATCH_TOOLS = ("apply_patch",)  # its input's command is a patch: `*** Update File: PATH` headers, `+` lines added
 TOOL_EVENT = "PreToolUse"
@@ -50,16 +51,6 @@ def home() -> str:
     return home()
 
 
-def __getattr__(name: str) -> Any:
-    """EDIT_TOOLS, named once with the transcript format (transcripts.codex), loaded when first asked for (the guard,
-    install): the other hook calls do without it."""
-    if name == "EDIT_TOOLS":
-        from rehydrate.transcripts.codex import EDIT_TOOLS  # loaded when first asked for (see above)
-
-        return EDIT_TOOLS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def decision(event_name: str, decision: str, reason: str) -> dict[str, Any]:
     """Deny or warn before a tool runs (Claude Code's answers); Codex has no `ask`, so it warns."""
     if decision == "ask":
@@ -78,7 +69,6 @@ def compacted_summary(path: str) -> tuple[str, str] | None:
 def hook_groups(command: str) -> dict[str, list[dict[str, Any]]]:
     """The hook groups install writes into its hooks.json (timeouts in seconds)."""
     from rehydrate.harness.setup.settings import hook_group  # install's, never loaded on the hook path
-    from rehydrate.transcripts.codex import EDIT_TOOLS  # its transcript format's (see __getattr__)
 
     return {
         "SessionStart": hook_group("startup|resume|clear|compact", command, 30),

@@ -7,15 +7,11 @@ executed from it.
 
 from __future__ import annotations
 
-import os
-import select
-import time
-
 from rehydrate import harness as registry
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
-from rehydrate.harness.base import TASK_LIST_TOOLS, Answer, Located
-from rehydrate.store import layout
+from rehydrate.harness.base import Answer, Located, located, task_tool
+from rehydrate.harness.percall import STDIN_SECONDS, Input, event_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,173 +20,7 @@ if TYPE_CHECKING:
 
     from rehydrate.harness.base import Handler, Harness
 
-MAX_STDIN = 64 << 20  # the hook's input kept whole; beyond it, stdin is read to its end and its last bytes kept
-STDIN_TAIL = 1 << 20  # what is kept of the end of an input larger than MAX_STDIN
-STDIN_SECONDS = 2.0  # stdin that never closes: answer with what came by then (the shortest harness timeout is 10 s)
-STDIN_PAUSE = 0.05  # a pause this long after a whole JSON object ends the read, even if stdin stays open
-STATE_MARKS = (layout.WAL_DIR, *layout.VIEWS)  # a folder holding none of these is not a rehydrate state
 NO_STATE = "rehydrate: no state folder here, nothing to inject (`rehydrate init --goal TEXT` starts one)"
-
-
-class Input:
-    """What came on stdin: its first MAX_STDIN bytes (head), the last STDIN_TAIL bytes of the rest (tail), its whole
-    size, and whether it ended (end of file, or a whole JSON object followed by silence)."""
-
-    def __init__(
-        self, head: bytes, tail: bytes = b"", size: int | None = None, ended: bool = True, capped: bool = False
-    ) -> None:
-        self.head = head
-        self.tail = tail
-        self.size = len(head) + len(tail) if size is None else size
-        self.ended = ended
-        self.capped = capped  # only head was kept, by design: the harness needs no more of this input (READ_CAP)
-
-    @property
-    def whole(self) -> bool:
-        return self.ended and self.size == len(self.head)
-
-
-CAP_PROBE = 1 << 16  # the bytes of an input a harness's read_cap is shown, to say how much of it it needs
-
-
-def read_input(
-    fd: int, limit: int = MAX_STDIN, seconds: float = STDIN_SECONDS, cap: Callable[[bytes], int | None] | None = None
-) -> Input:
-    """A hook's stdin: all of it up to limit bytes, within `seconds` whatever the writer does.
-
-    Polls the descriptor, never blocks on it: from a writer that never closes it, a whole JSON object is taken as
-    soon as the writer pauses, anything else after `seconds`. Past limit, the rest is read and dropped (the writer is
-    never left blocked), its last STDIN_TAIL bytes kept: an event's fields may come after a huge value.
-
-    A model request of megabytes (Gemini CLI's BeforeModel) comes through here before every request: once a first
-    read finds the pipe full, it is widened where the system allows it (fewer wake-ups on both sides), and what is
-    read is kept as the chunks that came, joined once at the end (never copied chunk by chunk). cap, given the
-    input's first CAP_PROBE bytes, may say that only its first N bytes are needed (the harness's read_cap): the rest
-    is then drained without being copied where the system can (Linux: splice into /dev/null) and the Input is
-    `capped`.
-    """
-    parts: list[bytes] = []
-    kept = 0
-    tail = b""
-    size = 0
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    deadline = time.monotonic() + seconds
-    tried = -1  # the size at which the input was last tried as a whole object
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return Input(b"".join(parts), tail, size, ended=False)
-        if not poller.poll(max(1, int(min(left, STDIN_PAUSE) * 1000))):
-            if size != tried and size == kept:
-                head = b"".join(parts)
-                parts = [head]
-                if _whole_object(head):
-                    return Input(head, b"", size)
-            tried = size
-            continue
-        try:
-            chunk = os.read(fd, 1 << 20)
-        except BlockingIOError:
-            continue
-        except OSError:
-            break
-        if not chunk:
-            break
-        _widen(fd, first=not size, read=len(chunk))
-        size += len(chunk)
-        room = limit - kept
-        if room >= len(chunk):
-            parts.append(chunk)
-            kept += len(chunk)
-            if cap is not None and kept >= CAP_PROBE:
-                need = cap(b"".join(parts)[:CAP_PROBE])
-                cap = None
-                if need is not None:
-                    parts = [b"".join(parts)[:need]]
-                    return _drained(fd, parts, min(kept, need), size, need, poller, deadline)
-            continue
-        if room > 0:
-            parts.append(chunk[:room])
-            kept = limit
-            chunk = chunk[room:]
-        tail = (tail + chunk)[-STDIN_TAIL:]
-    return Input(b"".join(parts), tail, size)
-
-
-def _drained(fd: int, parts: list[bytes], kept: int, size: int, need: int, poller: Any, deadline: float) -> Input:
-    """The rest of a capped input: read up to `need` bytes in all, then the remainder drained to its end (spliced
-    into /dev/null where the system can, else read and dropped), within the same deadline."""
-    null = [-1]  # /dev/null, opened at the first splice
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return Input(b"".join(parts), b"", size, ended=False, capped=True)
-            if not poller.poll(max(1, int(min(left, STDIN_PAUSE) * 1000))):
-                continue
-            if kept < need:
-                chunk = os.read(fd, min(1 << 20, need - kept))
-                parts.append(chunk)
-                kept += len(chunk)
-                moved = len(chunk)
-            else:
-                moved = _discard(fd, null)
-            if not moved:
-                break
-            size += moved
-    except OSError:  # BlockingIOError included: what was read is what there is
-        pass
-    finally:
-        if null[0] >= 0:
-            os.close(null[0])
-    return Input(b"".join(parts), b"", size, capped=True)
-
-
-def _discard(fd: int, null: list[int]) -> int:
-    """Up to 1 MiB of fd consumed unread: spliced into /dev/null (null[0], opened here once) where the system can,
-    else read and dropped. The bytes consumed; 0 at the end of the input."""
-    splice = getattr(os, "splice", None)  # Linux, Python 3.10+
-    if splice is not None and null[0] != -2:
-        try:
-            if null[0] < 0:
-                null[0] = os.open(os.devnull, os.O_WRONLY)
-            moved: int = splice(fd, null[0], 1 << 20)
-            return moved
-        except OSError:  # not a pipe (a file given as stdin), or no splice into /dev/null here
-            if null[0] >= 0:
-                os.close(null[0])
-            null[0] = -2
-    return len(os.read(fd, 1 << 20))
-
-
-def _widen(fd: int, first: bool, read: int) -> None:
-    """The pipe at fd widened to 1 MiB where the system allows it (Linux: F_SETPIPE_SZ; up to pipe-max-size without
-    privileges), once a first read found it full: a small input never loads fcntl."""
-    if not first or read < 1 << 16:
-        return
-    try:
-        import fcntl  # not on Windows
-    except ImportError:
-        return
-    if hasattr(fcntl, "F_SETPIPE_SZ"):  # Linux only (Python 3.10+)
-        try:
-            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
-        except OSError:  # not a pipe, or more than pipe-max-size
-            pass
-
-
-def _whole_object(data: bytes | bytearray) -> bool:
-    """True if data is one whole JSON object: nothing can follow it in a valid input."""
-    end = len(data)
-    while end and data[end - 1] in b" \t\r\n":  # no copy of what may be 64 MiB
-        end -= 1
-    if not end or data[end - 1] != 0x7D:  # "}"
-        return False
-    try:
-        return isinstance(safejson.loads(bytes(data)), dict)
-    except ValueError:
-        return False
 
 
 def run(
@@ -206,36 +36,35 @@ def run(
     """Answer one hook call; never raises. raw is the hook's input; for one that was not read whole (see Input),
     tail, size, ended and capped say what is missing. event_name: the event the command line names, for a harness
     whose input names none (its module's EVENT_IN_ARGV and normalize)."""
+    return answer(harness, Input(raw, tail, size, ended, capped), event_name)
+
+
+def answer(harness: str, data: Input, event_name: str | None = None) -> Answer:
+    """Answer one hook call whose input was read (percall.read_input); never raises. An input that is not one whole
+    JSON object gets the fields that can be found in it (_unreadable, _named)."""
     if harness not in registry.HOOKS:
         return Answer(stderr=f"rehydrate hook {harness}: no such harness (one of {', '.join(registry.HOOKS)})\n")
     module = registry.get(harness)
     if event_name is not None and not getattr(module, "EVENT_IN_ARGV", False):
         return Answer(stderr=f"rehydrate hook {harness}: takes no event name ({event_name!r} given)\n")
+    event = event_of(module, data, event_name)
+    if event is not None:
+        return _answered(module, event)
     if event_name is not None:
-        return _named(module, raw, Input(raw, tail, size, ended, capped), event_name)
-    data = Input(raw, tail, size, ended, capped)
-    shallow = getattr(module, "shallow", None)  # an input it reads in part: a model request (see gemini.shallow)
-    if capped and data.ended:
-        event = shallow(raw) if shallow is not None else None
-        if event is not None:
-            return _answer(module, event)
+        return _named(module, data.head, data, event_name)
     if not data.whole:
         why = (
-            f"{data.size:,} bytes, more than the {len(raw):,} read"
-            if data.size > len(raw)
+            f"{data.size:,} bytes, more than the {len(data.head):,} read"
+            if data.size > len(data.head)
             else f"stdin still open after {STDIN_SECONDS:g} s, {data.size:,} bytes read"
         )
         return _unreadable(module, data, why)
-    event = shallow(raw) if shallow is not None else None
-    if event is not None:
-        return _answer(module, event)
+    problem = "the hook's input is not a JSON object"
     try:
-        event = safejson.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
-        if not isinstance(event, dict):
-            raise ValueError("the hook's input is not a JSON object")
+        safejson.loads(data.head.decode("utf-8", "replace"))
     except ValueError as e:
-        return _unreadable(module, data, str(e)[:300])
-    return _answer(module, event)
+        problem = str(e)[:300]
+    return _unreadable(module, data, problem)
 
 
 def _named(harness: Harness, raw: bytes, data: Input, event_name: str) -> Answer:
@@ -312,20 +141,6 @@ def _unreadable(harness: Harness, data: Input, why: str) -> Answer:
     answer = _answer(harness, event, whole=False)
     answer.stderr = problem + "\n" + answer.stderr
     return answer
-
-
-def located(event: dict[str, Any]) -> Located | None:
-    """The rehydrate state the event's cwd finds, or None where there is none: none found, one that belongs to
-    another user, or a `state/` of something else (no WAL, no view file). A state folder that exists but cannot be
-    read is found: it gets the reduced brief and its problem."""
-    try:
-        here = Located.find(event)
-    except RehydrateError:  # the only candidate belongs to another user: not ours
-        return None
-    root = here.root
-    if root and os.path.isdir(root) and any(os.path.lexists(os.path.join(root, n)) for n in STATE_MARKS):
-        return here
-    return None
 
 
 def _idle(harness: Harness, event: dict[str, Any]) -> Answer:
@@ -405,12 +220,8 @@ def _guard(harness: Harness, event: dict[str, Any], here: Located, whole: bool) 
 
 def _tasks(harness: Harness, event: dict[str, Any], here: Located, whole: bool) -> Answer:
     """After a tool call: the task list's mirror, its modules loaded only for a task tool."""
-    name = event.get("tool_name")
-    if name not in TASK_LIST_TOOLS:
-        from rehydrate.transcripts.claude import TASK_TOOLS  # Claude Code's task tools: one task a call
-
-        if name not in TASK_TOOLS:
-            return Answer()
+    if not task_tool(event.get("tool_name")):
+        return Answer()
     from rehydrate.harness import tasks  # loaded when called (see above)
 
     return tasks.tasks(harness, event, here, whole)

@@ -7,18 +7,27 @@ files and an install's targets have their own).
 
 from __future__ import annotations
 
-from rehydrate.fs.read import ANY, Words
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
     from typing import Any
 
+    from rehydrate.fs.read import Words
 
-WORDS = Words(
-    "rehydrate only reads and writes regular files inside the state folder",
-    "move it away and run `rehydrate verify --repair`, or restore the file from git",
-    ANY.failed_hint,
-)
+
+def __getattr__(name: str) -> Words:
+    """WORDS, made when first asked for: finding the state folder (store.locate, on every hook call) loads this
+    package, and must not load the file layer with it."""
+    if name != "WORDS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from rehydrate.fs.read import ANY, Words
+
+    words = Words(
+        "rehydrate only reads and writes regular files inside the state folder",
+        "move it away and run `rehydrate verify --repair`, or restore the file from git",
+        ANY.failed_hint,
+    )
+    globals()["WORDS"] = words
+    return words
 
 
 # Problems that are information, not discrepancies: named, but no failure of verify and no degraded confidence.

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.errors import StateMissing, UsageError
-from rehydrate.fs import read as fsio  # (reads only: a per-call hook never loads the write path)
 from rehydrate.store import layout
 
 DEFAULT_DIR = "state"
@@ -40,6 +38,8 @@ def locate(path: str | os.PathLike[str] | None = None, start: str | None = None)
         return found
     fallback = os.path.join(origin, DEFAULT_DIR)
     if foreign(fallback):
+        from rehydrate.errors import StateMissing  # (every hook call finds its state here: it loads no more)
+
         raise StateMissing(
             f"{fallback} belongs to another user: rehydrate does not take a state folder that someone else owns "
             "unless it is named",
@@ -66,7 +66,7 @@ def init_location(path: str | os.PathLike[str] | None = None, start: str | None 
     while True:
         if os.path.lexists(os.path.join(here, ".git")):
             return os.path.join(here, DEFAULT_DIR)
-        st = fsio.lstat(here)
+        st = _lstat(here)
         parent = os.path.dirname(here)
         if st is None or foreign(here, st) or (home is not None and (st.st_dev, st.st_ino) == home) or parent == here:
             return os.path.join(origin, DEFAULT_DIR)
@@ -82,13 +82,21 @@ def _search(origin: str) -> str | None:
             return None if foreign(candidate) else candidate
         if os.path.lexists(os.path.join(here, ".git")):
             return None  # the repository's root
-        st = fsio.lstat(here)
+        st = _lstat(here)
         if st is None or foreign(here, st) or (home is not None and (st.st_dev, st.st_ino) == home):
             return None  # never above the home folder, never across a folder that someone else owns
         parent = os.path.dirname(here)
         if parent == here:
             return None
         here = parent
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    """path's lstat, None if absent (fs.read.lstat's: the file layer is not loaded to find the state folder)."""
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
 
 
 def _identity(path: str) -> tuple[int, int] | None:
@@ -104,13 +112,15 @@ def foreign(path: str, st: os.stat_result | None = None) -> bool:
     euid = getattr(os, "geteuid", None)
     if euid is None:  # no owners to compare (Windows)
         return False
-    st = st if st is not None else fsio.lstat(path)
+    st = st if st is not None else _lstat(path)
     return st is not None and st.st_uid != euid()
 
 
 def resolve_actor(actor: str | None = None) -> str:
     actor = actor or os.environ.get("REHYDRATE_ACTOR") or DEFAULT_ACTOR
     if not layout.is_actor(actor):
+        from rehydrate.errors import UsageError
+
         raise UsageError(
             f"invalid actor name {actor!r}",
             "use letters, digits, '.', '_' or '-' (at most 64, not starting with '.' or '-')",

@@ -1,5 +1,5 @@
 """Codex CLI rollouts: ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl; its home folder and the tools that
-edit files, named here once (the harness's module takes them from here)."""
+edit files (the harness's module holds a copy, kept equal by its tests)."""
 
 from __future__ import annotations
 

@@ -9,10 +9,9 @@ import stat
 
 from rehydrate import safejson
 from rehydrate.harness.base import Answer
-from rehydrate.harness.guard import effect
+from rehydrate.harness.guard import snapshot
 from rehydrate.harness.guard.match import Blind, Glob, Watch, hit
 from rehydrate.store import layout
-from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,7 +88,7 @@ def guard(harness: Harness, event: dict[str, Any], here: Located, whole: bool = 
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     root = here.root
     try:
-        watches = effect.watched(here)  # the check by effect's snapshot: taken now if it was not
+        watches = _watched(here)
     except Blind as e:  # what is rejected cannot be known: every call that writes or runs gets the decision
         if known and not paths and command is None:
             return Answer()
@@ -106,6 +105,17 @@ def guard(harness: Harness, event: dict[str, Any], here: Located, whole: bool = 
     return _answer(harness, event, here, reason)
 
 
+def _watched(here: Located) -> list[Watch]:
+    """The check by effect's watches: the snapshot's while every guarded file is as it was (snapshot.quiet), else
+    from the whole check (effect.watched: the snapshot taken, or rebuilt, now)."""
+    found = snapshot.quiet(here.root)
+    if found is not None:
+        return found
+    from rehydrate.harness.guard import effect  # the whole check: loaded when the snapshot has something to do
+
+    return effect.watched(here)
+
+
 def _answer(harness: Harness, event: dict[str, Any], here: Located, reason: str) -> Answer:
     """The configured decision (`guard` in state/config.json: ask when unset or not one of GUARD_DECISIONS)."""
     decision = here.config.get("guard", "ask")
@@ -118,11 +128,18 @@ def _where(root: str) -> str:
     return f"{os.path.basename(root)}/{layout.INVARIANTS}"
 
 
+def _clean(text: str, one_line: bool = False) -> str:
+    """text.clean, loaded by an answer: a call the guard lets through never loads it."""
+    from rehydrate.text import clean as cleaned
+
+    return cleaned(text, one_line=one_line)
+
+
 def _blind(root: str, tool: object, why: str) -> str:
-    call = f"this {clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
+    call = f"this {_clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
     return (
         f"rehydrate: the guard cannot read the rejected approaches in {_where(root)} "
-        f"({clean(why, one_line=True)[:300]}), so it cannot tell whether {call} retries one. "
+        f"({_clean(why, one_line=True)[:300]}), so it cannot tell whether {call} retries one. "
         "Go ahead only if you know it does not; `rehydrate verify` names what is wrong with the state."
     )
 
@@ -224,7 +241,7 @@ def _reason(harness: Harness, tool: object, what: str, where: str, hits: list[st
         )
     quoted = "\n".join(_entry(harness, line) for _, _, line in watches[:5])
     more = f"\n(and {len(watches) - 5} more)" if len(watches) > 5 else ""
-    call = f"this {clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
+    call = f"this {_clean(tool, one_line=True)[:80]} call" if isinstance(tool, str) else "this tool call"
     return (
         f"rehydrate: the hook's input could not be read whole (it is too large or malformed), so the guard "
         f"cannot tell what {call} changes. {where} guards these rejected approaches:\n{quoted}{more}\n"
@@ -235,7 +252,7 @@ def _reason(harness: Harness, tool: object, what: str, where: str, hits: list[st
 def _entry(harness: Harness, line: str) -> str:
     """A rejected approach quoted in a guard's answer: one clean line of at most 600 characters and, where the harness
     counts bytes, at most ENTRY_BYTES of them (five of them and the rest stay within its cap)."""
-    text = clean(line, one_line=True)[:600]
+    text = _clean(line, one_line=True)[:600]
     data = text.encode("utf-8", "surrogatepass")
     if harness.BRIEF_BYTES is None or len(data) <= ENTRY_BYTES:
         return text

@@ -19,7 +19,6 @@ from rehydrate.harness.base import Answer, said
 from rehydrate.harness.guard import snapshot
 from rehydrate.harness.guard.match import Blind
 from rehydrate.store import layout
-from rehydrate.store.local import place as local
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 
     from rehydrate.harness.base import Handler, Harness, Located
 
-FOLDER = "guard"
+FOLDER = snapshot.FOLDER
 LOG = "changes.jsonl"
 MAX_LOG = 1 << 20  # the guard log's size: past it, it becomes guard/changes.1.jsonl (replacing the one before)
 
@@ -118,8 +117,12 @@ def _checked(
     here: Located, what: str, rebuild: bool, report: bool, want: bool = False
 ) -> tuple[str | None, list[tuple[str | None, str | None, str]]]:
     root = here.root
+    if not rebuild:
+        quiet = snapshot.quiet(root)
+        if quiet is not None:
+            return None, quiet  # every guarded file as it was: the common case, a few system calls, nothing written
     view = snapshot.fingerprint(os.path.join(root, layout.INVARIANTS))
-    folder = _folder(root)
+    folder = snapshot.folder(root)
     head, body = snapshot.read(os.path.join(folder, snapshot.SNAPSHOT))
     if head == (view, 0):
         return None, []  # nothing guarded, and nothing new in 10_invariants.md: the common case, a few system calls
@@ -146,23 +149,11 @@ def _checked(
     snap["pending"] = [] if report else changes
     if head is None or head[0] != view or rebuild or safejson.dumps(snap).encode() != body:
         snapshot.save(folder, view, snap, restore)  # (a check that found every file as it was writes nothing)
-    found_watches = [_watch(w) for w in snap["watches"]]
+    found_watches = [snapshot.watch(w) for w in snap["watches"]]
     if not report or not changes:
         return None, found_watches
     _log(folder, changes, what)
     return _notice(root, what, changes), found_watches
-
-
-def _watch(item: object) -> tuple[str | None, str | None, str]:
-    """A watch as the snapshot keeps it ([guard, contains, line]); anything else watches nothing."""
-    if isinstance(item, list) and len(item) == 3 and isinstance(item[2], str):
-        g, c = item[0], item[1]
-        return (g if isinstance(g, str) else None, c if isinstance(c, str) else None, item[2])
-    return (None, None, "")
-
-
-def _folder(root: str) -> str:
-    return os.path.join(local.local_dir(root), FOLDER)
 
 
 # ------------------------------------------------------------------------------------------------ telling

@@ -23,13 +23,17 @@ import stat
 
 from rehydrate import safejson
 from rehydrate.harness.guard.match import matches
+from rehydrate.store import layout
+from rehydrate.store.local import place as local
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from rehydrate.harness.base import Located
+    from rehydrate.harness.guard.match import Watch
 
+FOLDER = "guard"  # in the worktree's local folder: the snapshot, its restore copies, the guard log
 SNAPSHOT = "snapshot"
 MAGIC = "rehydrate-guard-snapshot 1"
 MAX_FILES = 256  # guarded files held by the snapshot (each costs a stat on every tool call)
@@ -47,6 +51,47 @@ def fingerprint(path: str) -> str:
     except OSError:
         return "-"
     return f"{st.st_size}.{st.st_mtime_ns}.{st.st_ino}"
+
+
+def folder(root: str) -> str:
+    """Where the guard keeps what it alone knows for the state folder at root (never committed)."""
+    return os.path.join(local.local_dir(root), FOLDER)
+
+
+def quiet(root: str) -> list[Watch] | None:
+    """The rejected approaches' watches when a check by effect has nothing to do: the snapshot was built from this
+    10_invariants.md, holds no change not yet said, and finds every guarded file as it recorded it (its stat alone:
+    a file that was only touched counts as changed here). None otherwise: the whole check must run (effect.py), and
+    it alone writes. The check on every tool call starts here, and so does a per-call hook (harness/percall.py)."""
+    view = fingerprint(os.path.join(root, layout.INVARIANTS))
+    head, body = read(os.path.join(folder(root), SNAPSHOT))
+    if head is None or head[0] != view:
+        return None
+    if head[1] == 0:
+        return []
+    snap = parse(body)
+    if snap is None or snap.get("pending") != [] or safejson.dumps(snap).encode() != body:
+        return None  # (a snapshot saved otherwise than the check saves it is saved again by the whole check)
+    for path, entry in snap["files"].items():
+        if not isinstance(entry, list) or len(entry) != 5:
+            return None
+        try:
+            st = os.stat(path)
+        except OSError:
+            if entry[3]:
+                return None
+            continue
+        if not entry[3] or [st.st_size, st.st_mtime_ns, st.st_ino] != entry[:3]:
+            return None
+    return [watch(w) for w in snap["watches"]]
+
+
+def watch(item: object) -> Watch:
+    """A watch as the snapshot keeps it ([guard, contains, line]); anything else watches nothing."""
+    if isinstance(item, list) and len(item) == 3 and isinstance(item[2], str):
+        g, c = item[0], item[1]
+        return (g if isinstance(g, str) else None, c if isinstance(c, str) else None, item[2])
+    return (None, None, "")
 
 
 def read(path: str) -> tuple[tuple[str, int] | None, bytes]:

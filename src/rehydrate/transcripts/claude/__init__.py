@@ -1,5 +1,5 @@
 """Claude Code session files: ~/.claude/projects/<project>/<session>.jsonl (and subagents' files); its home folder
-and the tools that edit files, named here once (the harness's module takes them from here), and the names its readers
+and the tools that edit files (the harness's module holds a copy, kept equal by its tests), and the names its readers
 know.
 
 - read.py: a whole session file for the audit (compactions, usage, turns, tool calls and their failures);
