@@ -30,6 +30,7 @@ def _state(repo: Path, kind: str) -> None:
     state, _ = State.init(str(repo / "state"), "answer per call")
     state.checkpoint(done="the tokenizer", next="the parser")
     if kind == "unguarded":
+        assert hook.run("claude", hook_event(repo, "claude", "Stop")).code == 0  # the check by effect's first look
         return
     (repo / "db").mkdir()
     (repo / "db" / "schema.sql").write_text("create table t (id int);\n")
@@ -94,6 +95,9 @@ def test_a_call_answered_here_gets_the_whole_dispatch_s_answer_and_writes_nothin
     # a tool call is answered here in a state where the check by effect has nothing to do; never a session's start
     if kind in ("none", "unguarded", "guarded"):
         assert guard_calls <= set(answered), guard_calls - set(answered)
+        # after a tool call that is no task tool's, before a model request that needs no brief, and (GitHub Copilot
+        # CLI) after a tool call of a session that had no compaction
+        assert {"PostToolUse-Bash", "BeforeModel", "postToolUse"} <= set(answered), answered
     else:
         assert not {n for n in answered if n.startswith(("PostToolUse", "AfterTool"))}, answered
     assert not {n for n in answered if n.lower().startswith("sessionstart")}

@@ -14,6 +14,7 @@ import os
 from rehydrate import safejson
 from rehydrate.fs import lock as fslock
 from rehydrate.harness.base import Answer, Located, said
+from rehydrate.harness.compaction import marks
 from rehydrate.store import WORDS, records
 from rehydrate.store.local import journal
 from rehydrate.store.locate import resolve_actor
@@ -174,18 +175,24 @@ def after_compaction(harness: Harness, event: dict[str, Any], here: Located, who
     session = session_of(event)
     if session is None:
         return Answer()
+    mark = marks.unseen(here.root, event)  # (compaction/marks.py: the WAL is read only after a compaction)
+    if mark is None:
+        return Answer()
     state = here.state
     for rec, _ in _history(state, 64):
         other = records.data_of(rec).get("session_id")
         if not isinstance(other, str) or other[:MAX_SESSION] != session:
             continue
         if records.op_of(rec) is records.RESUME:
+            marks.seen(here.root, event, mark)
             return Answer()  # the brief since
         if records.op_of(rec) is records.COMPACTION:
             break
     else:
+        marks.seen(here.root, event, mark)
         return Answer()
     text = render(harness, event, state, session, COMPACTED)
+    marks.seen(here.root, event, mark)
     return Answer(stdout=said(harness, str(event.get("hook_event_name")), text))
 
 

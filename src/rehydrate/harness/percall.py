@@ -86,7 +86,8 @@ def _guard(harness: Harness, event: dict[str, Any], here: Located) -> Answer | N
 
 def _after_tool(harness: Harness, event: dict[str, Any], here: Located) -> Answer | None:
     """guard/effect.after_tool when the check by effect finds nothing and the harness's AFTER_TOOL has nothing to do
-    (no AFTER_TOOL; the task list's mirror after a call that is not a task tool's)."""
+    (no AFTER_TOOL; the task list's mirror after a call that is not a task tool's; the brief after a compaction
+    with no compaction since the brief)."""
     from rehydrate.harness.guard import snapshot
 
     if snapshot.quiet(here.root) is None:
@@ -94,7 +95,14 @@ def _after_tool(harness: Harness, event: dict[str, Any], here: Located) -> Answe
     then = getattr(harness, "AFTER_TOOL", None)
     if then is None or (then == "tasks" and not task_tool(event.get("tool_name"))):
         return Answer()
-    return None
+    return _after_compaction(harness, event, here) if then == "after_compaction" else None
+
+
+def _after_compaction(harness: Harness, event: dict[str, Any], here: Located) -> Answer | None:
+    """events.after_compaction for a session with no compaction since its brief (its marks say so)."""
+    from rehydrate.harness.compaction import marks
+
+    return Answer() if marks.unseen(here.root, event) is None else None
 
 
 def _model_request(harness: Harness, event: dict[str, Any], here: Located) -> Answer | None:
@@ -107,6 +115,7 @@ def _model_request(harness: Harness, event: dict[str, Any], here: Located) -> An
 QUICK: dict[str, Callable[[Harness, dict[str, Any], Located], Answer | None]] = {
     "guard": _guard,
     "after_tool": _after_tool,
+    "after_compaction": _after_compaction,
     "model_request": _model_request,
 }
 

@@ -8,6 +8,7 @@ import os
 
 from rehydrate.fs import lock as fslock
 from rehydrate.harness.base import Answer
+from rehydrate.harness.compaction import marks
 from rehydrate.store import WORDS
 from rehydrate.store.local import journal
 from rehydrate.store.wal import record as wal
@@ -94,6 +95,7 @@ def _record_compaction(event: dict[str, Any], phase: str, harness: Harness, here
         captured = capture_of(here, event, data["harness"])
         if captured is not None:
             data["capture"] = captured
+        marks.compacted(here.root, event)  # before the record: no compaction of a session goes unmarked
     state.record("compaction" if phase == "pre" else "compacted", data)
     return Answer()
 

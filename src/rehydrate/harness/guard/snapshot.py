@@ -22,7 +22,6 @@ import os
 import stat
 
 from rehydrate import safejson
-from rehydrate.harness.guard.match import matches
 from rehydrate.store import layout
 from rehydrate.store.local import place as local
 
@@ -298,6 +297,7 @@ def _guarded(project: str, state_root: str, pattern: str, walked: list[int]) -> 
     """The files of the work tree a guard names: a plain path as it is (existing or not: its creation is a change),
     a glob matched against the tree from its longest folder without a wildcard (the whole tree for a bare file-name
     glob, which matches a file's name anywhere), MAX_WALK entries in all at most."""
+    from rehydrate.harness.guard.match import matches  # a rebuild's: a check with nothing to do needs none
 
     pattern = pattern.lstrip("/")  # a guard is the project's: `/etc/x` or `../x` never names a file outside it
     if not any(c in pattern for c in "*?[") and "/" in pattern:
