@@ -81,6 +81,19 @@ def task_tool(tool: object) -> bool:
     return tool in TASK_LIST_TOOLS or tool in TASK_TOOLS
 
 
+MAX_SESSION = 200  # the most characters of a harness's session id kept in a record
+
+
+def session_of(event: dict[str, Any]) -> str | None:
+    """The harness's session id, cleaned as the resume record keeps it; None if the event has none."""
+    sid = event.get("session_id")
+    if not isinstance(sid, str):
+        return None
+    from rehydrate.text import clean  # (a call that reads no session never loads it)
+
+    return clean(sid, one_line=True)[:MAX_SESSION] or None
+
+
 class Answer:
     """What the hook prints, and its exit code (always 0 unless the user asked for blocking)."""
 

@@ -13,13 +13,12 @@ import os
 
 from rehydrate import safejson
 from rehydrate.fs import lock as fslock
-from rehydrate.harness.base import Answer, Located, said
+from rehydrate.harness.base import MAX_SESSION, Answer, Located, said, session_of
 from rehydrate.harness.compaction import marks
 from rehydrate.store import WORDS, records
 from rehydrate.store.local import journal
 from rehydrate.store.locate import resolve_actor
 from rehydrate.store.wal import back as walback
-from rehydrate.store.wal import record as wal
 from rehydrate.text import clean
 
 TYPE_CHECKING = False
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
     from rehydrate.harness.base import Harness
     from rehydrate.store.state import State
 
-MAX_SESSION = 200  # the most characters of a harness's session id kept in a record
 # Worded for wherever the harness puts it: Claude Code puts the brief before the summary, in the same message.
 COMPACTED = (
     "A context compaction just happened; the summary of the conversation is lossy. The brief below was read from disk "
@@ -47,14 +45,6 @@ def budget(harness: Harness) -> tuple[int, int | None]:
     from rehydrate import brief  # the brief: loaded by the calls that give one
 
     return brief.DEFAULT_BUDGET, harness.BRIEF_BYTES
-
-
-def session_of(event: dict[str, Any]) -> str | None:
-    """The harness's session id, cleaned as the resume record keeps it; None if the event has none."""
-    sid = event.get("session_id")
-    if not isinstance(sid, str):
-        return None
-    return clean(sid, one_line=True)[:MAX_SESSION] or None
 
 
 def session_start(harness: Harness, event: dict[str, Any], here: Located, whole: bool = True) -> Answer:
@@ -98,21 +88,12 @@ def render(
     return result.text
 
 
-def recent_records(wal_path: str, count: int) -> list[dict[str, Any]]:
-    """The WAL's last records, newest first; none when its tail cannot be read (a conflicted or damaged log): the
-    caller then does what it does without them, and `State` names the problem where a brief is given."""
-    try:
-        return [rec for _, rec in reversed(walback.read_tail(wal_path, count).records)]
-    except wal.BadRecord:
-        return []
-
-
 def _history(state: State, count: int) -> Iterator[tuple[dict[str, Any], bool]]:
     """The WAL's last records and this worktree's journal's (the `resume` records, store/local/journal.py), newest
     first, merged by time, at most count; each with whether it is the journal's (decoded as the caller goes on). At the
     same millisecond the WAL's record counts as the newer: a write or a compaction then takes a brief away rather
     than leave a stale one."""
-    logged = recent_records(state.wal_path, count)
+    logged = walback.recent_records(state.wal_path, count)
     read = journal.records(state)
     try:
         mine = next(read, None)
@@ -262,7 +243,7 @@ def stop(harness: Harness, event: dict[str, Any], here: Located, whole: bool = T
     if not isinstance(limit, int) or limit < 1 or not isinstance(transcript, str):
         return Answer()
     since = ""
-    for rec in reversed(recent_records(here.state.wal_path, 256)):
+    for rec in reversed(walback.recent_records(here.state.wal_path, 256)):
         if records.op_of(rec) is records.CHECKPOINT:
             since = rec["ts"]
     counter = getattr(harness, "tool_calls_since", None)

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import os
 
-from rehydrate.harness.base import TASK_LIST_TOOLS, Answer
-from rehydrate.harness.events import recent_records, session_of
+from rehydrate.harness.base import TASK_LIST_TOOLS, Answer, session_of
 from rehydrate.store import actors, layout, records
 from rehydrate.store import tasks as store
 from rehydrate.store.locate import resolve_actor
@@ -133,7 +132,7 @@ def _task_tools(state: _Where, name: str, tool_input: dict[str, Any], response: 
 def _last_list(state: _Where, session: str | None) -> dict[str, dict[str, Any]]:
     """The last task list recorded for this session (within the WAL's last FOLD_BACK records), as fold_task keeps
     one; empty if there is none."""
-    for rec in recent_records(state.wal_path, FOLD_BACK):
+    for rec in walback.recent_records(state.wal_path, FOLD_BACK):
         data = records.data_of(rec)
         if records.op_of(rec) is not records.TASKS_OP or rec.get("actor") != state.actor:
             continue

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from rehydrate import safejson
 from rehydrate.errors import RehydrateError
-from rehydrate.harness.base import Answer
+from rehydrate.harness.base import Answer, session_of
 from rehydrate.harness.compaction.records import add_ref, capture_of
-from rehydrate.harness.events import COMPACTED, recent_records, reduced_text, render, session_of
+from rehydrate.harness.events import COMPACTED, reduced_text, render
 from rehydrate.store import records
 from rehydrate.store.local import journal
+from rehydrate.store.wal import back as walback
 from rehydrate.store.wal import record as wal
 
 TYPE_CHECKING = False
@@ -111,4 +112,6 @@ def _compression_known(state: State, session: str, mark: str) -> bool:
 
     if any(records.op_of(rec) is records.RESUME and ours(rec) for rec in journal.tail(state, 16)):
         return True
-    return any(records.op_of(rec) is records.COMPACTION and ours(rec) for rec in recent_records(state.wal_path, 256))
+    return any(
+        records.op_of(rec) is records.COMPACTION and ours(rec) for rec in walback.recent_records(state.wal_path, 256)
+    )

@@ -21,6 +21,7 @@ from rehydrate.store.wal import record as wal
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from typing import Any
 
     from rehydrate.store.wal.record import Record
 
@@ -265,3 +266,12 @@ def cut_torn(path: str, wal_rel: str, t: Tail) -> str:
     broken = fsio.cut_tail(path, t.torn_offset, t.torn, "repair", WORDS)
     kept = os.path.join(os.path.dirname(wal_rel), os.path.basename(broken))
     return f"cut a torn last line off {wal_rel} (line {n}, {len(t.torn)} bytes: {t.torn_reason}); kept in {kept}"
+
+
+def recent_records(path: str, count: int) -> list[dict[str, Any]]:
+    """The log's last count records, newest first; none when its tail cannot be read (a conflicted or damaged log):
+    the caller then does what it does without them, and `State` names the problem where a brief is given."""
+    try:
+        return [rec for _, rec in reversed(read_tail(path, count).records)]
+    except wal.BadRecord:
+        return []
