@@ -170,3 +170,17 @@ def test_a_file_given_as_stdin_is_read_as_it_is(tmp_path: Path) -> None:
         assert (got.head, got.whole) == (b'{"a": 1}\n', True) and os.get_blocking(fd)
     finally:
         os.close(fd)
+
+
+def test_what_it_prints_is_printable_ascii(repo: Path, stdin: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """An answer given here is not passed through the command line's terminal_safe: it is JSON whose every
+    character outside printable ASCII is escaped, whatever the rejected approach and the path hold."""
+    _state(repo, "guarded")
+    State.open(str(repo / "state")).reject("Edit \u202eevil\u202c and caf\u00e9 by hand", because="odd", guard="db/*")
+    odd = {"file_path": str(repo / "db" / "\u202e\x1b[31mred.sql"), "content": "x"}
+    stdin(hook_event(repo, "claude", "PreToolUse-Write", tool_input=odd))
+    assert percall.answer(["claude"]) == 0
+    out, err = capsys.readouterr()
+    assert "permissionDecision" in out and not err
+    assert all(" " <= c <= "~" for c in out.rstrip("\n")), out
+    assert "\\u202e" in out  # (escaped, not dropped)

@@ -56,7 +56,9 @@ def answer(args: list[str]) -> int | Input | None:
 
 
 def told(reply: Answer) -> int:
-    """Print a hook's answer (its stdout as one line) and give its exit code."""
+    """Print a hook's answer (its stdout as one line) and give its exit code. What this module answers is JSON
+    written by safejson (printable ASCII: nothing for terminal_safe to take out); the whole dispatch's answers are
+    printed by the command line, which passes every write through terminal_safe."""
     if reply.stdout:
         sys.stdout.write(reply.stdout if reply.stdout.endswith("\n") else reply.stdout + "\n")
     if reply.stderr:
