@@ -246,22 +246,27 @@ def percall() -> Iterator[ModuleType]:
 
 
 def test_percall_s_events_are_answered_as_their_kind_says(percall: ModuleType, tmp_path: Path) -> None:
-    """The per-call bench's state verifies, and each of its events is one the hook answers (exit 0): one a guard
-    asks about is classed as applying, one nothing matches as not (so that its targets hold what they say)."""
+    """The per-call bench's states verify, and each of its events is one the hook answers (exit 0): one a guard
+    asks about is classed as applying, one nothing matches as not (so that its targets hold what they say); the
+    events that record run in the second state, so the first never holds a compaction."""
     import json
 
     from conftest import run_hook
 
-    repo = tmp_path / "repo"
-    percall.build(str(repo))
-    assert State.open(repo / "state").verify().ok
+    repo, recording = tmp_path / "repo", tmp_path / "recording"
+    for place in (repo, recording):
+        percall.build(str(place))
+        assert State.open(place / "state").verify().ok
     for harness, name, kind, change in percall.EVENTS:
-        event = json.loads(percall.event(str(repo), harness, name, change))
-        code, out, err = run_hook(percall.command_args(harness, name), event, repo)
+        where = recording if name in percall.WRITES else repo
+        event = json.loads(percall.event(str(where), harness, name, change))
+        code, out, err = run_hook(percall.command_args(harness, name), event, where)
         assert code == 0 and "Traceback" not in err, (harness, name, err)
+        assert (kind == percall.OTHER) == (kind not in percall.TARGETS)
         if kind == percall.START:
             assert "rehydrate brief" in out, (harness, name)
             continue
         asks = "matches an approach rejected" in out
-        assert asks == (name in ("PreToolUse-Write", "preToolUse-edit", "preToolUse-Write")), (harness, name, out[:300])
+        guarded = ("PreToolUse-Write", "preToolUse-edit", "preToolUse-Write", "beforeShellExecution")
+        assert asks == (name in guarded), (harness, name, out[:300])
         assert not (kind == percall.NOTHING and (asks or out)), (harness, name, out[:300])
