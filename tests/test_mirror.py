@@ -26,9 +26,7 @@ REPOSITORY = (
     "test_docs.py",
 )
 # Modules with no test file of their own, and where they are tested instead.
-ELSEWHERE: dict[str, str] = {
-    "__main__": "`python -m rehydrate` and the script: tests/cli/test_cli_imports.py, every hook test (run_hook)",
-}
+ELSEWHERE: dict[str, str] = {}
 
 
 def own_test(module: Path) -> Path:

@@ -48,8 +48,8 @@ def _modules(cwd: Path, *argv: str, event: str | None = None) -> list[str]:
 
 MAIN_PROBE = r"""
 import sys
-from rehydrate.__main__ import main
-code = main()
+from rehydrate.__main__ import hook
+code = hook(sys.argv[2:])
 print(" ".join(sorted(sys.modules)), file=sys.stderr)
 """
 
@@ -220,3 +220,26 @@ def test_a_watch_that_matches_loads_no_json_and_no_re_either(repo: Path) -> None
     assert '"permissionDecision": "ask"' in r.stdout, r
     mods = set(r.stderr.strip().splitlines()[-1].split())
     assert not {"json", "re", "fnmatch", "rehydrate.harness.guard.watches"} & mods, mods
+
+
+@pytest.mark.parametrize(
+    ("harness", "event"),
+    [
+        ("claude", lambda r: {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(r)}),
+        ("claude", lambda r: {**_edit(r, "PostToolUse", "x"), "tool_name": "TaskCreate", "tool_input": {
+            "subject": "Write the parser", "description": "d"}, "tool_response": {"task": {"id": "1"}}}),
+        ("codex", lambda r: {**_edit(r, "PostToolUse", "x"), "tool_name": "update_plan", "tool_input": {
+            "plan": [{"step": "Write the parser", "status": "in_progress"}]}}),
+    ],
+)  # fmt: skip
+def test_a_call_the_whole_dispatch_answers_loads_no_command_line(repo: Path, harness: str, event: Any) -> None:
+    """A call percall hands over (a session start, a task list) goes to the dispatch straight from the script's
+    entry: none of the command line's modules loads, and the call is answered all the same."""
+    assert rehydrate("init", "--goal", "g").code == 0
+    mods = _called(repo, harness, event(repo))
+    assert "rehydrate.harness.hook" in mods
+    assert not {m for m in mods if m == "rehydrate.cli" or m.startswith("rehydrate.cli.")}, sorted(mods)
+    if "SessionStart" in json.dumps(event(repo)):
+        assert "rehydrate.brief" in mods
+    else:
+        assert "rehydrate.store.tasks" in mods

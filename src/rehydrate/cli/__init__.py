@@ -22,7 +22,6 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from types import ModuleType
     from typing import Any
 
-    from rehydrate.harness.percall import Input
 
 DESCRIPTION = """\
 Working state for AI coding agents that survives context compaction, crashes and hand-offs.
@@ -316,7 +315,8 @@ def _command_of(args_list: list[str]) -> str | None:
 
 def _fail(args_list: list[str], code: int, message: str, hint: str | None = None) -> int:
     """An error that ends the command: a text line on stderr, and with --json one JSON object on stdout too."""
-    print(f"rehydrate: {message}" + (f"\n  hint: {hint}" if hint else ""), file=sys.stderr)
+    # terminal_safe here too: a hook call answered without the command line has no safe streams (rehydrate.__main__)
+    print(terminal_safe(f"rehydrate: {message}" + (f"\n  hint: {hint}" if hint else "")), file=sys.stderr)
     if "--json" in args_list:
         import json
 
@@ -362,9 +362,8 @@ class _SafeStream:
         return getattr(self._stream, name)
 
 
-def main(argv: Sequence[str] | None = None, *, hook_input: Input | None = None) -> int:
-    """Run the command argv (default: sys.argv[1:]); its exit code. hook_input: for `hook`, its input when it was
-    already read from stdin (rehydrate.__main__)."""
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command argv (default: sys.argv[1:]); its exit code."""
     for stream in (sys.stdout, sys.stderr):  # undecodable bytes in paths or text must never crash the output
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
@@ -380,21 +379,21 @@ def main(argv: Sequence[str] | None = None, *, hook_input: Input | None = None) 
     if args_list[:1] in (["hook"], ["checkpoint"], ["resume"]):
         gc.disable()
     try:
-        return _main(args_list, hook_input)
+        return _main(args_list)
     finally:
         sys.stdout, sys.stderr = raw_streams
         if collecting:
             gc.enable()
 
 
-def _main(args_list: list[str], hook_input: Input | None = None) -> int:
+def _main(args_list: list[str]) -> int:
     args: argparse.Namespace | None = None
     try:
         if len(args_list) in (2, 3) and args_list[0] == "hook":  # every harness's call on every hook event: no
             from rehydrate.cli import hook  # options, so no argparse (nor the gettext and locale it loads) to answer it
 
             if hook.answers(args_list[1]) and not args_list[-1].startswith("-"):
-                return hook.answer(args_list[1], args_list[2] if len(args_list) == 3 else None, hook_input)
+                return hook.answer(args_list[1], args_list[2] if len(args_list) == 3 else None)
         args = fast_args(args_list)  # checkpoint and resume as hooks and agents run them: no argparse either
         if args is not None:
             return int(getattr(command_module(args.command), f"cmd_{args.command}")(args))
@@ -407,23 +406,29 @@ def _main(args_list: list[str], hook_input: Input | None = None) -> int:
         return int(handler(args))
     except SystemExit as e:  # --help and --version
         return e.code if isinstance(e.code, int) else 0
-    except RehydrateError as e:
+    except (Exception, KeyboardInterrupt) as e:
+        return failed(args_list, e, args)
+
+
+def failed(args_list: list[str], e: Exception | KeyboardInterrupt, args: argparse.Namespace | None = None) -> int:
+    """How a command that raised e ends: its message and hint on stderr (and JSON on stdout with --json), and the
+    exit code. Also for a hook call answered without the command line (rehydrate.__main__)."""
+    if isinstance(e, RehydrateError):
         hint, command = cli_hint(e, args), _command_of(args_list)
         if isinstance(e, UsageError) and command and args_list[0].startswith("-"):  # rehydrate --json status
             hint = f"options go after the command: `rehydrate {command} {args_list[0]}`"
         return _fail(args_list, int(e.exit_code), flagged(e, args), hint)
-    except KeyboardInterrupt:
+    if isinstance(e, KeyboardInterrupt):
         print("rehydrate: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
-    except BrokenPipeError:
+    if isinstance(e, BrokenPipeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except Exception as e:
-        path = crash_log(e)
-        return _fail(
-            args_list,
-            ExitCode.BUG,
-            f"internal error ({type(e).__name__}: {e}); details in {path}",
-            "this is a bug; please report it with that file",
-        )
+    path = crash_log(e)
+    return _fail(
+        args_list,
+        ExitCode.BUG,
+        f"internal error ({type(e).__name__}: {e}); details in {path}",
+        "this is a bug; please report it with that file",
+    )

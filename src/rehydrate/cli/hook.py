@@ -35,13 +35,13 @@ def answers(harness: str) -> bool:
     return harness in registry.HOOKS
 
 
-def answer(harness: str, event: str | None = None, data: percall.Input | None = None) -> int:
-    """Read the harness's event on stdin (unless data holds it, read already), answer it on stdout; the exit code
-    the harness expects (always 0)."""
-    if data is None:
-        cap = getattr(registry.get(harness), "read_cap", None) if harness in registry.HOOKS else None
-        try:
-            data = percall.read_input(sys.stdin.fileno(), cap=cap) if sys.stdin is not None else None
-        except (OSError, ValueError):  # no usable stdin (closed, or not a file): an empty input
-            data = None
+def answer(harness: str, event: str | None = None) -> int:
+    """Read the harness's event on stdin, answer it on stdout; the exit code the harness expects (always 0). The
+    `rehydrate` script answers a hook call without the command line (rehydrate.__main__); this is the command
+    line's own way, for `cli.main(["hook", ...])`."""
+    cap = getattr(registry.get(harness), "read_cap", None) if harness in registry.HOOKS else None
+    try:
+        data = percall.read_input(sys.stdin.fileno(), cap=cap) if sys.stdin is not None else None
+    except (OSError, ValueError):  # no usable stdin (closed, or not a file): an empty input
+        data = None
     return percall.told(hook.answer(harness, data if data is not None else percall.Input(b""), event))

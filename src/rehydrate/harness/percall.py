@@ -55,14 +55,17 @@ def answer(args: list[str]) -> int | Input | None:
     return data if reply is None else told(reply)
 
 
-def told(reply: Answer) -> int:
-    """Print a hook's answer (its stdout as one line) and give its exit code. What this module answers is JSON
-    written by safejson (printable ASCII: nothing for terminal_safe to take out); the whole dispatch's answers are
-    printed by the command line, which passes every write through terminal_safe."""
-    if reply.stdout:
-        sys.stdout.write(reply.stdout if reply.stdout.endswith("\n") else reply.stdout + "\n")
-    if reply.stderr:
-        sys.stderr.write(reply.stderr)
+def told(reply: Answer, safe: Callable[[str], str] | None = None) -> int:
+    """Print a hook's answer (its stdout as one line) and give its exit code. safe: what every write passes through
+    first. What this module answers is JSON written by safejson (printable ASCII: nothing for terminal_safe to take
+    out), so it needs none; the whole dispatch's answers do (rehydrate.__main__, and the command line's streams)."""
+    out, err = reply.stdout, reply.stderr
+    if safe is not None:
+        out, err = safe(out), safe(err)
+    if out:
+        sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    if err:
+        sys.stderr.write(err)
     return reply.code
 
 
