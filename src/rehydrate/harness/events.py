@@ -14,7 +14,6 @@ import os
 from rehydrate import safejson
 from rehydrate.fs import lock as fslock
 from rehydrate.harness.base import MAX_SESSION, Answer, Located, said, session_of
-from rehydrate.harness.compaction import marks
 from rehydrate.store import WORDS, records
 from rehydrate.store.local import journal
 from rehydrate.store.locate import resolve_actor
@@ -156,6 +155,8 @@ def after_compaction(harness: Harness, event: dict[str, Any], here: Located, who
     session = session_of(event)
     if session is None:
         return Answer()
+    from rehydrate.harness.compaction import marks  # GitHub Copilot CLI's alone: a session start never loads it
+
     mark = marks.unseen(here.root, event)  # (compaction/marks.py: the WAL is read only after a compaction)
     if mark is None:
         return Answer()
