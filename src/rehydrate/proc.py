@@ -12,7 +12,7 @@ Contract:
   bytes and stderr up to MAX_ERR (the rest read and dropped, so a child never blocks on a full pipe). At the
   deadline, each process still running gets os.killpg(pid, SIGKILL) then waitpid: no zombie and no open descriptor
   is left (the tests' no_leaked_descriptors fixture watches), and its Result has `timed_out` True. wait() may be
-  called once.
+  called once; `Batch.stop()` ends a batch nobody waited for the same way at once (nothing after a wait()).
 - cwd: posix_spawn has no chdir action, so start() changes this process's working folder around the spawns and
   changes it back (fchdir): callers on threads pass None and give the child its folder another way (git -C).
 - Output is bytes, untrusted; decoding and cleaning are the caller's.
@@ -90,6 +90,12 @@ class Batch:
             for child in running:
                 _finish(child)
         return [c if isinstance(c, Result) else c.result or Result(None, b"", b"") for c in self._children]
+
+    def stop(self) -> None:
+        """Ends a Batch nobody waited for: each process still running is killed, each reaped, each pipe closed.
+        Nothing when wait() was called."""
+        if not self._waited:
+            self.wait(0)
 
 
 def _drain(running: list[_Child], end: float) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from rehydrate import brief
+from rehydrate import brief, checks
 from rehydrate.brief import MIN_BUDGET
+from rehydrate.checks.git import probe as gitprobe
 from rehydrate.errors import UsageError
 from rehydrate.store.state import State
 
@@ -116,3 +119,27 @@ def test_a_budget_too_small_is_named_in_domain_words(state: State) -> None:
     with pytest.raises(UsageError) as e:
         brief.resume(state, budget=10)
     assert (e.value.message, e.value.field) == ("a budget of 10 characters is too small", "budget")
+
+
+@pytest.mark.parametrize("probed", [True, False])
+def test_the_git_status_started_first_is_never_left_behind(
+    repo: Path, probed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """resume starts git status before it reads the state; the git probe takes it, and when no probe does (here no
+    check runs at all), resume stops it: either way no child process is left once resume returns."""
+    state, _ = State.init(str(repo / "state"), "ship the parser")
+    state.checkpoint(done="the tokenizer", next="the parser")
+    started: list[str] = []
+    real = gitprobe.status_started
+
+    def spy(root: str, env: Any) -> Any:
+        started.append(root)
+        return real(root, env)
+
+    monkeypatch.setattr(gitprobe, "status_started", spy)
+    if not probed:
+        monkeypatch.setattr(checks, "run_all", lambda context: [])
+    result = brief.resume(state)
+    assert started == [state.root] and ("live-state" in result.text) is probed
+    with pytest.raises(ChildProcessError):  # no child at all: each was reaped
+        os.waitpid(-1, os.WNOHANG)

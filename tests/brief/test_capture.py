@@ -326,7 +326,7 @@ def test_the_checks_get_the_hook_event_and_the_resume_record_names_the_transcrip
     Path(project / "state" / "config.json").write_text(json.dumps({"checks": ["mine.checks:Green", "other:Red"]}))
     spy = _Spy()
     _Spy.seen = []
-    monkeypatch.setattr(checks, "registry", lambda scope="hook": [spy])
+    monkeypatch.setattr(checks, "registry", lambda scope="hook", built=None: [spy])
     text = session_start(project, transcript_path=str(transcript), session_id="s-42")
     (ctx,) = _Spy.seen
     assert (ctx.scope, ctx.config, ctx.env) == ("hook", {"checks": ["mine.checks:Green", "other:Red"]}, os.environ)
@@ -344,7 +344,7 @@ def test_the_checks_get_the_hook_event_and_the_resume_record_names_the_transcrip
 
 
 def test_no_deferred_note_when_nothing_was_left_to_recover(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(checks, "registry", lambda scope="hook": [])
+    monkeypatch.setattr(checks, "registry", lambda scope="hook", built=None: [])
     monkeypatch.setenv("REHYDRATE_NO_USER_CHECKS", "1")
     Path(project / "state" / "config.json").write_text(json.dumps({"checks": ["mine.checks:Green"]}))
     assert "not run at session start" not in session_start(project)

@@ -174,23 +174,29 @@ def resume(
     gives the next safe action or the question for a human, and the note of what was left to `rehydrate recover`
     (what the checks put in context.shared["deferred"], and the user's checks config.json names). A compaction after
     the last checkpoint whose record holds a capture is shown as "Just before the compaction" (brief/capture.py)."""
-    # since and the ledger only when a brief is made: the Stop hook loads this package for its receipt (ack, receipt)
+    # since, git and the ledger only when a brief is made: the Stop hook loads this package for its receipt
+    from rehydrate.checks.git import probe as gitprobe
     from rehydrate.store.wal import since
 
     budget = DEFAULT_BUDGET if budget is None else budget
     if budget < MIN_BUDGET:
         raise UsageError(f"a budget of {budget} characters is too small", f"use at least {MIN_BUDGET}", field="budget")
     with state.reading() as snap:
-        sizes: dict[str, int] = {}
-        parts: dict[str, object] = {}
-        shown = read_views(state, snap, budget, sizes, parts)
-        found = since.find(state, snap)  # the WAL since the last checkpoint, read back once for every check
-        cfg = config.read(state.root)
-        event = checks.HookEvent(harness, session_id, transcript)
-        context = checks.Context(
-            state, snap.outcome(), views=shown, since=found, scope="hook", event=event, config=cfg, env=os.environ
-        )
-        findings = checks.run_all(context)
+        status = gitprobe.status_started(state.root, os.environ)  # git works while the state is read, the checks load
+        try:
+            sizes: dict[str, int] = {}
+            parts: dict[str, object] = {}
+            shown = read_views(state, snap, budget, sizes, parts)
+            found = since.find(state, snap)  # the WAL since the last checkpoint, read back once for every check
+            cfg = config.read(state.root)
+            event = checks.HookEvent(harness, session_id, transcript)
+            context = checks.Context(
+                state, snap.outcome(), views=shown, since=found, scope="hook", event=event, config=cfg, env=os.environ
+            )
+            context.shared[gitprobe.STATUS_KEY] = status
+            findings = checks.run_all(context)
+        finally:
+            status.stop()  # nothing when the probe took it and waited; else git is stopped, never left behind
 
         recent = journal.tail(state, receipt.LOOK_BACK)  # read once for the receipt and the restatement
         with_line(findings, receipt.finding(receipt.settle(state, recent=recent)))  # the last brief: did it arrive?

@@ -13,7 +13,7 @@ from rehydrate.text import clean, cut_line, quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any, Protocol
 
     from rehydrate.store.session import Outcome
@@ -55,6 +55,8 @@ _MODULES = {  # check name -> (module under rehydrate.checks, class): imported o
     "cursors": ("cursors", "CursorsCheck"),
 }
 SCOPES = ("hook", "recover")
+# built and started before the others (run_all): live-state's start runs git, which then works while the rest load
+EARLY = ("live-state",)
 
 
 MAX_QUOTE = 600  # one quote: what a check read, one clean line
@@ -258,41 +260,58 @@ class Context:
         self.shared: dict[str, Any] = {}
 
 
-def registry(scope: str = "hook") -> list[Check]:
+def registry(scope: str = "hook", built: Callable[[Check], None] | None = None) -> list[Check]:
     """The built-in checks in ORDER, one instance each; names without a module yet (mailbox, outbox) are left out,
     and so, in hook scope, are checks whose `scope` is "recover". Each module is imported here, never at the top: a
     check's imports are paid only when the registry is built. A user's checks are not in it: `recover` appends them
-    (checks/user.py), after cursors."""
-    found: list[Check] = []
-    for name in ORDER:
-        where = _MODULES.get(name)
-        if where is None:
-            continue
-        check = getattr(__import__(f"rehydrate.checks.{where[0]}", fromlist=[where[1]]), where[1])()
-        if scope == "hook" and getattr(check, "scope", "hook") == "recover":
-            continue
-        found.append(check)
-    return found
+    (checks/user.py), after cursors. built: called with each check as soon as it is built, those in EARLY first
+    (run_all starts each there: the processes a start runs work while the other checks' modules load)."""
+    made: dict[str, Check] = {}
+    for name in (*EARLY, *(n for n in ORDER if n not in EARLY)):
+        check = _built(name, scope)
+        if check is not None:
+            made[name] = check
+            if built is not None:
+                built(check)
+    return [made[name] for name in ORDER if name in made]
+
+
+def _built(name: str, scope: str) -> Check | None:
+    """The check named name, its module imported; None when it has no module or is not run in scope."""
+    where = _MODULES.get(name)
+    if where is None:
+        return None
+    check: Check = getattr(__import__(f"rehydrate.checks.{where[0]}", fromlist=[where[1]]), where[1])()
+    if scope == "hook" and getattr(check, "scope", "hook") == "recover":
+        return None
+    return check
 
 
 def run_all(context: Context, checks: list[Check] | None = None) -> list[Finding]:
     """Every check's findings, in the checks' order. First each check's optional `start(context)`, then each
     `run(context)`; a check whose start or run raises gives one `failed` finding instead (and is not run after a
-    failed start)."""
-    findings: list[Finding] = []
-    chosen = checks if checks is not None else registry(context.scope)
+    failed start). Without checks given, each of the registry's is started as soon as it is built (registry)."""
+    started: set[int] = set()
     broken: dict[int, Finding] = {}
-    for i, check in enumerate(chosen):
-        start = getattr(check, "start", None)
-        if start is None:
-            continue
+
+    def start(check: Check) -> None:
+        started.add(id(check))
+        begin = getattr(check, "start", None)
+        if begin is None:
+            return
         try:
-            start(context)
+            begin(context)
         except Exception as e:
-            broken[i] = Finding(check.name, FAILED, f"the check raised {type(e).__name__}: {e}")
-    for i, check in enumerate(chosen):
-        if i in broken:
-            findings.append(broken[i])
+            broken[id(check)] = Finding(check.name, FAILED, f"the check raised {type(e).__name__}: {e}")
+
+    chosen = checks if checks is not None else registry(context.scope, start)
+    for check in chosen:
+        if id(check) not in started:
+            start(check)
+    findings: list[Finding] = []
+    for check in chosen:
+        if id(check) in broken:
+            findings.append(broken[id(check)])
             continue
         try:
             findings += check.run(context)

@@ -15,6 +15,7 @@ import pytest
 from tests.fakes import gitrepos
 from tests.fakes.gitrepos import commit, git
 
+from rehydrate import proc
 from rehydrate.checks import Context, livestate
 from rehydrate.checks.git import files as gitfiles
 from rehydrate.checks.git import probe as gitnow
@@ -280,3 +281,43 @@ def test_a_commit_of_a_nested_state_folder_alone_changes_no_file_outside_it(tmp_
         ("Beside it", ["tools/agent/statefile.py"]),
         ("the state", []),
     ]
+
+
+def test_a_git_status_started_before_the_probe_is_the_one_it_reads(
+    pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session start runs git status before it reads the state (status_started): the probe takes that one from
+    context.shared, starts no other, and reads it as its own."""
+    agent = pair[1]
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    commit(agent, "calc/lexer.py", "x\n", "Lexer")
+    (agent / "notes.md").write_text("dirty\n")
+    started = _spied(monkeypatch)
+    status = gitnow.status_started(str(folder), None)
+    context = _context(folder, ckpt)
+    context.shared[gitnow.STATUS_KEY] = status
+    now = gitnow.probe(context).result()
+    assert started == ["status", "log", "log"]  # the early status, then the probe's round: since's, direction's
+    assert gitnow.STATUS_KEY not in context.shared
+    assert (now.repo, now.dirty, [c.subject for c in now.commits]) == (True, ["notes.md"], ["Lexer"])
+
+
+def test_a_git_status_nobody_took_is_stopped(tmp_path: Path) -> None:
+    """No probe took it (no checkpoint to compare with): stop() kills a git that still runs, reaps it and closes its
+    pipes (the no_leaked_descriptors fixture watches), at once; after that, or after a wait, stop() does nothing."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(3600)\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    status = gitnow.status_started(str(tmp_path), {**os.environ, "PATH": str(bin_dir)})
+    child = status._children[0]
+    assert not isinstance(child, proc.Result)
+    status.stop()
+    with pytest.raises(ChildProcessError):  # reaped: no zombie left
+        os.waitpid(child.pid, os.WNOHANG)
+    assert child.result is not None and child.result.timed_out
+    status.stop()
+    with pytest.raises(RuntimeError):
+        status.wait(1)

@@ -9,8 +9,10 @@ Contract:
   recorded a HEAD that the files do not show as HEAD now (asked after all if git status then disagrees with the
   files); `git for-each-ref` on origin/HEAD, origin/main, origin/master, main, master when the files could not be
   read (reftable, a huge packed-refs). In the common case (nothing committed since) that is one process. It
-  returns without waiting. Each call has its deadline (HOOK_DEADLINE, 2 s, in hook scope; RECOVER_DEADLINE, 10 s,
-  in recover) and runs with `context.env`.
+  returns without waiting. A git status started earlier (`status_started`, which a session start runs before it
+  reads the state: it needs nothing the state says) is taken from context.shared instead of starting another.
+  Each call has its deadline (HOOK_DEADLINE, 2 s, in hook scope; RECOVER_DEADLINE, 10 s, in recover) and runs with
+  `context.env`.
 - `Probe.result() -> GitNow` waits for round 1, then runs round 2 only when needed (`merge-base --is-ancestor`,
   `reflog -n 20 -z --format=%gs HEAD`), and returns the same GitNow on every later call. It never raises for git's
   sake: a call that failed or timed out is named in `GitNow.unanswered`.
@@ -29,7 +31,7 @@ from rehydrate.text import quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from rehydrate.checks import Context
@@ -41,6 +43,8 @@ MAX_COMMITS = 50  # commits since the checkpoint counted (one more asked, to kno
 LOG_FORMAT = "--format=%m%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s"  # %m: "-" marks a boundary commit
 MAX_LISTED = 20  # direction's commits on the main line asked for (one more, to know there are more)
 DIRECTION_FORMAT = "--format=%H%x1f%an%x1f%ae%x1f%s"
+STATUS = ["status", "--porcelain=v2", "--branch", "-z", "--", ":/", ":(exclude)."]  # the work tree but the state
+STATUS_KEY = "git status"  # context.shared: a git status started before the probe (status_started)
 
 
 class Commit:
@@ -92,8 +96,16 @@ class GitNow:
 class Probe:
     """The running git calls of one probe; `result()` waits for them (see the module's docstring)."""
 
-    def __init__(self, root: str | None, env: dict[str, str], deadline: float, ckpt: dict[str, Any] | None) -> None:
+    def __init__(
+        self,
+        root: str | None,
+        env: dict[str, str],
+        deadline: float,
+        ckpt: dict[str, Any] | None,
+        status: proc.Batch | None = None,
+    ) -> None:
         self._root = root
+        self._status = status  # git status started before the probe (status_started), or None: started here
         self._env = env
         self._deadline = deadline
         self._ckpt_head = recorded_head(ckpt.get("head")) if ckpt else None
@@ -109,7 +121,7 @@ class Probe:
             return
         self._files = files(root)
         self._inside = _inside(root, self._files.top) if self._files is not None else None
-        calls = {"status": ["status", "--porcelain=v2", "--branch", "-z", "--", ":/", ":(exclude)."]}
+        calls = {} if status is not None else {"status": STATUS}
         if self._files is None or self._files.refs is None:
             calls["for-each-ref"] = ["for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)", *MAIN_REFS]
         head = self._files.head if self._files is not None else None
@@ -182,6 +194,8 @@ class Probe:
             self._now = GitNow()
             if self._batch is not None:
                 results = dict(zip(self._names, self._batch.wait(self._deadline), strict=True))
+                if self._status is not None:
+                    results["status"] = self._status.wait(self._deadline)[0]
                 if self._early is not None:
                     self._early[1].update({k[4:]: v for k, v in results.items() if k.startswith("dir-")})
                 self._read(self._now, results)
@@ -321,11 +335,27 @@ def deadline(scope: str) -> float:
     return RECOVER_DEADLINE if scope == "recover" else HOOK_DEADLINE
 
 
+def environment(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The environment git runs with: env (None: this process's), git's own variables for another repository taken
+    out, no optional locks (git status never writes the index under the user's git), git's words in English."""
+    out = dict(os.environ if env is None else env, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    out.pop("GIT_DIR", None)
+    out.pop("GIT_WORK_TREE", None)
+    return out
+
+
+def status_started(root: str, env: Mapping[str, str] | None) -> proc.Batch:
+    """`git status` for the state at root, started before the probe: it needs nothing the state says, so a session
+    start runs it while the state is read and the checks load. The caller puts it in context.shared[STATUS_KEY],
+    where the probe takes it, and stops it (`wait(0)`) if it is still there after the checks ran (no probe took it:
+    no checkpoint to compare with)."""
+    return proc.start([["git", "-C", root, *STATUS]], env=environment(env))
+
+
 def probe(context: Context) -> Probe:
-    """Starts git for this run (see the module's docstring); kept by live-state in context.shared["gitnow"]."""
-    env = dict(os.environ if context.env is None else context.env, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    env.pop("GIT_DIR", None)
-    env.pop("GIT_WORK_TREE", None)
+    """Starts git for this run (see the module's docstring); kept by live-state in context.shared["gitnow"]. A git
+    status started earlier (status_started) is taken from context.shared instead of starting another."""
     root = context.state.root if context.state is not None else None
     ckpt = context.since.git if context.since is not None else None
-    return Probe(root, env, deadline(context.scope), ckpt)
+    status = context.shared.pop(STATUS_KEY, None) if root is not None else None
+    return Probe(root, environment(context.env), deadline(context.scope), ckpt, status)
