@@ -176,6 +176,28 @@ def test_since_gives_the_records_from_a_time_newest_first(state: State) -> None:
     assert [r["data"]["n"] for r in journal.since(state, None, 2)] == [3, 2]
 
 
+def test_read_since_asks_before_each_line_and_counts_what_it_skips(state: State) -> None:
+    """read_since reads a line only when the caller asks for the next record, tells skip each line first, never
+    decodes a line skip takes (a damaged one goes unseen), and counts it among the n."""
+    for n in range(6):
+        journal.append(state, "resume", {"n": n})
+    path = journal.path(state)
+    lines = Path(path).read_bytes().splitlines(keepends=True)
+    lines[3] = lines[3].replace(b'"n":3', b'"n":33')  # its hash no longer matches: decoding it would end the read
+    Path(path).write_bytes(b"".join(lines))
+    told: list[bytes] = []
+
+    def skip(raw: bytes) -> bool:
+        told.append(raw)
+        return b'"n":33' in raw or b'"n":4' in raw
+
+    reader = journal.read_since(state, None, 5, skip=skip)
+    assert next(reader)["data"]["n"] == 5 and len(told) == 1  # nothing read ahead
+    assert [r["data"]["n"] for r in reader] == [2, 1]  # 4 and 3 skipped, and counted: 5 lines in all
+    assert len(told) == 5
+    assert [r["data"]["n"] for r in journal.read_since(state, None, 5)] == [5, 4]  # decoded, 3 ends the records
+
+
 def test_the_fold_counts_the_resumes_since_the_last_one(state: State) -> None:
     assert journal.reads(state) == (None, None)
     for n in range(7):

@@ -236,3 +236,42 @@ def test_a_resume_line_that_holds_another_op_or_a_new_path_is_decoded(
     found = _since(state)
     assert [r.path for r in found.transcripts] == ["/t/0.jsonl", "/t/4.jsonl", "/t/3.jsonl"]
     assert found.records == 10 and len(decoded) == 1 + 5 + 2  # checkpoint, every nested-op line, /t/4 and /t/3
+
+
+def test_resume_records_piled_up_in_the_journal_are_not_each_decoded(
+    state: State, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each session start logs its resume record in the journal: with a hundred sessions since the checkpoint, only
+    the lines that can add a transcript reference are decoded (the newest of each path, at most MAX_TRANSCRIPTS
+    paths), and what since finds is what decoding every one of the MAX_READS would find."""
+    from rehydrate.store.local import journal
+
+    state.checkpoint(done="the tokenizer", next="binding powers")
+    journal.append(state, "resume", _ref(transcript_path="/t/old.jsonl"))
+    journal.append(state, "precompress", _ref(transcript_path="/t/gemini.json"))
+    for i in range(100):
+        journal.append(state, "resume", _ref(transcript_path="/t/one.jsonl", session_id=f"s{i}"))
+        journal.append(state, "resume", {"chars": 1})  # names no transcript
+    state.record("compaction", _ref(phase="pre", transcript_path="/t/two.jsonl"))
+    whole = since._Held.skip
+    monkeypatch.setattr(since._Held, "skip", lambda self, raw: False)  # every line decoded: the reference
+    wanted = [(r.path, r.op) for r in _since(state).transcripts]
+    monkeypatch.setattr(since._Held, "skip", whole)
+    decoded: list[bytes] = []
+    real = wal.decode
+
+    def spy(raw: bytes) -> Any:
+        decoded.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(wal, "decode", spy)
+    found = _since(state)
+    assert (
+        [(r.path, r.op) for r in found.transcripts]
+        == wanted
+        == [
+            ("/t/two.jsonl", "compaction"),
+            ("/t/one.jsonl", "resume"),
+        ]
+    )  # /t/old.jsonl and Gemini's note are past the MAX_READS newest lines of the journal
+    assert len(decoded) <= 3, len(decoded)  # the journal's newest /t/one.jsonl (and what the WAL decodes)

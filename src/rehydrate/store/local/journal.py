@@ -30,7 +30,7 @@ from rehydrate.text import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Generator, Iterator
+    from collections.abc import Callable, Generator, Iterator
     from typing import Any
 
     from rehydrate.store.session import Snapshot
@@ -195,14 +195,26 @@ def tail(state: State, n: int) -> list[Record]:
 
 def since(state: State, ts: str | None, n: int = 256) -> list[Record]:
     """The journal's records written at ts or later (all of them for None), newest first, at most n."""
-    found: list[Record] = []
-    for rec in records(state):
-        if ts is not None and str(rec["ts"]) < ts:
-            break
-        found.append(rec)
-        if len(found) >= n:
-            break
-    return found
+    return list(read_since(state, ts, n))
+
+
+def read_since(
+    state: State, ts: str | None, n: int = 256, skip: Callable[[bytes], bool] | None = None
+) -> Iterator[Record]:
+    """since(), one record at a time, the next line read only when the caller asks for it. skip: told each line
+    first; a line it takes is counted among the n and never decoded (what the caller knows it would not use, from
+    what it was given so far). A line that does not decode ends the records, as in records()."""
+    for read, raw in enumerate(_lines(state, READ_BYTES), start=1):
+        if skip is None or not skip(raw):
+            try:
+                rec = wal.decode(raw)
+            except wal.BadRecord:
+                return
+            if ts is not None and str(rec["ts"]) < ts:
+                return
+            yield rec
+        if read >= n:
+            return
 
 
 # ---------------------------------------------------------------------------------------------------- the fold

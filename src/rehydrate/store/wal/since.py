@@ -146,8 +146,15 @@ def _with_reads(state: State, ts: str | None, after: list[Record]) -> list[Recor
     `precompress` records (Gemini CLI's notes: see harness/compaction/records.precompress)
     written since the checkpoint's time (store/local/journal.py: where a read is logged) merged in by time, at most
     MAX_READS of them; a WAL record counts as the newer at the same millisecond. A journal that cannot be read adds
-    nothing."""
-    read = [r for r in journal.since(state, ts, MAX_READS) if records.op_of(r).transcript and records.op_of(r).journal]
+    nothing. Only their transcript references count (_collect), and of each path only its newest record: a `resume`
+    line that cannot add one is skipped undecoded (_Held, the journal's own), as the back-scan of the WAL skips
+    them; it still counts among the MAX_READS."""
+    held = _Held()
+    read: list[Record] = []
+    for rec in journal.read_since(state, ts, MAX_READS, skip=held.skip):
+        held.add(rec)
+        if records.op_of(rec).transcript and records.op_of(rec).journal:
+            read.append(rec)
     if not read:
         return after
     merged: list[Record] = []
