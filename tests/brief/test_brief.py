@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rehydrate import brief, checks
-from rehydrate.brief import MIN_BUDGET
+from rehydrate.brief import MIN_BUDGET, receipt
 from rehydrate.checks.git import probe as gitprobe
 from rehydrate.errors import UsageError
 from rehydrate.store.state import State
@@ -121,14 +122,19 @@ def test_a_budget_too_small_is_named_in_domain_words(state: State) -> None:
     assert (e.value.message, e.value.field) == ("a budget of 10 characters is too small", "budget")
 
 
-@pytest.mark.parametrize("probed", [True, False])
-def test_the_git_status_started_first_is_never_left_behind(
-    repo: Path, probed: bool, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("case", ["probed", "no check", "the receipt raises"])
+def test_the_git_started_for_the_checks_is_never_left_behind(
+    repo: Path, case: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """resume starts git status before it reads the state; the git probe takes it, and when no probe does (here no
-    check runs at all), resume stops it: either way no child process is left once resume returns."""
+    """resume starts git status before it reads the state, and the checks' git (the log since the checkpoint) before
+    it reads the journal for the receipt: the probe takes the status and the checks collect the log; when no probe
+    takes the status (here no check runs at all), resume stops it; when the receipt raises, the checks still collect
+    their git before the error goes on. No child process is left once resume returns or raises."""
     state, _ = State.init(str(repo / "state"), "ship the parser")
     state.checkpoint(done="the tokenizer", next="the parser")
+    (repo / "a.py").write_text("x\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "since the checkpoint"], cwd=repo, check=True)  # so that git log runs
     started: list[str] = []
     real = gitprobe.status_started
 
@@ -137,9 +143,19 @@ def test_the_git_status_started_first_is_never_left_behind(
         return real(root, env)
 
     monkeypatch.setattr(gitprobe, "status_started", spy)
-    if not probed:
-        monkeypatch.setattr(checks, "run_all", lambda context: [])
-    result = brief.resume(state)
-    assert started == [state.root] and ("live-state" in result.text) is probed
+    if case == "no check":
+        monkeypatch.setattr(checks, "start_all", lambda context: checks.Started(context, []))
+    if case == "the receipt raises":
+
+        def broken(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("a receipt that raises")
+
+        monkeypatch.setattr(receipt, "settle", broken)
+        with pytest.raises(RuntimeError):
+            brief.resume(state)
+    else:
+        result = brief.resume(state)
+        assert ("since the checkpoint" in result.text) is (case == "probed"), result.text
+    assert started == [state.root]
     with pytest.raises(ChildProcessError):  # no child at all: each was reaped
         os.waitpid(-1, os.WNOHANG)

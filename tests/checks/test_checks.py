@@ -122,6 +122,27 @@ def test_run_all_starts_every_check_before_running_any_and_a_raising_one_fails()
     assert "OSError: no git" in found[1].message
 
 
+def test_start_all_starts_them_at_once_and_run_collects_them_later() -> None:
+    """run_all in two halves: the starts run when start_all returns, the runs only when the caller asks."""
+    log: list[str] = []
+    started = checks.start_all(Context(None, None), [_Probe("a", log), _Probe("b", log, fail="start")])
+    assert log == ["start a", "start b"]
+    log.append("the caller's own work")
+    found = started.run()
+    assert log == ["start a", "start b", "the caller's own work", "run a"]
+    assert [(f.check, f.status) for f in found] == [("a", "ok"), ("b", "failed")]
+
+
+def test_the_registry_builds_and_starts_live_state_before_the_other_checks_load() -> None:
+    """Each check is handed over as soon as it is built, those in EARLY first: live-state's git then runs while the
+    others' modules load. The list keeps the checks' ORDER."""
+    built: list[str] = []
+    chosen = checks.registry("hook", lambda check: built.append(check.name))
+    assert built[0] == "live-state" == checks.EARLY[0]
+    assert [c.name for c in chosen] == [n for n in checks.ORDER if n in built]
+    assert sorted(built) == sorted(c.name for c in chosen)
+
+
 def test_the_summed_ledger_gives_one_next_step_and_the_recover_json_shape() -> None:
     ok = Finding("identity", "ok", "actor agent; goal: g")
     bad = Finding("cursors", "degraded", "pass B: cursor ahead", "run `rehydrate cursor repair`")

@@ -194,16 +194,18 @@ def resume(
                 state, snap.outcome(), views=shown, since=found, scope="hook", event=event, config=cfg, env=os.environ
             )
             context.shared[gitprobe.STATUS_KEY] = status
-            findings = checks.run_all(context)
+            started = checks.start_all(context)
+            try:  # while git works: the journal read once for the receipt and the restatement (no check reads it)
+                recent = journal.tail(state, receipt.LOOK_BACK)
+                delivered = receipt.finding(receipt.settle(state, recent=recent))  # the last brief: did it arrive?
+                said = ack.from_reply(state, recent)  # a restatement the model wrote in its reply since that brief
+                restated = ack.finding(said or ack.last(state, found.ts, recent))  # the agent's since the checkpoint
+            finally:
+                findings = started.run()  # never raises: what the starts ran is collected whatever happened above
         finally:
             status.stop()  # nothing when the probe took it and waited; else git is stopped, never left behind
-
-        recent = journal.tail(state, receipt.LOOK_BACK)  # read once for the receipt and the restatement
-        with_line(findings, receipt.finding(receipt.settle(state, recent=recent)))  # the last brief: did it arrive?
-        said = ack.from_reply(state, recent)  # a restatement the model wrote in its reply since that brief
-        with_line(
-            findings, ack.finding(said or ack.last(state, found.ts, recent))
-        )  # the agent's restatement since the checkpoint
+        with_line(findings, delivered)
+        with_line(findings, restated)
         conf = checks.confidence(findings)
         summed = _ledger(shown, findings, _deferred(context, cfg))
         inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts, summed)

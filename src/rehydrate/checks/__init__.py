@@ -290,34 +290,50 @@ def _built(name: str, scope: str) -> Check | None:
 def run_all(context: Context, checks: list[Check] | None = None) -> list[Finding]:
     """Every check's findings, in the checks' order. First each check's optional `start(context)`, then each
     `run(context)`; a check whose start or run raises gives one `failed` finding instead (and is not run after a
-    failed start). Without checks given, each of the registry's is started as soon as it is built (registry)."""
-    started: set[int] = set()
-    broken: dict[int, Finding] = {}
+    failed start). Without checks given, the registry's (see start_all)."""
+    return start_all(context, checks).run()
 
-    def start(check: Check) -> None:
-        started.add(id(check))
+
+def start_all(context: Context, checks: list[Check] | None = None) -> Started:
+    """run_all's first half: each check's optional `start(context)`, so that what the starts run (git) works while
+    the caller does more before Started.run() collects it. Without checks given, each of the registry's is started
+    as soon as it is built (registry)."""
+    return Started(context, checks)
+
+
+class Started:
+    """Checks whose starts ran (start_all); run() gives their findings (run_all's second half), once."""
+
+    def __init__(self, context: Context, checks: list[Check] | None) -> None:
+        self._context = context
+        self._started: set[int] = set()
+        self._broken: dict[int, Finding] = {}
+        self._checks = checks if checks is not None else registry(context.scope, self._start)
+        for check in self._checks:
+            if id(check) not in self._started:
+                self._start(check)
+
+    def _start(self, check: Check) -> None:
+        self._started.add(id(check))
         begin = getattr(check, "start", None)
         if begin is None:
             return
         try:
-            begin(context)
+            begin(self._context)
         except Exception as e:
-            broken[id(check)] = Finding(check.name, FAILED, f"the check raised {type(e).__name__}: {e}")
+            self._broken[id(check)] = Finding(check.name, FAILED, f"the check raised {type(e).__name__}: {e}")
 
-    chosen = checks if checks is not None else registry(context.scope, start)
-    for check in chosen:
-        if id(check) not in started:
-            start(check)
-    findings: list[Finding] = []
-    for check in chosen:
-        if id(check) in broken:
-            findings.append(broken[id(check)])
-            continue
-        try:
-            findings += check.run(context)
-        except Exception as e:
-            findings.append(Finding(check.name, FAILED, f"the check raised {type(e).__name__}: {e}"))
-    return findings
+    def run(self) -> list[Finding]:
+        findings: list[Finding] = []
+        for check in self._checks:
+            if id(check) in self._broken:
+                findings.append(self._broken[id(check)])
+                continue
+            try:
+                findings += check.run(self._context)
+            except Exception as e:
+                findings.append(Finding(check.name, FAILED, f"the check raised {type(e).__name__}: {e}"))
+        return findings
 
 
 def confidence(findings: list[Finding]) -> str:
