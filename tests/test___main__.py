@@ -21,16 +21,15 @@ from rehydrate.harness import percall
 from rehydrate.harness.base import Answer
 
 # Every documented input of every harness, answered one after another in one process as the script answers it
-# (rehydrate.__main__.hook); after each, what the teardown would have had to finish.
+# (rehydrate.__main__.hook), then `checkpoint` and `resume`; after each, what the teardown would have had to finish.
 LEFT_PROBE = r"""
 import atexit, gc, io, json, os, sys
 from rehydrate.__main__ import hook
+from rehydrate.cli import main as command_line
 std = {id(s) for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)}
 std |= {id(getattr(s, "buffer", None)) for s in (sys.stdout, sys.stderr)}
 left = {}
-for args, path in json.loads(sys.argv[1]):
-    with open(path, "rb") as sys.stdin:
-        hook(args)
+def look(name):
     sys.stdout.flush()
     writing = [
         repr(o) for o in gc.get_objects()
@@ -38,12 +37,20 @@ for args, path in json.loads(sys.argv[1]):
     ]
     threads = sys.modules["threading"].active_count() if "threading" in sys.modules else 1
     if atexit._ncallbacks() or threads != 1 or writing:
-        left[" ".join(args) + " " + os.path.basename(path)] = [atexit._ncallbacks(), threads, writing]
+        left[name] = [atexit._ncallbacks(), threads, writing]
+for args, path in json.loads(sys.argv[1]):
+    with open(path, "rb") as sys.stdin:
+        hook(args)
+    look(" ".join(args) + " " + os.path.basename(path))
+for args in (["checkpoint", "--done", "a", "--next", "b"], ["resume"], ["checkpoint", "--done", "b", "--next", "c"]):
+    command_line(args)
+    look(" ".join(args))
 print(json.dumps(left), file=sys.stderr)
 """
 
 
 def test_a_hook_call_leaves_nothing_for_the_interpreter_s_teardown(repo: Path, tmp_path: Path) -> None:
+    """Nor do `checkpoint` and `resume`, which end the same way."""
     assert rehydrate("init", "--goal", "g").code == 0
     assert rehydrate("reject", "Edit the schema by hand", "--because", "migrations", "--guard", "db/*").code == 0
     assert rehydrate("checkpoint", "--done", "a", "--next", "b").code == 0

@@ -1,5 +1,5 @@
 """`python -m rehydrate` and the `rehydrate` script: the command line (cli.main), except for a harness's hook call,
-which never loads it and ends without the interpreter's teardown.
+which never loads it; a hook call, `checkpoint` and `resume` end without the interpreter's teardown.
 
 A hook call (`rehydrate hook HARNESS [EVENT]`) goes to harness/percall.py, which answers a per-call event with the
 few modules it needs; any other event goes from here to the whole dispatch (harness/hook.py), its input read
@@ -10,7 +10,7 @@ The process then ends at once (ended). The interpreter's teardown frees every ob
 where nothing applies more than its own work (bench/percall.py), and nothing needs it. The hook path writes through
 os-level calls that are durable when they return (its crash points are enumerated: a kill at any of them loses
 nothing), closes every file it opens, and starts no thread and no exit handler (tests/test___main__.py looks after
-every documented call of every harness).
+every documented call of every harness, and after `checkpoint` and `resume`).
 """
 
 import gc
@@ -31,6 +31,8 @@ def main() -> int:
         ended(hook(args[1:]))
     from rehydrate.cli import main as command_line
 
+    if args[:1] in (["checkpoint"], ["resume"]):  # the hook path's two commands, which agents run often, end so too
+        ended(command_line())
     return command_line()
 
 
