@@ -161,3 +161,21 @@ def test_a_bug_in_the_whole_dispatch_ends_as_the_command_line_ends_one(
     monkeypatch.setattr(dispatch, "answer", interrupted)
     assert entry.hook(["claude"]) == ExitCode.INTERRUPTED
     assert capsys.readouterr().err == "rehydrate: interrupted\n"
+
+
+@pytest.mark.parametrize("command", [["hook", "claude"], ["checkpoint", "--done", "a", "--next", "b"]])
+def test_an_answer_that_cannot_be_written_is_never_taken_for_delivered(repo: Path, command: list[str]) -> None:
+    """stdout on a full disk (/dev/full): the flush at the end fails, and the process says so on stderr and exits
+    with what the interpreter's own end would give (120), never with the call's 0."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    assert rehydrate("init", "--goal", "g").code == 0
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    event = hook_event(repo, "claude", "SessionStart-startup") if command[0] == "hook" else b""
+    with open("/dev/full", "wb") as full:
+        r = subprocess.run(
+            [sys.executable, "-m", "rehydrate", *command],
+            cwd=repo, input=event, stdout=full, stderr=subprocess.PIPE, check=False, env=env,
+        )  # fmt: skip
+    assert r.returncode == entry.UNWRITTEN, (r.returncode, r.stderr)
+    assert r.stderr.decode().endswith("rehydrate: the answer could not be written: No space left on device\n")

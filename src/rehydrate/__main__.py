@@ -65,15 +65,27 @@ def hook(args: list[str]) -> int:
         return failed(["hook", *args], e)
 
 
+UNWRITTEN = 120  # what the interpreter itself exits with when it cannot flush stdout at its end
+
+
 def ended(code: int) -> "NoReturn":
     """End the process with code once stdout and stderr are written out, skipping the interpreter's teardown (see
-    the module's docstring). A reader that closed its pipe gets nothing more, and the code is kept."""
+    the module's docstring). A reader that closed its pipe gets nothing more, and the code is kept. An answer that
+    could not be written otherwise (a full disk, an I/O error) is said on stderr and ends with UNWRITTEN, as the
+    interpreter's own end would: the harness must not take it for delivered."""
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):  # a closed pipe, a closed stream
+        except (BrokenPipeError, ValueError):  # a reader that closed its pipe, a closed stream
             pass
+        except OSError as e:
+            why = e.strerror or type(e).__name__
+            try:
+                os.write(2, f"rehydrate: the answer could not be written: {why}\n".encode("ascii", "replace"))
+            except OSError:
+                pass
+            code = UNWRITTEN
     os._exit(code)
 
 

@@ -122,14 +122,15 @@ def test_a_budget_too_small_is_named_in_domain_words(state: State) -> None:
     assert (e.value.message, e.value.field) == ("a budget of 10 characters is too small", "budget")
 
 
-@pytest.mark.parametrize("case", ["probed", "no check", "the receipt raises"])
+@pytest.mark.parametrize("case", ["probed", "no check", "the receipt raises", "a check fails to load"])
 def test_the_git_started_for_the_checks_is_never_left_behind(
     repo: Path, case: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """resume starts git status before it reads the state, and the checks' git (the log since the checkpoint) before
     it reads the journal for the receipt: the probe takes the status and the checks collect the log; when no probe
     takes the status (here no check runs at all), resume stops it; when the receipt raises, the checks still collect
-    their git before the error goes on. No child process is left once resume returns or raises."""
+    their git before the error goes on; when a check's module fails to load after live-state started its git, that
+    git is stopped (the check's stop). No child process is left once resume returns or raises."""
     state, _ = State.init(str(repo / "state"), "ship the parser")
     state.checkpoint(done="the tokenizer", next="the parser")
     (repo / "a.py").write_text("x\n")
@@ -145,7 +146,11 @@ def test_the_git_started_for_the_checks_is_never_left_behind(
     monkeypatch.setattr(gitprobe, "status_started", spy)
     if case == "no check":
         monkeypatch.setattr(checks, "start_all", lambda context: checks.Started(context, []))
-    if case == "the receipt raises":
+    if case == "a check fails to load":  # live-state is built and started first; identity's module then fails
+        monkeypatch.setitem(checks._MODULES, "identity", ("no_such_check", "NoSuchCheck"))
+        with pytest.raises(ModuleNotFoundError):
+            brief.resume(state)
+    elif case == "the receipt raises":
 
         def broken(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("a receipt that raises")

@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays lig
     from rehydrate.store.wal.since import Since
 
     class Check(Protocol):
-        """name and run; optionally `start(context) -> None` and `scope = "recover"` (see the module's docstring)."""
+        """name and run; optionally `start(context) -> None`, `stop(context) -> None` (what start left running,
+        stopped when the run ends before run(): a later check failed to load) and `scope = "recover"`."""
 
         name: str
 
@@ -308,13 +309,25 @@ class Started:
         self._context = context
         self._started: set[int] = set()
         self._broken: dict[int, Finding] = {}
-        self._checks = checks if checks is not None else registry(context.scope, self._start)
-        for check in self._checks:
-            if id(check) not in self._started:
-                self._start(check)
+        begun: list[Check] = []
+        try:
+            self._checks = checks if checks is not None else registry(context.scope, lambda c: self._start(c, begun))
+            for check in self._checks:
+                if id(check) not in self._started:
+                    self._start(check, begun)
+        except BaseException:  # a later check's module failed to load: what the earlier starts run is stopped
+            for check in begun:
+                stop = getattr(check, "stop", None)
+                if stop is not None:
+                    try:
+                        stop(context)
+                    except Exception:
+                        pass
+            raise
 
-    def _start(self, check: Check) -> None:
+    def _start(self, check: Check, begun: list[Check]) -> None:
         self._started.add(id(check))
+        begun.append(check)
         begin = getattr(check, "start", None)
         if begin is None:
             return

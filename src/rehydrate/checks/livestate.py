@@ -70,6 +70,15 @@ class LiveStateCheck:
             if context.scope == "recover" and "gh" not in context.shared:
                 context.shared["gh"] = gh.start(context)  # in parallel with git
 
+    def stop(self, context: Context) -> None:
+        """Stops the processes start() left running, for a run that ends before run() (checks.Started)."""
+        probe = context.shared.get("gitnow")
+        if probe is not None:
+            probe.stop()
+        started = context.shared.get("gh")
+        if started is not None:
+            gh.cancel(started)
+
     def run(self, context: Context) -> list[Finding]:
         if context.state is None:
             return []  # the state did not load: identity and state say so

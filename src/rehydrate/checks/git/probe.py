@@ -188,6 +188,13 @@ class Probe:
             return f"exit {result.code}: {quoted(first, 200)}" if first else f"exit {result.code}"
         return None
 
+    def stop(self) -> None:
+        """Stops what this probe started and nobody waited for (proc.Batch.stop): for a run that ends before the
+        checks collect it (one raised). Nothing after result()."""
+        for batch in (self._batch, self._status):
+            if batch is not None:
+                batch.stop()
+
     def result(self) -> GitNow:
         """What git said (see the module's docstring); waits for round 1, runs round 2 when needed, once."""
         if self._now is None:

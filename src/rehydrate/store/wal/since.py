@@ -148,7 +148,8 @@ def _with_reads(state: State, ts: str | None, after: list[Record]) -> list[Recor
     MAX_READS of them; a WAL record counts as the newer at the same millisecond. A journal that cannot be read adds
     nothing. Only their transcript references count (_collect), and of each path only its newest record: a `resume`
     line that cannot add one is skipped undecoded (_Held, the journal's own), as the back-scan of the WAL skips
-    them; it still counts among the MAX_READS."""
+    them; it still counts among the MAX_READS. As in the back-scan, a skipped line is not checked: its damage, or a
+    time before the checkpoint's (a clock set back), does not end the read there, as a decoded line's does."""
     held = _Held()
     read: list[Record] = []
     for rec in journal.read_since(state, ts, MAX_READS, skip=held.skip):
