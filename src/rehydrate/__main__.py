@@ -49,14 +49,11 @@ def hook(args: list[str]) -> int:
 
             return command_line(["hook", *args])
         from rehydrate.harness import hook as dispatch
-        from rehydrate.text import terminal_safe
+        from rehydrate.text import escaping_streams, terminal_safe
 
         # what the command line does around a command: undecodable characters written as escapes, and every write
         # made terminal-safe (a brief quotes files that arrived by `git pull`)
-        for stream in (sys.stdout, sys.stderr):
-            reconfigure = getattr(stream, "reconfigure", None)
-            if reconfigure is not None:
-                reconfigure(errors="backslashreplace")
+        escaping_streams()
         reply = dispatch.answer(args[0], answered, args[1] if len(args) == 2 else None)
         return percall.told(reply, terminal_safe)
     except (Exception, KeyboardInterrupt) as e:  # dispatch.answer never raises: a closed pipe, an interrupt, a bug

@@ -21,6 +21,8 @@ What it guarantees:
 
 from __future__ import annotations
 
+import sys
+
 from rehydrate.errors import UsageError
 
 
@@ -188,6 +190,15 @@ _UNSAFE = {
         0x2029,
     )
 }
+
+
+def escaping_streams() -> None:
+    """stdout and stderr write what they cannot encode as backslash escapes: undecodable bytes in paths or text
+    never crash a command's output (the command line's, and a hook call's without it: rehydrate.__main__)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def terminal_safe(text: str) -> str:

@@ -315,7 +315,7 @@ def test_the_hook_path_runs_without_the_cyclic_collector(monkeypatch: pytest.Mon
     every other command keeps it, and it is on again when main returns, even by an exception."""
     seen: list[tuple[str, bool]] = []
 
-    def fake(args: list[str], hook_input: object = None) -> int:
+    def fake(args: list[str]) -> int:
         seen.append((args[0], gc.isenabled()))
         if args[0] == "resume":
             raise KeyboardInterrupt

@@ -307,16 +307,15 @@ class Started:
 
     def __init__(self, context: Context, checks: list[Check] | None) -> None:
         self._context = context
-        self._started: set[int] = set()
+        self._begun: list[Check] = []  # in the order they were started
         self._broken: dict[int, Finding] = {}
-        begun: list[Check] = []
         try:
-            self._checks = checks if checks is not None else registry(context.scope, lambda c: self._start(c, begun))
+            self._checks = checks if checks is not None else registry(context.scope, self._start)
             for check in self._checks:
-                if id(check) not in self._started:
-                    self._start(check, begun)
+                if not any(check is other for other in self._begun):
+                    self._start(check)
         except BaseException:  # a later check's module failed to load: what the earlier starts run is stopped
-            for check in begun:
+            for check in self._begun:
                 stop = getattr(check, "stop", None)
                 if stop is not None:
                     try:
@@ -325,9 +324,8 @@ class Started:
                         pass
             raise
 
-    def _start(self, check: Check, begun: list[Check]) -> None:
-        self._started.add(id(check))
-        begun.append(check)
+    def _start(self, check: Check) -> None:
+        self._begun.append(check)
         begin = getattr(check, "start", None)
         if begin is None:
             return

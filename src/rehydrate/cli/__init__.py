@@ -13,7 +13,7 @@ import sys
 
 from rehydrate import JSON_VERSION, __version__
 from rehydrate.errors import ExitCode, RehydrateError, UsageError
-from rehydrate.text import terminal_safe
+from rehydrate.text import escaping_streams, terminal_safe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the hook path stays light
@@ -364,10 +364,7 @@ class _SafeStream:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command argv (default: sys.argv[1:]); its exit code."""
-    for stream in (sys.stdout, sys.stderr):  # undecodable bytes in paths or text must never crash the output
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
+    escaping_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
     raw_streams = sys.stdout, sys.stderr
     if not args_list or args_list[0] != "demo":  # the demo prints its own (fixed) bold headings, nothing from files

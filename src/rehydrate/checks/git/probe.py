@@ -354,8 +354,8 @@ def environment(env: Mapping[str, str] | None) -> dict[str, str]:
 def status_started(root: str, env: Mapping[str, str] | None) -> proc.Batch:
     """`git status` for the state at root, started before the probe: it needs nothing the state says, so a session
     start runs it while the state is read and the checks load. The caller puts it in context.shared[STATUS_KEY],
-    where the probe takes it, and stops it (`wait(0)`) if it is still there after the checks ran (no probe took it:
-    no checkpoint to compare with)."""
+    where the probe takes it, and calls its stop() once the checks ran: nothing when the probe waited for it, else
+    (no probe took it: no checkpoint to compare with) git is stopped."""
     return proc.start([["git", "-C", root, *STATUS]], env=environment(env))
 
 
