@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -179,3 +180,185 @@ def test_an_answer_that_cannot_be_written_is_never_taken_for_delivered(repo: Pat
         )  # fmt: skip
     assert r.returncode == entry.UNWRITTEN, (r.returncode, r.stderr)
     assert r.stderr.decode().endswith("rehydrate: the answer could not be written: No space left on device\n")
+
+
+# ------------------------------------------------------------------------------------------- the package's finder
+
+# Run in a child (the finder is process-wide), on a copy of the package compiled as pip compiles it, first on sys.path.
+# It prints, for each module it is asked to import, what the import system sets on it.
+FINDER_PROBE = r"""
+import inspect, json, sys
+sys.path.insert(0, sys.argv[1])
+quick, names = sys.argv[2] == "quick", json.loads(sys.argv[3])
+from rehydrate import __main__ as entry
+if quick:
+    entry.quick_imports()
+out = {"finders": sum(isinstance(f, entry.Finder) for f in sys.meta_path), "modules": {}}
+for name in names:
+    try:
+        m = __import__(name, fromlist=["_"])
+    except Exception as e:
+        out["modules"][name] = {"error": f"{type(e).__name__}: {e}"}
+        continue
+    spec = m.__spec__
+    funcs = [f for f in vars(m).values() if inspect.isfunction(f) and f.__module__ == name]
+    out["modules"][name] = {
+        "loader": type(spec.loader).__name__,
+        "attrs": [m.__file__, m.__cached__, m.__package__, getattr(m, "__path__", None), spec.origin, spec.cached,
+                  spec.parent, spec.has_location, spec.submodule_search_locations, spec.loader.is_package(name)],
+        "code": [f.__code__.co_filename for f in funcs[:3]],
+        "source": [inspect.getsource(f).split("\n")[0] for f in funcs[:1]],
+        "mark": getattr(m, "MARK", None),
+    }
+print(json.dumps(out))
+"""
+
+
+def _modules(package: Path) -> list[str]:
+    """Every module and package of the package at package, by name."""
+    names = []
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    """A copy of the package under tmp_path/site, compiled as pip compiles it (timestamp-stamped files)."""
+    import compileall
+    import shutil
+
+    site = tmp_path / "site"
+    shutil.copytree(Path(entry.__file__).parent, site / "rehydrate", ignore=shutil.ignore_patterns("__pycache__"))
+    assert compileall.compile_dir(str(site / "rehydrate"), quiet=1)
+    return site
+
+
+def _probe(site: Path, quick: bool, names: list[str], *flags: str) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    run = subprocess.run(
+        [sys.executable, *flags, "-c", FINDER_PROBE, str(site), "quick" if quick else "standard", json.dumps(names)],
+        capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    out: dict[str, Any] = json.loads(run.stdout)
+    return out
+
+
+def test_every_module_loaded_by_the_finder_is_what_the_standard_machinery_makes(copy: Path) -> None:
+    """Loaded through the script's finder, each of the package's modules (its own file names, its compiled file, its
+    package, its source for a traceback) is what the standard finder and loader make of it."""
+    names = [n for n in _modules(copy / "rehydrate") if n not in ("rehydrate", "rehydrate.__main__")]
+    quick, standard = _probe(copy, True, names), _probe(copy, False, names)
+    assert quick["finders"] == 1 and standard["finders"] == 0
+    assert len(names) > 150
+    for name in names:
+        q, s = quick["modules"][name], standard["modules"][name]
+        if "error" in s:  # a module that needs an extra (the MCP server's SDK): the same error
+            assert q == s, name
+            continue
+        assert (q["loader"], s["loader"]) == ("Loader", "SourceFileLoader"), name
+        assert q["attrs"] == s["attrs"] and q["code"] == s["code"] and q["source"] == s["source"], name
+        assert all(str(copy) in f for f in q["code"]), name
+
+
+def _edit(path: Path, text: str, same_size: bool = False) -> None:
+    """Rewrites a module's source behind its compiled file: its time moved on by 10 s, its size kept or not."""
+    old = path.read_text()
+    new = old.replace("MARK = 0", text) if same_size else old + f"\n{text}\n"
+    assert (len(new) == len(old)) is same_size
+    st = path.stat()
+    path.write_text(new)
+    os.utime(path, (st.st_atime, st.st_mtime + 10))
+
+
+def test_a_source_changed_behind_its_compiled_file_is_what_loads(copy: Path) -> None:
+    """The compiled file of a module whose source changed (its size, or its time alone) is not used: the source is
+    compiled, and its compiled file written again for the next process, as the standard loader does."""
+    errors, text = copy / "rehydrate" / "errors.py", copy / "rehydrate" / "text.py"
+    names = ["rehydrate.errors", "rehydrate.text"]
+    text.write_text(text.read_text() + "\nMARK = 0\n")
+    import compileall
+
+    assert compileall.compile_file(str(text), quiet=1)
+    _edit(errors, "MARK = 1")
+    _edit(text, "MARK = 2", same_size=True)
+    compiled = copy / "rehydrate" / "__pycache__" / f"text.{sys.implementation.cache_tag}.pyc"
+    before = compiled.read_bytes()
+    for quick in (True, True, False):
+        got = _probe(copy, quick, names)["modules"]
+        assert [got[n]["mark"] for n in names] == [1, 2], quick
+    assert compiled.read_bytes() != before
+
+
+@pytest.mark.parametrize(
+    ("damage", "mark"), [("none", 9), ("missing", 3), ("magic", 3), ("stamp", 3), ("hash-stamped", 3)]
+)
+def test_a_compiled_file_missing_damaged_or_stamped_otherwise_goes_to_the_standard_loader(
+    copy: Path, damage: str, mark: int
+) -> None:
+    """The finder reads only a compiled file that the standard loader would read as it is. Its compiled file says
+    MARK = 9, and its source, of the same size and time, MARK = 3: read as it is (none), 9; missing, with a bit flipped
+    in the magic number or in the source's time, or stamped with the hash of the source it was compiled from, 3."""
+    import py_compile
+
+    source = copy / "rehydrate" / "errors.py"
+    compiled = copy / "rehydrate" / "__pycache__" / f"errors.{sys.implementation.cache_tag}.pyc"
+    original = source.read_text()
+    source.write_text(original + "\nMARK = 9\n")
+    st = source.stat()
+    mode = py_compile.PycInvalidationMode
+    how = mode.CHECKED_HASH if damage == "hash-stamped" else mode.TIMESTAMP
+    py_compile.compile(str(source), str(compiled), doraise=True, invalidation_mode=how)
+    source.write_text(original + "\nMARK = 3\n")
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
+    data = bytearray(compiled.read_bytes())
+    if damage == "missing":
+        compiled.unlink()
+    elif damage in ("magic", "stamp"):
+        data[1 if damage == "magic" else 9] ^= 0x10
+        compiled.write_bytes(bytes(data))
+    quick, standard = (_probe(copy, q, ["rehydrate.errors"])["modules"]["rehydrate.errors"] for q in (True, False))
+    assert quick["mark"] == standard["mark"] == mark
+    assert (quick["loader"], quick["attrs"]) == ("Loader", standard["attrs"])
+
+
+def test_with_optimization_the_standard_machinery_does_it_all(copy: Path) -> None:
+    """-O names its compiled files otherwise (NAME.TAG.opt-1.pyc): no finder is installed."""
+    got = _probe(copy, True, ["rehydrate.errors"], "-O")
+    assert got["finders"] == 0 and got["modules"]["rehydrate.errors"]["loader"] == "SourceFileLoader"
+
+
+def test_the_finder_leaves_to_the_standard_finders_what_it_does_not_know(tmp_path: Path) -> None:
+    """Names outside the package, a parent spread over folders, a folder it cannot list, a name not there, a name
+    beside a compiled extension of the same name; a package's folder comes before a module of the same name, and a
+    folder without __init__.py does not."""
+    import _imp
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg.py").write_text("")
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain.py").write_text("")
+    (tmp_path / "native.py").write_text("")
+    (tmp_path / ("native" + _imp.extension_suffixes()[0])).write_text("")
+    finder, here = entry.Finder(), [str(tmp_path)]
+    pkg = finder.find_spec("rehydrate.pkg", here)
+    assert pkg.origin == str(tmp_path / "pkg" / "__init__.py")
+    assert pkg.submodule_search_locations == [str(tmp_path / "pkg")] and pkg.loader.is_package("rehydrate.pkg")
+    plain = finder.find_spec("rehydrate.plain", here)
+    assert plain.origin == str(tmp_path / "plain.py") and plain.submodule_search_locations is None
+    assert plain.cached == str(tmp_path / "__pycache__" / f"plain.{sys.implementation.cache_tag}.pyc")
+    for name, path in [
+        ("other.pkg", here),
+        ("rehydrate.pkg", [*here, str(tmp_path / "pkg")]),
+        ("rehydrate.pkg", [str(tmp_path / "absent")]),
+        ("rehydrate.nothing", here),
+        ("rehydrate.native", here),
+        ("rehydrate.pkg", None),
+    ]:
+        assert finder.find_spec(name, path) is None, (name, path)
+    (tmp_path / "late.py").write_text("")
+    assert finder.find_spec("rehydrate.late", here) is None  # listed once: as the standard finder, until told
+    finder.invalidate_caches()
+    assert finder.find_spec("rehydrate.late", here) is not None

@@ -100,6 +100,8 @@ def test_hook_path_imports_only_the_standard_library(repo: Path) -> None:
             heavy |= {"rehydrate.store.evidence.paths", "rehydrate.store.local.rollback", "rehydrate.fs.create"}
             heavy |= {"rehydrate.store.wal.graph", "rehydrate.store.wal.scan"}  # one line of work, as left
             heavy.add("rehydrate.harness.compaction.marks")  # GitHub Copilot CLI's prompts and tool results read them
+            # gh runs in recover only (a hook says whether it is on PATH), and no compaction was captured here
+            heavy |= {"rehydrate.checks.git.gh", "rehydrate.brief.capture"}
             if argv[0] != "checkpoint":
                 heavy |= {"rehydrate.store.write", "rehydrate.store.evidence.prepare"}
             else:

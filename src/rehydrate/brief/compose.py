@@ -7,7 +7,6 @@ numbers instead of one by one, the last resort: never dropped).
 
 from __future__ import annotations
 
-from rehydrate.brief.capture import section
 from rehydrate.brief.fence import (
     fence_body,
     n_chars,
@@ -67,7 +66,10 @@ def compose(d: Draft, p: Plan) -> tuple[str, list[str], list[str]]:
     _extras(o)
     _next(o)
     mail_section(o)  # the unread messages, quoted (brief/mail.py)
-    section(o)  # "Just before the compaction" (brief/capture.py)
+    if d.capture is not None:  # "Just before the compaction" (brief/capture.py, loaded only then)
+        from rehydrate.brief.capture import section
+
+        section(o)
     _quotes(o)
     _record(o)
     ledger = _ledger_lines(d, p, o.cuts)

@@ -3,7 +3,6 @@ show it (Draft), and the knobs that the fitting turns (Plan)."""
 
 from __future__ import annotations
 
-from rehydrate.brief.capture import Material
 from rehydrate.brief.fence import flat, n_chars, quoted_lines, shorten_quoted, text_lines, untoken
 from rehydrate.store import layout
 from rehydrate.store.latches import index
@@ -13,6 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from rehydrate.brief.capture import Material
     from rehydrate.checks import Finding
     from rehydrate.store.latches.index import Invariants
 
@@ -210,6 +210,8 @@ class Draft:
         self._ledger(inp, budget)
         self.capture: Material | None = None
         if inp.capture is not None:
+            from rehydrate.brief.capture import Material  # only a brief after a captured compaction loads it
+
             self.capture = Material(inp.capture, inp.capture_meta, token, _task_pairs(self.tasks.text))
         self.merged, self.authors = inp.merged, inp.authors
 

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import os
 
+from rehydrate import proc
 from rehydrate.checks import DEGRADED, NA, OK, SKIPPED, Finding, Quoting
-from rehydrate.checks.git import gh
 from rehydrate.checks.git import probe as gitnow
 from rehydrate.store.git import info as gitinfo
 from rehydrate.store.layout import SETUP_FILES
@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 NAMED_COMMITS = 5  # commits since the checkpoint named in a finding
 NAMED_FILES = 10  # dirty files named
 NAME = "live-state"
+GH_DEFERRED = "PR and CI (gh)"  # the ledger's note of what a hook left to recover (checks/git/gh.py runs it there)
+GH_NOT_INSTALLED = "gh not installed (looked for gh on PATH): pull request and CI not looked at"
 
 
 class LiveStateCheck:
@@ -68,16 +70,13 @@ class LiveStateCheck:
         ):
             context.shared["gitnow"] = gitnow.probe(context)
             if context.scope == "recover" and "gh" not in context.shared:
-                context.shared["gh"] = gh.start(context)  # in parallel with git
+                context.shared["gh"] = _gh().start(context)  # in parallel with git
 
     def stop(self, context: Context) -> None:
-        """Stops the processes start() left running, for a run that ends before run() (checks.Started)."""
-        probe = context.shared.get("gitnow")
-        if probe is not None:
-            probe.stop()
-        started = context.shared.get("gh")
-        if started is not None:
-            gh.cancel(started)
+        """Stops what start() ran that nobody waited for (a run ended early: checks.Started; gh after run())."""
+        for started in (context.shared.get("gitnow"), context.shared.get("gh")):  # a Probe, a Gh
+            if started is not None:
+                started.stop()
 
     def run(self, context: Context) -> list[Finding]:
         if context.state is None:
@@ -93,9 +92,7 @@ class LiveStateCheck:
                 found.extend(claims.findings(context))
             return found
         finally:
-            started = context.shared.get("gh")
-            if started is not None:  # what gh left running (git found no work tree, or a finding raised) is killed
-                gh.cancel(started)
+            self.stop(context)
 
     def _git(self, context: Context) -> list[Finding]:
         now: GitNow = context.shared["gitnow"].result()
@@ -121,10 +118,21 @@ class LiveStateCheck:
 
 
 def _pr(context: Context, now: GitNow) -> list[Finding]:
-    """The pull request and CI (checks/git/gh.py): run in recover; in hook scope an n/a or the ledger's deferred
-    note."""
+    """The pull request and CI (see the module's docstring): gh.py's findings where recover ran it."""
     started = context.shared.get("gh")
-    return gh.findings(started, context, now.branch) if started is not None else gh.hook(context)
+    if started is not None and started.batch is not None:
+        return _gh().findings(started, context, now.branch)  # type: ignore[no-any-return]
+    if proc.which("gh", (os.environ if context.env is None else context.env).get("PATH", os.defpath)) is None:
+        return [Finding(NAME, NA, GH_NOT_INSTALLED)]
+    if GH_DEFERRED not in context.shared.setdefault("deferred", []):
+        context.shared["deferred"].append(GH_DEFERRED)
+    return []
+
+
+def _gh() -> Any:
+    from rehydrate.checks.git import gh  # recover's alone: a session start never loads it
+
+    return gh
 
 
 def _label(context: Context) -> str:

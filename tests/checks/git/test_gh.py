@@ -16,7 +16,7 @@ from tests.fakes import gh, gitrepos
 from tests.fakes.gitrepos import git
 
 from rehydrate import proc
-from rehydrate.checks import Context, Finding, confidence, run_all
+from rehydrate.checks import Context, Finding, confidence, livestate, run_all
 from rehydrate.checks.git import gh as ghcheck
 from rehydrate.checks.ledger import summarize
 from rehydrate.checks.livestate import LiveStateCheck
@@ -239,7 +239,7 @@ def test_not_signed_in_and_no_pull_request_are_not_applicable(tmp_path: Path) ->
 def test_gh_not_installed_is_the_same_in_both_scopes(tmp_path: Path, scope: str) -> None:
     agent = _repo(tmp_path)
     found, context = _check(agent, gh.bin_path(tmp_path), scope=scope)
-    assert _one(found) == ("n/a", ghcheck.NOT_INSTALLED, None)
+    assert _one(found) == ("n/a", livestate.GH_NOT_INSTALLED, None)
     assert "deferred" not in context.shared
 
 

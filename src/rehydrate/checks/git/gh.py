@@ -9,14 +9,14 @@ Contract:
   `gh_timeout` (store/config.py: 8 s by default, clamped to 1-60); a gh still running then is killed with its
   process group (proc).
 - `findings(gh, context, branch) -> list[Finding]` (live-state's run(), after git answered that this is a work
-  tree). n/a: gh not installed; not signed in (exit 4, gh's "authentication required"); no pull request for the
-  branch; a detached HEAD. skipped: past the deadline, or another error. degraded: a failing check in the rollup
-  (FAILING) naming the failing checks; the branch's pull request merged or closed after the checkpoint; a pull
-  request the checkpoint named merged (next: "#12 is merged: update (git pull) and go on with <next>") or closed
-  unmerged after it. ok: open and green, pending or without checks; merged or closed before the checkpoint.
-- `cancel(gh)`: kills and reaps what still runs (git found no work tree, or live-state's run raised).
-- `hook(context) -> list[Finding]` (hook scope): gh is never run. Not on PATH: the same n/a as in recover; on PATH:
-  no finding, and DEFERRED is appended to `context.shared.setdefault("deferred", [])` for the ledger's note.
+  tree; gh not installed is live-state's n/a). n/a: not signed in (exit 4, gh's "authentication required"); no pull
+  request for the branch; a detached HEAD. skipped: past the deadline, or another error. degraded: a failing check in
+  the rollup (FAILING) naming the failing checks; the branch's pull request merged or closed after the checkpoint;
+  a pull request the checkpoint named merged (next: "#12 is merged: update (git pull) and go on with <next>") or
+  closed unmerged after it. ok: open and green, pending or without checks; merged or closed before the checkpoint.
+- `cancel(gh)`, `Gh.stop()`: kills and reaps what still runs (git found no work tree, or live-state's run raised).
+- In hook scope gh is never run and this module is not loaded: live-state says whether gh is on PATH itself
+  (checks/livestate.py: _pr).
 - gh's output is untrusted: bounded by proc, parsed defensively (a non-object, a wrong type: skipped), every string
   cleaned to one line and cut; a recorded checkpoint time is used only when it looks like a time.
 """
@@ -45,8 +45,6 @@ GH_ENV = {"GH_PROMPT_DISABLED": "1", "GH_NO_UPDATE_NOTIFIER": "1", "NO_COLOR": "
 MAX_NAMED = 3  # pull requests named in the checkpoint that are looked up
 MAX_DIGITS = 9
 NAMED_CHECKS = 5  # failing checks named in a finding
-DEFERRED = "PR and CI (gh)"
-NOT_INSTALLED = "gh not installed (looked for gh on PATH): pull request and CI not looked at"
 
 
 class Gh:
@@ -58,6 +56,10 @@ class Gh:
         self.deadline = deadline
         self._results: list[proc.Result] | None = None
 
+    def stop(self) -> None:
+        """Kills and reaps every gh still running (cancel); nothing once results() answered."""
+        cancel(self)
+
     def results(self) -> list[proc.Result]:
         if self._results is None:
             self._results = self.batch.wait(self.deadline) if self.batch is not None else []
@@ -66,10 +68,6 @@ class Gh:
 
 def _env(context: Context) -> dict[str, str]:
     return dict(os.environ if context.env is None else context.env)
-
-
-def installed(context: Context) -> bool:
-    return proc.which("gh", _env(context).get("PATH", os.defpath)) is not None
 
 
 def named_prs(texts: list[tuple[str, str | None]]) -> list[tuple[str, str]]:
@@ -115,20 +113,10 @@ def cancel(gh: Gh) -> None:
         gh._results = gh.batch.wait(0)
 
 
-def hook(context: Context) -> list[Finding]:
-    """Hook scope: gh is never run (see the module's docstring)."""
-    if not installed(context):
-        return [Finding(NAME, NA, NOT_INSTALLED)]
-    deferred = context.shared.setdefault("deferred", [])
-    if DEFERRED not in deferred:
-        deferred.append(DEFERRED)
-    return []
-
-
 def findings(gh: Gh, context: Context, branch: str | None) -> list[Finding]:
     """The pull request and CI findings of a started Gh (see the module's docstring)."""
     if gh.batch is None:
-        return [Finding(NAME, NA, NOT_INSTALLED)]
+        return []  # not installed: live-state says so (checks/livestate.py: _pr)
     results = gh.results()
     if any(r.code == 4 for r in results):
         text = "gh is not signed in (gh pr view: exit 4, authentication required): pull request and CI not looked at"
