@@ -68,6 +68,48 @@ def test_a_hook_call_leaves_nothing_for_the_interpreter_s_teardown(repo: Path, t
     assert json.loads(r.stderr.strip().splitlines()[-1]) == {}, r.stderr[-3000:]
 
 
+PRESTART_PROBE = r"""
+import json, os, sys
+from rehydrate import proc
+from rehydrate.__main__ import hook
+started, real = [], proc.start
+def start(cmds, **kwargs):
+    started.extend([c[3], "rehydrate.brief" in sys.modules] for c in cmds)
+    return real(cmds, **kwargs)
+proc.start = start
+code = hook(sys.argv[1:])
+sys.stdout.flush()
+try:
+    left = os.waitpid(-1, os.WNOHANG) is not None
+except ChildProcessError:
+    left = False
+print(json.dumps({"code": code, "started": started, "left": left}), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("case", ["brief", "a resumed session's pointer", "no state"])
+def test_a_session_start_s_git_status_starts_before_the_brief_loads(repo: Path, case: str) -> None:
+    """percall starts git status as soon as it finds the state of a session start, before the brief's modules load,
+    and the brief takes it rather than starting another; where no brief is given (a resumed session is pointed to
+    the one it was given) the script's entry stops it. Where there is no state, no git runs. No child is left."""
+    if case != "no state":
+        assert rehydrate("init", "--goal", "Ship the parser").code == 0
+        assert rehydrate("checkpoint", "--done", "the tokenizer", "--next", "the parser").code == 0
+        subprocess.run(["git", "commit", "-qm", "after the checkpoint", "--allow-empty"], cwd=repo, check=True)
+    if case == "a resumed session's pointer":  # this session was given its brief already
+        assert rehydrate("hook", "claude", stdin=hook_event(repo, "claude", "SessionStart-startup").decode()).code == 0
+    name = "SessionStart-resume" if case == "a resumed session's pointer" else "SessionStart-startup"
+    r = subprocess.run(
+        [sys.executable, "-c", PRESTART_PROBE, "claude"],
+        cwd=repo, input=hook_event(repo, "claude", name), capture_output=True, check=True,
+    )  # fmt: skip
+    said = json.loads(r.stderr.decode().strip().splitlines()[-1])
+    expected = {"brief": [["status", False], ["log", True]], "a resumed session's pointer": [["status", False]]}
+    assert said == {"code": 0, "started": expected.get(case, []), "left": False}, said
+    context = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"] if r.stdout else ""
+    assert ("after the checkpoint" in context) is (case == "brief"), context
+
+
 GC_PROBE = r"""
 import gc, os, sys
 from rehydrate.__main__ import main

@@ -62,7 +62,12 @@ def hook(args: list[str]) -> int:
         # what the command line does around a command: undecodable characters written as escapes, and every write
         # made terminal-safe (a brief quotes files that arrived by `git pull`)
         escaping_streams()
-        reply = dispatch.answer(args[0], answered, args[1] if len(args) == 2 else None)
+        try:
+            reply = dispatch.answer(args[0], answered, args[1] if len(args) == 2 else None)
+        finally:  # a git status percall started for a brief that was not given (checks.git.probe.prestart)
+            probe = sys.modules.get("rehydrate.checks.git.probe")
+            if probe is not None:
+                probe.stop_prestarted()
         return percall.told(reply, terminal_safe)
     except (Exception, KeyboardInterrupt) as e:  # dispatch.answer never raises: a closed pipe, an interrupt, a bug
         from rehydrate.cli import failed

@@ -122,6 +122,36 @@ def test_a_budget_too_small_is_named_in_domain_words(state: State) -> None:
     assert (e.value.message, e.value.field) == ("a budget of 10 characters is too small", "budget")
 
 
+def test_git_starts_before_what_it_runs_beside(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git status starts before the state's lock is taken, and the log since the checkpoint before the views are
+    read: each process runs while the brief does work that needs nothing it says."""
+    from rehydrate import proc
+
+    state, _ = State.init(str(repo / "state"), "ship the parser")
+    state.checkpoint(done="the tokenizer", next="the parser")
+    subprocess.run(["git", "commit", "-qm", "since the checkpoint", "--allow-empty"], cwd=repo, check=True)
+    order: list[str] = []
+    real_start, real_reading, real_views = proc.start, State.reading, brief.read_views
+
+    def start(cmds: list[list[str]], **kwargs: Any) -> Any:
+        order.extend(f"git {c[3]}" for c in cmds)
+        return real_start(cmds, **kwargs)
+
+    def reading(self: State) -> Any:
+        order.append("lock")
+        return real_reading(self)
+
+    def views(*args: Any) -> Any:
+        order.append("views")
+        return real_views(*args)
+
+    monkeypatch.setattr(proc, "start", start)
+    monkeypatch.setattr(State, "reading", reading)
+    monkeypatch.setattr(brief, "read_views", views)
+    assert "since the checkpoint" in brief.resume(state).text
+    assert order == ["git status", "lock", "git log", "views"], order
+
+
 @pytest.mark.parametrize("case", ["probed", "no check", "the receipt raises", "a check fails to load"])
 def test_the_git_started_for_the_checks_is_never_left_behind(
     repo: Path, case: str, monkeypatch: pytest.MonkeyPatch

@@ -181,55 +181,57 @@ def resume(
     budget = DEFAULT_BUDGET if budget is None else budget
     if budget < MIN_BUDGET:
         raise UsageError(f"a budget of {budget} characters is too small", f"use at least {MIN_BUDGET}", field="budget")
-    with state.reading() as snap:
-        status = gitprobe.status_started(state.root, os.environ)  # git works while the state is read, the checks load
-        try:
-            sizes: dict[str, int] = {}
-            parts: dict[str, object] = {}
-            shown = read_views(state, snap, budget, sizes, parts)
+    # git status needs nothing the state says: it runs while the lock is taken, the state read and the checks load
+    status = gitprobe.status_started(state.root, os.environ)
+    try:
+        with state.reading() as snap:
             found = since.find(state, snap)  # the WAL since the last checkpoint, read back once for every check
             cfg = config.read(state.root)
             event = checks.HookEvent(harness, session_id, transcript)
             context = checks.Context(
-                state, snap.outcome(), views=shown, since=found, scope="hook", event=event, config=cfg, env=os.environ
+                state, snap.outcome(), since=found, scope="hook", event=event, config=cfg, env=os.environ
             )
             context.shared[gitprobe.STATUS_KEY] = status
-            started = checks.start_all(context)
-            try:  # while git works: the journal read once for the receipt and the restatement (no check reads it)
+            started = checks.start_all(context)  # live-state's first: its git log runs while the rest loads
+            try:  # while git works: the views, and the journal once for the receipt and the restatement
+                sizes: dict[str, int] = {}
+                parts: dict[str, object] = {}
+                shown = read_views(state, snap, budget, sizes, parts)
+                context.views = dict(shown)  # no check's start reads them
                 recent = journal.tail(state, receipt.LOOK_BACK)
                 delivered = receipt.finding(receipt.settle(state, recent=recent))  # the last brief: did it arrive?
                 said = ack.from_reply(state, recent)  # a restatement the model wrote in its reply since that brief
                 restated = ack.finding(said or ack.last(state, found.ts, recent))  # the agent's since the checkpoint
             finally:
                 findings = started.run()  # never raises: what the starts ran is collected whatever happened above
-        finally:
-            status.stop()  # nothing when the probe took it and waited; else git is stopped, never left behind
-        with_line(findings, delivered)
-        with_line(findings, restated)
-        conf = checks.confidence(findings)
-        summed = _ledger(shown, findings, _deferred(context, cfg))
-        inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts, summed)
-        _capture(inp, found)
-        annotate(inp, state, snap)  # the lines of work merged; the entries' authors when there are several actors
-        out = render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)
-        data = {
-            "budget": budget,
-            "chars": len(out.text),
-            "omitted": out.omitted,
-            "read": [n for n, v in shown.items() if v is not None and (v or not sizes.get(n))],
-            "checks": _worst(findings),
-            "confidence": conf,
-        }
-        if session_id:
-            data["session_id"] = clean(session_id, one_line=True)[:200]
-        if harness:
-            data.update(since.ref_fields(harness, transcript))
-            if carried is None:
-                data["brief"] = receipt.brief_fields(out.text, out.token)  # what its delivery receipt looks for
-        if carried:
-            data.update(carried)
-        rec = state.log_resume(snap, data)
-        return ResumeResult(out.text, conf, findings, out.omitted, rec, snap.repaired, snap.problems, summed)
+            with_line(findings, delivered)
+            with_line(findings, restated)
+            conf = checks.confidence(findings)
+            summed = _ledger(shown, findings, _deferred(context, cfg))
+            inp = _input(state, shown, findings, conf, snap.last, preface, sizes, parts, summed)
+            _capture(inp, found)
+            annotate(inp, state, snap)  # the lines of work merged; the entries' authors when there are several actors
+            out = render(inp, budget) if max_bytes is None else render(inp, budget, max_bytes=max_bytes)
+            data = {
+                "budget": budget,
+                "chars": len(out.text),
+                "omitted": out.omitted,
+                "read": [n for n, v in shown.items() if v is not None and (v or not sizes.get(n))],
+                "checks": _worst(findings),
+                "confidence": conf,
+            }
+            if session_id:
+                data["session_id"] = clean(session_id, one_line=True)[:200]
+            if harness:
+                data.update(since.ref_fields(harness, transcript))
+                if carried is None:
+                    data["brief"] = receipt.brief_fields(out.text, out.token)  # what its delivery receipt looks for
+            if carried:
+                data.update(carried)
+            rec = state.log_resume(snap, data)
+            return ResumeResult(out.text, conf, findings, out.omitted, rec, snap.repaired, snap.problems, summed)
+    finally:
+        status.stop()  # nothing when the probe took it and waited; else git is stopped, never left behind
 
 
 def with_line(findings: list[Finding], line: Finding | None) -> None:

@@ -74,13 +74,28 @@ def _answered(harness: Harness, data: Input, event_name: str | None) -> Answer |
     if event is None:
         return None
     name = event.get("hook_event_name")
-    quick = QUICK.get(harness.EVENTS.get(name, "")) if isinstance(name, str) else None
+    handler = harness.EVENTS.get(name, "") if isinstance(name, str) else ""
+    if handler == "session_start":
+        _session_start(event)
+        return None
+    quick = QUICK.get(handler)
     if quick is None:
         return None
     here = located(event)
     if here is None:
         return Answer()  # no state here: a tool call is told nothing (hook._idle)
     return quick(harness, event, here)
+
+
+def _session_start(event: dict[str, Any]) -> None:
+    """A session start is the whole dispatch's (the brief). git status, which needs nothing the state says, starts
+    here, before the brief's modules load: the brief takes it (checks.git.probe.prestart); the script's entry stops
+    it when nothing did (rehydrate.__main__)."""
+    here = located(event)
+    if here is not None:
+        from rehydrate.checks.git import probe
+
+        probe.prestart(here.root)
 
 
 def _guard(harness: Harness, event: dict[str, Any], here: Located) -> Answer | None:

@@ -321,3 +321,35 @@ def test_a_git_status_nobody_took_is_stopped(tmp_path: Path) -> None:
     status.stop()
     with pytest.raises(RuntimeError):
         status.wait(1)
+
+
+def test_a_prestarted_git_status_is_taken_once_and_otherwise_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """prestart starts one git status per state root; status_started takes it for that root in this process's own
+    environment (a given environment gets a git of its own); stop_prestarted stops and reaps what nobody took."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(3600)\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    gitnow.prestart(a)
+    early = gitnow._PRESTARTED[a]
+    gitnow.prestart(a)  # one per root
+    gitnow.prestart(b)
+    assert list(gitnow._PRESTARTED) == [a, b] and gitnow._PRESTARTED[a] is early
+    other = gitnow.status_started(a, {**os.environ})  # not this process's own environment: not the prestarted one
+    assert other is not early
+    assert gitnow.status_started(a, os.environ) is early
+    again = gitnow.status_started(a, None)  # taken once: a git of its own
+    assert again is not early
+    children = [gitnow._PRESTARTED[b]._children[0], early._children[0], other._children[0], again._children[0]]
+    gitnow.stop_prestarted()
+    assert not gitnow._PRESTARTED
+    for batch in (early, other, again):
+        batch.stop()
+    for child in children:
+        with pytest.raises(ChildProcessError):  # each reaped: no zombie left
+            os.waitpid(child.pid, os.WNOHANG)

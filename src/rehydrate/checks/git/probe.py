@@ -355,8 +355,27 @@ def status_started(root: str, env: Mapping[str, str] | None) -> proc.Batch:
     """`git status` for the state at root, started before the probe: it needs nothing the state says, so a session
     start runs it while the state is read and the checks load. The caller puts it in context.shared[STATUS_KEY],
     where the probe takes it, and calls its stop() once the checks ran: nothing when the probe waited for it, else
-    (no probe took it: no checkpoint to compare with) git is stopped."""
-    return proc.start([["git", "-C", root, *STATUS]], env=environment(env))
+    (no probe took it: no checkpoint to compare with) git is stopped. The one prestart() started for root, if any,
+    when env is this process's own."""
+    early = _PRESTARTED.pop(root, None) if env is None or env is os.environ else None
+    return early if early is not None else proc.start([["git", "-C", root, *STATUS]], env=environment(env))
+
+
+_PRESTARTED: dict[str, proc.Batch] = {}  # git status started by prestart, by state root, until status_started
+
+
+def prestart(root: str) -> None:
+    """Starts status_started's `git status` for the state at root, in this process's environment, before the
+    caller knows it will brief: a hook's session start, as soon as it finds its state (harness/percall.py), so that
+    git runs while the brief's modules load. stop_prestarted() stops what nobody took."""
+    if root not in _PRESTARTED:
+        _PRESTARTED[root] = proc.start([["git", "-C", root, *STATUS]], env=environment(None))
+
+
+def stop_prestarted() -> None:
+    """Stops and reaps each prestarted git status nobody took (proc.Batch.stop): at the end of the call."""
+    while _PRESTARTED:
+        _PRESTARTED.popitem()[1].stop()
 
 
 def probe(context: Context) -> Probe:
