@@ -122,6 +122,29 @@ def test_resume_is_logged_and_reads_only_the_tail(state: State, monkeypatch: pyt
     assert reads.total < size // 8, f"resume read {reads.total:,} bytes of a {size:,}-byte WAL"
 
 
+def test_resume_decodes_only_the_journal_lines_it_needs(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The delivery receipt and the restatement read the journal's last records: the newest brief given is found in
+    the newest line, and no line is an `ack`, so no other line of the 16 read back is decoded."""
+    from rehydrate.store.local import journal
+    from rehydrate.store.wal import record as wal
+
+    for _ in range(20):
+        brief.resume(state, harness="claude", transcript="/nowhere/t.jsonl")  # each logs a resume with its brief
+    decoded: list[bytes] = []
+    real = wal.decode
+
+    def counting(raw: bytes) -> wal.Record:
+        if b'"op":"resume"' in raw:  # the journal's (the WAL holds none)
+            decoded.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(wal, "decode", counting)
+    newest = Path(journal.path(state)).read_bytes().splitlines()[-1]
+    assert brief.resume(state, harness="claude", transcript="/nowhere/t.jsonl").confidence == "recovered"
+    # the newest line only: by the receipt's read, by since (the transcript it names), by the append (its chain)
+    assert decoded and set(decoded) == {newest}, [r[-100:] for r in decoded]
+
+
 def test_the_resume_record_keeps_each_checks_worst_status(tmp_path: Path) -> None:
     """live-state gives several findings (HEAD, upstream, gh); the record shows its worst, not its last: a dirty
     file since the checkpoint is degraded even though the upstream and gh lines after it are n/a."""

@@ -198,7 +198,7 @@ def resume(
                 parts: dict[str, object] = {}
                 shown = read_views(state, snap, budget, sizes, parts)
                 context.views = dict(shown)  # no check's start reads them
-                recent = journal.tail(state, receipt.LOOK_BACK)
+                recent = journal.recent(state, receipt.LOOK_BACK)
                 delivered = receipt.finding(receipt.settle(state, recent=recent))  # the last brief: did it arrive?
                 said = ack.from_reply(state, recent)  # a restatement the model wrote in its reply since that brief
                 restated = ack.finding(said or ack.last(state, found.ts, recent))  # the agent's since the checkpoint

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from rehydrate.checks import Finding
+    from rehydrate.store.local.journal import Recent
     from rehydrate.store.state import State
-    from rehydrate.store.wal.record import Record
 
 NEWEST = 3  # the newest rejected approaches a restatement must name
 COVER = 0.5  # the share of the state's next action's words the restatement must hold
@@ -133,12 +133,12 @@ MARK = "rehydrate ack:"  # the marked line of a reply: `rehydrate ack: next: TEX
 READ_BYTES = 8 << 20  # the most of a transcript read after the brief for a marked line
 
 
-def from_reply(state: State, recent: list[Record] | None = None) -> dict[str, Any] | None:
+def from_reply(state: State, recent: Recent | None = None) -> dict[str, Any] | None:
     """A marked line in the model's replies since the last brief a hook gave, checked and recorded like `rehydrate
     ack` (once per line: the record keeps its hash); None when there is none, or it is recorded already. Only the
     model's own records count (the brief that asks for the line holds the words too). recent: the journal's last
     records, as the caller read them."""
-    recent = journal.tail(state, LOOK_BACK) if recent is None else recent
+    recent = journal.recent(state, LOOK_BACK) if recent is None else recent
     given, _ = last_given(recent)
     if given is None:
         return None
@@ -149,7 +149,7 @@ def from_reply(state: State, recent: list[Record] | None = None) -> dict[str, An
     if line is None:
         return None
     digest = wal.sha256(line.encode())
-    if any(records.op_of(r) is records.ACK and records.data_of(r).get("line") == digest for r in recent):
+    if any(records.data_of(r).get("line") == digest for r in recent.of(records.ACK.name)):
         return None
     said, named = parse(line)
     data = _check(state, said, named)
@@ -220,11 +220,11 @@ def _reply_texts(rec: Any) -> list[str]:
     ]
 
 
-def last(state: State, since: str | None, recent: list[Record] | None = None) -> dict[str, Any] | None:
+def last(state: State, since: str | None, recent: Recent | None = None) -> dict[str, Any] | None:
     """The newest `ack` record's data and time in the journal's last records (receipt.LOOK_BACK; recent: those, as
     the caller read them), if it is newer than since (the last checkpoint's time)."""
-    for rec in journal.tail(state, LOOK_BACK) if recent is None else recent:
-        if records.op_of(rec) is records.ACK and isinstance(rec.get("data"), dict):
+    for rec in (journal.recent(state, LOOK_BACK) if recent is None else recent).of(records.ACK.name):
+        if isinstance(rec.get("data"), dict):
             if since is not None and str(rec.get("ts", "")) < since:
                 return None
             return {**rec["data"], "ts": rec.get("ts")}

@@ -15,9 +15,11 @@ from rehydrate.store.local import journal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
     from rehydrate.checks import Finding
+    from rehydrate.store.local.journal import Recent
     from rehydrate.store.state import State
     from rehydrate.store.wal.record import Record
 
@@ -39,12 +41,12 @@ def brief_fields(text: str, token: str) -> dict[str, Any]:
     return {"token": token, "after": len(text) - at if at >= 0 else 0, "last": key[-LAST_CHARS:]}
 
 
-def settle(state: State, *, record: bool = True, recent: list[Record] | None = None) -> dict[str, Any] | None:
+def settle(state: State, *, record: bool = True, recent: Recent | None = None) -> dict[str, Any] | None:
     """The receipt of the last brief a hook gave ({"verdict", "detail", "ts", "session_id", ...}), judged now when
     no verdict was recorded yet, and recorded (with record, unless still pending); None when no hook gave a brief
     (in the last LOOK_BACK records of the journal; recent: those records, read once by a caller that reads them for
     more)."""
-    given, known = last_given(journal.tail(state, LOOK_BACK) if recent is None else recent)
+    given, known = last_given(journal.recent(state, LOOK_BACK) if recent is None else recent)
     if given is None:
         return None
     if known is not None:
@@ -68,9 +70,9 @@ def settle(state: State, *, record: bool = True, recent: list[Record] | None = N
     return out
 
 
-def last_given(recs: list[Record]) -> tuple[Record | None, dict[str, Any] | None]:
+def last_given(recs: Iterable[Record]) -> tuple[Record | None, dict[str, Any] | None]:
     """(the newest `resume` record a hook gave with a brief to look for, its recorded receipt or None), from the
-    journal's records newest first."""
+    journal's records newest first (read no further than that record: journal.Recent decodes no more)."""
     receipts: dict[str, dict[str, Any]] = {}
     for rec in recs:
         data, op = records.data_of(rec), records.op_of(rec)

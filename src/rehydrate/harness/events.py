@@ -219,7 +219,7 @@ def _settle(here: Located) -> None:
 
         state = here.state
         with fslock.locked(state.root, words=WORDS):  # the journal is appended under the state's lock, as resume does
-            recent = journal.tail(state, receipt.LOOK_BACK)
+            recent = journal.recent(state, receipt.LOOK_BACK)
             receipt.settle(state, recent=recent)
             ack.from_reply(state, recent)  # a restatement in the reply's marked line, checked and recorded
     except Exception:

@@ -198,6 +198,41 @@ def test_read_since_asks_before_each_line_and_counts_what_it_skips(state: State)
     assert [r["data"]["n"] for r in journal.read_since(state, None, 5)] == [5, 4]  # decoded, 3 ends the records
 
 
+def test_recent_decodes_a_line_only_when_a_reader_reaches_it(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
+    """journal.recent gives tail()'s records, each line decoded when first reached and once; `of` decodes only the
+    lines that hold one of its ops as a record's op (a damaged line it passes over goes unseen), while iterating in
+    order ends at a line that does not decode, for every reader, as records() does."""
+    journal.append(state, "ack", {"next": "old"})
+    for n in range(5):
+        journal.append(state, "resume", {"n": n, "note": '"op":"ack"'})  # the words in a string: escaped, no match
+    journal.append(state, "ack", {"next": "new"})
+    journal.append(state, "resume", {"n": 9})
+    assert list(journal.recent(state, 6)) == journal.tail(state, 6)
+    decoded: list[bytes] = []
+
+    class Counting:
+        BadRecord = wal.BadRecord
+
+        @staticmethod
+        def decode(raw: bytes) -> wal.Record:
+            decoded.append(raw)
+            return wal.decode(raw)
+
+    monkeypatch.setattr(journal, "wal", Counting)
+    recent = journal.recent(state, 16)
+    assert next(iter(recent))["data"]["n"] == 9 and len(decoded) == 1  # nothing decoded ahead
+    assert [r["data"]["next"] for r in recent.of("ack")] == ["new", "old"] and len(decoded) == 3
+    assert [r["data"].get("n") for r in recent] == [9, None, 4, 3, 2, 1, 0, None] and len(decoded) == 8  # once each
+    path = journal.path(state)
+    lines = Path(path).read_bytes().splitlines(keepends=True)
+    lines[3] = lines[3].replace(b'"n":2', b'"n":22')  # its hash no longer matches
+    Path(path).write_bytes(b"".join(lines))
+    recent = journal.recent(state, 16)
+    assert [r["data"]["next"] for r in recent.of("ack")] == ["new", "old"]  # passed over undecoded
+    assert [r["data"].get("n") for r in recent] == [9, None, 4, 3]  # the damaged line ends the records
+    assert [r["data"]["next"] for r in recent.of("ack")] == ["new"]  # for every reader from then on
+
+
 def test_the_fold_counts_the_resumes_since_the_last_one(state: State) -> None:
     assert journal.reads(state) == (None, None)
     for n in range(7):

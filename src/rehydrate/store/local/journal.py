@@ -7,7 +7,8 @@ shared by two worktrees. The records have the WAL's shape and encoding (wal.seal
 own chain (seq, prev); each append is one write and one fsync (fsio.append), under the state lock the read holds.
 
 The journal is an audit trail, not state: it is read as untrusted (every record decoded strictly, a bad line ends a
-read), capped in size (past MAX_BYTES the file becomes the previous generation `<actor>.1.jsonl`, replacing the one
+read; a reader that asks for some ops only passes over the lines that hold none undecoded: Recent.of, read_since's
+skip), capped in size (past MAX_BYTES the file becomes the previous generation `<actor>.1.jsonl`, replacing the one
 before), and it never fails a command: a journal that cannot be written (a symlink, a FIFO, a full disk) costs the
 audit line only, and `append` says why instead of raising. A torn last line is cut before the next append.
 
@@ -191,6 +192,58 @@ def tail(state: State, n: int) -> list[Record]:
         if len(found) >= n:
             break
     return found
+
+
+def recent(state: State, n: int) -> Recent:
+    """The journal's last n records, as tail() gives them, each decoded only when a reader reaches it (Recent)."""
+    lines: list[bytes] = []
+    for raw in _lines(state, READ_BYTES):
+        if len(lines) >= n:
+            break
+        lines.append(raw)
+    return Recent(lines)
+
+
+class Recent:
+    """The journal's last records, newest first, each line decoded when a reader first reaches it: a reader that
+    stops early (the last brief given, found in the newest records) decodes no more. A line that does not decode ends
+    the records for every reader, as in records(). `of(*ops)` gives the records of those ops alone and decodes only
+    the lines that hold one of their names as a record's op (`"op":"ack"`): a line it passes over is not decoded, and
+    so not checked, as the WAL's back-scan and since._with_reads pass over theirs."""
+
+    def __init__(self, lines: list[bytes]) -> None:
+        self._lines = lines
+        self._decoded: dict[int, Record] = {}
+        self._bad = len(lines)  # the first line that did not decode: the records end there
+
+    def _at(self, i: int) -> Record | None:
+        if i >= self._bad:
+            return None
+        rec = self._decoded.get(i)
+        if rec is None:
+            try:
+                rec = self._decoded[i] = wal.decode(self._lines[i])
+            except wal.BadRecord:
+                self._bad = i
+                return None
+        return rec
+
+    def __iter__(self) -> Iterator[Record]:
+        for i in range(len(self._lines)):
+            rec = self._at(i)
+            if rec is None:
+                return
+            yield rec
+
+    def of(self, *ops: str) -> Iterator[Record]:
+        marks = [f'"op":"{op}"'.encode() for op in ops]
+        for i, raw in enumerate(self._lines):
+            if any(mark in raw for mark in marks):
+                rec = self._at(i)
+                if rec is None:
+                    return
+                if rec.get("op") in ops:
+                    yield rec
 
 
 def since(state: State, ts: str | None, n: int = 256) -> list[Record]:
