@@ -241,6 +241,63 @@ def test_a_head_that_moved_after_the_files_were_read_is_logged_after_all(
     assert [c.subject for c in now.commits] == ["Between the read and git status"] and now.descendant is True
 
 
+def test_the_log_of_a_range_is_asked_once_and_kept(
+    pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The log since the checkpoint is asked up to HEAD's hash, and its answer kept in the state's local folder: the
+    next probe of the same two commits starts no log and reads the same commits. Another HEAD, a kept file whose
+    bytes do not match its stamp, or a HEAD that moved after the files were read: asked again."""
+    from rehydrate.store.local import place
+
+    agent = pair[1]
+    folder = _state(agent)
+    ckpt = _checkpoint(folder)
+    kept = Path(place.ensure(place.local_dir(str(folder)))) / gitnow.KEPT
+    commit(agent, "x.py", "x\n", "Since")
+    started = _spied(monkeypatch)
+
+    def seen() -> tuple[Any, ...]:
+        now = _probe(folder, ckpt)
+        return now.known, now.descendant, [(c.subject, c.files) for c in now.commits], now.unanswered
+
+    first = seen()
+    assert first == (True, True, [("Since", ["x.py"])], {}) and started == ["status", "log", "log"]
+    assert kept.is_file()
+    started.clear()
+    assert seen() == first and started == ["status", "log"]  # direction's log alone
+    good = kept.read_bytes()
+    data = bytearray(good)
+    data[-3] ^= 0x20  # one bit of the kept answer
+    kept.write_bytes(bytes(data))
+    started.clear()
+    assert seen() == first and started == ["status", "log", "log"]
+    elsewhere = kept.parent / "planted"
+    elsewhere.write_bytes(good)
+    kept.unlink()
+    kept.symlink_to(elsewhere)  # never followed, neither read nor written through
+    os.mkfifo(elsewhere.parent / "fifo")
+    for planted in (kept, elsewhere.parent / "fifo"):
+        if planted.name == "fifo":
+            kept.unlink()
+            os.rename(planted, kept)  # a FIFO: never waited on
+        started.clear()
+        assert seen() == first and started == ["status", "log", "log"]
+    assert kept.is_fifo() and elsewhere.read_bytes() == good
+    kept.unlink()
+    assert seen() == first and kept.is_file()
+    commit(agent, "y.py", "y\n", "Then")
+    started.clear()
+    assert [c.subject for c in _probe(folder, ckpt).commits] == ["Then", "Since"]
+    assert started == ["status", "log", "log"]
+    stale = gitfiles.files(str(folder))
+    commit(agent, "z.py", "z\n", "Between the read and git status")
+    monkeypatch.setattr(gitnow, "files", lambda root: stale)
+    started.clear()
+    now = _probe(folder, ckpt)  # the kept answer is the files' HEAD's: git status names a newer one
+    assert [c.subject for c in now.commits] == ["Between the read and git status", "Then", "Since"]
+    assert started == ["status", "log", "log"]
+
+
 def test_direction_takes_its_answers_from_round_1(
     pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

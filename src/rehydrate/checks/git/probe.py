@@ -5,10 +5,13 @@ Contract:
   main-line refs, FETCH_HEAD's time; a few small reads, no process), then starts round 1 at once, in parallel,
   through `rehydrate.proc.start` (never subprocess, never a shell): `git status --porcelain=v2 --branch -z` (the
   argv of store/git/info.py; upstream and ahead/behind read by `gitinfo.parse_upstream`); `git log -z --boundary
-  --format=%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s --max-count=51 <checkpoint HEAD>..HEAD` when the checkpoint
-  recorded a HEAD that the files do not show as HEAD now (asked after all if git status then disagrees with the
-  files); `git for-each-ref` on origin/HEAD, origin/main, origin/master, main, master when the files could not be
-  read (reftable, a huge packed-refs). In the common case (nothing committed since) that is one process. It
+  [--name-only --no-renames] --format=%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s --max-count=51 <checkpoint HEAD>..<HEAD>`
+  when the checkpoint recorded a HEAD that the files do not show as HEAD now, up to the hash the files show (asked
+  again up to HEAD if git status then names another). A range of two commits never changes: its answer is kept in
+  the state's local folder (KEPT, a cache stamped with the hash of its arguments and bytes, store/local/place.py),
+  and the next probe of the same range starts no log; `git for-each-ref` on origin/HEAD, origin/main,
+  origin/master, main, master when the files could not be read (reftable, a huge packed-refs). In the common case
+  (nothing committed since, or nothing since the last session start) that is one process. It
   returns without waiting. A git status started earlier (`status_started`, which a session start runs before it
   reads the state: it needs nothing the state says) is taken from context.shared instead of starting another.
   Each call has its deadline (HOOK_DEADLINE, 2 s, in hook scope; RECOVER_DEADLINE, 10 s, in recover) and runs with
@@ -26,7 +29,12 @@ import os
 
 from rehydrate import proc
 from rehydrate.checks.git.files import MAIN_REFS, files, is_hash, origin_main
+from rehydrate.errors import RehydrateError
+from rehydrate.fs import read as fsread
+from rehydrate.fs import write as fsio
 from rehydrate.store.git import info as gitinfo
+from rehydrate.store.local import place
+from rehydrate.store.wal.digest import sha256
 from rehydrate.text import quoted
 
 TYPE_CHECKING = False
@@ -45,6 +53,8 @@ MAX_LISTED = 20  # direction's commits on the main line asked for (one more, to 
 DIRECTION_FORMAT = "--format=%H%x1f%an%x1f%ae%x1f%s"
 STATUS = ["status", "--porcelain=v2", "--branch", "-z", "--", ":/", ":(exclude)."]  # the work tree but the state
 STATUS_KEY = "git status"  # context.shared: a git status started before the probe (status_started)
+KEPT = "gitlog"  # in the state's local folder (store/local/place.py): the last log since the checkpoint (_kept)
+MAX_KEPT = 256 << 10  # the most of a log's answer kept
 
 
 class Commit:
@@ -117,6 +127,8 @@ class Probe:
         self._same: str | None = None  # HEAD as the files show it, when it is the checkpoint's: no log asked
         self._early: tuple[str, dict[str, proc.Result]] | None = None  # direction's main line and its answers
         self._inside: Callable[[str], bool] | None = None  # whether a path git names is in the state folder
+        self._pinned: str | None = None  # HEAD as the files show it, which the log since the checkpoint stops at
+        self._kept: proc.Result | None = None  # that log's answer as an earlier probe kept it (_kept)
         if root is None:
             return
         self._files = files(root)
@@ -128,7 +140,11 @@ class Probe:
         if self._ckpt_head is not None and head is not None and head.startswith(self._ckpt_head):
             self._same = head
         elif self._ckpt_head is not None:
-            calls["log"] = self._log()
+            if head is not None and is_hash(head):  # a range of two commits: its log is the same for ever
+                self._pinned = head
+                self._kept = _kept(root, self._log(head))
+            if self._kept is None:
+                calls["log"] = self._log(self._pinned or "HEAD")
         main = origin_main(self._files.refs) if self._files is not None and self._files.refs else None
         if main is not None and self._ckpt_head is not None:  # direction's calls, in this round rather than after it
             assert self._files is not None
@@ -152,17 +168,18 @@ class Probe:
             return None
         return self._early[1]
 
-    def _log(self) -> list[str]:
-        """The commits since the checkpoint, with the files each changed (--name-only) when the state folder's place
-        in the work tree is known, to tell the commits of state/ alone (else each commit's files stay unknown: news)."""
+    def _log(self, until: str = "HEAD") -> list[str]:
+        """The commits since the checkpoint up to until, with the files each changed (--name-only, renames as a
+        deletion and an addition whatever git's config says) when the state folder's place in the work tree is known,
+        to tell the commits of state/ alone (else each commit's files stay unknown: news)."""
         return [
             "log",
             "-z",
             "--boundary",
-            *(["--name-only"] if self._inside is not None else []),
+            *(["--name-only", "--no-renames"] if self._inside is not None else []),
             LOG_FORMAT,
             f"--max-count={MAX_COMMITS + 1}",
-            f"{self._ckpt_head}..HEAD",
+            f"{self._ckpt_head}..{until}",
             "--",
         ]
 
@@ -201,6 +218,10 @@ class Probe:
             self._now = GitNow()
             if self._batch is not None:
                 results = dict(zip(self._names, self._batch.wait(self._deadline), strict=True))
+                if self._kept is not None:
+                    results["log"] = self._kept
+                elif self._pinned is not None and "log" in results and self.why(results["log"]) is None:
+                    _keep(self._root or ".", self._log(self._pinned), results["log"].out)
                 if self._status is not None:
                     results["status"] = self._status.wait(self._deadline)[0]
                 if self._early is not None:
@@ -228,7 +249,9 @@ class Probe:
         elif self._files is not None and self._files.refs is not None:
             now.refs = dict(self._files.refs)
         now.fetched = self._files.fetched() if self._files is not None else None
-        if "log" in results:
+        if "log" in results and self._pinned is not None and now.head != self._pinned:  # HEAD moved after the files
+            self._history(now, self.run({"log": self._log()})["log"])  # were read: asked again, up to HEAD now
+        elif "log" in results:
             self._history(now, results["log"])
         elif self._same is not None and now.head == self._same:
             now.known = now.descendant = True  # HEAD is the checkpoint's: nothing since, no log needed
@@ -349,6 +372,29 @@ def environment(env: Mapping[str, str] | None) -> dict[str, str]:
     out.pop("GIT_DIR", None)
     out.pop("GIT_WORK_TREE", None)
     return out
+
+
+def _kept(root: str, args: list[str]) -> proc.Result | None:
+    """The answer an earlier probe kept for these git log arguments (_keep), or None: none kept, one for other
+    arguments, or a file whose stamp does not match its bytes (torn, damaged, or not ours)."""
+    try:
+        data = fsread.read_bytes(os.path.join(place.local_dir(root), KEPT), MAX_KEPT + 65)
+    except (RehydrateError, OSError, ValueError):
+        return None
+    stamp, _, out = (data or b"").partition(b"\n")
+    return proc.Result(0, out, b"") if data and stamp == _stamp(args, out) else None
+
+
+def _keep(root: str, args: list[str], out: bytes) -> None:
+    """Keeps a log's answer for the next probe: its arguments name the checkpoint's commit and HEAD's by their
+    hashes, and a range of commits never changes. A cache (fsio.write_hint: no sync), stamped with the hash of the
+    arguments and the bytes, that reads as absent when it does not match."""
+    if len(out) <= MAX_KEPT:
+        fsio.write_hint(os.path.join(place.local_dir(root), KEPT), _stamp(args, out) + b"\n" + out)
+
+
+def _stamp(args: list[str], out: bytes) -> bytes:
+    return sha256("\0".join(args).encode() + b"\0" + out).encode()
 
 
 def status_started(root: str, env: Mapping[str, str] | None) -> proc.Batch:
