@@ -12,9 +12,10 @@ os-level calls that are durable when they return (its crash points are enumerate
 nothing), closes every file it opens, and starts no thread and no exit handler (tests/test___main__.py looks after
 every documented call of every harness, and after `checkpoint` and `resume`).
 
-Before any of that, the package's own modules are found and loaded by a finder of their own (Finder): a session start
-loads some seventy of them, and the standard machinery's own work for each (looking through the import system's
-finders, then the folder, then checking the compiled file) costs more than loading many of them does.
+For a hook call, `checkpoint` and `resume`, before any of that, the package's own modules are found and loaded by a
+finder of their own (Finder): a session start loads some seventy of them, and the standard machinery's own work for
+each (looking through the import system's finders, then the folder, then checking the compiled file) costs more than
+loading many of them does. A long-lived command (the MCP server) keeps the standard one, which sees files change.
 """
 
 import _imp
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 
 def main() -> int:
     args = sys.argv[1:]
-    quick_imports()
+    if args[:1] in (["hook"], ["checkpoint"], ["resume"]):  # short processes: a listing taken once stays true
+        quick_imports()
     if len(args) in (2, 3) and args[0] == "hook":
         # a process of milliseconds that loads dozens of modules: the cyclic collector would run several times
         # while they load, for garbage that reference counting frees anyway
@@ -56,13 +58,13 @@ def hook(args: list[str]) -> int:
             from rehydrate.cli import main as command_line
 
             return command_line(["hook", *args])
-        from rehydrate.harness import hook as dispatch
-        from rehydrate.text import escaping_streams, terminal_safe
-
-        # what the command line does around a command: undecodable characters written as escapes, and every write
-        # made terminal-safe (a brief quotes files that arrived by `git pull`)
-        escaping_streams()
         try:
+            from rehydrate.harness import hook as dispatch
+            from rehydrate.text import escaping_streams, terminal_safe
+
+            # what the command line does around a command: undecodable characters written as escapes, and every
+            # write made terminal-safe (a brief quotes files that arrived by `git pull`)
+            escaping_streams()
             reply = dispatch.answer(args[0], answered, args[1] if len(args) == 2 else None)
         finally:  # a git status percall started for a brief that was not given (checks.git.probe.prestart)
             probe = sys.modules.get("rehydrate.checks.git.probe")
@@ -106,12 +108,14 @@ def ended(code: int) -> "NoReturn":
 _EXTERNAL: "Any" = sys.modules.get("_frozen_importlib_external")
 _BOOTSTRAP: "Any" = sys.modules.get("_frozen_importlib")
 _PACKAGE = "rehydrate."
+_CODE = type(main.__code__)  # a code object's type, without loading `types`
 
 
 def quick_imports() -> None:
-    """Find and load this package's modules with Finder, first among the import system's finders, once per process.
-    Not where a compiled file is named otherwise than `__pycache__/NAME.TAG.pyc`: with -O, a pycache prefix, or an
-    interpreter without a cache tag (the standard machinery then does it all, as before)."""
+    """Find and load this package's modules with Finder, first among the import system's finders, once per process
+    (a short one: Finder lists each folder once, for the process's life). Not where a compiled file is named otherwise
+    than `__pycache__/NAME.TAG.pyc`: with -O, a pycache prefix, or an interpreter without a cache tag (the standard
+    machinery then does it all, as before)."""
     if _EXTERNAL is None or _BOOTSTRAP is None or sys.implementation.cache_tag is None:
         return
     if sys.flags.optimize or sys.pycache_prefix is not None:
@@ -144,6 +148,8 @@ class Loader(getattr(_EXTERNAL, "SourceFileLoader", object)):  # type: ignore[mi
         try:
             code = marshal.loads(memoryview(data)[16:])
         except (EOFError, ValueError, TypeError):
+            code = None
+        if type(code) is not _CODE:
             return super().get_code(fullname)  # which fails as it would have, or mends the file
         _imp._fix_co_filename(code, self.path)  # type: ignore[attr-defined]  # as the standard loader does
         return code

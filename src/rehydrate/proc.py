@@ -91,6 +91,11 @@ class Batch:
                 _finish(child)
         return [c if isinstance(c, Result) else c.result or Result(None, b"", b"") for c in self._children]
 
+    def from_now(self) -> None:
+        """The deadline wait() is given counts from now, not from start(): for a Batch started early, before its
+        waiter knew it would wait (a session start's git status, started before the state is read)."""
+        self._started = time.monotonic()
+
     def stop(self) -> None:
         """Ends a Batch nobody waited for: each process still running is killed, each reaped, each pipe closed.
         Nothing when wait() was called."""

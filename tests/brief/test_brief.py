@@ -152,6 +152,44 @@ def test_git_starts_before_what_it_runs_beside(repo: Path, monkeypatch: pytest.M
     assert order == ["git status", "lock", "git log", "views"], order
 
 
+def test_a_git_status_started_before_a_contended_lock_is_asked_again(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another command held the state while resume waited for its lock (it may have moved HEAD): the git status
+    started before is stopped and asked again, beside the state as it is now; nothing is left running."""
+    import fcntl
+
+    from rehydrate.fs import lock as fslock
+
+    state, _ = State.init(str(repo / "state"), "ship the parser")
+    state.checkpoint(done="the tokenizer", next="the parser")
+    started: list[Any] = []
+    real = gitprobe.status_started
+
+    def spy(root: str, env: Any) -> Any:
+        started.append(real(root, env))
+        return started[-1]
+
+    busy = [True]
+    real_flock = fcntl.flock
+
+    def flock(fd: int, how: int) -> None:
+        if how & fcntl.LOCK_NB and busy[0]:  # the first try finds the lock held: another command has it
+            busy[0] = False
+            raise BlockingIOError
+        real_flock(fd, how)
+
+    monkeypatch.setattr(gitprobe, "status_started", spy)
+    monkeypatch.setattr(fslock.fcntl, "flock", flock)
+    assert brief.resume(state).confidence == "recovered"
+    assert len(started) == 2 and started[0]._waited  # the first stopped (waited for at once), the second taken
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+    busy[0] = False
+    started.clear()
+    assert brief.resume(state).confidence == "recovered" and len(started) == 1  # not held: asked once
+
+
 @pytest.mark.parametrize("case", ["probed", "no check", "the receipt raises", "a check fails to load"])
 def test_the_git_started_for_the_checks_is_never_left_behind(
     repo: Path, case: str, monkeypatch: pytest.MonkeyPatch

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
     from rehydrate.checks import Context, Finding
     from rehydrate.checks.ledger import Ledger
+    from rehydrate.proc import Batch
     from rehydrate.store import Problem
     from rehydrate.store.wal.record import Record
     from rehydrate.store.wal.since import Since
@@ -184,7 +185,9 @@ def resume(
     # git status needs nothing the state says: it runs while the lock is taken, the state read and the checks load
     status = gitprobe.status_started(state.root, os.environ)
     try:
-        with state.reading() as snap:
+        reading = state.reading()
+        with reading as snap:
+            status = _asked_again(status, state.root) if reading.lock.waited else status
             found = since.find(state, snap)  # the WAL since the last checkpoint, read back once for every check
             cfg = config.read(state.root)
             event = checks.HookEvent(harness, session_id, transcript)
@@ -232,6 +235,15 @@ def resume(
             return ResumeResult(out.text, conf, findings, out.omitted, rec, snap.repaired, snap.problems, summed)
     finally:
         status.stop()  # nothing when the probe took it and waited; else git is stopped, never left behind
+
+
+def _asked_again(status: Batch, root: str) -> Batch:
+    """git status started again: another command held the state while this one waited for its lock, and may have
+    changed what git says (a sync's commit), so it is asked as it is now, beside the state as it is now."""
+    from rehydrate.checks.git import probe as gitprobe
+
+    status.stop()
+    return gitprobe.status_started(root, os.environ)
 
 
 def with_line(findings: list[Finding], line: Finding | None) -> None:

@@ -45,6 +45,7 @@ class locked:
         self.path = os.path.join(folder, ".lock")
         self.shared = shared
         self.fds: list[int] = []
+        self.waited = False  # whether another process held the lock when this one asked for it
 
     def __enter__(self) -> None:
         how = fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX
@@ -73,7 +74,7 @@ class locked:
                 raise RehydrateError(f"cannot lock {self.folder}: {e.strerror}") from None
             self.fds.append(fd)
             try:
-                fcntl.flock(fd, how)
+                self._flock(fd, how)
             except OSError as e:
                 if e.errno not in _NO_FOLDER_LOCKS:
                     raise RehydrateError(f"cannot lock {self.folder}: {e.strerror}") from None
@@ -102,6 +103,15 @@ class locked:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise unsafe(self.path, "not a regular file", self.words)
         try:
-            fcntl.flock(fd, how)
+            self._flock(fd, how)
         except OSError as e:
             raise RehydrateError(f"cannot lock {self.path}: {e.strerror}") from None
+
+    def _flock(self, fd: int, how: int) -> None:
+        """flock, noting in `waited` whether another process held the lock first (a session start then asks git
+        again for what it asked before it had the lock)."""
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.waited = True
+            fcntl.flock(fd, how)

@@ -298,6 +298,21 @@ def test_the_log_of_a_range_is_asked_once_and_kept(
     assert started == ["status", "log", "log"]
 
 
+def test_a_rename_staged_at_the_checkpoint_is_named_as_git_status_named_it(tmp_path: Path) -> None:
+    """The checkpoint records a staged rename by its new name (git status); the log of its commit names that file the
+    same way, so the commit holds only what the checkpoint recorded (not the old name as a file it changed)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "old.txt", "the same text, long enough to be found renamed\n", "start")
+    folder = _state(repo)
+    git(repo, "mv", "old.txt", "new.txt")
+    ckpt = _checkpoint(folder)
+    assert ckpt["dirty"] == ["new.txt"]
+    git(repo, "commit", "-qm", "the rename")
+    assert [c.files for c in _probe(folder, ckpt).commits] == [["new.txt"]]
+
+
 def test_direction_takes_its_answers_from_round_1(
     pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -358,6 +373,22 @@ def test_a_git_status_started_before_the_probe_is_the_one_it_reads(
     assert started == ["status", "log", "log"]  # the early status, then the probe's round: since's, direction's
     assert gitnow.STATUS_KEY not in context.shared
     assert (now.repo, now.dirty, [c.subject for c in now.commits]) == (True, ["notes.md"], ["Lexer"])
+
+
+def test_an_early_git_status_s_deadline_counts_from_when_the_probe_takes_it(
+    pair: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started before the state was read (and its lock waited for), a git status is given its whole deadline from
+    when the probe takes it: the clock moved on 10 s meanwhile, and git's answer is still read, not killed unread."""
+    import time
+
+    folder = _state(pair[1])
+    context = _context(folder, _checkpoint(folder))
+    context.shared[gitnow.STATUS_KEY] = gitnow.status_started(str(folder), None)
+    real = time.monotonic
+    monkeypatch.setattr(time, "monotonic", lambda: real() + 10)
+    now = gitnow.probe(context).result()
+    assert (now.repo, now.unanswered) == (True, {})
 
 
 def test_a_git_status_nobody_took_is_stopped(tmp_path: Path) -> None:

@@ -200,8 +200,8 @@ def test_read_since_asks_before_each_line_and_counts_what_it_skips(state: State)
 
 def test_recent_decodes_a_line_only_when_a_reader_reaches_it(state: State, monkeypatch: pytest.MonkeyPatch) -> None:
     """journal.recent gives tail()'s records, each line decoded when first reached and once; `of` decodes only the
-    lines that hold one of its ops as a record's op (a damaged line it passes over goes unseen), while iterating in
-    order ends at a line that does not decode, for every reader, as records() does."""
+    lines that hold one of its ops as a record's op (a damaged line it passes over goes unseen, and only one it
+    decodes ends its records), while iterating in order ends at a line that does not decode, as records() does."""
     journal.append(state, "ack", {"next": "old"})
     for n in range(5):
         journal.append(state, "resume", {"n": n, "note": '"op":"ack"'})  # the words in a string: escaped, no match
@@ -230,7 +230,10 @@ def test_recent_decodes_a_line_only_when_a_reader_reaches_it(state: State, monke
     recent = journal.recent(state, 16)
     assert [r["data"]["next"] for r in recent.of("ack")] == ["new", "old"]  # passed over undecoded
     assert [r["data"].get("n") for r in recent] == [9, None, 4, 3]  # the damaged line ends the records
-    assert [r["data"]["next"] for r in recent.of("ack")] == ["new"]  # for every reader from then on
+    assert [r["data"]["next"] for r in recent.of("ack")] == ["new", "old"]  # whatever another reader found
+    lines[6] = lines[6].replace(b'"next":"new"', b'"next":"now"')  # the newer ack
+    Path(path).write_bytes(b"".join(lines))
+    assert list(journal.recent(state, 16).of("ack")) == []  # an ack line that does not decode ends its records
 
 
 def test_the_fold_counts_the_resumes_since_the_last_one(state: State) -> None:

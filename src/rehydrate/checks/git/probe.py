@@ -5,17 +5,18 @@ Contract:
   main-line refs, FETCH_HEAD's time; a few small reads, no process), then starts round 1 at once, in parallel,
   through `rehydrate.proc.start` (never subprocess, never a shell): `git status --porcelain=v2 --branch -z` (the
   argv of store/git/info.py; upstream and ahead/behind read by `gitinfo.parse_upstream`); `git log -z --boundary
-  [--name-only --no-renames] --format=%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s --max-count=51 <checkpoint HEAD>..<HEAD>`
-  when the checkpoint recorded a HEAD that the files do not show as HEAD now, up to the hash the files show (asked
-  again up to HEAD if git status then names another). A range of two commits never changes: its answer is kept in
-  the state's local folder (KEPT, a cache stamped with the hash of its arguments and bytes, store/local/place.py),
-  and the next probe of the same range starts no log; `git for-each-ref` on origin/HEAD, origin/main,
-  origin/master, main, master when the files could not be read (reftable, a huge packed-refs). In the common case
-  (nothing committed since, or nothing since the last session start) that is one process. It
-  returns without waiting. A git status started earlier (`status_started`, which a session start runs before it
+  [--name-only --find-renames -l1000] --format=%H%x1f%P%x1f%an%x1f%ae%x1f%cI%x1f%s --max-count=51 <checkpoint
+  HEAD>..<HEAD>` when the checkpoint recorded a HEAD that the files do not show as HEAD now, up to the hash the files
+  show (asked again up to HEAD if git status then names another). The log of a range of two commits does not change
+  unless the history under it does (a replace ref, a deepened shallow clone: rare; the next commit asks again): its
+  answer is kept in the state's local folder (KEPT, a cache stamped with the hash of its arguments and bytes,
+  store/local/place.py), and the next probe of the same range starts no log; `git for-each-ref` on origin/HEAD,
+  origin/main, origin/master, main, master when the files could not be read (reftable, a huge packed-refs). In the
+  common case (nothing committed since, or nothing since the last session start) that is one process. It returns
+  without waiting. A git status started earlier (`status_started`, which a session start runs before it
   reads the state: it needs nothing the state says) is taken from context.shared instead of starting another.
-  Each call has its deadline (HOOK_DEADLINE, 2 s, in hook scope; RECOVER_DEADLINE, 10 s, in recover) and runs with
-  `context.env`.
+  Each call has its deadline (HOOK_DEADLINE, 2 s, in hook scope; RECOVER_DEADLINE, 10 s, in recover; an early git
+  status's counts from when the probe takes it) and runs with `context.env`.
 - `Probe.result() -> GitNow` waits for round 1, then runs round 2 only when needed (`merge-base --is-ancestor`,
   `reflog -n 20 -z --format=%gs HEAD`), and returns the same GitNow on every later call. It never raises for git's
   sake: a call that failed or timed out is named in `GitNow.unanswered`.
@@ -169,14 +170,15 @@ class Probe:
         return self._early[1]
 
     def _log(self, until: str = "HEAD") -> list[str]:
-        """The commits since the checkpoint up to until, with the files each changed (--name-only, renames as a
-        deletion and an addition whatever git's config says) when the state folder's place in the work tree is known,
-        to tell the commits of state/ alone (else each commit's files stay unknown: news)."""
+        """The commits since the checkpoint up to until, with the files each changed (--name-only; a rename by its
+        new name, as git status and so the checkpoint name it, with git's default rename detection whatever git's
+        config says) when the state folder's place in the work tree is known, to tell the commits of state/ alone
+        (else each commit's files stay unknown: news)."""
         return [
             "log",
             "-z",
             "--boundary",
-            *(["--name-only", "--no-renames"] if self._inside is not None else []),
+            *(["--name-only", "--find-renames", "-l1000"] if self._inside is not None else []),
             LOG_FORMAT,
             f"--max-count={MAX_COMMITS + 1}",
             f"{self._ckpt_head}..{until}",
@@ -376,7 +378,7 @@ def environment(env: Mapping[str, str] | None) -> dict[str, str]:
 
 def _kept(root: str, args: list[str]) -> proc.Result | None:
     """The answer an earlier probe kept for these git log arguments (_keep), or None: none kept, one for other
-    arguments, or a file whose stamp does not match its bytes (torn, damaged, or not ours)."""
+    arguments, or a file whose stamp does not match its bytes (torn or damaged)."""
     try:
         data = fsread.read_bytes(os.path.join(place.local_dir(root), KEPT), MAX_KEPT + 65)
     except (RehydrateError, OSError, ValueError):
@@ -387,7 +389,7 @@ def _kept(root: str, args: list[str]) -> proc.Result | None:
 
 def _keep(root: str, args: list[str], out: bytes) -> None:
     """Keeps a log's answer for the next probe: its arguments name the checkpoint's commit and HEAD's by their
-    hashes, and a range of commits never changes. A cache (fsio.write_hint: no sync), stamped with the hash of the
+    hashes (see the module's docstring). A cache (fsio.write_hint: no sync), stamped with the hash of the
     arguments and the bytes, that reads as absent when it does not match."""
     if len(out) <= MAX_KEPT:
         fsio.write_hint(os.path.join(place.local_dir(root), KEPT), _stamp(args, out) + b"\n" + out)
@@ -430,4 +432,6 @@ def probe(context: Context) -> Probe:
     root = context.state.root if context.state is not None else None
     ckpt = context.since.git if context.since is not None else None
     status = context.shared.pop(STATUS_KEY, None) if root is not None else None
+    if status is not None:
+        status.from_now()  # its deadline counts from here: it was started before the state was read
     return Probe(root, environment(context.env), deadline(context.scope), ckpt, status)

@@ -206,10 +206,11 @@ def recent(state: State, n: int) -> Recent:
 
 class Recent:
     """The journal's last records, newest first, each line decoded when a reader first reaches it: a reader that
-    stops early (the last brief given, found in the newest records) decodes no more. A line that does not decode ends
-    the records for every reader, as in records(). `of(*ops)` gives the records of those ops alone and decodes only
-    the lines that hold one of their names as a record's op (`"op":"ack"`): a line it passes over is not decoded, and
-    so not checked, as the WAL's back-scan and since._with_reads pass over theirs."""
+    stops early (the last brief given, found in the newest records) decodes no more. Iterated, a line that does not
+    decode ends the records, as in records(). `of(*ops)` gives the records of those ops alone and decodes only the
+    lines that hold one of their names as a record's op (`"op":"ack"`): a line it passes over is not decoded, and so
+    not checked, as the WAL's back-scan and since._with_reads pass over theirs; only a line it decodes can end its
+    records, so that what it gives does not depend on how far another reader went."""
 
     def __init__(self, lines: list[bytes]) -> None:
         self._lines = lines
@@ -239,9 +240,12 @@ class Recent:
         marks = [f'"op":"{op}"'.encode() for op in ops]
         for i, raw in enumerate(self._lines):
             if any(mark in raw for mark in marks):
-                rec = self._at(i)
+                rec = self._decoded.get(i)
                 if rec is None:
-                    return
+                    try:
+                        rec = self._decoded[i] = wal.decode(raw)
+                    except wal.BadRecord:
+                        return  # a line it decodes itself ends its records, whatever another reader found
                 if rec.get("op") in ops:
                     yield rec
 
