@@ -25,6 +25,7 @@ from rehydrate.harness.base import Answer
 # (rehydrate.__main__.hook), then `checkpoint` and `resume`; after each, what the teardown would have had to finish.
 LEFT_PROBE = r"""
 import atexit, gc, io, json, os, sys
+handlers = atexit._ncallbacks()  # what the interpreter's site registered, before any of rehydrate is loaded
 from rehydrate.__main__ import hook
 from rehydrate.cli import main as command_line
 std = {id(s) for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)}
@@ -37,8 +38,8 @@ def look(name):
         if isinstance(o, io.IOBase) and id(o) not in std and not o.closed and o.writable()
     ]
     threads = sys.modules["threading"].active_count() if "threading" in sys.modules else 1
-    if atexit._ncallbacks() or threads != 1 or writing:
-        left[name] = [atexit._ncallbacks(), threads, writing]
+    if atexit._ncallbacks() != handlers or threads != 1 or writing:
+        left[name] = [atexit._ncallbacks() - handlers, threads, writing]
 for args, path in json.loads(sys.argv[1]):
     with open(path, "rb") as sys.stdin:
         hook(args)
