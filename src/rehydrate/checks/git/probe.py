@@ -130,6 +130,7 @@ class Probe:
         self._inside: Callable[[str], bool] | None = None  # whether a path git names is in the state folder
         self._pinned: str | None = None  # HEAD as the files show it, which the log since the checkpoint stops at
         self._kept: proc.Result | None = None  # that log's answer as an earlier probe kept it (_kept)
+        self._kept_at: str | None = None  # where it is kept: in the state's local folder
         if root is None:
             return
         self._files = files(root)
@@ -143,7 +144,8 @@ class Probe:
         elif self._ckpt_head is not None:
             if head is not None and is_hash(head):  # a range of two commits: its log is the same for ever
                 self._pinned = head
-                self._kept = _kept(root, self._log(head))
+                self._kept_at = os.path.join(place.local_dir(root), KEPT)
+                self._kept = _kept(self._kept_at, self._log(head))
             if self._kept is None:
                 calls["log"] = self._log(self._pinned or "HEAD")
         main = origin_main(self._files.refs) if self._files is not None and self._files.refs else None
@@ -222,8 +224,8 @@ class Probe:
                 results = dict(zip(self._names, self._batch.wait(self._deadline), strict=True))
                 if self._kept is not None:
                     results["log"] = self._kept
-                elif self._pinned is not None and "log" in results and self.why(results["log"]) is None:
-                    _keep(self._root or ".", self._log(self._pinned), results["log"].out)
+                elif self._kept_at is not None and "log" in results and self.why(results["log"]) is None:
+                    _keep(self._kept_at, self._log(self._pinned or "HEAD"), results["log"].out)
                 if self._status is not None:
                     results["status"] = self._status.wait(self._deadline)[0]
                 if self._early is not None:
@@ -376,23 +378,23 @@ def environment(env: Mapping[str, str] | None) -> dict[str, str]:
     return out
 
 
-def _kept(root: str, args: list[str]) -> proc.Result | None:
-    """The answer an earlier probe kept for these git log arguments (_keep), or None: none kept, one for other
-    arguments, or a file whose stamp does not match its bytes (torn or damaged)."""
+def _kept(path: str, args: list[str]) -> proc.Result | None:
+    """The answer an earlier probe kept at path for these git log arguments (_keep), or None: none kept, one for
+    other arguments, or a file whose stamp does not match its bytes (torn or damaged)."""
     try:
-        data = fsread.read_bytes(os.path.join(place.local_dir(root), KEPT), MAX_KEPT + 65)
+        data = fsread.read_bytes(path, MAX_KEPT + 65)
     except (RehydrateError, OSError, ValueError):
         return None
     stamp, _, out = (data or b"").partition(b"\n")
     return proc.Result(0, out, b"") if data and stamp == _stamp(args, out) else None
 
 
-def _keep(root: str, args: list[str], out: bytes) -> None:
+def _keep(path: str, args: list[str], out: bytes) -> None:
     """Keeps a log's answer for the next probe: its arguments name the checkpoint's commit and HEAD's by their
     hashes (see the module's docstring). A cache (fsio.write_hint: no sync), stamped with the hash of the
     arguments and the bytes, that reads as absent when it does not match."""
     if len(out) <= MAX_KEPT:
-        fsio.write_hint(os.path.join(place.local_dir(root), KEPT), _stamp(args, out) + b"\n" + out)
+        fsio.write_hint(path, _stamp(args, out) + b"\n" + out)
 
 
 def _stamp(args: list[str], out: bytes) -> bytes:
@@ -406,7 +408,11 @@ def status_started(root: str, env: Mapping[str, str] | None) -> proc.Batch:
     (no probe took it: no checkpoint to compare with) git is stopped. The one prestart() started for root, if any,
     when env is this process's own."""
     early = _PRESTARTED.pop(root, None) if env is None or env is os.environ else None
-    return early if early is not None else proc.start([["git", "-C", root, *STATUS]], env=environment(env))
+    return early if early is not None else _status(root, env)
+
+
+def _status(root: str, env: Mapping[str, str] | None) -> proc.Batch:
+    return proc.start([["git", "-C", root, *STATUS]], env=environment(env))
 
 
 _PRESTARTED: dict[str, proc.Batch] = {}  # git status started by prestart, by state root, until status_started
@@ -417,7 +423,7 @@ def prestart(root: str) -> None:
     caller knows it will brief: a hook's session start, as soon as it finds its state (harness/percall.py), so that
     git runs while the brief's modules load. stop_prestarted() stops what nobody took."""
     if root not in _PRESTARTED:
-        _PRESTARTED[root] = proc.start([["git", "-C", root, *STATUS]], env=environment(None))
+        _PRESTARTED[root] = _status(root, None)
 
 
 def stop_prestarted() -> None:

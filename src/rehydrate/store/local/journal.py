@@ -183,15 +183,8 @@ def records(state: State, max_bytes: int = READ_BYTES) -> Generator[Record, None
 
 
 def tail(state: State, n: int) -> list[Record]:
-    """The journal's last n records, newest first."""
-    found: list[Record] = []
-    if n <= 0:
-        return found
-    for rec in records(state):
-        found.append(rec)
-        if len(found) >= n:
-            break
-    return found
+    """The journal's last n records, newest first (a line that does not decode ends them)."""
+    return list(recent(state, n))
 
 
 def recent(state: State, n: int) -> Recent:
