@@ -231,12 +231,15 @@ def test_an_answer_that_cannot_be_written_is_never_taken_for_delivered(repo: Pat
 # Run in a child (the finder is process-wide), on a copy of the package compiled as pip compiles it, first on sys.path.
 # It prints, for each module it is asked to import, what the import system sets on it.
 FINDER_PROBE = r"""
-import inspect, json, sys
+import builtins, inspect, json, sys, threading
 sys.path.insert(0, sys.argv[1])
-quick, names = sys.argv[2] == "quick", json.loads(sys.argv[3])
+mode, names = sys.argv[2], json.loads(sys.argv[3])
 from rehydrate import __main__ as entry
-if quick:
+if mode.startswith("quick"):
     entry.quick_imports()
+done = threading.Event()
+if mode == "quick, a thread running":
+    threading.Thread(target=done.wait).start()
 out = {"finders": sum(isinstance(f, entry.Finder) for f in sys.meta_path), "modules": {}}
 for name in names:
     try:
@@ -254,6 +257,10 @@ for name in names:
         "source": [inspect.getsource(f).split("\n")[0] for f in funcs[:1]],
         "mark": getattr(m, "MARK", None),
     }
+done.set()
+out["direct"] = sys.modules["_frozen_importlib"]._find_and_load.__module__ == "rehydrate.__main__"
+out["runs"], out["registered"] = getattr(builtins, "RUNS", 0), [name in sys.modules for name in names]
+out["attributes"] = [hasattr(sys.modules[n.rpartition(".")[0]], n.rpartition(".")[2]) for n in names]
 print(json.dumps(out))
 """
 
@@ -279,10 +286,11 @@ def copy(tmp_path: Path) -> Path:
     return site
 
 
-def _probe(site: Path, quick: bool, names: list[str], *flags: str) -> dict[str, Any]:
+def _probe(site: Path, quick: bool | str, names: list[str], *flags: str) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    mode = quick if isinstance(quick, str) else "quick" if quick else "standard"
     run = subprocess.run(
-        [sys.executable, *flags, "-c", FINDER_PROBE, str(site), "quick" if quick else "standard", json.dumps(names)],
+        [sys.executable, *flags, "-c", FINDER_PROBE, str(site), mode, json.dumps(names)],
         capture_output=True, text=True, env=env, check=True,
     )  # fmt: skip
     out: dict[str, Any] = json.loads(run.stdout)
@@ -371,6 +379,36 @@ def test_with_optimization_the_standard_machinery_does_it_all(copy: Path) -> Non
     """-O names its compiled files otherwise (NAME.TAG.opt-1.pyc): no finder is installed."""
     got = _probe(copy, True, ["rehydrate.errors"], "-O")
     assert got["finders"] == 0 and got["modules"]["rehydrate.errors"]["loader"] == "SourceFileLoader"
+    assert not got["direct"]
+
+
+def test_the_package_s_modules_load_directly_unless_a_thread_runs(copy: Path) -> None:
+    """In a hook's process the package's modules are made and run without the standard machinery's bookkeeping (which
+    marks a module's spec as initializing while it runs, for other threads); once a thread runs, with it."""
+    import compileall
+
+    watch = copy / "rehydrate" / "watch.py"
+    watch.write_text('MARK = getattr(__spec__, "_initializing", "unmarked")\n')
+    assert compileall.compile_file(str(watch), quiet=1)
+    got = {mode: _probe(copy, mode, ["rehydrate.watch"]) for mode in ("quick", "quick, a thread running", "standard")}
+    assert [got[m]["direct"] for m in got] == [True, True, False]
+    assert [got[m]["modules"]["rehydrate.watch"]["mark"] for m in got] == ["unmarked", True, True]
+    assert got["quick"]["modules"]["rehydrate.watch"]["loader"] == "Loader"
+
+
+def test_a_module_that_fails_as_it_loads_is_not_left_loaded(copy: Path) -> None:
+    """A module whose code raises: the error reaches the importer, the module is not left in sys.modules nor on its
+    package, and the next import runs it again; as the standard machinery does."""
+    broken = copy / "rehydrate" / "broken.py"
+    broken.write_text(
+        'import builtins\nbuiltins.RUNS = getattr(builtins, "RUNS", 0) + 1\nraise LookupError("broken")\n'
+    )
+    names = ["rehydrate.broken", "rehydrate.broken"]
+    quick, standard = _probe(copy, True, names), _probe(copy, False, names)
+    assert quick["direct"] and not standard["direct"]
+    for got in (quick, standard):
+        assert got["modules"]["rehydrate.broken"] == {"error": "LookupError: broken"}
+        assert got["runs"] == 2 and got["registered"] == got["attributes"] == [False, False]
 
 
 def test_the_finder_leaves_to_the_standard_finders_what_it_does_not_know(tmp_path: Path) -> None:
