@@ -256,7 +256,9 @@ for name in names:
         "code": [f.__code__.co_filename for f in funcs[:3]],
         "source": [inspect.getsource(f).split("\n")[0] for f in funcs[:1]],
         "mark": getattr(m, "MARK", None),
+        "on_parent": getattr(sys.modules[name.rpartition(".")[0]], name.rpartition(".")[2], None) is m,
     }
+out["threads"] = threading.active_count()
 done.set()
 out["direct"] = sys.modules["_frozen_importlib"]._find_and_load.__module__ == "rehydrate.__main__"
 out["runs"], out["registered"] = getattr(builtins, "RUNS", 0), [name in sys.modules for name in names]
@@ -304,6 +306,8 @@ def test_every_module_loaded_by_the_finder_is_what_the_standard_machinery_makes(
     quick, standard = _probe(copy, True, names), _probe(copy, False, names)
     assert quick["finders"] == 1 and standard["finders"] == 0
     assert len(names) > 150
+    assert quick["direct"] and quick["attributes"] == standard["attributes"]
+    assert quick["threads"] == 1  # no module starts a thread as it loads (_direct needs none to run)
     for name in names:
         q, s = quick["modules"][name], standard["modules"][name]
         if "error" in s:  # a module that needs an extra (the MCP server's SDK): the same error
@@ -311,6 +315,7 @@ def test_every_module_loaded_by_the_finder_is_what_the_standard_machinery_makes(
             continue
         assert (q["loader"], s["loader"]) == ("Loader", "SourceFileLoader"), name
         assert q["attrs"] == s["attrs"] and q["code"] == s["code"] and q["source"] == s["source"], name
+        assert q["on_parent"] == s["on_parent"], name  # False where the package binds a name of its own there
         assert all(str(copy) in f for f in q["code"]), name
 
 
@@ -383,17 +388,39 @@ def test_with_optimization_the_standard_machinery_does_it_all(copy: Path) -> Non
 
 
 def test_the_package_s_modules_load_directly_unless_a_thread_runs(copy: Path) -> None:
-    """In a hook's process the package's modules are made and run without the standard machinery's bookkeeping (which
-    marks a module's spec as initializing while it runs, for other threads); once a thread runs, with it."""
+    """In a hook's process the package's modules are made and run without the standard machinery's bookkeeping for
+    threads (a lock for each module, held while it runs); once a thread runs, with it."""
     import compileall
 
     watch = copy / "rehydrate" / "watch.py"
-    watch.write_text('MARK = getattr(__spec__, "_initializing", "unmarked")\n')
+    watch.write_text('import sys\nMARK = __name__ in sys.modules["_frozen_importlib"]._module_locks\n')
     assert compileall.compile_file(str(watch), quiet=1)
     got = {mode: _probe(copy, mode, ["rehydrate.watch"]) for mode in ("quick", "quick, a thread running", "standard")}
     assert [got[m]["direct"] for m in got] == [True, True, False]
-    assert [got[m]["modules"]["rehydrate.watch"]["mark"] for m in got] == ["unmarked", True, True]
+    assert [got[m]["modules"]["rehydrate.watch"]["mark"] for m in got] == [False, True, True]
     assert got["quick"]["modules"]["rehydrate.watch"]["loader"] == "Loader"
+
+
+def test_a_circular_import_and_a_module_that_puts_another_in_its_place_load_as_the_standard_way(copy: Path) -> None:
+    """A module that imports a name from a module still loading (a circular import) fails with the standard message;
+    one that puts another module in its place in sys.modules is that other module, on its package too."""
+    (copy / "rehydrate" / "ring.py").write_text("from rehydrate import ring2\nLATE = 1\n")
+    (copy / "rehydrate" / "ring2.py").write_text("from rehydrate.ring import LATE\n")
+    (copy / "rehydrate" / "swap.py").write_text(
+        "import sys, types\n"
+        "other = types.ModuleType(__name__)\n"
+        'other.__dict__.update({k: v for k, v in globals().items() if k.startswith("__")}, MARK="swapped")\n'
+        "sys.modules[__name__] = other\n"
+    )
+    names = ["rehydrate.ring", "rehydrate.swap"]
+    quick, standard = _probe(copy, True, names), _probe(copy, False, names)
+    assert quick["direct"] and not standard["direct"]
+    ring = quick["modules"]["rehydrate.ring"]
+    assert ring == standard["modules"]["rehydrate.ring"] and "partially initialized module" in ring["error"]
+    assert quick["registered"] == standard["registered"] == [False, True]
+    swap = quick["modules"]["rehydrate.swap"]
+    assert swap["mark"] == "swapped" and swap["on_parent"]
+    assert {**swap, "loader": None} == {**standard["modules"]["rehydrate.swap"], "loader": None}
 
 
 def test_a_module_that_fails_as_it_loads_is_not_left_loaded(copy: Path) -> None:

@@ -139,7 +139,8 @@ def _direct(finder: "Finder", standard: "Any") -> "Any":
 
     The rest goes to standard: a name outside the package or whose parent is not loaded yet (which standard then
     loads, through this again), one finder does not know, and any import once a thread has started, for which the
-    locks are there."""
+    locks are there. No module of the package starts a thread as it loads (tests/test___main__.py imports them all):
+    a thread started meanwhile would find a module half-made without waiting for it."""
     modules = sys.modules
     module_type = type(sys)
     threads = _thread._count  # the threads started and still running
@@ -154,21 +155,34 @@ def _direct(finder: "Finder", standard: "Any") -> "Any":
             return standard(name, import_)
         code = spec.loader.get_code(name)
         module: Any = module_type(name)
-        # what _init_module_attrs sets on a module of a source file
-        module.__spec__, module.__loader__, module.__file__ = spec, spec.loader, spec.origin
-        module.__cached__ = spec.cached
+        # what _init_module_attrs sets on a module of a source file, in its order
+        module.__loader__ = spec.loader
         if spec.submodule_search_locations is None:
-            module.__package__ = parent_name
+            module.__package__, module.__spec__ = parent_name, spec
         else:
-            module.__package__, module.__path__ = name, spec.submodule_search_locations
+            module.__package__, module.__spec__, module.__path__ = name, spec, spec.submodule_search_locations
+        module.__file__, module.__cached__ = spec.origin, spec.cached
+        # what the interpreter reads to tell a circular import in its error messages: the module as initializing,
+        # and (3.12 on) the submodules its parent has not finished loading
+        pending = getattr(getattr(parent, "__spec__", None), "_uninitialized_submodules", None)
+        if type(pending) is list:
+            pending.append(leaf)
+        spec._initializing = True
         modules[name] = module
         try:
             exec(code, module.__dict__)
         except BaseException:  # as the standard machinery does: a module that failed is not left half-made
             modules.pop(name, None)
             raise
+        finally:
+            spec._initializing = False
+            if type(pending) is list:
+                pending.pop()
         module = modules[name]  # a module may put another object in its place
-        setattr(parent, leaf, module)
+        try:
+            setattr(modules[parent_name], leaf, module)
+        except AttributeError:
+            pass  # the standard machinery warns (ImportWarning, ignored by default) and goes on
         return module
 
     return find_and_load
