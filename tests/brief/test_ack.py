@@ -132,6 +132,17 @@ def test_a_marked_line_in_the_reply_is_checked_once_and_named_by_the_next_ledger
     assert "ok: the agent's restatement at" in rehydrate("recover", cwd=repo).out
 
 
+def test_a_marked_line_in_a_transcript_written_after_the_brief_is_read(state: State, repo: Path) -> None:
+    """The transcript was not there when the brief was given (recorded with no size): all of it came after."""
+    transcript = repo.parent / "later.jsonl"
+    _given(repo, transcript)
+    _stop(repo, transcript)  # still not there: nothing to read, nothing recorded
+    assert _acks(repo) == []
+    _reply_line(transcript, "rehydrate ack: next: refactor the lexer")
+    _stop(repo, transcript)
+    assert [a["via"] for a in _acks(repo)] == ["reply"]
+
+
 def test_the_marked_line_s_parts() -> None:
     assert ack.parse("x rehydrate ack: next: write it; rejected: R-00000a, R-00000b, nonsense") == (
         "write it",

@@ -61,6 +61,19 @@ def test_a_brief_that_arrived_whole_is_recorded_delivered_and_said_next_time(sta
     assert "- recency: ok: the brief a hook gave at " in again and "reached the model whole (delivery receipt" in again
 
 
+def test_a_transcript_not_there_yet_at_the_brief_is_judged_whole_once_written(state: State, repo: Path) -> None:
+    """A new session's SessionStart can come before the harness writes its transcript: the brief is recorded with
+    no size, `status` says the file is not there yet, and once it is, all of it came after the brief."""
+    transcript = repo.parent / "later.jsonl"
+    given = _start(repo, transcript)
+    assert [r["data"]["transcript_size"] for r in _journal(repo) if r["op"] == "resume"] == [None]  # type: ignore[index]
+    said = rehydrate("status", cwd=repo).out
+    assert "its delivery is not judged yet (the transcript the hook's event named is not there yet)" in said, said
+    _harness_writes(transcript, given)
+    _stop(repo, transcript)
+    assert [r["verdict"] for r in _receipts(repo)] == ["delivered"]
+
+
 def test_a_cut_brief_degrades_the_next_ledger_and_says_to_read_it(state: State, repo: Path) -> None:
     transcript = repo.parent / "t.jsonl"
     transcript.write_text("")

@@ -143,6 +143,8 @@ def from_reply(state: State, recent: Recent | None = None) -> dict[str, Any] | N
     if given is None:
         return None
     path, size = given["data"].get("transcript_path"), given["data"].get("transcript_size")
+    if size is None:  # the transcript was not there yet when the brief was given: all of it came after
+        size = 0
     if not isinstance(path, str) or not isinstance(size, int):
         return None
     line = _marked(path, size)

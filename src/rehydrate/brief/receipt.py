@@ -55,6 +55,8 @@ def settle(state: State, *, record: bool = True, recent: Recent | None = None) -
     brief = data["brief"]
     path, size = data.get("transcript_path"), data.get("transcript_size")
     out: dict[str, Any] = {"of": given["h"], "ts": given["ts"], "session_id": data.get("session_id")}
+    if size is None:  # the transcript was not there yet when the brief was given: all of it came after
+        size = 0
     if not isinstance(path, str) or not isinstance(size, int):
         out.update(verdict="pending", detail="the hook's event named no transcript to look in")
         return out

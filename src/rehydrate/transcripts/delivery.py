@@ -65,6 +65,8 @@ def judge(path: str, start: int, token: str, after: int, last: str) -> Receipt:
                 start = 0
             f.seek(start)
             data = f.read(READ_BYTES)
+    except FileNotFoundError:
+        return Receipt(PENDING, "the transcript the hook's event named is not there yet")
     except (OSError, ValueError):
         return Receipt(PENDING, "the transcript could not be read")
     mark = token.encode()
