@@ -118,7 +118,10 @@ def test_on_main_itself_the_local_main_is_no_main_line(tmp_path: Path) -> None:
     commit(repo, "a.py", "a\n", "Start")
     (repo / "state").mkdir()
     (found,) = _run(repo, _ckpt(repo))
-    assert found.status == "n/a"
+    assert (found.status, found.said()) == (
+        "n/a",
+        "HEAD on main is the main line; no remote one (git for-each-ref: origin/HEAD, origin/main, origin/master)",
+    )
 
 
 def test_a_hanging_git_is_skipped(

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 NAME = "direction"
 NAMED = 3  # others' commits named in the finding
-LOOKED = "looked for origin/HEAD, origin/main, origin/master, main, master"
+REMOTES = "origin/HEAD, origin/main, origin/master"
+LOOKED = f"looked for {REMOTES}, main, master"
 
 
 class DirectionCheck:
@@ -57,6 +58,9 @@ class DirectionCheck:
             return [Finding(NAME, SKIPPED, text, "run `git log HEAD..origin/main` yourself before going on")]
         main = main_line(now)
         if main is None:
+            if now.branch in ("main", "master"):  # the local main line is HEAD's own: nothing else to compare with
+                text = f"HEAD on {now.branch} is the main line; no remote one (git for-each-ref: {REMOTES})"
+                return [Finding(NAME, NA, text)]
             return [Finding(NAME, NA, f"no main line to compare (git for-each-ref: {LOOKED})")]
         since = context.since
         head = gitnow.recorded_head(since.git.get("head")) if since.git else None
