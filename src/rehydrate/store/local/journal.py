@@ -210,17 +210,21 @@ class Recent:
         self._decoded: dict[int, Record] = {}
         self._bad = len(lines)  # the first line that did not decode: the records end there
 
+    def _decode(self, i: int) -> Record:
+        """Line i's record, decoded once (wal.BadRecord when it does not decode)."""
+        rec = self._decoded.get(i)
+        if rec is None:
+            rec = self._decoded[i] = wal.decode(self._lines[i])
+        return rec
+
     def _at(self, i: int) -> Record | None:
         if i >= self._bad:
             return None
-        rec = self._decoded.get(i)
-        if rec is None:
-            try:
-                rec = self._decoded[i] = wal.decode(self._lines[i])
-            except wal.BadRecord:
-                self._bad = i
-                return None
-        return rec
+        try:
+            return self._decode(i)
+        except wal.BadRecord:
+            self._bad = i
+            return None
 
     def __iter__(self) -> Iterator[Record]:
         for i in range(len(self._lines)):
@@ -233,12 +237,10 @@ class Recent:
         marks = [f'"op":"{op}"'.encode() for op in ops]
         for i, raw in enumerate(self._lines):
             if any(mark in raw for mark in marks):
-                rec = self._decoded.get(i)
-                if rec is None:
-                    try:
-                        rec = self._decoded[i] = wal.decode(raw)
-                    except wal.BadRecord:
-                        return  # a line it decodes itself ends its records, whatever another reader found
+                try:
+                    rec = self._decode(i)
+                except wal.BadRecord:
+                    return  # a line it decodes itself ends its records, whatever another reader found
                 if rec.get("op") in ops:
                     yield rec
 
